@@ -1,0 +1,29 @@
+# Two commands do all the set-up on a fresh machine with only Python and pip:
+#   make train   -- create .venv if needed, train on configs/default.yaml, then evaluate
+#   make test    -- create .venv if needed, run the test suite
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# torch 2.13.0 is the release this project is developed on; any torch>=2.2 works.
+TORCH_SPEC ?= torch==2.13.0
+
+.PHONY: venv test train bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "$(TORCH_SPEC)"
+	$(PY) -m pip install -q -e ".[test,bench]"
+	touch $@
+
+venv: $(VENV)/.installed
+
+test: $(VENV)/.installed
+	$(PY) -m pytest -q -n 2 tests
+
+train: $(VENV)/.installed
+	$(PY) -m training.train --config configs/default.yaml
+	$(PY) -m training.evaluate checkpoints/default/latest.pt --vs random easy medium --games 100
+
+clean:
+	rm -rf $(VENV) runs

@@ -1,0 +1,44 @@
+"""Baseline bots (``../shared/BOTS.md``): ``random``, ``easy``, ``medium``, ``hard``, ``insane``,
+and ``checkpoint:PATH`` for a trained policy.
+
+A bot decides from one seat's view only: ``bot.act(view) -> action id`` where
+``view = game.view(seat)`` (a ``PlayerView``). It never receives the game, so it cannot read hidden
+cards. Every bot draws randomness only from its own ``np.random.Generator`` seeded at construction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Bot, RandomBot
+
+BOT_LEVELS = ("random", "easy", "medium", "hard", "insane")
+
+
+def make_bot(name: str, seed=None, **kwargs) -> Bot:
+    """Build a bot by name.
+
+    Args:
+        name: one of ``BOT_LEVELS`` or ``checkpoint:PATH``.
+        seed: int / None / ``np.random.Generator`` for the bot's own RNG.
+        kwargs: level-specific options (e.g. ``samples=`` for ``hard``/``insane``).
+    Raises:
+        ValueError: unknown name.
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"bot name must be a string, got {name!r}")
+    if name == "random":
+        return RandomBot(seed=seed)
+    if name in ("easy", "medium"):
+        from .heuristic import EasyBot, MediumBot
+        return (EasyBot if name == "easy" else MediumBot)(seed=seed, **kwargs)
+    if name in ("hard", "insane"):
+        from .pimc import HardBot, InsaneBot
+        return (HardBot if name == "hard" else InsaneBot)(seed=seed, **kwargs)
+    if name.startswith("checkpoint:"):
+        from training.policy_bot import CheckpointBot  # noqa: the trained-policy bot
+        return CheckpointBot(name[len("checkpoint:"):], seed=seed, **kwargs)
+    raise ValueError(f"unknown bot {name!r}; choose one of {list(BOT_LEVELS)} or 'checkpoint:PATH'")
+
+
+__all__ = ["Bot", "RandomBot", "make_bot", "BOT_LEVELS", "np"]

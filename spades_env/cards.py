@@ -1,0 +1,210 @@
+"""Cards, suits, ranks, seats and the fixed action id space.
+
+Card ids follow OpenSpiel's layout: ``card = suit * 13 + rank`` with suits clubs=0, diamonds=1,
+hearts=2, spades=3 and ranks 2..A = 0..12, so ids compare directly with OpenSpiel's ``spades``.
+A hand is a 52-bit ``int`` bit mask (bit ``card`` set when the card is held).
+
+Action ids (one space for every rules object, ``NUM_ACTIONS`` = 68):
+
+| ids     | meaning                                          |
+|---------|--------------------------------------------------|
+| 0..51   | play that card (also: pass it, in the Blind Nil exchange) |
+| 52..65  | bid ``action - 52``; 52 is Nil                    |
+| 66      | bid Blind Nil (only before looking at the hand)  |
+| 67      | look at the hand (decline Blind Nil)             |
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+NUM_CARDS = 52
+NUM_SEATS = 4
+NUM_TRICKS = 13
+BID_OFFSET = 52
+MAX_BID = 13
+BLIND_NIL_ACTION = BID_OFFSET + MAX_BID + 1  # 66
+LOOK_ACTION = BLIND_NIL_ACTION + 1  # 67
+NUM_ACTIONS = LOOK_ACTION + 1  # 68
+
+
+class Suit(IntEnum):
+    CLUBS = 0
+    DIAMONDS = 1
+    HEARTS = 2
+    SPADES = 3
+
+
+class Rank(IntEnum):
+    TWO = 0
+    THREE = 1
+    FOUR = 2
+    FIVE = 3
+    SIX = 4
+    SEVEN = 5
+    EIGHT = 6
+    NINE = 7
+    TEN = 8
+    JACK = 9
+    QUEEN = 10
+    KING = 11
+    ACE = 12
+
+
+class Seat(IntEnum):
+    """Seats 0..3 clockwise; partners sit opposite (RULES.md, Table)."""
+
+    NORTH = 0
+    EAST = 1
+    SOUTH = 2
+    WEST = 3
+
+    @property
+    def next(self) -> "Seat":
+        """The seat to the left (next clockwise)."""
+        return Seat((self + 1) % 4)
+
+    @property
+    def partner(self) -> "Seat":
+        return Seat((self + 2) % 4)
+
+    @property
+    def team(self) -> int:
+        return team_of(self)
+
+
+def team_of(seat: int) -> int:
+    """Team of a seat: team 0 = seats 0 and 2, team 1 = seats 1 and 3 (RULES.md, Table)."""
+    return seat & 1
+
+
+def partner_of(seat: int) -> int:
+    return (seat + 2) & 3
+
+
+SUIT_LETTERS = "CDHS"
+SUIT_SYMBOLS = "♣♦♥♠"
+RANK_LETTERS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
+SUIT_NAMES = ("club", "diamond", "heart", "spade")
+
+FULL_SUIT = (1 << 13) - 1
+SUIT_MASKS = tuple(FULL_SUIT << (13 * s) for s in range(4))
+SPADES_MASK = SUIT_MASKS[Suit.SPADES]
+NON_SPADES_MASK = SUIT_MASKS[0] | SUIT_MASKS[1] | SUIT_MASKS[2]
+FULL_DECK = (1 << NUM_CARDS) - 1
+
+
+def card_id(suit: int, rank: int) -> int:
+    """Card id ``suit * 13 + rank`` (int in 0..51)."""
+    return suit * 13 + rank
+
+
+def suit_of(card: int) -> int:
+    return card // 13
+
+
+def rank_of(card: int) -> int:
+    return card % 13
+
+
+_RANK_PARSE = {r: i for i, r in enumerate(RANK_LETTERS)}
+_RANK_PARSE["T"] = 8
+_RANK_PARSE["1"] = None  # guard: "1" alone is not a rank
+_SUIT_PARSE = {ch: i for i, ch in enumerate(SUIT_LETTERS)}
+_SUIT_PARSE.update({ch: i for i, ch in enumerate(SUIT_SYMBOLS)})
+_SUIT_PARSE.update({"♤": 3, "♡": 2, "♢": 1, "♧": 0})
+
+
+def parse_card(text: str) -> int:
+    """Parse ``AS``, ``10H``, ``TH``, ``2c``, ``A♠`` into a card id.
+
+    Raises:
+        ValueError: naming the string when it is not a card.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"not a card: {text!r} (expected a string such as 'AS' or '10H')")
+    s = text.strip().upper()
+    if len(s) < 2:
+        raise ValueError(f"not a card: {text!r}")
+    suit = _SUIT_PARSE.get(s[-1])
+    rank = _RANK_PARSE.get(s[:-1])
+    if suit is None or rank is None:
+        raise ValueError(f"not a card: {text!r} (rank 2-10/T/J/Q/K/A then suit S/H/D/C)")
+    return suit * 13 + rank
+
+
+def parse_cards(text: str | list[str]) -> list[int]:
+    """Parse a space- or comma-separated list of cards (or a list of strings)."""
+    parts = text.replace(",", " ").split() if isinstance(text, str) else list(text)
+    return [parse_card(p) for p in parts]
+
+
+def card_str(card: int, symbols: bool = False) -> str:
+    """Format a card id as ``AS`` / ``10H`` (or ``A♠`` with ``symbols=True``)."""
+    if not 0 <= card < NUM_CARDS:
+        raise ValueError(f"card id {card} out of range 0..51")
+    suits = SUIT_SYMBOLS if symbols else SUIT_LETTERS
+    return RANK_LETTERS[card % 13] + suits[card // 13]
+
+
+# 13-bit chunk -> tuple of ranks set, for fast mask -> list conversion.
+_CHUNK_RANKS = tuple(tuple(r for r in range(13) if (chunk >> r) & 1) for chunk in range(1 << 13))
+_CHUNK_CARDS = tuple(
+    tuple(tuple(s * 13 + r for r in ranks) for ranks in _CHUNK_RANKS) for s in range(4)
+)
+
+
+def mask_to_cards(mask: int) -> list[int]:
+    """Card ids (ascending) of the bits set in a 52-bit mask."""
+    out: list[int] = []
+    if mask & 0x1FFF:
+        out.extend(_CHUNK_CARDS[0][mask & 0x1FFF])
+    if (mask >> 13) & 0x1FFF:
+        out.extend(_CHUNK_CARDS[1][(mask >> 13) & 0x1FFF])
+    if (mask >> 26) & 0x1FFF:
+        out.extend(_CHUNK_CARDS[2][(mask >> 26) & 0x1FFF])
+    if mask >> 39:
+        out.extend(_CHUNK_CARDS[3][(mask >> 39) & 0x1FFF])
+    return out
+
+
+def cards_to_mask(cards) -> int:
+    m = 0
+    for c in cards:
+        m |= 1 << c
+    return m
+
+
+def popcount(mask: int) -> int:
+    return mask.bit_count()
+
+
+def bid_action(bid: int) -> int:
+    """Action id for bidding ``bid`` tricks (0 = Nil)."""
+    if not 0 <= bid <= MAX_BID:
+        raise ValueError(f"bid {bid} out of range 0..13")
+    return BID_OFFSET + bid
+
+
+def action_str(action: int, symbols: bool = False) -> str:
+    """Readable name of an action id."""
+    if 0 <= action < NUM_CARDS:
+        return card_str(action, symbols)
+    if BID_OFFSET <= action <= BID_OFFSET + MAX_BID:
+        b = action - BID_OFFSET
+        return "bid Nil" if b == 0 else f"bid {b}"
+    if action == BLIND_NIL_ACTION:
+        return "bid Blind Nil"
+    if action == LOOK_ACTION:
+        return "look at cards"
+    return f"<invalid action {action}>"
+
+
+def format_hand(mask: int, symbols: bool = True) -> str:
+    """Hand text grouped by suit, spades first, high to low: ``♠ A K 4  ♥ Q 10 ...``."""
+    parts = []
+    suits = SUIT_SYMBOLS if symbols else SUIT_LETTERS
+    for s in (3, 2, 1, 0):
+        ranks = [RANK_LETTERS[r] for r in range(12, -1, -1) if (mask >> (s * 13 + r)) & 1]
+        parts.append(suits[s] + " " + (" ".join(ranks) if ranks else "-"))
+    return "  ".join(parts)

@@ -1,0 +1,67 @@
+"""Text rendering of a game: the table, the current trick and the score table. Formatting only."""
+
+from __future__ import annotations
+
+from .cards import action_str, card_str, format_hand
+
+_PHASES = ("bidding", "Blind Nil exchange", "play", "game over")
+
+
+def _bid_text(bid, blind) -> str:
+    if bid is None:
+        return "-"
+    if blind:
+        return "BlindNil"
+    return "Nil" if bid == 0 else str(bid)
+
+
+def render_score_table(hand_results, last: int | None = None) -> str:
+    """Score table lines for finished hands (each team: bids, tricks, contract points, bags,
+    Nil points, bag penalty, hand points, total, bags after)."""
+    rows = [f"{'hand':>4} {'team':>4} {'bids':>13} {'tricks':>7} {'contract':>8} {'bags':>4} "
+            f"{'nil':>5} {'bagpen':>6} {'hand':>5} {'total':>6} {'bags':>4}"]
+    results = hand_results if last is None else hand_results[-last:]
+    for h in results:
+        for t in h.teams:
+            bids = "/".join(_bid_text(b, bl) for b, bl in zip(t.bids, t.blind))
+            tricks = "/".join(str(x) for x in t.tricks)
+            rows.append(f"{h.hand_number + 1:>4} {t.team:>4} {bids:>13} {tricks:>7} "
+                        f"{t.contract_points:>8} {t.bags:>4} {t.nil_points:>5} "
+                        f"{t.bag_penalty:>6} {t.hand_points:>5} {t.total:>6} {t.bags_after:>4}")
+    return "\n".join(rows)
+
+
+def render_game(game, symbols: bool = True) -> str:
+    """Readable text of the whole table (all four hands: a referee's view)."""
+    lines = [f"Hand {game.hand_number + 1}, dealer: seat {game.dealer}, "
+             f"phase: {_PHASES[game.phase]}, to act: "
+             f"{'-' if game.current_player < 0 else 'seat ' + str(game.current_player)}"]
+    for s in range(4):
+        mark = ">" if s == game.current_player else " "
+        bid = _bid_text(game.bids[s], game.blind[s])
+        lines.append(f"{mark} seat {s} (team {s & 1})  bid {bid:>8}  tricks {game.tricks_won[s]:>2}"
+                     f"  {format_hand(game.hands[s], symbols)}")
+    trick = "  ".join(f"seat {s}: {card_str(c, symbols)}" for s, c in game.current_trick)
+    lines.append(f"Trick {game.trick_number + 1}: {trick or '(no card yet)'}"
+                 f"   spades {'broken' if game.spades_broken else 'not broken'}")
+    lines.append(f"Score: team 0 {game.scores[0]} ({game.bags[0]} bags), "
+                 f"team 1 {game.scores[1]} ({game.bags[1]} bags)")
+    if game.hand_results:
+        lines.append(render_score_table(game.hand_results, last=3))
+    if game.is_over:
+        lines.append(f"Game over: team {game.winner} wins")
+    return "\n".join(lines)
+
+
+def render_view(view, symbols: bool = True) -> str:
+    """Text of one seat's view (only what that seat may know)."""
+    lines = [f"Seat {view.seat}, phase {_PHASES[view.phase]}, dealer seat {view.dealer}",
+             f"Your hand: {format_hand(view.hand, symbols) if view.looked else '(not looked)'}",
+             "Bids: " + ", ".join(f"seat {s} {_bid_text(view.bids[s], view.blind[s])}"
+                                  for s in range(4)),
+             "Tricks: " + ", ".join(f"seat {s} {view.tricks_won[s]}" for s in range(4)),
+             "Trick: " + ("  ".join(f"seat {s}: {card_str(c, symbols)}"
+                                    for s, c in view.current_trick) or "(no card yet)")]
+    if view.legal_actions:
+        lines.append("Legal: " + " ".join(action_str(a, symbols) for a in view.legal_actions))
+    return "\n".join(lines)

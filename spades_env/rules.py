@@ -1,0 +1,294 @@
+"""The rules object, trick winner and hand scoring (``../shared/RULES.md``).
+
+Everything here is a pure function of its arguments; the engine calls these and nothing else
+decides a trick or a score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from .cards import SPADES_MASK, Suit
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Variant switches of the ``standard`` profile (RULES.md); every default is the spec's.
+
+    Attributes:
+        target_score: points (int) at which a game ends (RULES.md, End of the game). 500; 250 is the
+            common short game.
+        loss_threshold: a team at or below this total after a hand loses; ``None`` = off.
+        blind_nil: allow Blind Nil (bid before looking, then a 3-card exchange with the partner).
+        forced_spade_lead_breaks: a forced spade lead (hand of only spades) breaks spades.
+        bag_limit: bags that trigger the bag penalty (10).
+        bag_penalty: points lost each time the bag count reaches ``bag_limit`` (100).
+        nil_bonus: points won (or lost) by a Nil (100).
+        blind_nil_bonus: points won (or lost) by a Blind Nil (200).
+
+    Raises:
+        ValueError: on construction, for a value out of range (the message names the field).
+    """
+
+    target_score: int = 500
+    loss_threshold: int | None = None
+    blind_nil: bool = False
+    forced_spade_lead_breaks: bool = False
+    bag_limit: int = 10
+    bag_penalty: int = 100
+    nil_bonus: int = 100
+    blind_nil_bonus: int = 200
+
+    def __post_init__(self):
+        for name in ("target_score", "bag_limit", "bag_penalty", "nil_bonus", "blind_nil_bonus"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise ValueError(f"Rules.{name} must be an int, got {v!r}")
+        for name in ("blind_nil", "forced_spade_lead_breaks"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"Rules.{name} must be a bool, got {getattr(self, name)!r}")
+        if self.target_score <= 0:
+            raise ValueError(f"Rules.target_score must be positive, got {self.target_score}")
+        if self.bag_limit <= 0:
+            raise ValueError(f"Rules.bag_limit must be positive, got {self.bag_limit}")
+        if self.bag_penalty < 0 or self.nil_bonus < 0 or self.blind_nil_bonus < 0:
+            raise ValueError("Rules.bag_penalty, nil_bonus and blind_nil_bonus must be >= 0")
+        lt = self.loss_threshold
+        if lt is not None:
+            if not isinstance(lt, int) or isinstance(lt, bool):
+                raise ValueError(f"Rules.loss_threshold must be an int or None, got {lt!r}")
+            if lt >= self.target_score:
+                raise ValueError(
+                    f"Rules.loss_threshold ({lt}) must be below target_score ({self.target_score})"
+                )
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Rules":
+        """Build from a dict; unknown keys raise ``ValueError``."""
+        if not isinstance(d, dict):
+            raise ValueError(f"rules must be a dict, got {type(d).__name__}")
+        known = {f.name for f in fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown rules field(s): {sorted(unknown)}; known: {sorted(known)}")
+        return cls(**d)
+
+    @classmethod
+    def preset(cls, name: str) -> "Rules":
+        """Named presets: ``standard`` (RULES.md defaults), ``short`` (target 250), ``house``
+        (target 500, loss at -200, Blind Nil on)."""
+        try:
+            return PRESETS[name]
+        except KeyError:
+            raise ValueError(f"unknown rules preset {name!r}; known: {sorted(PRESETS)}") from None
+
+
+PRESETS = {
+    "standard": Rules(),
+    "short": Rules(target_score=250),
+    "house": Rules(target_score=500, loss_threshold=-200, blind_nil=True),
+}
+
+
+def trick_winner(cards, leader: int) -> int:
+    """Seat that wins a complete trick (RULES.md, Play).
+
+    Args:
+        cards: 4 card ids in play order; ``cards[0]`` was led by ``leader``.
+        leader: seat (0..3) that led.
+    Returns:
+        The winning seat: highest spade, else highest card of the led suit.
+    """
+    best = cards[0]
+    bi = 0
+    for i in (1, 2, 3):
+        c = cards[i]
+        if c // 13 == best // 13:
+            if c > best:
+                best, bi = c, i
+        elif c // 13 == Suit.SPADES:
+            best, bi = c, i
+    return (leader + bi) & 3
+
+
+@dataclass(frozen=True)
+class TeamScore:
+    """One team's line of the per-hand score table (RULES.md, Scoring a hand).
+
+    Attributes:
+        team: 0 (seats 0, 2) or 1 (seats 1, 3).
+        bids: the two partners' bids, (lower seat, higher seat); 0 = Nil.
+        blind: whether each of those bids was Blind Nil.
+        tricks: tricks taken by each partner, same order.
+        contract: sum of the non-Nil bids (0 when both bid Nil).
+        contract_points: +10*C + overtricks when made, -10*C when set, 0 without contract.
+        made: True made, False set, None without contract.
+        bags: bags taken this hand (overtricks plus a failed Nil's tricks).
+        nil_points: sum of Nil / Blind Nil bonuses and penalties.
+        bag_penalty: points lost to the bag penalty this hand (<= 0).
+        hand_points: contract_points + nil_points + bag_penalty.
+        total: game total after the hand.
+        bags_after: bag count carried after the hand (0..bag_limit-1).
+    """
+
+    team: int
+    bids: tuple
+    blind: tuple
+    tricks: tuple
+    contract: int
+    contract_points: int
+    made: bool | None
+    bags: int
+    nil_points: int
+    bag_penalty: int
+    hand_points: int
+    total: int
+    bags_after: int
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        for k in ("bids", "blind", "tricks"):
+            d[k] = list(d[k])
+        return d
+
+
+@dataclass(frozen=True)
+class HandResult:
+    """Score table of one finished hand: per-seat bids and tricks, and a ``TeamScore`` per team."""
+
+    hand_number: int
+    dealer: int
+    bids: tuple
+    blind: tuple
+    tricks: tuple
+    teams: tuple  # (TeamScore, TeamScore)
+
+    def to_dict(self) -> dict:
+        return {
+            "hand_number": self.hand_number,
+            "dealer": self.dealer,
+            "bids": list(self.bids),
+            "blind": list(self.blind),
+            "tricks": list(self.tricks),
+            "teams": [t.to_dict() for t in self.teams],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "HandResult":
+        teams = tuple(
+            TeamScore(**{**t, "bids": tuple(t["bids"]), "blind": tuple(t["blind"]),
+                         "tricks": tuple(t["tricks"])})
+            for t in d["teams"]
+        )
+        return cls(d["hand_number"], d["dealer"], tuple(d["bids"]), tuple(d["blind"]),
+                   tuple(d["tricks"]), teams)
+
+
+def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,
+               scores_before=(0, 0)) -> tuple[TeamScore, TeamScore]:
+    """Score one hand for both teams (RULES.md, Scoring a hand).
+
+    Args:
+        bids: 4 ints by seat, 0..13; 0 is Nil.
+        tricks: 4 ints by seat, tricks taken (sum 13 in a real hand).
+        bags_before: 2 ints by team, bag count carried into the hand.
+        rules: the switches (``nil_bonus``, ``blind_nil_bonus``, ``bag_limit``, ``bag_penalty``).
+        blind: 4 bools by seat, True for a Blind Nil (its bid must be 0); default none.
+        scores_before: 2 ints by team, totals before the hand (only fills ``TeamScore.total``).
+    Returns:
+        ``(TeamScore, TeamScore)`` for team 0 and team 1.
+    Raises:
+        ValueError: a bid outside 0..13, a negative trick count, or a blind bid that is not 0.
+    """
+    if len(bids) != 4 or len(tricks) != 4 or len(bags_before) != 2:
+        raise ValueError("score_hand needs 4 bids, 4 trick counts and 2 bag counts")
+    if blind is None:
+        blind = (False, False, False, False)
+    for s in range(4):
+        if not 0 <= bids[s] <= 13:
+            raise ValueError(f"bid of seat {s} out of range 0..13: {bids[s]}")
+        if tricks[s] < 0:
+            raise ValueError(f"tricks of seat {s} negative: {tricks[s]}")
+        if blind[s] and bids[s] != 0:
+            raise ValueError(f"seat {s} is marked Blind Nil but bid {bids[s]}")
+    out = []
+    for team in (0, 1):
+        seats = (team, team + 2)
+        contract = 0
+        taken = 0
+        nil_points = 0
+        bags = 0
+        for s in seats:
+            if bids[s] == 0:
+                bonus = rules.blind_nil_bonus if blind[s] else rules.nil_bonus
+                if tricks[s] == 0:
+                    nil_points += bonus
+                else:
+                    nil_points -= bonus
+                    bags += tricks[s]  # a failed Nil's tricks are bags only
+            else:
+                contract += bids[s]
+                taken += tricks[s]
+        made = None
+        contract_points = 0
+        if contract > 0:
+            if taken >= contract:
+                made = True
+                contract_points = 10 * contract + (taken - contract)
+                bags += taken - contract
+            else:
+                made = False
+                contract_points = -10 * contract
+        total_bags = bags_before[team] + bags
+        penalties = total_bags // rules.bag_limit
+        bag_penalty = -rules.bag_penalty * penalties
+        bags_after = total_bags - penalties * rules.bag_limit
+        hand_points = contract_points + nil_points + bag_penalty
+        out.append(TeamScore(
+            team=team,
+            bids=(bids[seats[0]], bids[seats[1]]),
+            blind=(bool(blind[seats[0]]), bool(blind[seats[1]])),
+            tricks=(tricks[seats[0]], tricks[seats[1]]),
+            contract=contract,
+            contract_points=contract_points,
+            made=made,
+            bags=bags,
+            nil_points=nil_points,
+            bag_penalty=bag_penalty,
+            hand_points=hand_points,
+            total=scores_before[team] + hand_points,
+            bags_after=bags_after,
+        ))
+    return out[0], out[1]
+
+
+def game_outcome(scores, rules: Rules) -> int | None:
+    """Winner after a complete hand, or ``None`` to play on (RULES.md, End of the game).
+
+    Args:
+        scores: 2 ints, team totals after the hand.
+    Returns:
+        0 or 1 for the winning team; ``None`` when nobody has won yet (including equal totals when
+        both teams reached an ending condition).
+    """
+    ended = []
+    for t in (0, 1):
+        if scores[t] >= rules.target_score:
+            ended.append((t, "target"))
+        elif rules.loss_threshold is not None and scores[t] <= rules.loss_threshold:
+            ended.append((t, "loss"))
+    if not ended:
+        return None
+    if len(ended) == 1:
+        t, why = ended[0]
+        return t if why == "target" else 1 - t
+    if scores[0] == scores[1]:
+        return None
+    return 0 if scores[0] > scores[1] else 1
+
+
+__all__ = ["Rules", "PRESETS", "trick_winner", "TeamScore", "HandResult", "score_hand",
+           "game_outcome", "SPADES_MASK"]
