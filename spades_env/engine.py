@@ -59,6 +59,18 @@ def _rng_from_state(state: dict) -> np.random.Generator:
     return np.random.Generator(bg)
 
 
+def _int_pair(x, name: str) -> list[int]:
+    """Two ints (by team) from ``x``; ``ValueError`` naming ``name`` otherwise."""
+    try:
+        vals = list(x)
+    except TypeError:
+        raise ValueError(f"{name} must be 2 ints (one per team), got {x!r}") from None
+    if len(vals) != 2 or any(isinstance(v, bool) or not isinstance(v, (int, np.integer))
+                             for v in vals):
+        raise ValueError(f"{name} must be 2 ints (one per team), got {x!r}")
+    return [int(vals[0]), int(vals[1])]
+
+
 @dataclass(frozen=True)
 class PlayerView:
     """Everything one seat may know, and nothing else (the information set of that seat).
@@ -168,7 +180,7 @@ class SpadesGame:
         self.hand_number = 0
         self.initial: dict = {}
         if _deal:
-            self.initial = {"rng": _rng_state(self.rng)}
+            self.initial = {"rng": _rng_state(self.rng), "rules": self.rules.to_dict()}
             self.dealer = int(self.rng.integers(4))
             self._deal()
 
@@ -187,34 +199,64 @@ class SpadesGame:
             ValueError: not 4 hands of 13 distinct cards covering the deck, or a bad dealer.
         """
         from .cards import parse_card
+        try:
+            hands = list(hands)
+        except TypeError:
+            raise ValueError(f"hands must be a list of 4 hands, got {type(hands).__name__}") from None
+        if len(hands) != 4:
+            raise ValueError(f"need 4 hands, got {len(hands)}")
         masks = []
-        for h in hands:
-            if isinstance(h, int):
-                m = h
+        for seat, h in enumerate(hands):
+            if isinstance(h, (int, np.integer)) and not isinstance(h, bool):
+                m = int(h)
+                if not 0 <= m <= FULL_DECK:
+                    raise ValueError(f"hand mask of seat {seat} is not a 52-bit mask: {m}")
             else:
+                if isinstance(h, str):
+                    from .cards import parse_cards
+                    h = parse_cards(h)
                 m = 0
-                for c in h:
-                    cid = parse_card(c) if isinstance(c, str) else int(c)
+                try:
+                    items = list(h)
+                except TypeError:
+                    raise ValueError(f"hand of seat {seat} must be card ids, card strings or a "
+                                     f"mask, got {h!r}") from None
+                for c in items:
+                    if isinstance(c, str):
+                        cid = parse_card(c)
+                    elif isinstance(c, (int, np.integer)) and not isinstance(c, bool):
+                        cid = int(c)
+                    else:
+                        raise ValueError(f"not a card: {c!r} in the hand of seat {seat}")
                     if not 0 <= cid < 52:
                         raise ValueError(f"card id {cid} out of range 0..51")
                     if (m >> cid) & 1:
                         raise ValueError(f"card {card_str(cid)} appears twice in one hand")
                     m |= 1 << cid
             masks.append(m)
-        if len(masks) != 4:
-            raise ValueError(f"need 4 hands, got {len(masks)}")
         if any(m.bit_count() != 13 for m in masks):
             raise ValueError(f"each hand needs 13 cards, got {[m.bit_count() for m in masks]}")
         if masks[0] | masks[1] | masks[2] | masks[3] != FULL_DECK:
             raise ValueError("the 4 hands must hold each of the 52 cards exactly once")
-        if dealer not in (0, 1, 2, 3):
+        if isinstance(dealer, bool) or dealer not in (0, 1, 2, 3):
             raise ValueError(f"dealer must be a seat 0..3, got {dealer!r}")
+        dealer = int(dealer)
+        rules = rules if rules is not None else Rules()
+        if not isinstance(rules, Rules):
+            raise ValueError(f"rules must be a spades_env.Rules, got {type(rules).__name__}")
+        scores = _int_pair(scores, "scores")
+        bags = _int_pair(bags, "bags")
+        for t in (0, 1):
+            if not 0 <= bags[t] < rules.bag_limit:
+                raise ValueError(f"bags of team {t} must be in 0..{rules.bag_limit - 1} between "
+                                 f"hands, got {bags[t]}")
         g = cls(rules, seed, _deal=False)
-        g.scores = [int(scores[0]), int(scores[1])]
-        g.bags = [int(bags[0]), int(bags[1])]
+        g.scores = scores
+        g.bags = bags
         g.dealer = dealer
         g.initial = {"hands": list(masks), "dealer": dealer, "scores": list(g.scores),
-                     "bags": list(g.bags), "rng": _rng_state(g.rng)}
+                     "bags": list(g.bags), "rng": _rng_state(g.rng),
+                     "rules": g.rules.to_dict()}
         g._start_hand(masks)
         return g
 
@@ -324,6 +366,8 @@ class SpadesGame:
                     return "you have already looked at your cards: Blind Nil is bid before looking"
                 return None
             if action == LOOK_ACTION:
+                if not self.rules.blind_nil:
+                    return "there is no Blind Nil decision under these rules: just bid 0..13"
                 if self.looked[p]:
                     return "you have already looked at your cards"
                 return None
@@ -551,42 +595,66 @@ class SpadesGame:
         """Restore from ``to_dict`` output.
 
         Raises:
-            ValueError: not a spades_env saved game, an unknown version, or inconsistent fields.
+            ValueError: not a spades_env saved game, an unknown version, a field of the wrong type,
+                or fields that do not describe one reachable state (see ``_check_consistent``).
         """
         if not isinstance(d, dict) or d.get("format") != FORMAT_TAG:
             raise ValueError("not a spades_env saved game (missing format tag 'spades_env.game')")
         if d.get("version") != FORMAT_VERSION:
             raise ValueError(f"unsupported saved-game version {d.get('version')!r}; "
                              f"this spades_env reads version {FORMAT_VERSION}")
+
+        def num(x, what):
+            if isinstance(x, bool) or not isinstance(x, int):
+                raise ValueError(f"{what} must be an int, got {x!r}")
+            return x
+
+        def nums(x, n, what):
+            if not isinstance(x, list) or (n is not None and len(x) != n):
+                raise ValueError(f"{what} must be a list of {n} ints, got {x!r}")
+            return [num(v, what) for v in x]
+
+        def flags(x, what):
+            if not isinstance(x, list) or len(x) != 4 or any(not isinstance(v, bool) for v in x):
+                raise ValueError(f"{what} must be a list of 4 bools, got {x!r}")
+            return list(x)
+
         try:
             g = cls.__new__(cls)
             g.rules = Rules.from_dict(d["rules"])
             g.rng = _rng_from_state(d["rng"])
-            g.phase = Phase(int(d["phase"]))
-            g.dealer = int(d["dealer"])
-            g.current_player = int(d["current_player"])
-            g.hands = [int(x) for x in d["hands"]]
-            g.bids = [None if b is None else int(b) for b in d["bids"]]
-            g.blind = [bool(x) for x in d["blind"]]
-            g.looked = [bool(x) for x in d["looked"]]
-            g.tricks_won = [int(x) for x in d["tricks_won"]]
-            g.trick = [int(x) for x in d["trick"]]
-            g.trick_leader = int(d["trick_leader"])
-            g.spades_broken = bool(d["spades_broken"])
-            g.played = [int(x) for x in d["played"]]
-            g.voids = [int(x) for x in d["voids"]]
-            g.trick_number = int(d["trick_number"])
-            g.scores = [int(x) for x in d["scores"]]
-            g.bags = [int(x) for x in d["bags"]]
+            g.phase = Phase(num(d["phase"], "phase"))
+            g.dealer = num(d["dealer"], "dealer")
+            g.current_player = num(d["current_player"], "current_player")
+            g.hands = nums(d["hands"], 4, "hands")
+            if not isinstance(d["bids"], list) or len(d["bids"]) != 4:
+                raise ValueError(f"bids must be a list of 4, got {d['bids']!r}")
+            g.bids = [None if b is None else num(b, "bids") for b in d["bids"]]
+            g.blind = flags(d["blind"], "blind")
+            g.looked = flags(d["looked"], "looked")
+            g.tricks_won = nums(d["tricks_won"], 4, "tricks_won")
+            g.trick = nums(d["trick"], None, "trick")
+            g.trick_leader = num(d["trick_leader"], "trick_leader")
+            if not isinstance(d["spades_broken"], bool):
+                raise ValueError("spades_broken must be a bool")
+            g.spades_broken = d["spades_broken"]
+            g.played = nums(d["played"], 4, "played")
+            g.voids = nums(d["voids"], 4, "voids")
+            g.trick_number = num(d["trick_number"], "trick_number")
+            g.scores = nums(d["scores"], 2, "scores")
+            g.bags = nums(d["bags"], 2, "bags")
             g.hand_results = [HandResult.from_dict(h) for h in d["hand_results"]]
-            g.winner = None if d["winner"] is None else int(d["winner"])
-            g.moves = [int(x) for x in d["moves"]]
-            g.plays = [(int(s), int(a)) for s, a in d["plays"]]
-            g.exchange_queue = [int(x) for x in d["exchange_queue"]]
-            g.exchanges = [(int(a), int(b), int(c)) for a, b, c in d["exchanges"]]
-            g.hand_number = int(d["hand_number"])
+            g.winner = None if d["winner"] is None else num(d["winner"], "winner")
+            g.moves = nums(d["moves"], None, "moves")
+            g.plays = [(num(s, "plays"), num(a, "plays")) for s, a in d["plays"]]
+            g.exchange_queue = nums(d["exchange_queue"], None, "exchange_queue")
+            g.exchanges = [(num(a, "exchanges"), num(b, "exchanges"), num(c, "exchanges"))
+                           for a, b, c in d["exchanges"]]
+            g.hand_number = num(d["hand_number"], "hand_number")
+            if not isinstance(d["initial"], dict):
+                raise ValueError("initial must be a dict")
             g.initial = dict(d["initial"])
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
             raise ValueError(f"corrupt spades_env saved game: {type(e).__name__}: {e}") from None
         g._check_consistent()
         return g
@@ -596,43 +664,169 @@ class SpadesGame:
         """Restore a game from ``to_json`` text. Raises ``ValueError`` on corrupt or foreign input."""
         try:
             d = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as e:
+        except (json.JSONDecodeError, UnicodeDecodeError, TypeError, RecursionError) as e:
             raise ValueError(f"not a spades_env saved game: invalid JSON ({e})") from None
         return cls.from_dict(d)
 
     def _check_consistent(self) -> None:
+        """Raise ``ValueError`` unless the fields describe one state the rules can reach.
+
+        Checked: the hands and played cards make one deck; the play log matches ``played``, the
+        current trick, ``voids``, ``spades_broken``, ``tricks_won`` and ``trick_number`` (re-derived
+        with ``trick_winner``); bids, the player to act and the phase agree; bags are 0..limit-1;
+        scores and bags match the last score table; the exchange log matches the queue.
+        """
         def bad(msg):
             raise ValueError(f"corrupt spades_env saved game: {msg}")
-        if len(self.hands) != 4 or len(self.played) != 4 or len(self.bids) != 4:
-            bad("need 4 hands, 4 played sets and 4 bids")
-        all_cards = 0
-        count = 0
-        for m in self.hands + self.played + [cards_mask(self.trick)]:
-            if m < 0 or m > FULL_DECK:
+        r = self.rules
+        for m in self.hands + self.played:
+            if not 0 <= m <= FULL_DECK:
                 bad("card mask out of range")
-            count += m.bit_count()
-            all_cards |= m
-        # cards in the current trick are also in `played`
-        if count - len(self.trick) != 52 or all_cards != FULL_DECK:
+        union = 0
+        for m in self.hands + self.played:
+            if union & m:
+                bad("a card is in two places (hands/played cards overlap)")
+            union |= m
+        if union != FULL_DECK:
             bad("the hands and played cards do not make one deck")
         if not 0 <= self.dealer < 4 or not -1 <= self.current_player < 4:
             bad("dealer or current player out of range")
-        if self.phase != Phase.GAME_OVER and self.current_player < 0:
-            bad("no player to act in a running game")
-        if sum(self.tricks_won) != self.trick_number or not 0 <= self.trick_number <= 13:
+        if not 0 <= self.trick_leader < 4:
+            bad("trick leader out of range")
+        if not 0 <= self.trick_number <= 13 or not 0 <= len(self.trick) <= 3:
+            bad("trick number or current trick out of range")
+        if any(t < 0 for t in self.tricks_won) or sum(self.tricks_won) != self.trick_number:
             bad("tricks won do not add up to the trick number")
+        if any(not 0 <= v < 16 for v in self.voids):
+            bad("void masks out of range")
+        for t in (0, 1):
+            if not 0 <= self.bags[t] < r.bag_limit:
+                bad(f"bags of team {t} out of range 0..{r.bag_limit - 1}")
+        if self.hand_number != len(self.hand_results):
+            bad("hand number does not match the number of score tables")
+        if self.hand_results:
+            last = self.hand_results[-1].teams
+            if [last[0].total, last[1].total] != self.scores:
+                bad("scores do not match the last score table")
+            if [last[0].bags_after, last[1].bags_after] != self.bags:
+                bad("bags do not match the last score table")
+        # bids and the player to act
+        for s in range(4):
+            b = self.bids[s]
+            if b is not None and not 0 <= b <= MAX_BID:
+                bad(f"bid of seat {s} out of range 0..13")
+            if self.blind[s] and (b != 0 or not r.blind_nil):
+                bad(f"seat {s} marked Blind Nil without a Blind Nil bid")
+            if not r.blind_nil and not self.looked[s]:
+                bad("a seat has not looked although Blind Nil is off")
+            if b is not None and not self.looked[s]:
+                bad(f"seat {s} bid without looking")
+        first = (self.dealer + 1) & 3
+        order = [(first + i) & 3 for i in range(4)]
+        n_bids = sum(b is not None for b in self.bids)
+        if [self.bids[s] is not None for s in order] != [i < n_bids for i in range(4)]:
+            bad("bids were not made in turn, left of the dealer first")
+        ph = self.phase
+        if ph == Phase.BIDDING:
+            if n_bids == 4 or self.current_player != order[n_bids] or self.plays or self.exchanges:
+                bad("bidding state is inconsistent")
+            if any(self.looked[s] for s in order[n_bids + 1:]) and r.blind_nil:
+                bad("a seat looked at its cards before its turn to bid")
+        else:
+            if n_bids != 4 and ph != Phase.GAME_OVER:
+                bad("play or exchange before all four bids")
+        if ph == Phase.EXCHANGE:
+            if not self.exchange_queue or self.current_player != self.exchange_queue[0] or self.plays:
+                bad("exchange state is inconsistent")
+        elif self.exchange_queue:
+            bad("pending Blind Nil exchange outside the exchange phase")
+        for frm, to, c in self.exchanges:
+            if not (0 <= frm < 4 and to == (frm + 2) & 3 and 0 <= c < NUM_CARDS):
+                bad("bad Blind Nil exchange record")
+        if ph == Phase.GAME_OVER:
+            if self.winner not in (0, 1) or self.current_player != -1:
+                bad("a finished game needs a winner and nobody to act")
+            if game_outcome(self.scores, r) != self.winner:
+                bad("the winner does not follow from the scores")
+        elif self.winner is not None or self.current_player < 0:
+            bad("a running game has a winner or nobody to act")
+        # the play log re-derives played, voids, spades broken, tricks and the current trick
+        n = len(self.plays)
+        if n != 4 * self.trick_number + len(self.trick):
+            bad("the play log does not match the trick count")
+        if ph != Phase.PLAY and not (ph == Phase.GAME_OVER and n == 52) and n != 0:
+            bad("cards played outside the play phase")
+        if ph == Phase.GAME_OVER and n != 52:
+            bad("a finished game stopped in the middle of a hand")
+        played = [0, 0, 0, 0]
+        voids = [0, 0, 0, 0]
+        won = [0, 0, 0, 0]
+        broken = False
+        leader = first
+        for i in range(0, n, 4):
+            chunk = self.plays[i:i + 4]
+            cards = []
+            for j, (s, c) in enumerate(chunk):
+                if s != (leader + j) & 3 or not 0 <= c < NUM_CARDS or (played[s] >> c) & 1:
+                    bad("the play log is out of turn or repeats a card")
+                played[s] |= 1 << c
+                led = chunk[0][1] // 13
+                if j and c // 13 != led:
+                    voids[s] |= 1 << led
+                    if c // 13 == 3:
+                        broken = True
+                elif j == 0 and c // 13 == 3 and r.forced_spade_lead_breaks:
+                    broken = True
+                cards.append(c)
+            if len(cards) == 4:
+                leader = trick_winner(cards, leader)
+                won[leader] += 1
+        if played != self.played or voids != self.voids or won != self.tricks_won:
+            bad("played cards, voids or tricks won do not match the play log")
+        if broken != self.spades_broken:
+            bad("spades_broken does not match the play log")
+        if ph == Phase.PLAY:
+            if [c for _, c in self.plays[4 * self.trick_number:]] != self.trick:
+                bad("the current trick does not match the play log")
+            if self.trick_leader != leader or self.current_player != (leader + len(self.trick)) & 3:
+                bad("the trick leader or the player to act does not match the play log")
+            for s in range(4):
+                if self.hands[s].bit_count() + self.played[s].bit_count() != 13:
+                    bad(f"seat {s} does not hold 13 cards minus those it played")
+        elif ph == Phase.BIDDING and any(h.bit_count() != 13 for h in self.hands):
+            bad("a hand does not hold 13 cards during the bidding")
+        elif ph == Phase.EXCHANGE and self.trick:
+            bad("a trick in progress during the exchange")
 
     @classmethod
     def replay(cls, moves, rules: Rules | None = None, seed=None, initial: dict | None = None
                ) -> "SpadesGame":
-        """Replay a move log from the start (``initial`` as in ``game.initial``, or a seed)."""
-        if initial and "hands" in initial:
-            g = cls.from_deal(initial["hands"], initial["dealer"], initial["scores"],
-                              initial["bags"], rules, _rng_from_state(initial["rng"]))
-        elif initial:
-            g = cls(rules, _rng_from_state(initial["rng"]))
-        else:
-            g = cls(rules, seed)
+        """Replay a move log from the start.
+
+        Args:
+            moves: action ids in order (``game.moves``).
+            rules: the rules; default: ``initial["rules"]`` when present, else ``standard``.
+            seed: the game's seed, used when ``initial`` is not given.
+            initial: ``game.initial`` (the first deal or RNG state, and the rules).
+        Returns:
+            The game after the moves; a finished game's log replays to the same result.
+        Raises:
+            ValueError: a corrupt ``initial``; ``IllegalActionError`` for an illegal move.
+        """
+        if initial is not None and not isinstance(initial, dict):
+            raise ValueError(f"initial must be a dict (game.initial), got {type(initial).__name__}")
+        try:
+            if rules is None and initial and "rules" in initial:
+                rules = Rules.from_dict(initial["rules"])
+            if initial and "hands" in initial:
+                g = cls.from_deal(initial["hands"], initial["dealer"], initial["scores"],
+                                  initial["bags"], rules, _rng_from_state(initial["rng"]))
+            elif initial:
+                g = cls(rules, _rng_from_state(initial["rng"]))
+            else:
+                g = cls(rules, seed)
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"corrupt initial state for replay: {type(e).__name__}: {e}") from None
         for a in moves:
             g.apply(a)
         return g
