@@ -66,10 +66,12 @@ class Seat(IntEnum):
 
     @property
     def partner(self) -> "Seat":
+        """The seat opposite (same team)."""
         return Seat((self + 2) % 4)
 
     @property
     def team(self) -> int:
+        """Team of this seat (0 or 1)."""
         return team_of(self)
 
 
@@ -79,6 +81,7 @@ def team_of(seat: int) -> int:
 
 
 def partner_of(seat: int) -> int:
+    """Seat opposite ``seat`` (its partner): ``(seat + 2) % 4``."""
     return (seat + 2) & 3
 
 
@@ -100,10 +103,12 @@ def card_id(suit: int, rank: int) -> int:
 
 
 def suit_of(card: int) -> int:
+    """Suit (0 clubs .. 3 spades) of a card id."""
     return card // 13
 
 
 def rank_of(card: int) -> int:
+    """Rank (0 = two .. 12 = ace) of a card id."""
     return card % 13
 
 
@@ -169,6 +174,7 @@ def mask_to_cards(mask: int) -> list[int]:
 
 
 def cards_to_mask(cards) -> int:
+    """52-bit mask with the bits of the given card ids set."""
     m = 0
     for c in cards:
         m |= 1 << c
@@ -176,6 +182,7 @@ def cards_to_mask(cards) -> int:
 
 
 def popcount(mask: int) -> int:
+    """Number of cards in a mask."""
     return mask.bit_count()
 
 

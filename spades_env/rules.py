@@ -6,6 +6,7 @@ decides a trick or a score.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import asdict, dataclass, fields
 
 from .cards import SPADES_MASK, Suit
@@ -203,10 +204,22 @@ def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,
     Raises:
         ValueError: a bid outside 0..13, a negative trick count, or a blind bid that is not 0.
     """
-    if len(bids) != 4 or len(tricks) != 4 or len(bags_before) != 2:
-        raise ValueError("score_hand needs 4 bids, 4 trick counts and 2 bag counts")
+    if len(bids) != 4 or len(tricks) != 4 or len(bags_before) != 2 or len(scores_before) != 2:
+        raise ValueError("score_hand needs 4 bids, 4 trick counts, 2 bag counts and 2 scores")
     if blind is None:
         blind = (False, False, False, False)
+    if len(blind) != 4:
+        raise ValueError(f"blind needs 4 flags (one per seat), got {blind!r}")
+    try:
+        bids = [operator.index(b) for b in bids]
+        tricks = [operator.index(t) for t in tricks]
+        bags_before = [operator.index(b) for b in bags_before]
+    except TypeError:
+        raise ValueError(f"bids, tricks and bags must be ints, got bids={bids!r}, "
+                         f"tricks={tricks!r}, bags_before={bags_before!r}") from None
+    for t in (0, 1):
+        if bags_before[t] < 0:
+            raise ValueError(f"bags_before of team {t} negative: {bags_before[t]}")
     for s in range(4):
         if not 0 <= bids[s] <= 13:
             raise ValueError(f"bid of seat {s} out of range 0..13: {bids[s]}")
