@@ -1,0 +1,95 @@
+"""Cards, parsing, formatting and the fixed action id space (issue 2: Cards, Actions)."""
+
+import pytest
+
+from spades_env import (
+    BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NUM_ACTIONS, Rank, Seat, Suit, action_str,
+    bid_action, card_id, card_str, format_hand, mask_to_cards, parse_card, parse_cards,
+    partner_of, team_of,
+)
+from spades_env.cards import cards_to_mask
+
+
+def test_card_id_layout_matches_openspiel():
+    # suit * 13 + rank, clubs=0 diamonds=1 hearts=2 spades=3, ranks 2..A = 0..12
+    assert card_id(Suit.CLUBS, Rank.TWO) == 0
+    assert card_id(Suit.CLUBS, Rank.ACE) == 12
+    assert card_id(Suit.DIAMONDS, Rank.TWO) == 13
+    assert card_id(Suit.HEARTS, Rank.TEN) == 34
+    assert card_id(Suit.SPADES, Rank.ACE) == 51
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("AS", 51), ("as", 51), ("A♠", 51), ("a♠", 51), ("10H", 34), ("TH", 34), ("th", 34),
+    ("10♥", 34), ("2c", 0), ("2C", 0), ("2♣", 0), ("KD", 24), ("K♦", 24), ("QS", 49),
+    ("JC", 9), (" 9D ", 20),
+])
+def test_parse_card(text, expected):
+    assert parse_card(text) == expected
+
+
+@pytest.mark.parametrize("bad", ["", "S", "1S", "11H", "0D", "AX", "ZZ", "10", "A S", "QQS",
+                                 "♠A"])
+def test_bad_card_string_raises_value_error_naming_it(bad):
+    with pytest.raises(ValueError) as e:
+        parse_card(bad)
+    assert repr(bad) in str(e.value)
+
+
+def test_parse_card_rejects_non_strings():
+    with pytest.raises(ValueError, match="not a card"):
+        parse_card(51)
+
+
+def test_card_str_round_trip_all_cards():
+    for c in range(52):
+        assert parse_card(card_str(c)) == c
+        assert parse_card(card_str(c, symbols=True)) == c
+    assert card_str(34) == "10H"
+    assert card_str(51, symbols=True) == "A♠"
+    with pytest.raises(ValueError, match="out of range"):
+        card_str(52)
+
+
+def test_parse_cards_list_and_text():
+    assert parse_cards("AS, 10H 2c") == [51, 34, 0]
+    assert parse_cards(["KD", "TH"]) == [24, 34]
+    with pytest.raises(ValueError, match="'XX'"):
+        parse_cards("AS XX")
+
+
+def test_masks():
+    cards = [0, 13, 25, 26, 38, 39, 51]
+    m = cards_to_mask(cards)
+    assert mask_to_cards(m) == cards
+    assert mask_to_cards(0) == []
+    assert mask_to_cards((1 << 52) - 1) == list(range(52))
+
+
+def test_format_hand_sorted_spades_first_high_to_low():
+    m = cards_to_mask(parse_cards("2S AS 10H 3C KS"))
+    assert format_hand(m, symbols=False) == "S A K 2  H 10  D -  C 3"
+    assert format_hand(m).startswith("♠ A K 2  ♥ 10")
+
+
+def test_action_ids():
+    assert BID_OFFSET == 52
+    assert bid_action(0) == 52  # Nil
+    assert bid_action(13) == 65
+    assert BLIND_NIL_ACTION == 66 and LOOK_ACTION == 67 and NUM_ACTIONS == 68
+    assert action_str(52) == "bid Nil"
+    assert action_str(55) == "bid 3"
+    assert action_str(66) == "bid Blind Nil"
+    assert action_str(67) == "look at cards"
+    assert action_str(51) == "AS"
+    with pytest.raises(ValueError, match="out of range"):
+        bid_action(14)
+    with pytest.raises(ValueError, match="out of range"):
+        bid_action(-1)
+
+
+def test_seats_and_teams():
+    assert [team_of(s) for s in range(4)] == [0, 1, 0, 1]
+    assert [partner_of(s) for s in range(4)] == [2, 3, 0, 1]
+    assert Seat.NORTH.next == Seat.EAST and Seat.WEST.next == Seat.NORTH
+    assert Seat.EAST.partner == Seat.WEST and Seat.SOUTH.team == 0

@@ -1,0 +1,214 @@
+"""Hand scoring and the game-end rule, worked by hand from RULES.md (Scoring a hand, End of the game).
+
+Bids and tricks are by seat (0..3); team 0 = seats 0 and 2, team 1 = seats 1 and 3.
+"""
+
+import pytest
+
+from spades_env import PRESETS, Rules, game_outcome, score_hand
+
+
+def test_rules_worked_example_made_contract():
+    # RULES.md: bids 3 + 2 = 5, tricks 7 -> +52 and 2 bags.
+    t0, t1 = score_hand([3, 4, 2, 4], [4, 3, 3, 3], [0, 0])
+    assert (t0.contract, t0.made, t0.contract_points, t0.bags) == (5, True, 52, 2)
+    assert (t0.nil_points, t0.bag_penalty, t0.hand_points, t0.total, t0.bags_after) == (0, 0, 52, 52, 2)
+    # team 1 bid 8 and took 6: set
+    assert (t1.contract, t1.made, t1.contract_points, t1.bags, t1.hand_points) == (8, False, -80, 0, -80)
+
+
+def test_rules_worked_example_bag_rollover_9_to_11():
+    # RULES.md: with 9 bags before: 11 bags -> -100, 1 bag left, so the hand nets -48.
+    t0, _ = score_hand([3, 4, 2, 4], [4, 3, 3, 3], [9, 0], scores_before=(100, 0))
+    assert t0.contract_points == 52 and t0.bags == 2
+    assert t0.bag_penalty == -100
+    assert t0.bags_after == 1
+    assert t0.hand_points == -48
+    assert t0.total == 52
+
+
+def test_two_bag_penalties_in_one_hand():
+    # bids 1 + 1 = 2, team takes all 13: 10*2 + 11 = 31, 11 bags; 9 + 11 = 20 bags -> two
+    # penalties (-200), 0 carried: hand = 31 - 200 = -169.
+    t0, t1 = score_hand([1, 3, 1, 3], [7, 0, 6, 0], [9, 4])
+    assert (t0.contract_points, t0.bags, t0.bag_penalty, t0.bags_after) == (31, 11, -200, 0)
+    assert t0.hand_points == -169
+    # team 1 bid 6 and took nothing: set, bags unchanged
+    assert (t1.contract_points, t1.bags, t1.bag_penalty, t1.bags_after) == (-60, 0, 0, 4)
+
+
+def test_exactly_ten_bags_over_several_hands():
+    # 4 bags, then 3 (7), then 3 (10): the third hand pays -100 and carries 0.
+    bags = [0, 0]
+    totals = [0, 0]
+    history = []
+    for tricks in ([6, 0, 4, 3], [5, 0, 4, 4], [6, 0, 3, 4]):
+        # team 0 bids 3 + 3 = 6; team 1 bids 4 + 3 (seat 1 takes nothing: set)
+        t0, t1 = score_hand([3, 4, 3, 3], tricks, bags, scores_before=totals)
+        bags = [t0.bags_after, t1.bags_after]
+        totals = [t0.total, t1.total]
+        history.append((t0.bags, t0.bag_penalty, t0.bags_after, t0.hand_points))
+    assert history == [(4, 0, 4, 64), (3, 0, 7, 63), (3, -100, 0, -37)]
+    assert totals[0] == 64 + 63 - 37
+
+
+def test_set_contract_scores_no_bags():
+    # team 0 bids 4 + 3 = 7 and takes 6 -> -70; the 6 tricks are not bags.
+    t0, t1 = score_hand([4, 3, 3, 3], [3, 4, 3, 3], [5, 0])
+    assert (t0.made, t0.contract_points, t0.bags, t0.bag_penalty, t0.bags_after) == (False, -70, 0, 0, 5)
+    assert t0.hand_points == -70
+    assert (t1.made, t1.contract_points, t1.bags) == (True, 61, 1)
+
+
+def test_failed_nil_trick_does_not_count_for_partner():
+    # Seat 0 bids Nil and takes 1 trick; seat 2 bids 4 and takes 3. With the Nil's trick the
+    # team would have 4 = the contract, but it does not count: set -40, Nil -100, 1 bag.
+    t0, _ = score_hand([0, 3, 4, 3], [1, 5, 3, 4], [0, 0])
+    assert t0.contract == 4
+    assert (t0.made, t0.contract_points) == (False, -40)
+    assert t0.nil_points == -100
+    assert t0.bags == 1  # a failed Nil's trick is a bag ...
+    assert t0.hand_points == -140  # ... but worth no point
+    assert t0.bags_after == 1
+
+
+def test_failed_nil_bags_trigger_penalty():
+    # Nil took 2 tricks with 8 bags before: 10 bags -> -100, 0 carried; partner made 3 exactly.
+    t0, _ = score_hand([0, 5, 3, 3], [2, 5, 3, 3], [8, 0])
+    assert (t0.contract_points, t0.nil_points, t0.bags, t0.bag_penalty, t0.bags_after) == (30, -100, 2, -100, 0)
+    assert t0.hand_points == -170
+
+
+def test_successful_nil_plus_made_contract():
+    t0, _ = score_hand([0, 4, 5, 3], [0, 4, 6, 3], [0, 0])
+    assert (t0.contract, t0.contract_points, t0.nil_points, t0.bags, t0.hand_points) == (5, 51, 100, 1, 151)
+
+
+def test_both_partners_nil_one_failing():
+    # Seats 1 and 3 both Nil: no contract; seat 3 takes 2 tricks: +100 - 100 = 0, 2 bags.
+    _, t1 = score_hand([4, 0, 5, 0], [6, 0, 5, 2], [0, 3])
+    assert t1.contract == 0 and t1.made is None and t1.contract_points == 0
+    assert (t1.nil_points, t1.bags, t1.hand_points, t1.bags_after) == (0, 2, 0, 5)
+
+
+def test_both_partners_nil_both_succeed_and_both_fail():
+    _, t1 = score_hand([6, 0, 7, 0], [6, 0, 7, 0], [0, 0])
+    assert (t1.nil_points, t1.hand_points, t1.bags) == (200, 200, 0)
+    _, t1 = score_hand([6, 0, 7, 0], [5, 1, 5, 2], [0, 0])
+    assert (t1.nil_points, t1.hand_points, t1.bags) == (-200, -200, 3)
+
+
+def test_bid_zero_is_always_nil():
+    # A bid of 0 is scored as Nil: +100 with no trick, -100 (and bags) with tricks; never as a
+    # made "contract of 0".
+    t0, _ = score_hand([0, 3, 3, 3], [0, 4, 5, 4], [0, 0])
+    assert (t0.contract, t0.nil_points, t0.contract_points, t0.hand_points) == (3, 100, 32, 132)
+    t0, _ = score_hand([0, 3, 3, 3], [2, 4, 3, 4], [0, 0])
+    assert (t0.nil_points, t0.contract_points, t0.bags, t0.hand_points) == (-100, 30, 2, -70)
+
+
+def test_blind_nil_scores_200():
+    blind = [True, False, False, False]
+    t0, _ = score_hand([0, 3, 4, 3], [0, 5, 4, 4], [0, 0], blind=blind)
+    assert (t0.blind, t0.nil_points, t0.contract_points, t0.hand_points) == ((True, False), 200, 40, 240)
+    t0, _ = score_hand([0, 3, 4, 3], [1, 5, 3, 4], [0, 0], blind=blind)
+    assert (t0.nil_points, t0.contract_points, t0.bags, t0.hand_points) == (-200, -40, 1, -240)
+
+
+def test_big_contract_no_cap():
+    # bids of 8 and 7 make a contract of 15 (RULES.md: no cap): always set, -150.
+    t0, _ = score_hand([8, 0, 7, 0], [7, 0, 6, 0], [0, 0])
+    assert (t0.contract, t0.made, t0.contract_points) == (15, False, -150)
+
+
+def test_switches_change_scoring():
+    r = Rules(nil_bonus=50, blind_nil_bonus=150, bag_limit=5, bag_penalty=50)
+    t0, t1 = score_hand([0, 2, 3, 0], [0, 6, 3, 4], [4, 0], r, blind=[False, False, False, True])
+    assert (t0.nil_points, t0.contract_points, t0.bags_after) == (50, 30, 4)
+    # team 1: blind nil failed (-150, 4 bags) and 2 made with 6 (+24, 4 bags): 8 bags -> -50, 3 left
+    assert (t1.nil_points, t1.contract_points, t1.bags, t1.bag_penalty, t1.bags_after) == (-150, 24, 8, -50, 3)
+
+
+@pytest.mark.parametrize("bids,tricks,bags,blind,match", [
+    ([3, 3, 3], [3, 3, 3, 4], [0, 0], None, "4 bids"),
+    ([14, 3, 3, 3], [3, 3, 3, 4], [0, 0], None, "bid of seat 0"),
+    ([3, 3, 3, -1], [3, 3, 3, 4], [0, 0], None, "bid of seat 3"),
+    ([3, 3, 3, 3], [3, -1, 3, 4], [0, 0], None, "tricks of seat 1"),
+    ([3, 3, 3, 3], [3, 3, 3, 4], [0, 0], [False, True, False, False], "Blind Nil"),
+    ([None, 3, 3, 3], [3, 3, 3, 4], [0, 0], None, "must be ints"),
+    ([3, 3, 3, 3], [3, 3, 3, 4], [-1, 0], None, "bags_before"),
+])
+def test_score_hand_bad_input(bids, tricks, bags, blind, match):
+    with pytest.raises(ValueError, match=match):
+        score_hand(bids, tricks, bags, blind=blind)
+
+
+def test_score_table_fields_round_trip():
+    t0, _ = score_hand([3, 4, 2, 4], [4, 3, 3, 3], [9, 0])
+    d = t0.to_dict()
+    assert d["bids"] == [3, 2] and d["tricks"] == [4, 3]
+    for key in ("contract_points", "bags", "nil_points", "bag_penalty", "hand_points", "total",
+                "bags_after"):
+        assert key in d
+
+
+# ---------------------------------------------------------------- game end (pure rule)
+
+def test_game_outcome_target():
+    r = Rules()
+    assert game_outcome([499, 200], r) is None
+    assert game_outcome([500, 200], r) == 0
+    assert game_outcome([200, 512], r) == 1
+    # both over: higher wins; equal totals play on
+    assert game_outcome([530, 550], r) == 1
+    assert game_outcome([560, 550], r) == 0
+    assert game_outcome([530, 530], r) is None
+    # scores can drift very negative with no loss threshold: no end
+    assert game_outcome([-900, -1200], r) is None
+
+
+def test_game_outcome_loss_threshold():
+    r = Rules(loss_threshold=-200)
+    assert game_outcome([-200, 50], r) == 1  # exactly -200 loses
+    assert game_outcome([-199, 50], r) is None
+    assert game_outcome([50, -250], r) == 0
+    # both reach an ending condition: higher total wins, equal plays on
+    assert game_outcome([-210, -300], r) == 0
+    assert game_outcome([-250, -250], r) is None
+    assert game_outcome([510, -300], r) == 0
+    assert game_outcome([-300, 500], r) == 1
+
+
+def test_game_outcome_target_250():
+    r = PRESETS["short"]
+    assert r.target_score == 250
+    assert game_outcome([249, 0], r) is None
+    assert game_outcome([250, 0], r) == 0
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    ({"target_score": 0}, "target_score"),
+    ({"target_score": 250.0}, "target_score"),
+    ({"bag_limit": 0}, "bag_limit"),
+    ({"loss_threshold": 600}, "loss_threshold"),
+    ({"loss_threshold": "x"}, "loss_threshold"),
+    ({"blind_nil": 1}, "blind_nil"),
+    ({"bag_penalty": -5}, "bag_penalty"),
+])
+def test_rules_invalid_values_raise(kwargs, field):
+    with pytest.raises(ValueError, match=field):
+        Rules(**kwargs)
+
+
+def test_rules_presets_and_dict():
+    assert Rules.preset("standard") == Rules()
+    house = Rules.preset("house")
+    assert (house.target_score, house.loss_threshold, house.blind_nil) == (500, -200, True)
+    assert Rules.from_dict(house.to_dict()) == house
+    with pytest.raises(ValueError, match="unknown rules field"):
+        Rules.from_dict({"target": 300})
+    with pytest.raises(ValueError, match="unknown rules preset"):
+        Rules.preset("nope")
+    d = Rules()
+    assert (d.target_score, d.loss_threshold, d.blind_nil, d.forced_spade_lead_breaks, d.bag_limit,
+            d.bag_penalty, d.nil_bonus, d.blind_nil_bonus) == (500, None, False, False, 10, 100, 100, 200)
