@@ -25,10 +25,10 @@ __all__ = [
 
 def __getattr__(name):
     # Lazy imports so the engine never pulls in pettingzoo/gymnasium/torch.
+    # importlib, not ``from . import``: that form calls this __getattr__ again (endless recursion).
+    import importlib
     if name == "spades_v0":
-        from . import spades_v0
-        return spades_v0
+        return importlib.import_module(".spades_v0", __name__)
     if name == "SpadesSingleAgentEnv":
-        from .single_agent import SpadesSingleAgentEnv
-        return SpadesSingleAgentEnv
+        return importlib.import_module(".single_agent", __name__).SpadesSingleAgentEnv
     raise AttributeError(f"module 'spades_env' has no attribute {name!r}")
