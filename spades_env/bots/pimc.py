@@ -1,0 +1,328 @@
+"""The ``hard`` and ``insane`` bots: Perfect-Information Monte Carlo (PIMC) players (BOTS.md).
+
+Card play (Long et al., AAAI 2010; Ginsberg's GIB for bridge): before every card that is a real
+choice, draw deals of the unseen cards that agree with the seat's information set
+(``sampler.DealSampler``: played cards, hand sizes, public voids, Blind Nil exchange cards), play
+each candidate card on each deal to the end of the hand, and choose the card with the best average
+outcome. A deal is finished by the fast rule-based play-out (``solver.playout``), or solved exactly
+(``solver.solve``, double-dummy minimax) when only the last few tricks remain. The outcome is the
+team's score difference for the hand (``solver.HandUtility``: contract made or set, Nil and Blind
+Nil bonuses/penalties, bags at their real cost).
+
+Bidding: draw deals, finish each twice (once with the bot trying for every trick, once as a Nil
+bidder), and choose the bid (1..13 or Nil) with the best average score difference; the partner's
+and opponents' bids are the real ones when known, else ``estimate_tricks`` of their sampled hands.
+
+``insane`` draws many more deals and reads the bidding: it draws ``inference_factor`` times more
+candidate deals, weights each by how likely every observed bid is under a simple bidding model
+(``bid_likelihood``), and resamples the deals it plays out in proportion to those weights
+(sampling-importance-resampling).
+
+Blind Nil: the bot looks at its cards unless its team trails by ``blind_nil_deficit`` points or more
+(and its partner has not bid Blind Nil). In the exchange, the Blind Nil bidder passes back its
+highest cards (spades first) and its partner passes its lowest cards.
+
+Determinism: all randomness comes from ``self.rng`` (one draw per decision seeds a fast
+``random.Random``), so the same seed and views give the same moves. The bot reads only the view.
+"""
+
+from __future__ import annotations
+
+from math import exp
+
+from ..cards import BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION
+from ..engine import Phase
+from .base import Bot
+from .sampler import DealSampler, as_random
+from .solver import ABOVE, BELOW, HandUtility, _high_rank, _low_rank, estimate_tricks, nil_risk, \
+    playout, solve
+
+__all__ = ["PIMCBot", "HardBot", "InsaneBot", "bid_likelihood", "estimate_bid"]
+
+
+def estimate_bid(hand: int) -> int:
+    """Bid the model expects from a 13-card hand: 0 (Nil) for a very safe weak hand, else the
+    rounded ``estimate_tricks`` (at least 1)."""
+    e = estimate_tricks(hand)
+    if e < 1.6 and nil_risk(hand) < 1.0:
+        return 0
+    return max(1, int(e + 0.5))
+
+
+def bid_likelihood(bid: int, hand: int, sigma: float = 1.4, floor: float = 0.03) -> float:
+    """Relative likelihood that a player holding ``hand`` (13 cards, at bidding time) bid ``bid``.
+
+    Bidding model for the inference of ``insane``: a non-Nil bid is normal around
+    ``estimate_tricks(hand)`` with deviation ``sigma``; a Nil is likely only for a weak hand with a
+    low ``nil_risk``. ``floor`` keeps every deal possible (other players bid differently).
+    Returns a float in (0, 1].
+    """
+    e = estimate_tricks(hand)
+    if bid == 0:
+        r = nil_risk(hand)
+        x = max(0.0, r - 0.8) / 1.0 + max(0.0, e - 2.0) / 1.5
+        return floor + (1 - floor) * exp(-0.5 * x * x)
+    d = (bid - e) / sigma
+    return floor + (1 - floor) * exp(-0.5 * d * d)
+
+
+def _finish_trick(hands, trick, leader, won, broken, card, p, flb):
+    """Apply ``card`` by seat ``p`` to a position; returns the new (hands, trick, leader, won,
+    broken) (inputs not modified)."""
+    hands = list(hands)
+    hands[p] &= ~(1 << card)
+    cs = card // 13
+    if trick:
+        if cs == 3 and trick[0] // 13 != 3:
+            broken = True
+    elif cs == 3 and flb:
+        broken = True
+    trick = list(trick) + [card]
+    if len(trick) == 4:
+        wi = 0
+        wc = trick[0]
+        for i in (1, 2, 3):
+            x = trick[i]
+            if (x // 13 == wc // 13 and x > wc) or (x // 13 == 3 and wc // 13 != 3):
+                wc = x
+                wi = i
+        ws = (leader + wi) & 3
+        won = list(won)
+        won[ws] += 1
+        return hands, [], ws, won, broken
+    return hands, trick, leader, won, broken
+
+
+class PIMCBot(Bot):
+    """Perfect-Information Monte Carlo bot (base of ``hard`` and ``insane``).
+
+    Args:
+        seed: int / None / ``np.random.Generator``.
+        samples: deals drawn per card decision.
+        bid_samples: deals drawn per bid.
+        endgame_tricks: solve deals exactly (double-dummy) when at most this many tricks remain.
+        infer_bids: weight deals by the observed bids (``insane``).
+        inference_factor: candidate deals drawn per kept deal when ``infer_bids``.
+        blind_nil_deficit: bid Blind Nil (when allowed) if the team trails by at least this much.
+    Raises:
+        ValueError: a non-positive sample count.
+    """
+
+    name = "pimc"
+
+    def __init__(self, seed=None, samples: int = 40, bid_samples: int = 40, endgame_tricks: int = 3,
+                 infer_bids: bool = False, inference_factor: int = 4,
+                 blind_nil_deficit: int = 200):
+        super().__init__(seed)
+        for nm, v in (("samples", samples), ("bid_samples", bid_samples),
+                      ("inference_factor", inference_factor)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{nm} must be a positive int, got {v!r}")
+        if not isinstance(endgame_tricks, int) or not 0 <= endgame_tricks <= 5:
+            raise ValueError(f"endgame_tricks must be an int in 0..5, got {endgame_tricks!r}")
+        self.samples = samples
+        self.bid_samples = bid_samples
+        self.endgame_tricks = endgame_tricks
+        self.infer_bids = bool(infer_bids)
+        self.inference_factor = inference_factor
+        self.blind_nil_deficit = blind_nil_deficit
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(samples={self.samples}, bid_samples={self.bid_samples}, "
+                f"endgame_tricks={self.endgame_tricks}, infer_bids={self.infer_bids})")
+
+    # ------------------------------------------------------------------ entry point
+    def act(self, view) -> int:
+        """Choose an action id for ``view`` (a ``PlayerView`` of the seat to act).
+
+        Raises:
+            ValueError: the view has no legal action (not this seat's turn, or the game is over).
+        """
+        legal = view.legal_actions
+        if not legal:
+            raise ValueError(f"seat {view.seat} has no legal action (not its turn?)")
+        if len(legal) == 1:
+            return int(legal[0])
+        ph = view.phase
+        if ph == Phase.PLAY:
+            return self._play(view, legal)
+        if ph == Phase.BIDDING:
+            if not view.looked:
+                return self._blind_nil_choice(view, legal)
+            return self._bid(view)
+        if ph == Phase.EXCHANGE:
+            return self._pass(view)
+        raise ValueError(f"no decision in phase {ph!r}")
+
+    # ------------------------------------------------------------------ deals
+    def _deals(self, view, n: int) -> list:
+        """``n`` deals as ``(hands, weight)`` pairs (weights sum to ``n``)."""
+        rnd = as_random(self.rng)
+        sampler = DealSampler(view)
+        if not self.infer_bids:
+            return [(d, 1.0) for d in sampler.samples(n, rnd)]
+        seats = []
+        for s in range(4):
+            if s == view.seat or view.bids[s] is None or view.blind[s]:
+                continue
+            if view.blind[s ^ 2]:
+                continue  # hand changed in the Blind Nil exchange after the bid
+            seats.append(s)
+        if not seats:
+            return [(d, 1.0) for d in sampler.samples(n, rnd)]
+        m = n * self.inference_factor
+        cands = sampler.samples(m, rnd)
+        weights = []
+        for d in cands:
+            w = 1.0
+            for s in seats:
+                w *= bid_likelihood(view.bids[s], d[s] | view.played[s])
+            weights.append(w)
+        total = sum(weights)
+        # systematic resampling: n deals in proportion to the weights
+        step = total / n
+        x = rnd.random() * step
+        acc = 0.0
+        counts: dict[int, int] = {}
+        j = 0
+        for i, w in enumerate(weights):
+            acc += w
+            while x < acc and j < n:
+                counts[i] = counts.get(i, 0) + 1
+                x += step
+                j += 1
+        if j < n:  # float round-off: give the rest to the heaviest deal
+            i = max(range(m), key=weights.__getitem__)
+            counts[i] = counts.get(i, 0) + n - j
+        return [(cands[i], float(k)) for i, k in sorted(counts.items())]
+
+    # ------------------------------------------------------------------ card play
+    def _candidates(self, view, legal) -> list[int]:
+        """Legal cards with equivalent ones merged: two cards of a suit are equivalent when every
+        card ranked between them is in the bot's hand or was played to an earlier trick."""
+        trick_cards = 0
+        for _s, c in view.current_trick:
+            trick_cards |= 1 << c
+        gone = (view.played[0] | view.played[1] | view.played[2] | view.played[3]) & ~trick_cards
+        gone |= view.hand
+        out = []
+        prev = -1
+        for c in sorted(legal):
+            if prev >= 0 and prev // 13 == c // 13 and not (ABOVE[prev] & BELOW[c] & ~gone):
+                prev = c
+                continue
+            out.append(c)
+            prev = c
+        return out
+
+    def _play(self, view, legal) -> int:
+        cands = self._candidates(view, legal)
+        if len(cands) == 1:
+            return cands[0]
+        me = view.seat
+        team = me & 1
+        rules = view.rules
+        flb = rules.forced_spade_lead_breaks
+        bids = tuple(view.bids)
+        util = HandUtility(bids, view.blind, view.bags, view.scores, rules, 0)
+        sign = 1.0 if team == 0 else -1.0
+        exact = 13 - view.trick_number <= self.endgame_tricks
+        trick = [c for _s, c in view.current_trick]
+        leader = view.trick_leader if trick else me
+        won = view.tricks_won
+        broken = view.spades_broken
+        totals = [0.0] * len(cands)
+        for hands, w in self._deals(view, self.samples):
+            for i, card in enumerate(cands):
+                h2, t2, l2, w2, b2 = _finish_trick(hands, trick, leader, won, broken, card, me, flb)
+                if exact:
+                    v = solve(h2, t2, l2, w2, b2, util, flb)
+                else:
+                    v = util(playout(h2, t2, l2, w2, b2, bids, flb))
+                totals[i] += w * v * sign
+        best = max(range(len(cands)), key=lambda i: (totals[i], -i))
+        return cands[best]
+
+    # ------------------------------------------------------------------ bidding
+    def _bid(self, view) -> int:
+        me = view.seat
+        team = me & 1
+        rules = view.rules
+        flb = rules.forced_spade_lead_breaks
+        hand = view.hand
+        leader = (view.dealer + 1) & 3
+        blind = view.blind
+        consider_nil = nil_risk(hand) < 4.0 and estimate_tricks(hand) < 3.5
+        bids_fixed = list(view.bids)
+        utils: dict = {}
+        totals = [0.0] * 14
+        wsum = 0.0
+        for hands, w in self._deals(view, self.bid_samples):
+            bids = list(bids_fixed)
+            for s in range(4):
+                if s != me and bids[s] is None:
+                    bids[s] = estimate_bid(hands[s])
+            bids[me] = 13
+            won_try = playout(hands, [], leader, (0, 0, 0, 0), False, bids, flb)
+            won_nil = None
+            if consider_nil:
+                bids[me] = 0
+                won_nil = playout(hands, [], leader, (0, 0, 0, 0), False, bids, flb)
+            wsum += w
+            for b in range(0 if consider_nil else 1, 14):
+                bb = list(bids)
+                bb[me] = b
+                key = tuple(bb)
+                u = utils.get(key)
+                if u is None:
+                    u = utils[key] = HandUtility(key, blind, view.bags, view.scores, rules, team)
+                totals[b] += w * u(won_nil if b == 0 else won_try)
+        lo = 0 if consider_nil else 1
+        best = max(range(lo, 14), key=lambda b: (totals[b], -b))
+        return BID_OFFSET + best
+
+    # ------------------------------------------------------------------ Blind Nil
+    def _blind_nil_choice(self, view, legal) -> int:
+        me = view.seat
+        team = me & 1
+        deficit = view.scores[1 - team] - view.scores[team]
+        if (BLIND_NIL_ACTION in legal and not view.blind[me ^ 2]
+                and deficit >= self.blind_nil_deficit):
+            return BLIND_NIL_ACTION
+        return LOOK_ACTION
+
+    def _pass(self, view) -> int:
+        """Blind Nil exchange: the Blind Nil bidder passes its highest card (spades first), its
+        partner passes its lowest card (non-spades first)."""
+        hand = view.hand
+        if not hand:
+            raise ValueError("no card to pass")
+        if view.blind[view.seat]:
+            return _high_rank(hand)
+        return _low_rank(hand)
+
+
+class HardBot(PIMCBot):
+    """``hard``: PIMC with 40 deals per card (endgame solved exactly over the last 3 tricks) and 40
+    deals per bid. Options as ``PIMCBot``."""
+
+    name = "hard"
+
+    def __init__(self, seed=None, samples: int = 40, bid_samples: int = 40, endgame_tricks: int = 3,
+                 **kw):
+        super().__init__(seed, samples=samples, bid_samples=bid_samples,
+                         endgame_tricks=endgame_tricks, **kw)
+
+
+class InsaneBot(PIMCBot):
+    """``insane``: PIMC with 300 deals per card and per bid, exact endgame over the last 4 tricks,
+    and bid-consistent inference (deals resampled by the likelihood of every observed bid).
+    Options as ``PIMCBot``."""
+
+    name = "insane"
+
+    def __init__(self, seed=None, samples: int = 300, bid_samples: int = 300,
+                 endgame_tricks: int = 4, infer_bids: bool = True, **kw):
+        super().__init__(seed, samples=samples, bid_samples=bid_samples,
+                         endgame_tricks=endgame_tricks, infer_bids=infer_bids, **kw)
+

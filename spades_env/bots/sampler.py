@@ -1,0 +1,298 @@
+"""Deal sampler (determinization) for the Monte-Carlo bots.
+
+Given one seat's ``PlayerView`` (its information set), draw full deals of the cards it has not seen
+to the seats whose hands it does not know, agreeing with everything public (RULES.md, Play):
+
+- the observer's own hand and every card played (``view.played``) are fixed;
+- each seat holds exactly ``view.hand_sizes[seat]`` cards;
+- a seat that failed to follow a suit is void in it (``view.voids``);
+- a seat that led a spade before spades were broken held only spades then, so it is void in
+  clubs, diamonds and hearts from then on (the engine does not record this as a void, but it is
+  public: see ``inferred_voids``);
+- cards known from the Blind Nil exchange (``view.known_cards``) stay with the seat that holds them.
+
+Every constraint is "card of suit ``s`` may (not) go to seat ``o``", so the unknown cards fall into
+at most four *pools* (one per suit, suits with the same set of allowed seats merged). The sampler
+counts consistent deals exactly with a small dynamic program over pools (state: cards each seat
+still needs) and then draws, pool by pool, how many cards of the pool each seat gets with
+probability proportional to the number of completions, and which cards by a uniform shuffle. The
+result is an **exactly uniform** draw over all consistent deals (no rejection, no systematic
+exclusion), and it stays fast when constraints are tight: the work depends on the number of pools
+(<= 4) and hand sizes (<= 13), never on how rare a consistent deal is under blind dealing.
+
+This is the determinization step of PIMC (Long et al., "Understanding the Success of Perfect
+Information Monte Carlo Sampling in Game Tree Search", AAAI 2010; OpenSpiel ``ismcts.py``).
+"""
+
+from __future__ import annotations
+
+import random
+from math import comb
+
+import numpy as np
+
+from ..cards import SUIT_MASKS, mask_to_cards
+
+__all__ = ["DealSampler", "inferred_voids", "sample_deals", "check_deal"]
+
+
+def inferred_voids(view) -> tuple:
+    """Public voids of each seat: ``view.voids`` plus voids implied by a forced spade lead.
+
+    Args:
+        view: a ``PlayerView``.
+    Returns:
+        4 ints by seat, bit ``s`` set when that seat can hold no card of suit ``s``.
+    """
+    voids = list(view.voids)
+    broken = False
+    flb = view.rules.forced_spade_lead_breaks
+    hist = view.play_history
+    for i in range(0, len(hist), 4):
+        trick = hist[i:i + 4]
+        seat, lead = trick[0]
+        if lead // 13 == 3 and not broken:
+            # Leading a spade before spades are broken is only legal with a hand of only spades.
+            voids[seat] |= 0b0111
+            if flb:
+                broken = True
+        led = lead // 13
+        for _s, c in trick[1:]:
+            if c // 13 == 3 and led != 3:
+                broken = True
+    return tuple(voids)
+
+
+def _splits(c: int, allowed: tuple, need: tuple):
+    """All ways to hand ``c`` cards to the seats in ``allowed`` (indices into ``need``), each seat
+    ``i`` getting at most ``need[i]``; yields tuples of per-seat counts (length ``len(need)``)."""
+    n = len(need)
+    if len(allowed) == 1:
+        a = allowed[0]
+        if c <= need[a]:
+            k = [0] * n
+            k[a] = c
+            yield tuple(k)
+        return
+    a, rest = allowed[0], allowed[1:]
+    rest_cap = sum(need[i] for i in rest)
+    for x in range(max(0, c - rest_cap), min(c, need[a]) + 1):
+        for k in _splits(c - x, rest, need):
+            k = list(k)
+            k[a] = x
+            yield tuple(k)
+
+
+def _multinomial(c: int, ks) -> int:
+    out = 1
+    left = c
+    for k in ks:
+        if k:
+            out *= comb(left, k)
+            left -= k
+    return out
+
+
+class DealSampler:
+    """Uniform sampler over the deals consistent with one seat's information set.
+
+    Args:
+        view: the observer's ``PlayerView``. If the observer has not looked at its hand (Blind Nil
+            decision), its own hand is sampled too.
+        extra_voids: optional 4 suit masks by seat to add as constraints (used by tests).
+    Attributes:
+        seats: the seats whose hands are sampled (not the observer's, unless it has not looked).
+        count: exact number of consistent deals (Python int, may be huge).
+    Raises:
+        ValueError: when no deal agrees with the view (a corrupt view: e.g. a seat void in every
+            suit left).
+    """
+
+    def __init__(self, view, extra_voids=None):
+        self.view = view
+        voids = list(inferred_voids(view))
+        if extra_voids is not None:
+            voids = [voids[s] | extra_voids[s] for s in range(4)]
+        self.voids = tuple(voids)
+        fixed = [0, 0, 0, 0]
+        seats = []
+        for s in range(4):
+            if s == view.seat and view.looked:
+                fixed[s] = view.hand
+            else:
+                fixed[s] = view.known_cards[s] if s != view.seat else 0
+                seats.append(s)
+        self.fixed = fixed
+        self.seats = tuple(seats)
+        known_mask = 0
+        for s in range(4):
+            known_mask |= fixed[s]
+        played = view.played[0] | view.played[1] | view.played[2] | view.played[3]
+        free = ((1 << 52) - 1) & ~played & ~known_mask
+        need = tuple(view.hand_sizes[s] - fixed[s].bit_count() for s in seats)
+        if any(n < 0 for n in need) or sum(need) != free.bit_count():
+            raise ValueError(f"inconsistent view: seats {seats} need {need} cards but "
+                             f"{free.bit_count()} are unseen")
+        # Pools: suits grouped by the set of seats (indices into `seats`) that may hold them.
+        groups: dict[tuple, list[int]] = {}
+        for suit in range(4):
+            cards = mask_to_cards(free & SUIT_MASKS[suit])
+            if not cards:
+                continue
+            allowed = tuple(i for i, s in enumerate(seats) if not (voids[s] >> suit) & 1 and need[i])
+            if not allowed:
+                raise ValueError(f"inconsistent view: no seat may hold the unseen cards of suit {suit}")
+            groups.setdefault(allowed, []).extend(cards)
+        # Larger allowed sets last: the last pool's split is then forced by the needs left.
+        pools = sorted(groups.items(), key=lambda kv: (len(kv[0]), len(kv[1])))
+        self.pools = tuple((allowed, tuple(cards)) for allowed, cards in pools)
+        self.need = need
+        self._ways: dict = {}
+        self._choice: dict = {}
+        self.count = self._count(0, need)
+        if self.count == 0:
+            raise ValueError("inconsistent view: no deal agrees with the known voids and hand sizes")
+
+    def _count(self, i: int, need: tuple) -> int:
+        key = (i, need)
+        w = self._ways.get(key)
+        if w is not None:
+            return w
+        allowed, cards = self.pools[i]
+        c = len(cards)
+        if i == len(self.pools) - 1:
+            w = 0
+            if sum(need[a] for a in allowed) == c and sum(need) == c:
+                w = _multinomial(c, need)
+            self._ways[key] = w
+            return w
+        total = 0
+        opts = []
+        for k in _splits(c, allowed, need):
+            rest = tuple(need[j] - k[j] for j in range(len(need)))
+            sub = self._count(i + 1, rest)
+            if sub:
+                w = _multinomial(c, k) * sub
+                total += w
+                opts.append((k, rest, w))
+        self._ways[key] = total
+        if total:
+            cum = []
+            acc = 0
+            for k, rest, w in opts:
+                acc += w
+                cum.append(acc / total)
+            cum[-1] = 1.0
+            self._choice[key] = ([(k, rest) for k, rest, _ in opts], cum)
+        return total
+
+    def sample(self, rnd: random.Random) -> list[int]:
+        """Draw one consistent deal, uniformly.
+
+        Args:
+            rnd: a ``random.Random`` (the caller seeds it from its own generator).
+        Returns:
+            4 hand masks by seat (52-bit ints); the observer's is its own hand.
+        """
+        hands = list(self.fixed)
+        seats = self.seats
+        need = self.need
+        last = len(self.pools) - 1
+        for i, (allowed, cards) in enumerate(self.pools):
+            if i == last:
+                k = need
+            else:
+                ks, cum = self._choice[(i, need)]
+                if len(ks) == 1:
+                    j = 0
+                else:
+                    x = rnd.random()
+                    j = 0
+                    while cum[j] < x:
+                        j += 1
+                k, need = ks[j]
+            if len(allowed) == 1:
+                hands[seats[allowed[0]]] |= _mask_of(cards)
+                continue
+            perm = rnd.sample(cards, len(cards))
+            pos = 0
+            for a in allowed:
+                n = k[a]
+                if n:
+                    m = 0
+                    for card in perm[pos:pos + n]:
+                        m |= 1 << card
+                    hands[seats[a]] |= m
+                    pos += n
+        return hands
+
+    def samples(self, n: int, rnd: random.Random) -> list[list[int]]:
+        """``n`` independent uniform deals (list of 4-mask lists)."""
+        return [self.sample(rnd) for _ in range(n)]
+
+
+def _mask_of(cards) -> int:
+    m = 0
+    for c in cards:
+        m |= 1 << c
+    return m
+
+
+def as_random(rng) -> random.Random:
+    """A ``random.Random`` seeded from ``rng`` (``np.random.Generator``, ``random.Random``, int or
+    None); used so that sampling is fast yet fully determined by the caller's seed."""
+    if isinstance(rng, random.Random):
+        return rng
+    if isinstance(rng, np.random.Generator):
+        return random.Random(int(rng.integers(1 << 62)))
+    return random.Random(np.random.default_rng(rng).integers(1 << 62).item())
+
+
+def sample_deals(view, n: int, rng=None) -> list[list[int]]:
+    """``n`` uniform consistent deals for ``view`` (see ``DealSampler``).
+
+    Args:
+        view: a ``PlayerView``.
+        n: number of deals (int >= 0).
+        rng: ``np.random.Generator``, ``random.Random``, int seed or None.
+    Returns:
+        list of ``n`` deals, each 4 hand masks by seat.
+    Raises:
+        ValueError: ``n`` negative, or no deal agrees with the view.
+    """
+    if not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"n must be a non-negative int, got {n!r}")
+    return DealSampler(view).samples(int(n), as_random(rng))
+
+
+def check_deal(view, hands) -> str | None:
+    """Why ``hands`` (4 masks) contradicts ``view``, or None when it agrees with it.
+
+    Checks: the observer's hand, disjointness from played cards and each other, hand sizes, public
+    voids (``inferred_voids``) and cards known from the Blind Nil exchange.
+    """
+    if len(hands) != 4:
+        return "need 4 hands"
+    played = view.played[0] | view.played[1] | view.played[2] | view.played[3]
+    voids = inferred_voids(view)
+    seen = 0
+    for s in range(4):
+        h = hands[s]
+        if h & seen:
+            return f"seat {s} holds a card another seat holds"
+        seen |= h
+        if h & played:
+            return f"seat {s} holds a card already played"
+        if h.bit_count() != view.hand_sizes[s]:
+            return f"seat {s} holds {h.bit_count()} cards, not {view.hand_sizes[s]}"
+        if s == view.seat and view.looked and h != view.hand:
+            return "the observer's hand differs"
+        for suit in range(4):
+            if (voids[s] >> suit) & 1 and h & SUIT_MASKS[suit]:
+                return f"seat {s} holds a card of suit {suit} it is known to be void in"
+        if s != view.seat and view.known_cards[s] & ~h:
+            return f"seat {s} lacks a card known from the Blind Nil exchange"
+    if seen | played != (1 << 52) - 1:
+        return "the hands and the played cards do not make one deck"
+    return None
+

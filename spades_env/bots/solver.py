@@ -1,0 +1,514 @@
+"""Fast perfect-information play-outs on bit masks, an exact endgame solver, a hand-strength
+estimator and the hand utility used by the PIMC bots (``pimc.py``).
+
+Everything works on a *sampled* deal (all four hands known), so these functions may look at every
+hand: they are only ever fed determinizations, never the real hidden cards.
+
+Representation: hands are 52-bit ints (bit = card id ``suit * 13 + rank``); a trick in progress is a
+list of card ids in play order plus the seat that led it; ``won`` is 4 trick counts by seat.
+"""
+
+from __future__ import annotations
+
+from ..cards import SUIT_MASKS
+from ..rules import Rules, score_hand
+
+__all__ = ["playout", "solve", "estimate_tricks", "HandUtility", "nil_risk"]
+
+SM = SUIT_MASKS
+S0, S1, S2, S3 = SUIT_MASKS
+NS = S0 | S1 | S2
+# ABOVE[c]: cards of higher id than c (restricted to c's suit by the caller).
+ABOVE = tuple(~((1 << (c + 1)) - 1) & ((1 << 52) - 1) for c in range(52))
+BELOW = tuple((1 << c) - 1 for c in range(52))
+
+
+def _low_rank(m: int) -> int:
+    """Card of lowest rank in ``m`` (non-spades before spades at equal rank); ``m`` non-zero."""
+    best = -1
+    br = 99
+    for s in (0, 1, 2, 3):
+        ch = (m >> (13 * s)) & 0x1FFF
+        if ch:
+            r = (ch & -ch).bit_length() - 1
+            if r < br:
+                br = r
+                best = 13 * s + r
+    return best
+
+
+def _high_rank(m: int) -> int:
+    """Card of highest rank in ``m`` (spades first at equal rank); ``m`` non-zero."""
+    best = -1
+    br = -1
+    for s in (3, 2, 1, 0):
+        ch = (m >> (13 * s)) & 0x1FFF
+        if ch:
+            r = ch.bit_length() - 1
+            if r > br:
+                br = r
+                best = 13 * s + r
+    return best
+
+
+def _beaters(legal: int, win: int) -> int:
+    """Cards of ``legal`` that beat ``win`` (the card now winning the trick)."""
+    ws = win // 13
+    if ws == 3:
+        return legal & S3 & ABOVE[win]
+    return (legal & SM[ws] & ABOVE[win]) | (legal & S3)
+
+
+def _can_beat(hand: int, win: int, led: int) -> bool:
+    """Whether a player holding ``hand`` can beat ``win`` in a trick led in suit ``led``."""
+    f = hand & SM[led]
+    legal = f if f else hand
+    return bool(_beaters(legal, win))
+
+
+def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = False,
+            log: list | None = None) -> list:
+    """Play the hand to the end with a fast rule-based policy for all four seats.
+
+    The policy sees all four hands (it runs on a determinization). Habits: a Nil bidder plays the
+    highest card that loses; its partner covers (wins high); the Nil's opponents play low under it
+    and lead suits it holds; a side that still needs tricks for its contract (or can set the
+    opponents) wins tricks cheaply with the lowest safe winner; a side whose contract is safe ducks
+    (plays its highest losing card) to avoid bags.
+
+    Args:
+        hands: 4 masks by seat (cards still held; not modified).
+        trick: card ids of the trick in progress, in play order (not modified).
+        leader: seat that led ``trick`` (or leads next when ``trick`` is empty).
+        won: 4 trick counts by seat so far.
+        broken: whether spades are broken.
+        bids: 4 ints by seat (0 = Nil).
+        flb: ``Rules.forced_spade_lead_breaks``.
+        log: optional list; the cards played are appended to it in order (for tests).
+    Returns:
+        list of 4 final trick counts by seat.
+    """
+    h = list(hands)
+    won = list(won)
+    trick = list(trick)
+    nil = [b == 0 for b in bids]
+    contract = (bids[0] * (bids[0] > 0) + bids[2] * (bids[2] > 0),
+                bids[1] * (bids[1] > 0) + bids[3] * (bids[3] > 0))
+    n = len(trick)
+    p = (leader + n) & 3
+    if n:
+        led = trick[0] // 13
+        win = trick[0]
+        wseat = leader
+        for i in range(1, n):
+            c = trick[i]
+            cs = c // 13
+            if (cs == win // 13 and c > win) or (cs == 3 and win // 13 != 3):
+                win = c
+                wseat = (leader + i) & 3
+    else:
+        led = -1
+        win = -1
+        wseat = -1
+    left = h[0].bit_count() + h[1].bit_count() + h[2].bit_count() + h[3].bit_count()
+    while left:
+        hand = h[p]
+        # ---- legal cards
+        if n:
+            legal = hand & SM[led]
+            if not legal:
+                legal = hand
+        elif broken or not (hand & NS):
+            legal = hand
+        else:
+            legal = hand & NS
+        if not (legal & (legal - 1)):
+            card = legal.bit_length() - 1
+        else:
+            card = _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken)
+        # ---- apply
+        if log is not None:
+            log.append(card)
+        h[p] = hand & ~(1 << card)
+        left -= 1
+        cs = card // 13
+        if n == 0:
+            led = cs
+            win = card
+            wseat = p
+            if cs == 3 and not broken and flb:
+                broken = True
+        else:
+            if cs != led and cs == 3:
+                broken = True
+            if (cs == win // 13 and card > win) or (cs == 3 and win // 13 != 3):
+                win = card
+                wseat = p
+        n += 1
+        if n == 4:
+            won[wseat] += 1
+            p = wseat
+            n = 0
+            led = -1
+        else:
+            p = (p + 1) & 3
+    return won
+
+
+def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken) -> int:
+    """The play-out policy's card for seat ``p`` (``legal`` has at least 2 cards)."""
+    partner = p ^ 2
+    # ---------------------------------------------------------------- Nil bidder
+    if nil[p] and not won[p]:
+        if n == 0:
+            return _low_rank(legal)
+        lose = legal & ~_beaters(legal, win)
+        if lose:
+            return _high_rank(lose)
+        return _high_rank(legal)
+    # ---------------------------------------------------------------- partner of a live Nil
+    if nil[partner] and not won[partner]:
+        if n == 0:
+            return _high_rank(legal)
+        # partner still to play this trick, or partner winning: take the trick high
+        if wseat == partner or n <= 1:
+            b = _beaters(legal, win)
+            if b:
+                if n < 3:
+                    return _high_rank(b)
+                return (b & -b).bit_length() - 1
+            return _low_rank(legal)
+    # ---------------------------------------------------------------- opponent of a live Nil
+    o1 = (p + 1) & 3
+    o2 = (p + 3) & 3
+    tnil = -1
+    if nil[o1] and not won[o1]:
+        tnil = o1
+    elif nil[o2] and not won[o2]:
+        tnil = o2
+    if tnil >= 0:
+        if n == 0:
+            nh = h[tnil]
+            best = -1
+            for s in (0, 1, 2, 3):
+                mine = legal & SM[s]
+                theirs = nh & SM[s]
+                if mine and theirs:
+                    lo = (mine & -mine).bit_length() - 1
+                    if lo < theirs.bit_length() - 1:
+                        if best < 0 or lo % 13 < best % 13:
+                            best = lo
+            if best >= 0:
+                return best
+            return _low_rank(legal)
+        to_play = (tnil - p) % 4 <= 3 - n  # the Nil bidder plays after us in this trick
+        if wseat == tnil:
+            lose = legal & ~_beaters(legal, win)
+            if lose:
+                return _high_rank(lose)
+            return _low_rank(legal)
+        if to_play:
+            return _low_rank(legal)
+    # ---------------------------------------------------------------- contract play
+    team = p & 1
+    need = contract[team] - (won[team] * (not nil[team])) - (won[team + 2] * (not nil[team + 2]))
+    ot = team ^ 1
+    oneed = contract[ot] - (won[ot] * (not nil[ot])) - (won[ot + 2] * (not nil[ot + 2]))
+    tleft = 13 - won[0] - won[1] - won[2] - won[3]
+    want = need > 0 or (oneed > 0 and tleft - oneed <= 1)
+    if want:
+        if n == 0:
+            # lead a sure winner (top card of its suit that no opponent can ruff)
+            oh1 = h[o1]
+            oh2 = h[o2]
+            others = h[partner] | oh1 | oh2
+            for s in (2, 1, 0, 3):
+                mine = legal & SM[s]
+                if not mine:
+                    continue
+                top = mine.bit_length() - 1
+                if others & SM[s] & ABOVE[top]:
+                    continue
+                if s != 3 and ((not oh1 & SM[s] and oh1 & S3) or (not oh2 & SM[s] and oh2 & S3)):
+                    continue
+                return top
+            # lead low towards partner's winner
+            ph = h[partner]
+            for s in (2, 1, 0):
+                mine = legal & SM[s]
+                pm = ph & SM[s]
+                if mine and pm and not ((oh1 | oh2) & SM[s] & ABOVE[pm.bit_length() - 1]):
+                    return (mine & -mine).bit_length() - 1
+            # else low from the longest suit
+            bs = -1
+            bl = -1
+            for s in (0, 1, 2, 3):
+                ln = (legal & SM[s]).bit_count()
+                if ln > bl or (ln == bl and s != 3):
+                    if ln:
+                        bl = ln
+                        bs = s
+            m = legal & SM[bs]
+            return (m & -m).bit_length() - 1
+        if wseat == partner:
+            # partner winning: is it safe against the opponent still to play?
+            safe = True
+            if n < 3 and _can_beat(h[o1], win, led):
+                safe = False
+            if safe:
+                lose = legal & ~_beaters(legal, win)
+                return _low_rank(lose if lose else legal)
+        b = _beaters(legal, win)
+        if b:
+            if n == 3:
+                bb = b & SM[led]
+                if not bb:
+                    bb = b
+                return (bb & -bb).bit_length() - 1
+            # lowest winner that the opponent(s) after us cannot beat
+            rest = b
+            while rest:
+                c = (rest & -rest).bit_length() - 1
+                ok = True
+                if _can_beat(h[o1], c, led):
+                    ok = False
+                elif n == 1 and _can_beat(h[o2], c, led):
+                    ok = False
+                if ok:
+                    return c
+                rest &= rest - 1
+            # cannot win for sure: second hand low, third hand high
+            if n == 2:
+                return _high_rank(b & SM[led]) if b & SM[led] else (b & -b).bit_length() - 1
+        lose = legal & ~b
+        return _low_rank(lose if lose else legal)
+    # ---------------------------------------------------------------- duck (contract safe)
+    if n == 0:
+        return _low_rank(legal)
+    lose = legal & ~_beaters(legal, win)
+    if lose:
+        return _high_rank(lose)
+    return _high_rank(legal)
+
+
+# ============================================================================ exact endgame solver
+
+def solve(hands, trick, leader: int, won, broken: bool, util, flb: bool = False) -> float:
+    """Exact minimax value of a perfect-information position (double-dummy) for team 0.
+
+    Team 0 (seats 0 and 2) maximizes ``util(won)``, team 1 minimizes it; ``util`` maps the final
+    4-tuple of tricks by seat to a number (e.g. ``HandUtility.value``). Cards adjacent in rank
+    in one hand (nothing between them left in other hands) are played as one (equivalence pruning);
+    results of positions at trick boundaries are memoized. Meant for the last 3-4 tricks.
+
+    Args:
+        hands, trick, leader, won, broken, flb: as in ``playout``.
+        util: callable on a 4-tuple of trick counts.
+    Returns:
+        The value of the position under best play by both teams.
+    """
+    memo: dict = {}
+    h = list(hands)
+    tr = list(trick)
+    w = list(won)
+    state = [broken]
+
+    def rec(p: int, ldr: int) -> float:
+        n = len(tr)
+        if n == 0:
+            if not (h[0] | h[1] | h[2] | h[3]):
+                return util(tuple(w))
+            key = (h[0], h[1], h[2], h[3], p, state[0], w[0], w[1], w[2], w[3])
+            v = memo.get(key)
+            if v is not None:
+                return v
+        hand = h[p]
+        if n:
+            led = tr[0] // 13
+            legal = hand & SM[led] or hand
+        elif state[0] or not (hand & NS):
+            legal = hand
+        else:
+            legal = hand & NS
+        maxi = (p & 1) == 0
+        best = None
+        others = (h[0] | h[1] | h[2] | h[3]) & ~hand
+        prev = -2
+        m = legal
+        while m:
+            c = (m & -m).bit_length() - 1
+            m &= m - 1
+            # skip a card equivalent to the previous one tried (same suit, nothing between)
+            if prev >= 0 and prev // 13 == c // 13 and not (others & ABOVE[prev] & BELOW[c]):
+                prev = c
+                continue
+            prev = c
+            bit = 1 << c
+            h[p] = hand & ~bit
+            saved_broken = state[0]
+            cs = c // 13
+            if n == 0 and cs == 3 and not state[0] and flb:
+                state[0] = True
+            elif n and cs == 3 and tr[0] // 13 != 3:
+                state[0] = True
+            tr.append(c)
+            if n == 3:
+                # trick complete
+                wi = 0
+                wc = tr[0]
+                for i in (1, 2, 3):
+                    x = tr[i]
+                    if (x // 13 == wc // 13 and x > wc) or (x // 13 == 3 and wc // 13 != 3):
+                        wc = x
+                        wi = i
+                ws = (ldr + wi) & 3
+                saved = tr[:]
+                tr.clear()
+                w[ws] += 1
+                v = rec(ws, ws)
+                w[ws] -= 1
+                tr.extend(saved)
+            else:
+                v = rec((p + 1) & 3, ldr)
+            tr.pop()
+            state[0] = saved_broken
+            h[p] = hand
+            if best is None or (v > best if maxi else v < best):
+                best = v
+        if n == 0:
+            memo[key] = best
+        return best
+
+    p = (leader + len(tr)) & 3
+    return rec(p, leader)
+
+
+# ============================================================================ hand estimator
+
+def _side_value(ch: int) -> float:
+    ln = ch.bit_count()
+    v = 0.0
+    if ch >> 12 & 1:
+        v += 0.95 if ln <= 6 else 0.7
+    if ch >> 11 & 1:
+        v += (0.8 if ln >= 2 else 0.3) if ln <= 5 else 0.5
+    if ch >> 10 & 1:
+        v += 0.45 if 3 <= ln <= 4 else (0.15 if ln == 2 else 0.1)
+    return v
+
+
+def _spade_value(ch: int) -> float:
+    ln = ch.bit_count()
+    v = 0.0
+    if ch >> 12 & 1:
+        v += 1.0
+    if ch >> 11 & 1:
+        v += 0.9 if ln >= 2 else 0.5
+    if ch >> 10 & 1:
+        v += 0.65 if ln >= 3 else 0.25
+    if ch >> 9 & 1 and ln >= 4:
+        v += 0.35
+    v += max(0, ln - 3) * 0.85
+    return v
+
+
+_SIDE = tuple(_side_value(c) for c in range(1 << 13))
+_SPADE = tuple(_spade_value(c) for c in range(1 << 13))
+_SHORT = (0.9, 0.55, 0.15)  # extra ruffing value of a void / singleton / doubleton
+
+
+def estimate_tricks(hand: int) -> float:
+    """Rough expected tricks of a 13-card hand (high cards, long spades, ruffing shortness).
+
+    A fast stand-in for a bidding model (BOTS.md strategy notes): aces, guarded kings, queens in
+    3-4 card suits, spade honours and length beyond three, and voids/singletons/doubletons worth a
+    ruff each while spare spades last. Returns a float (about the tricks such a hand takes).
+    """
+    c0 = hand & 0x1FFF
+    c1 = (hand >> 13) & 0x1FFF
+    c2 = (hand >> 26) & 0x1FFF
+    c3 = hand >> 39
+    v = _SIDE[c0] + _SIDE[c1] + _SIDE[c2] + _SPADE[c3]
+    spare = c3.bit_count() - 1 - (c3 >> 12 & 1) - (c3 >> 11 & 1)
+    if spare > 0:
+        r = 0.0
+        for ch in (c0, c1, c2):
+            ln = ch.bit_count()
+            if ln < 3:
+                r += _SHORT[ln]
+        v += min(r, spare * 0.8)
+    return v
+
+
+def nil_risk(hand: int) -> float:
+    """Rough danger of a Nil with this hand: high spades, long spades, and unguarded high cards
+    (BOTS.md: a safe Nil has no high spades, many low cards, no unguarded kings or queens).
+    0 = very safe; above about 2.5 a Nil is unlikely."""
+    c3 = hand >> 39
+    risk = 0.0
+    risk += 3.0 * (c3 >> 12 & 1) + 2.0 * (c3 >> 11 & 1) + 1.2 * (c3 >> 10 & 1) + 0.6 * (c3 >> 9 & 1)
+    risk += max(0, c3.bit_count() - 3) * 0.8
+    for s in (0, 1, 2):
+        ch = (hand >> (13 * s)) & 0x1FFF
+        ln = ch.bit_count()
+        for r in (12, 11, 10, 9):
+            if ch >> r & 1:
+                lower = (ch & ((1 << r) - 1)).bit_count()
+                risk += max(0.0, (r - 8) * 0.45 - 0.4 * lower)
+        _ = ln
+    return risk
+
+
+# ============================================================================ utility
+
+class HandUtility:
+    """Value of a hand's final trick counts for one team: its score difference against the other.
+
+    ``value(won)`` = (points of ``team``) - (points of the other team), where a team's points are
+    its ``score_hand`` hand points (contract made/set, Nil bonus/penalty, a bag penalty if the bag
+    count reaches ``bag_limit`` this hand) minus ``bag_value`` for each bag left on the bag count
+    (bags carried over cost ``bag_penalty / bag_limit`` = 10 points each in the long run), so every
+    bag costs its real price whether or not it trips the penalty now (RULES.md, Scoring a hand).
+    Near the end of the game (a team within 100 of the target) carried bags are valued at half.
+
+    Args:
+        bids: 4 ints by seat (0 = Nil).
+        blind: 4 bools by seat.
+        bags: 2 team bag counts before the hand.
+        scores: 2 team totals before the hand.
+        rules: the ``Rules``.
+        team: 0 or 1, the team whose difference is returned.
+    """
+
+    __slots__ = ("bids", "blind", "bags", "scores", "rules", "team", "cache", "bag_value")
+
+    def __init__(self, bids, blind, bags, scores, rules: Rules, team: int):
+        self.bids = tuple(bids)
+        self.blind = tuple(bool(b) for b in blind)
+        self.bags = tuple(bags)
+        self.scores = tuple(scores)
+        self.rules = rules
+        self.team = team
+        bv = rules.bag_penalty / rules.bag_limit
+        if max(scores) >= rules.target_score - 100:
+            bv *= 0.5
+        self.bag_value = bv
+        self.cache: dict = {}
+
+    def value(self, won) -> float:
+        """Score difference (float) for ``team`` given 4 final trick counts by seat."""
+        key = tuple(won)
+        v = self.cache.get(key)
+        if v is None:
+            t = score_hand(self.bids, key, self.bags, self.rules, self.blind, self.scores)
+            pts = []
+            for i in (0, 1):
+                ts = t[i]
+                # change of the carried bag count (negative when the penalty removed 10 bags)
+                carried = ts.bags_after - self.bags[i]
+                pts.append(ts.hand_points - self.bag_value * carried)
+            v = pts[self.team] - pts[1 - self.team]
+            self.cache[key] = v
+        return v
+
+    __call__ = value
