@@ -1,0 +1,427 @@
+"""Arena: measure two players against each other with duplicate deals.
+
+Usage::
+
+    python -m spades_env.arena --team0 hard --team1 medium --games 200 --seed 1 [--json out.json]
+    python -m spades_env.arena --team0 medium --team1 easy --hands 2000 --seed 1
+
+**Duplicate deals.** Games come in pairs that share one deal sequence (the same game seed, so the
+k-th hand of both games is dealt the same cards by the same dealer). In the first game of a pair
+side A sits in seats 0 and 2 and side B in seats 1 and 3; in the second the seats are rotated by one,
+so each side receives the cards the other side held. Luck of the deal cancels within a pair.
+
+**Full games** (default) are played to the rules' target (``Rules``, default 500). A game still
+running after ``hand_cap`` hands (default 100) stops as a *truncation* and counts as a draw (RULES.md
+allows a hand cap as a truncation). **Single hands** (``--hands N``): N deals, each played twice (the
+sides swapped), one hand each from 0-0; only point differences and contract statistics are reported.
+
+Statistics (``scipy.stats``): games won with a Clopper-Pearson 95% interval
+(``binomtest(...).proportion_ci``; a truncated game counts as half a win in the point estimate, as
+not a win in the interval); the average point difference per hand (side A minus side B, hand points
+including bag penalties) with a Student-t 95% interval over the per-pair differences (each pair's
+total difference divided by its number of hands), so the interval respects the pairing; and per side:
+contracts made/set, Nil and Blind Nil bids and successes, bags per hand, average team contract, and
+seconds per decision (mean and median of the time spent in ``act``).
+
+As a library: ``result = play_match("medium", "easy", games=100, seed=1)`` returns an ``ArenaResult``.
+A player is a ``make_bot`` name, an object with ``act(view)`` (used for both seats of its side), or a
+callable ``factory(seed) -> player`` (called once per seat, per game, with a derived seed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from .engine import Phase, SpadesGame
+from .rules import Rules
+
+__all__ = ["SideStats", "ArenaResult", "play_match", "main"]
+
+
+@dataclass
+class SideStats:
+    """Totals and statistics of one side over a match.
+
+    Attributes:
+        name: the player's label.
+        games_won: games won (int); ``win_rate``: (won + 0.5 * truncated) / games (float, nan in
+            ``--hands`` mode); ``win_ci``: Clopper-Pearson 95% interval of won / games.
+        hands: hands played (the same for both sides).
+        points: total hand points (int, bag penalties included).
+        contracts: hands with a contract; ``contracts_made`` / ``contracts_set``: made or set.
+        nil_bids / nil_made: Nil bids (not blind) and those that succeeded; ``blind_nil_bids`` /
+            ``blind_nil_made`` the same for Blind Nil.
+        bags: bags taken (overtricks plus failed Nil tricks); ``bags_per_hand`` = bags / hands.
+        avg_team_bid: mean contract (sum of the non-Nil bids) per hand.
+        decisions: calls to ``act``; ``sec_per_decision_mean`` / ``_median``: seconds per call.
+    """
+
+    name: str
+    games_won: int = 0
+    win_rate: float = float("nan")
+    win_ci: tuple = (float("nan"), float("nan"))
+    hands: int = 0
+    points: int = 0
+    contracts: int = 0
+    contracts_made: int = 0
+    contracts_set: int = 0
+    nil_bids: int = 0
+    nil_made: int = 0
+    blind_nil_bids: int = 0
+    blind_nil_made: int = 0
+    bags: int = 0
+    bags_per_hand: float = float("nan")
+    avg_team_bid: float = float("nan")
+    decisions: int = 0
+    sec_per_decision_mean: float = float("nan")
+    sec_per_decision_median: float = float("nan")
+    _bid_total: int = field(default=0, repr=False)
+    _times: list = field(default_factory=list, repr=False)
+
+
+@dataclass
+class ArenaResult:
+    """Outcome of ``play_match``.
+
+    Attributes:
+        mode: ``"games"`` or ``"hands"``.
+        seed: the match seed; ``rules``: the ``Rules`` as a dict; ``hand_cap``: hands per game cap.
+        games: games played (2 per duplicate pair; in hands mode, single-hand deals played).
+        pairs: duplicate pairs.
+        truncated: games stopped by the hand cap (draws).
+        sides: ``(SideStats, SideStats)`` for side A (``team0``) and side B (``team1``).
+        point_diff_per_hand: mean over pairs of (A points - B points) / hands in the pair.
+        point_diff_ci: Student-t 95% interval of that mean (nan with fewer than 2 pairs).
+        pair_diffs: the per-pair differences per hand (list of floats, in pair order).
+        pair_seeds: the game seed of each pair (both games of a pair use the same deals).
+        seconds: wall time of the match.
+    """
+
+    mode: str
+    seed: int | None
+    rules: dict
+    hand_cap: int
+    games: int
+    pairs: int
+    truncated: int
+    sides: tuple
+    point_diff_per_hand: float
+    point_diff_ci: tuple
+    pair_diffs: list
+    pair_seeds: list
+    seconds: float
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        for s in d["sides"]:
+            s.pop("_bid_total", None)
+            s.pop("_times", None)
+        return d
+
+    def summary(self) -> str:
+        """A text table of the result, one column per side."""
+        a, b = self.sides
+        lines = [f"arena: {a.name} (A) vs {b.name} (B), {self.mode} mode, {self.pairs} duplicate "
+                 f"pairs = {self.games} {'games' if self.mode == 'games' else 'hands'}, seed "
+                 f"{self.seed}, {self.seconds:.1f} s"]
+        lo, hi = self.point_diff_ci
+        lines.append(f"point difference per hand (A - B): {self.point_diff_per_hand:+.2f}  "
+                     f"95% CI [{lo:+.2f}, {hi:+.2f}]")
+        if self.mode == "games":
+            lines.append(f"truncated games (hand cap {self.hand_cap}, draws): {self.truncated}")
+
+        def pct(x, n):
+            return f"{x}/{n} ({100.0 * x / n:.1f}%)" if n else f"{x}/0"
+
+        rows = []
+        if self.mode == "games":
+            rows.append(("games won", *(f"{s.games_won}/{self.games} ({100 * s.win_rate:.1f}%)"
+                                        for s in (a, b))))
+            rows.append(("win rate 95% CI", *(f"[{100 * s.win_ci[0]:.1f}%, {100 * s.win_ci[1]:.1f}%]"
+                                              for s in (a, b))))
+        rows += [
+            ("hands", str(a.hands), str(b.hands)),
+            ("points per hand", *(f"{s.points / s.hands:+.1f}" if s.hands else "nan"
+                                  for s in (a, b))),
+            ("contracts set", *(pct(s.contracts_set, s.contracts) for s in (a, b))),
+            ("Nil bids (made)", *(f"{s.nil_bids} ({s.nil_made})" for s in (a, b))),
+            ("Blind Nil bids (made)", *(f"{s.blind_nil_bids} ({s.blind_nil_made})"
+                                        for s in (a, b))),
+            ("bags per hand", *(f"{s.bags_per_hand:.2f}" for s in (a, b))),
+            ("average team bid", *(f"{s.avg_team_bid:.2f}" for s in (a, b))),
+            ("decisions", *(str(s.decisions) for s in (a, b))),
+            ("ms per decision (mean)", *(f"{1e3 * s.sec_per_decision_mean:.3f}" for s in (a, b))),
+            ("ms per decision (median)", *(f"{1e3 * s.sec_per_decision_median:.3f}"
+                                           for s in (a, b))),
+        ]
+        w0 = max(len(r[0]) for r in rows)
+        w1 = max(max(len(r[1]) for r in rows), len(a.name) + 4)
+        lines.append(f"{'':<{w0}}  {a.name + ' (A)':>{w1}}  {b.name + ' (B)'}")
+        for r in rows:
+            lines.append(f"{r[0]:<{w0}}  {r[1]:>{w1}}  {r[2]}")
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- players
+def _player_label(p) -> str:
+    if isinstance(p, str):
+        return p
+    return getattr(p, "name", None) or type(p).__name__
+
+
+def _make_players(spec, seeds) -> list:
+    """Two players (one per seat of a side) from a spec: name, object with act, or factory."""
+    if isinstance(spec, str):
+        from .bots import make_bot
+        return [make_bot(spec, seed=s) for s in seeds]
+    if hasattr(spec, "act"):
+        return [spec, spec]
+    if callable(spec):
+        out = [spec(s) for s in seeds]
+        for o in out:
+            if not hasattr(o, "act"):
+                raise ValueError(f"player factory returned {o!r}, which has no act(view) method")
+        return out
+    raise ValueError(f"a player must be a bot name, an object with act(view) or a factory, "
+                     f"got {spec!r}")
+
+
+# --------------------------------------------------------------------------- one game
+def _play_one(game: SpadesGame, seat_players: list, seat_side: list, sides, hand_cap: int,
+              single_hand: bool) -> tuple[bool, int | None]:
+    """Play ``game`` until over (or the cap); record decision times. Returns (truncated, winner
+    side or None)."""
+    perf = time.perf_counter
+    times = (sides[0]._times, sides[1]._times)
+    while game.phase != Phase.GAME_OVER:
+        if single_hand and game.hand_number >= 1:
+            break
+        if game.hand_number >= hand_cap:
+            return True, None
+        p = game.current_player
+        view = game.view(p)
+        t0 = perf()
+        action = seat_players[p].act(view)
+        times[seat_side[p]].append(perf() - t0)
+        game.apply(action)  # raises IllegalActionError for a bad action
+    if game.phase == Phase.GAME_OVER:
+        return False, seat_side[game.winner]  # winner team t = the side on seat t
+    return False, None
+
+
+def _record_hands(game: SpadesGame, seat_side: list, sides) -> list[int]:
+    """Add the game's hand statistics to the sides; return total points per side."""
+    pts = [0, 0]
+    for hr in game.hand_results:
+        for team, ts in enumerate(hr.teams):
+            side = seat_side[team]
+            st = sides[side]
+            st.hands += 1
+            st.points += ts.hand_points
+            pts[side] += ts.hand_points
+            st.bags += ts.bags
+            st._bid_total += ts.contract
+            if ts.contract > 0:
+                st.contracts += 1
+                st.contracts_made += bool(ts.made)
+                st.contracts_set += ts.made is False
+            for bid, blind, tricks in zip(ts.bids, ts.blind, ts.tricks):
+                if bid == 0:
+                    if blind:
+                        st.blind_nil_bids += 1
+                        st.blind_nil_made += tricks == 0
+                    else:
+                        st.nil_bids += 1
+                        st.nil_made += tricks == 0
+    return pts
+
+
+# --------------------------------------------------------------------------- match
+def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
+               rules: Rules | None = None, hands: int | None = None, hand_cap: int = 100,
+               progress: bool = False, names: tuple | None = None) -> ArenaResult:
+    """Play a duplicate match between two players and return an ``ArenaResult``.
+
+    Args:
+        team0, team1: side A and side B: a ``make_bot`` name (``"medium"``, ``"checkpoint:PATH"``),
+            an object with ``act(view) -> action id``, or a factory ``f(seed) -> player``.
+        games: full games to play (even, >= 2: ``games / 2`` duplicate pairs). Ignored when
+            ``hands`` is given.
+        seed: match seed (int); every game seed and bot seed derives from it, so the same seed
+            gives the same games.
+        rules: the ``Rules`` (default ``standard``).
+        hands: play this many single-hand deals instead (each twice, sides swapped); >= 2.
+        hand_cap: a game reaching this many hands stops as a truncation (draw).
+        progress: show a tqdm progress bar.
+        names: labels for the two sides (default: the bot names).
+    Raises:
+        ValueError: a bad count, an unknown bot name, or a player returning an illegal action
+            (``IllegalActionError``).
+    """
+    rules = rules if rules is not None else Rules()
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a spades_env.Rules, got {type(rules).__name__}")
+    if not isinstance(hand_cap, int) or hand_cap < 1:
+        raise ValueError(f"hand_cap must be a positive int, got {hand_cap!r}")
+    if hands is not None:
+        if not isinstance(hands, int) or hands < 2:
+            raise ValueError(f"hands must be an int >= 2, got {hands!r}")
+        pairs, mode = hands, "hands"
+    else:
+        if not isinstance(games, int) or games < 2 or games % 2:
+            raise ValueError(f"games must be an even int >= 2 (duplicate pairs), got {games!r}")
+        pairs, mode = games // 2, "games"
+    if seed is not None and (not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+    labels = names or (_player_label(team0), _player_label(team1))
+    sides = (SideStats(name=str(labels[0])), SideStats(name=str(labels[1])))
+    root = np.random.SeedSequence(seed)
+    pair_seqs = root.spawn(pairs)
+    pair_diffs: list[float] = []
+    pair_seeds: list[int] = []
+    truncated = 0
+    wins_half = [0.0, 0.0]
+    t_start = time.perf_counter()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=2 * pairs, unit="hand" if mode == "hands" else "game", file=sys.stderr,
+                   dynamic_ncols=True)
+    try:
+        for i in range(pairs):
+            game_seed, bot_seq = pair_seqs[i].generate_state(2, dtype=np.uint64).tolist()
+            pair_seeds.append(int(game_seed))
+            bot_seeds = np.random.SeedSequence(int(bot_seq)).generate_state(4).tolist()
+            pts = [0, 0]
+            n_hands = 0
+            for rot in (0, 1):
+                # rot 0: side A on seats 0 and 2; rot 1: seats rotated by one, A on 1 and 3
+                seat_side = [(s + rot) & 1 for s in range(4)]
+                pa = _make_players(team0, bot_seeds[0:2])
+                pb = _make_players(team1, bot_seeds[2:4])
+                seat_players = [None] * 4
+                for k, s in enumerate((rot, rot + 2)):
+                    seat_players[s] = pa[k]
+                for k, s in enumerate((1 - rot, 3 - rot)):
+                    seat_players[s] = pb[k]
+                game = SpadesGame(rules, seed=int(game_seed))
+                trunc, win_side = _play_one(game, seat_players, seat_side, sides, hand_cap,
+                                            mode == "hands")
+                p = _record_hands(game, seat_side, sides)
+                pts[0] += p[0]
+                pts[1] += p[1]
+                n_hands += len(game.hand_results)
+                if mode == "games":
+                    if trunc:
+                        truncated += 1
+                        wins_half[0] += 0.5
+                        wins_half[1] += 0.5
+                    else:
+                        sides[win_side].games_won += 1
+                        wins_half[win_side] += 1.0
+                if bar is not None:
+                    bar.update(1)
+            pair_diffs.append((pts[0] - pts[1]) / max(1, n_hands))
+    finally:
+        if bar is not None:
+            bar.close()
+
+    n_games = 2 * pairs
+    for k, st in enumerate(sides):
+        if mode == "games":
+            st.win_rate = wins_half[k] / n_games
+            ci = stats.binomtest(st.games_won, n_games).proportion_ci(0.95, method="exact")
+            st.win_ci = (float(ci.low), float(ci.high))
+        if st.hands:
+            st.bags_per_hand = st.bags / st.hands
+            st.avg_team_bid = st._bid_total / st.hands
+        st.decisions = len(st._times)
+        if st._times:
+            arr = np.asarray(st._times)
+            st.sec_per_decision_mean = float(arr.mean())
+            st.sec_per_decision_median = float(np.median(arr))
+    d = np.asarray(pair_diffs, dtype=float)
+    mean = float(d.mean())
+    if len(d) >= 2 and d.std(ddof=1) > 0:
+        lo, hi = stats.t.interval(0.95, len(d) - 1, loc=mean, scale=stats.sem(d))
+        ci = (float(lo), float(hi))
+    elif len(d) >= 2:
+        ci = (mean, mean)
+    else:
+        ci = (float("nan"), float("nan"))
+    return ArenaResult(
+        mode=mode, seed=None if seed is None else int(seed), rules=rules.to_dict(),
+        hand_cap=hand_cap, games=n_games, pairs=pairs, truncated=truncated, sides=sides,
+        point_diff_per_hand=mean, point_diff_ci=ci, pair_diffs=[float(x) for x in d],
+        pair_seeds=pair_seeds, seconds=time.perf_counter() - t_start,
+    )
+
+
+def write_json_atomic(path: str, obj) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically (temp file in the same folder + os.replace)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".arena-", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(obj, f, indent=1, default=lambda x: None if isinstance(x, float)
+                      and math.isnan(x) else str(x))
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+# --------------------------------------------------------------------------- CLI
+def _parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="python -m spades_env.arena",
+        description="Play two players against each other with duplicate deals and report "
+                    "win rates and point differences with 95% confidence intervals.")
+    p.add_argument("--team0", required=True, help="side A: random, easy, medium, hard, insane "
+                   "or checkpoint:PATH")
+    p.add_argument("--team1", required=True, help="side B (same choices)")
+    p.add_argument("--games", type=int, default=200, help="full games (even: duplicate pairs)")
+    p.add_argument("--hands", type=int, default=None,
+                   help="play this many single-hand deals (each twice) instead of full games")
+    p.add_argument("--seed", type=int, default=1, help="match seed")
+    p.add_argument("--rules", default="standard", help="rules preset: standard, short, house")
+    p.add_argument("--target", type=int, default=None, help="override the target score")
+    p.add_argument("--hand-cap", type=int, default=100, help="hands before a game is truncated")
+    p.add_argument("--json", default=None, help="also write the full result to this JSON file")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    """Command-line entry point (see the module docstring)."""
+    args = _parse_args(argv)
+    try:
+        rules = Rules.preset(args.rules)
+        if args.target is not None:
+            rules = Rules.from_dict({**rules.to_dict(), "target_score": args.target})
+        result = play_match(args.team0, args.team1, games=args.games, seed=args.seed,
+                            rules=rules, hands=args.hands, hand_cap=args.hand_cap,
+                            progress=not args.no_progress)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(result.summary())
+    if args.json:
+        write_json_atomic(args.json, result.to_dict())
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
