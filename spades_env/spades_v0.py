@@ -462,11 +462,32 @@ class raw_env(AECEnv, EzPickle):
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed=None, options=None):
-        """Start a new game (episode). ``seed`` (int) fixes the dealer draw and every deal."""
+        """Start a new game (episode). ``seed`` (int) fixes the dealer draw and every deal.
+
+        ``options={"game": g}`` starts from a copy of the ``SpadesGame`` ``g`` instead (for
+        example ``SpadesGame.from_deal(...)`` for a scripted deal; its rules must equal the env's);
+        hands are then counted from ``g.hand_number``. Other ``options`` keys are ignored
+        (PettingZoo's api_test passes some).
+
+        Raises:
+            ValueError: a ``game`` that is not a running
+                ``SpadesGame`` under the env's rules.
+        """
         if seed is not None or self._np_random is None:
             self._np_random = np.random.default_rng(seed)
         game_seed = int(self._np_random.integers(2 ** 63))
-        self.game = SpadesGame(self.rules, seed=game_seed)
+        start = None
+        if options:
+            start = options.get("game")
+            if start is not None:
+                if not isinstance(start, SpadesGame):
+                    raise ValueError(f"options['game'] must be a SpadesGame, got {start!r}")
+                if start.rules != self.rules:
+                    raise ValueError(f"options['game'] has rules {start.rules}, the env has "
+                                     f"{self.rules}")
+                if start.is_over:
+                    raise ValueError("options['game'] is already over")
+        self.game = SpadesGame(self.rules, seed=game_seed) if start is None else start.clone()
         self._episode_hands = 0
         self._done = False
         self._rewards_dirty = False
@@ -477,7 +498,10 @@ class raw_env(AECEnv, EzPickle):
         self.truncations = dict.fromkeys(AGENTS, False)
         self.infos = {a: {} for a in AGENTS}
         self._skip_agent_selection = None
-        self._enc.new_hand(self.game)
+        if start is None:
+            self._enc.new_hand(self.game)
+        else:
+            self._enc.rebuild(self.game)
         self.agent_selection = AGENTS[self.game.current_player]
         if self.render_mode == "human":
             self.render()

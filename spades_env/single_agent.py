@@ -1,0 +1,193 @@
+"""Gymnasium single-agent Spades: one learned seat, bots in the other three.
+
+``SpadesSingleAgentEnv`` runs the ``spades_v0`` AEC env (same observation vector, same rewards,
+same options) and lets bots play every seat but ``seat``. A bot is a level name for
+``spades_env.bots.make_bot`` (``"random"``, ``"easy"``, ``"medium"``, ...) or any callable
+``view -> action id`` taking a ``PlayerView`` (so it sees only its own seat's information).
+
+| item              | value                                                                 |
+|-------------------|-----------------------------------------------------------------------|
+| observation_space | ``Box`` float32, shape ``(575,)`` (``(3487,)`` with ``history=True``): the ``spades_v0`` vector of ``seat`` |
+| action_space      | ``Discrete(68)``: the engine's action ids                              |
+| action_masks()    | bool ``(68,)``: legal actions now (what ``sb3_contrib.MaskablePPO`` calls); also ``info["action_mask"]`` as int8 |
+| reward            | the ``spades_v0`` reward of ``seat``, summed over its own move and the bots' moves up to its next turn |
+| terminated        | the game (or the ``hands_per_episode`` episode) is over; or an illegal action (see below) |
+| truncated         | ``max_hands`` reached                                                  |
+| info              | ``action_mask``; ``hand_result`` (score table) after a hand ends; ``winner`` at game end |
+
+An illegal action ends the episode with ``illegal_reward`` (default -1) and
+``info["illegal_action"]`` holding the engine's reason, as PettingZoo's ``TerminateIllegalWrapper``
+does; with ``illegal_action="raise"`` it raises ``IllegalActionError`` instead (state unchanged).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .bots import make_bot
+from .cards import NUM_ACTIONS
+from .engine import IllegalActionError
+from .spades_v0 import AGENTS, raw_env
+
+BotSpec = "str | Callable"
+
+
+class SpadesSingleAgentEnv(gymnasium.Env):
+    """One seat learned, bots in the other three (module docstring: spaces, reward, info).
+
+    Args:
+        seat: the learned seat, 0..3.
+        partner: bot for seat ``seat + 2``: a ``make_bot`` name or a callable ``view -> action``.
+        opponents: bot for both opponents, or a pair ``(left, right)`` (seats ``seat+1``,
+            ``seat+3``).
+        illegal_action: ``"terminate"`` (default) or ``"raise"``.
+        illegal_reward: reward for an illegal action under ``"terminate"`` (float, default -1).
+        render_mode: None, ``"ansi"`` or ``"human"``.
+        **options: ``spades_v0.raw_env`` options (``reward``, ``hands_per_episode``,
+            ``max_hands``, ``history``, ``rules`` and ``Rules`` fields).
+    Raises:
+        ValueError: a bad seat, bot spec or option (the message names it).
+
+    Named bots are rebuilt on every ``reset`` with seeds drawn from the env's seeded generator,
+    so ``reset(seed=s)`` replays the same game when the learner plays the same actions. Callable
+    bots keep their own state and randomness.
+    """
+
+    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+
+    def __init__(self, seat: int = 0, partner="medium", opponents="medium",
+                 illegal_action: str = "terminate", illegal_reward: float = -1.0,
+                 render_mode: str | None = None, **options):
+        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < 4:
+            raise ValueError(f"seat must be 0..3, got {seat!r}")
+        if illegal_action not in ("terminate", "raise"):
+            raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
+        self.seat = int(seat)
+        self.agent = AGENTS[self.seat]
+        if isinstance(opponents, (str, bytes)) or callable(opponents):
+            opponents = (opponents, opponents)
+        elif not (isinstance(opponents, Sequence) and len(opponents) == 2):
+            raise ValueError("opponents must be one bot (a name or a callable) or a pair of bots "
+                             f"(left, right), got {opponents!r}")
+        self._specs = {(self.seat + 2) & 3: partner, (self.seat + 1) & 3: opponents[0],
+                       (self.seat + 3) & 3: opponents[1]}
+        for s, spec in self._specs.items():
+            if not (isinstance(spec, str) or callable(spec)):
+                raise ValueError(f"bot for seat {s} must be a make_bot name or a callable "
+                                 f"view -> action, got {spec!r}")
+            if isinstance(spec, str):
+                make_bot(spec, seed=0)  # fail now, with make_bot's message, on a bad name
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        self.render_mode = render_mode
+        self._env = raw_env(render_mode=render_mode, **options)
+        self.observation_space = self._env.observation_space(self.agent)["observation"]
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self._bots: dict[int, Callable] = {}
+        self._done = True
+        self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+
+    @property
+    def game(self):
+        """The underlying ``SpadesGame`` (full information: for tests and tools, not agents)."""
+        return self._env.game
+
+    @property
+    def rules(self):
+        return self._env.rules
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Start a game; bots play until ``seat`` is to act. Returns ``(obs, info)``."""
+        super().reset(seed=seed)
+        rng = self.np_random
+        self._env.reset(seed=int(rng.integers(2 ** 63)))
+        self._bots = {}
+        for s in sorted(self._specs):
+            spec = self._specs[s]
+            bot_seed = int(rng.integers(2 ** 63))
+            self._bots[s] = make_bot(spec, seed=bot_seed) if isinstance(spec, str) else spec
+        self._done = False
+        self._advance()
+        obs, info = self._observe()
+        return obs, info
+
+    def _advance(self) -> float:
+        """Let the bots act until it is the learner's turn or the episode ends; returns the
+        learner's reward from those moves."""
+        env = self._env
+        me = self.agent
+        total = 0.0
+        while not (env.terminations[me] or env.truncations[me]) and env.agent_selection != me:
+            s = env.game.current_player
+            view = env.game.view(s)
+            action = self._bots[s](view)
+            try:
+                env.step(action)
+            except IllegalActionError as e:
+                raise ValueError(f"bot for seat {s} ({self._specs[s]!r}) chose an illegal action "
+                                 f"{action!r}: {e}") from None
+            total += env.rewards[me]
+        if env.terminations[me] or env.truncations[me]:
+            self._done = True
+        return total
+
+    def _observe(self):
+        d = self._env.observe(self.agent)
+        self._mask = d["action_mask"]
+        info = dict(self._env.infos[self.agent])
+        info["action_mask"] = self._mask
+        return d["observation"], info
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the learner now: bool array of shape ``(68,)`` (all False once the
+        episode is over)."""
+        return self._mask.astype(bool)
+
+    def step(self, action):
+        """Play ``action`` for the learner, then the bots until its next turn or the end.
+
+        Returns ``(obs, reward, terminated, truncated, info)``.
+        Raises:
+            RuntimeError: the episode is over (call ``reset``).
+            IllegalActionError: an illegal action with ``illegal_action="raise"``.
+        """
+        if self._done:
+            raise RuntimeError("the episode is over: call reset() before step()")
+        env = self._env
+        why = None
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)) \
+                or np.ndim(action) != 0:
+            why = f"action must be an int action id, got {action!r}"
+        else:
+            action = int(action)
+            if not 0 <= action < NUM_ACTIONS or not self._mask[action]:
+                why = env.game.explain_illegal(action) or f"action {action} is not legal now"
+        if why is not None:
+            if self.illegal_action == "raise":
+                raise IllegalActionError(why)
+            self._done = True
+            obs, info = self._observe()
+            self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+            info["action_mask"] = self._mask
+            info["illegal_action"] = why
+            return obs, self.illegal_reward, True, False, info
+        env.step(action)
+        reward = env.rewards[self.agent]
+        reward += self._advance()
+        obs, info = self._observe()
+        me = self.agent
+        return obs, float(reward), bool(env.terminations[me]), bool(env.truncations[me]), info
+
+    def render(self):
+        """Delegates to ``spades_v0`` rendering ("ansi" returns text, "human" prints)."""
+        return self._env.render()
+
+    def close(self):
+        self._env.close()
+
+
+__all__ = ["SpadesSingleAgentEnv"]
