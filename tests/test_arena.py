@@ -1,0 +1,139 @@
+"""Tests of the duplicate-deal arena (``spades_env.arena``)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from spades_env import Phase, Rules
+from spades_env.arena import ArenaResult, main, play_match
+from spades_env.bots import make_bot
+from spades_env.bots.heuristic import MediumBot
+
+SHORT = Rules(target_score=150)
+
+
+class Recorder:
+    """Wraps a bot; records the seat and hand of every first-hand bidding decision."""
+
+    def __init__(self, log, tag, seed):
+        self.log, self.tag = log, tag
+        self.bot = make_bot("medium", seed=seed)
+        self.name = "medium"
+
+    def act(self, view):
+        if view.phase == Phase.BIDDING and view.hand_number == 0 and view.hand:
+            self.log.append((self.tag, view.seat, view.hand))
+        return self.bot.act(view)
+
+
+def test_duplicate_pairing_gives_each_side_the_other_sides_cards():
+    log = []
+    made = []
+
+    def factory(tag):
+        def f(seed):
+            made.append(tag)
+            return Recorder(log, (tag, len(made)), seed)
+        return f
+
+    res = play_match(factory("A"), factory("B"), games=4, seed=3, rules=SHORT)
+    assert res.pairs == 2 and res.games == 4
+    assert made == ["A", "A", "B", "B"] * 4  # two seats per side, per game
+    # group the first-hand holdings by game: each game creates 4 players
+    by_game = {}
+    for (tag, k), seat, hand in log:
+        by_game.setdefault((k - 1) // 4, {})[seat] = (tag, hand)
+    for pair in range(2):
+        g1, g2 = by_game[2 * pair], by_game[2 * pair + 1]
+        assert {g1[0][0], g1[2][0]} == {"A"} and {g1[1][0], g1[3][0]} == {"B"}
+        assert {g2[0][0], g2[2][0]} == {"B"} and {g2[1][0], g2[3][0]} == {"A"}
+        for seat in range(4):
+            assert g1[seat][1] == g2[seat][1]  # same cards, other side holding them
+    assert res.pair_seeds[0] != res.pair_seeds[1]
+
+
+def test_identical_players_cancel_exactly():
+    # medium is deterministic: with the same player on both sides, the two games of a pair are
+    # identical with the sides swapped, so every per-pair difference is exactly 0
+    res = play_match("medium", "medium", games=6, seed=4, rules=SHORT)
+    assert res.pair_diffs == [0.0, 0.0, 0.0]
+    assert res.point_diff_per_hand == 0.0 and res.point_diff_ci == (0.0, 0.0)
+    a, b = res.sides
+    assert a.games_won == b.games_won == 3
+    assert a.points == b.points and a.bags == b.bags and a.contracts_set == b.contracts_set
+
+
+def test_ci_fields_and_counts():
+    res = play_match("easy", "random", games=4, seed=1, rules=SHORT)
+    a, b = res.sides
+    assert res.truncated == 0 and a.games_won == 4 and b.games_won == 0
+    # Clopper-Pearson for 4 of 4: lower bound 0.025 ** (1/4)
+    assert a.win_ci[0] == pytest.approx(0.025 ** 0.25) and a.win_ci[1] == pytest.approx(1.0)
+    assert b.win_ci[0] == pytest.approx(0.0) and b.win_ci[1] == pytest.approx(1 - 0.025 ** 0.25)
+    assert a.win_rate == 1.0
+    d = np.array(res.pair_diffs)
+    assert res.point_diff_per_hand == pytest.approx(d.mean())
+    half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+    assert res.point_diff_ci == pytest.approx((d.mean() - half, d.mean() + half))
+    assert res.point_diff_per_hand > 0
+    assert a.hands == b.hands > 0
+    assert a.decisions > 0 and a.sec_per_decision_median > 0
+    assert 0 <= a.contracts_set <= a.contracts <= a.hands
+    assert b.nil_made <= b.nil_bids
+    assert a.bags_per_hand == pytest.approx(a.bags / a.hands)
+
+
+def test_same_seed_same_result_and_hands_mode():
+    r1 = play_match("easy", "medium", hands=6, seed=9)
+    r2 = play_match("easy", "medium", hands=6, seed=9)
+    r3 = play_match("easy", "medium", hands=6, seed=10)
+    assert r1.mode == "hands" and r1.games == 12 and r1.sides[0].hands == 12
+    assert r1.pair_diffs == r2.pair_diffs and r1.pair_seeds == r2.pair_seeds
+    assert r1.pair_seeds != r3.pair_seeds
+    assert np.isnan(r1.sides[0].win_rate)
+
+
+def test_hand_cap_truncates_as_draw():
+    res = play_match("random", "random", games=2, seed=0, hand_cap=3)
+    assert res.truncated == 2
+    assert res.sides[0].games_won == res.sides[1].games_won == 0
+    assert res.sides[0].win_rate == 0.5 and res.sides[0].hands == 6
+
+
+def test_player_objects_and_bad_input():
+    bot = MediumBot()
+    res = play_match(bot, "easy", hands=2, seed=1, names=("mine", "easy"))
+    assert res.sides[0].name == "mine"
+    with pytest.raises(ValueError, match="even"):
+        play_match("easy", "easy", games=3)
+    with pytest.raises(ValueError, match="unknown bot"):
+        play_match("nobody", "easy", games=2)
+    with pytest.raises(ValueError, match="player"):
+        play_match(42, "easy", games=2)
+
+    class Cheater:
+        def act(self, view):
+            return 67  # never legal without Blind Nil
+
+    with pytest.raises(ValueError):
+        play_match(Cheater(), "easy", hands=2)
+
+
+def test_cli_prints_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    rc = main(["--team0", "medium", "--team1", "easy", "--hands", "4", "--seed", "2",
+               "--json", str(out), "--no-progress"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "point difference per hand" in text and "ms per decision (median)" in text
+    d = json.loads(out.read_text())
+    assert d["mode"] == "hands" and d["pairs"] == 4 and len(d["pair_diffs"]) == 4
+    assert d["sides"][0]["name"] == "medium" and "_times" not in d["sides"][0]
+    rc = main(["--team0", "medium", "--team1", "nobody", "--games", "2", "--no-progress"])
+    assert rc == 2
+    assert "unknown bot" in capsys.readouterr().err
+    assert isinstance(play_match("easy", "easy", hands=2), ArenaResult)
