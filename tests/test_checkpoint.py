@@ -1,0 +1,106 @@
+"""Checkpoint files: atomic writes, weights_only loads, clean errors on bad files, CheckpointBot."""
+
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from spades_env import SpadesGame
+from spades_env.bots import make_bot
+from training.checkpoint import build_agent, load_checkpoint, save_checkpoint
+from training.model import Agent
+from training.policy_bot import CheckpointBot
+
+
+def _payload(agent):
+    return {"config": {"name": "t"}, "model": agent.state_dict(),
+            "model_shape": {"hidden": agent.hidden, "head_hidden": agent.head_hidden},
+            "progress": {"iteration": 0}, "eval": []}
+
+
+@pytest.fixture()
+def ckpt(tmp_path):
+    torch.manual_seed(0)
+    agent = Agent(hidden=[32], head_hidden=16)
+    path = tmp_path / "a.pt"
+    save_checkpoint(str(path), _payload(agent))
+    return str(path), agent
+
+
+def test_roundtrip_and_atomic_write(ckpt, tmp_path):
+    path, agent = ckpt
+    assert os.listdir(tmp_path) == ["a.pt"]  # no temp file left behind
+    data = load_checkpoint(path)
+    b = build_agent(data)
+    for k, v in agent.state_dict().items():
+        assert torch.equal(v, b.state_dict()[k])
+
+
+def test_corrupt_files_fail_cleanly(ckpt, tmp_path):
+    path, _ = ckpt
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(np.random.default_rng(0).bytes(5000))
+    with pytest.raises(ValueError, match="garbage.pt"):
+        load_checkpoint(str(garbage))
+    truncated = tmp_path / "trunc.pt"
+    truncated.write_bytes(open(path, "rb").read()[:300])
+    with pytest.raises(ValueError, match="trunc.pt"):
+        load_checkpoint(str(truncated))
+    empty = tmp_path / "empty.pt"
+    empty.write_bytes(b"")
+    with pytest.raises(ValueError):
+        load_checkpoint(str(empty))
+    with pytest.raises(FileNotFoundError):
+        load_checkpoint(str(tmp_path / "missing.pt"))
+
+
+def test_foreign_torch_file_is_rejected(tmp_path):
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"state_dict": {"w": torch.zeros(3)}}, foreign)
+    with pytest.raises(ValueError, match="not a spades_env PPO checkpoint"):
+        load_checkpoint(str(foreign))
+    torch.save({"format": "spades_env.ppo_checkpoint", "version": 99}, foreign)
+    with pytest.raises(ValueError, match="version 99"):
+        load_checkpoint(str(foreign))
+
+
+def test_pickled_code_is_refused(tmp_path):
+    # weights_only=True: a file that would run code on load is refused, not executed.
+    evil = tmp_path / "evil.pt"
+    torch.save({"format": "spades_env.ppo_checkpoint", "version": 1, "x": Agent}, evil)
+    with pytest.raises(ValueError, match="evil.pt"):
+        load_checkpoint(str(evil))
+
+
+def test_wrong_shape_weights_fail_cleanly(ckpt, tmp_path):
+    path, agent = ckpt
+    data = load_checkpoint(path)
+    data["model_shape"] = {"hidden": [64], "head_hidden": 16}
+    with pytest.raises(ValueError, match="do not match"):
+        build_agent(data)
+
+
+def test_make_bot_checkpoint_plays_only_legal_actions(ckpt):
+    path, _ = ckpt
+    bot = make_bot(f"checkpoint:{path}", seed=1)
+    assert isinstance(bot, CheckpointBot)
+    sampler = CheckpointBot(path, seed=2, greedy=False)
+    g = SpadesGame(seed=5)
+    n = 0
+    while not g.hand_results:
+        v = g.view(g.current_player)
+        a = (bot if g.current_player % 2 == 0 else sampler).act(v)
+        assert a in v.legal_actions
+        g.apply(a)
+        n += 1
+    assert n == 56
+
+
+def test_make_bot_bad_checkpoint(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        make_bot(f"checkpoint:{tmp_path / 'nope.pt'}")
+    bad = tmp_path / "bad.pt"
+    bad.write_text("not a checkpoint")
+    with pytest.raises(ValueError):
+        make_bot(f"checkpoint:{bad}")

@@ -1,0 +1,234 @@
+"""Evaluate a trained policy against bots on duplicate deals.
+
+``python -m training.evaluate CHECKPOINT --vs random easy medium --games 200`` prints one table row
+per opponent. Method (duplicate deals, as in bridge/Spades match play): each of ``--games`` deals is
+played twice from the same cards and dealer, once with the agent holding seats 0 and 2 and once
+with it holding seats 1 and 3, so the luck of the cards cancels. A hand starts from scores 0 and
+bags 0 (the first hand of a game). The per-deal figure is the mean over the two hands of
+(agent team hand points - opponent team hand points); the table reports its mean with a 95%
+Student-t interval over deals, the per-hand win rate (more points than the opponents; ties count
+half) and the agent team's bidding figures.
+
+The policy plays greedily (argmax of the masked policy) unless ``--sample`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+import numpy as np
+import torch
+
+from spades_env import Rules, SpadesGame
+from spades_env.bots import make_bot
+from spades_env.cards import NUM_ACTIONS
+from spades_env.observation import OBS_SIZE, encode
+
+
+class NetPlayer:
+    """A batched player backed by an ``Agent``: ``act_batch(obs [B,575], mask [B,68]) -> [B]``.
+
+    Args:
+        agent: ``training.model.Agent`` (put in eval mode).
+        device: torch device of the agent.
+        greedy: argmax of the masked policy; else sample with ``generator``.
+        seed: seed of the sampling generator (used when ``greedy`` is False).
+    """
+
+    def __init__(self, agent, device="cpu", greedy: bool = True, seed: int = 0):
+        self.agent = agent
+        self.device = torch.device(device)
+        self.greedy = greedy
+        self.gen = torch.Generator(device="cpu").manual_seed(seed)
+
+    @torch.no_grad()
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        o = torch.as_tensor(obs, device=self.device)
+        m = torch.as_tensor(mask, device=self.device)
+        logits, _ = self.agent(o)
+        logits = self.agent.masked(logits, m).float().cpu()
+        if self.greedy:
+            return logits.argmax(-1).numpy()
+        probs = torch.softmax(logits, -1)
+        return torch.multinomial(probs, 1, generator=self.gen).squeeze(-1).numpy()
+
+
+def deal_hands(rng: np.random.Generator) -> tuple[list[int], int]:
+    """One random deal ``(4 hand masks by seat, dealer)`` from ``rng`` (via ``SpadesGame``)."""
+    g = SpadesGame(Rules(), seed=int(rng.integers(2**63)))
+    return list(g.hands), g.dealer
+
+
+def play_hands(games: list[SpadesGame], agent_team: list[int], net: NetPlayer, bot) -> None:
+    """Play every game in ``games`` until one hand is finished.
+
+    Seats of team ``agent_team[i]`` in game i are played by ``net`` (batched over games), the other
+    seats by ``bot`` (``act(view)``), each from its own seat's view only.
+    """
+    live = [i for i, g in enumerate(games) if not g.hand_results]
+    obs = np.zeros((len(games), OBS_SIZE), dtype=np.float32)
+    mask = np.zeros((len(games), NUM_ACTIONS), dtype=bool)
+    while live:
+        net_idx = []
+        for i in live:
+            g = games[i]
+            p = g.current_player
+            v = g.view(p)
+            if (p & 1) == agent_team[i]:
+                encode(v, obs[len(net_idx)])
+                mask[len(net_idx)] = False
+                mask[len(net_idx), list(v.legal_actions)] = True
+                net_idx.append(i)
+            else:
+                g.apply(int(bot.act(v)))
+        if net_idx:
+            acts = net.act_batch(obs[:len(net_idx)], mask[:len(net_idx)])
+            for k, i in enumerate(net_idx):
+                games[i].apply(int(acts[k]))
+        live = [i for i in live if not games[i].hand_results]
+
+
+def hand_stats(results, team: int) -> dict:
+    """Bidding figures of ``team`` over a list of ``HandResult``s.
+
+    Returns a dict: ``bid_error`` (mean bid - tricks over the team's non-Nil bids), ``set_rate``
+    (share of hands with a contract that was set), ``nil_rate`` (Nil bids per seat-hand),
+    ``nil_success`` (share of Nil bids made; nan when none), ``bags`` (bags per hand).
+    """
+    errs, sets, contracts, nils, nil_ok, bags = [], 0, 0, 0, 0, 0
+    for hr in results:
+        for s in (team, team + 2):
+            if hr.bids[s] == 0:
+                nils += 1
+                nil_ok += hr.tricks[s] == 0
+            else:
+                errs.append(hr.bids[s] - hr.tricks[s])
+        ts = hr.teams[team]
+        if ts.made is not None:
+            contracts += 1
+            sets += ts.made is False
+        bags += ts.bags
+    n = max(len(results), 1)
+    return {"bid_error": float(np.mean(errs)) if errs else float("nan"),
+            "set_rate": sets / contracts if contracts else float("nan"),
+            "nil_rate": nils / (2 * n),
+            "nil_success": nil_ok / nils if nils else float("nan"),
+            "bags": bags / n}
+
+
+def mean_ci(x) -> tuple[float, float, float]:
+    """Mean and 95% Student-t interval ``(mean, low, high)`` of a 1-D sample."""
+    from scipy import stats
+    x = np.asarray(x, dtype=np.float64)
+    m = float(x.mean())
+    if len(x) < 2:
+        return m, float("-inf"), float("inf")
+    half = float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
+    return m, m - half, m + half
+
+
+def duplicate_match(net: NetPlayer, opponent: str, deals: int, seed: int = 0,
+                    rules: Rules | None = None, batch: int = 256) -> dict:
+    """Play ``deals`` duplicate deals (2 hands each) of ``net`` against bot ``opponent``.
+
+    Returns a dict: ``opponent``, ``deals``, ``diff`` (mean points per hand, agent - opponent),
+    ``diff_lo``/``diff_hi`` (95% interval over deals), ``win_rate`` (per hand, ties half),
+    ``win_lo``/``win_hi`` (95% interval over deals) and ``hand_stats`` of the agent team.
+    """
+    rules = rules if rules is not None else Rules()
+    rng = np.random.default_rng([seed, 7919])
+    bot = make_bot(opponent, seed=int(rng.integers(2**31)))
+    diffs, wins, results_agent = [], [], []
+    for start in range(0, deals, batch):
+        n = min(batch, deals - start)
+        games, teams = [], []
+        for _ in range(n):
+            hands, dealer = deal_hands(rng)
+            for team in (0, 1):
+                games.append(SpadesGame.from_deal(hands, dealer, rules=rules,
+                                                  seed=int(rng.integers(2**63))))
+                teams.append(team)
+        play_hands(games, teams, net, bot)
+        for k in range(n):
+            d, w = [], []
+            for j in (0, 1):
+                hr = games[2 * k + j].hand_results[0]
+                t = teams[2 * k + j]
+                pts = hr.teams[t].hand_points - hr.teams[1 - t].hand_points
+                d.append(pts)
+                w.append(1.0 if pts > 0 else 0.5 if pts == 0 else 0.0)
+                results_agent.append((hr, t))
+            diffs.append(np.mean(d))
+            wins.append(np.mean(w))
+    m, lo, hi = mean_ci(diffs)
+    wm, wlo, whi = mean_ci(wins)
+    stats0 = [hr for hr, t in results_agent if t == 0]
+    stats1 = [hr for hr, t in results_agent if t == 1]
+    s0, s1 = hand_stats(stats0, 0), hand_stats(stats1, 1)
+    hs = {}
+    for k in s0:
+        vals = [v for v in (s0[k], s1[k]) if not math.isnan(v)]
+        hs[k] = float(np.mean(vals)) if vals else float("nan")
+    return {"opponent": opponent, "deals": deals, "diff": m, "diff_lo": lo, "diff_hi": hi,
+            "win_rate": wm, "win_lo": wlo, "win_hi": whi, "hand_stats": hs}
+
+
+def format_table(rows: list[dict], title: str = "") -> str:
+    """Markdown table of ``duplicate_match`` results."""
+    out = []
+    if title:
+        out.append(title)
+    out.append("| opponent | deals (x2 hands) | points/hand (agent - opp) | 95% CI | hand win rate "
+               "| bid error | set rate | Nil rate | Nil made | bags/hand |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        h = r["hand_stats"]
+        out.append(f"| {r['opponent']} | {r['deals']} | {r['diff']:+.1f} | "
+                   f"[{r['diff_lo']:+.1f}, {r['diff_hi']:+.1f}] | "
+                   f"{r['win_rate']:.3f} [{r['win_lo']:.3f}, {r['win_hi']:.3f}] | "
+                   f"{h['bid_error']:+.2f} | {h['set_rate']:.3f} | {h['nil_rate']:.3f} | "
+                   f"{h['nil_success']:.3f} | {h['bags']:.2f} |")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m training.evaluate",
+        description="Duplicate-deal evaluation of a trained checkpoint against bots.")
+    p.add_argument("checkpoint", help="path of a .pt checkpoint (e.g. checkpoints/shipped/agent.pt)")
+    p.add_argument("--vs", nargs="+", default=["random", "easy", "medium"],
+                   help="opponent bots (names for make_bot)")
+    p.add_argument("--games", type=int, default=200,
+                   help="duplicate deals per opponent; each deal is played twice (default 200)")
+    p.add_argument("--seed", type=int, default=12345, help="seed of the deals and bots")
+    p.add_argument("--sample", action="store_true", help="sample from the policy (default argmax)")
+    p.add_argument("--device", default="cpu")
+    ns = p.parse_args(argv)
+    if ns.games < 1:
+        p.error("--games must be >= 1")
+    from .checkpoint import build_agent, load_checkpoint
+    try:
+        data = load_checkpoint(ns.checkpoint, map_location=ns.device)
+    except (FileNotFoundError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    torch.set_num_threads(1)
+    agent = build_agent(data, ns.device)
+    net = NetPlayer(agent, ns.device, greedy=not ns.sample, seed=ns.seed)
+    rules = Rules.preset(data["config"].get("rules", "standard"))
+    rows = []
+    for opp in ns.vs:
+        try:
+            rows.append(duplicate_match(net, opp, ns.games, seed=ns.seed, rules=rules))
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    print(format_table(rows, f"{ns.checkpoint}: {ns.games} duplicate deals per opponent "
+                             f"(seed {ns.seed}, {'sampled' if ns.sample else 'greedy'} policy)"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""``CheckpointBot``: a trained policy playing anywhere a bot can (``make_bot("checkpoint:PATH")``).
+
+It acts from the seat's ``PlayerView`` only: ``spades_env.observation.encode(view)`` and the legal
+actions of the view, through the checkpoint's network (``training.model.Agent``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from spades_env.bots.base import Bot
+from spades_env.cards import NUM_ACTIONS
+from spades_env.observation import encode
+
+from .checkpoint import build_agent, load_checkpoint
+
+
+class CheckpointBot(Bot):
+    """A bot backed by a training checkpoint.
+
+    Args:
+        path: a ``.pt`` file written by ``training.train`` (full or stripped/shipped).
+        seed: seed of the bot's own RNG (used when ``greedy`` is False).
+        greedy: play the most probable legal action (default); else sample from the masked policy.
+        device: torch device.
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: a corrupt, foreign or incompatible file.
+    """
+
+    name = "checkpoint"
+
+    def __init__(self, path: str, seed=None, greedy: bool = True, device: str = "cpu"):
+        super().__init__(seed)
+        self.path = path
+        self.data = load_checkpoint(path, map_location=device)
+        self.agent = build_agent(self.data, device)
+        self.device = torch.device(device)
+        self.greedy = greedy
+
+    @torch.no_grad()
+    def act(self, view) -> int:
+        legal = view.legal_actions
+        if not legal:
+            raise ValueError(f"seat {view.seat} has no legal action (not its turn?)")
+        obs = torch.as_tensor(encode(view), device=self.device).unsqueeze(0)
+        mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
+        mask[0, list(legal)] = True
+        logits, _ = self.agent(obs)
+        logits = self.agent.masked(logits, torch.as_tensor(mask, device=self.device))[0].cpu()
+        if self.greedy:
+            return int(logits.argmax())
+        p = torch.softmax(logits.double(), -1).numpy()
+        p = p / p.sum()
+        return int(self.rng.choice(len(p), p=p))
+
+    def __repr__(self) -> str:
+        return f"CheckpointBot({self.path!r})"

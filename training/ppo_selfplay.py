@@ -1,0 +1,682 @@
+"""Self-play PPO for partnership Spades, in one file (CleanRL style; STYLE.md, Training).
+
+Sections, in order: Args, seeding, envs, agent, warm start, storage, rollout, GAE, update, logging,
+checkpoint, and ``train`` which runs them.
+
+Algorithm: PPO with the clipped surrogate objective, clipped value loss and entropy bonus
+(Schulman et al. 2017, "Proximal Policy Optimization Algorithms"; implementation details as in
+CleanRL ``ppo.py``), advantages by GAE (Schulman et al. 2016). One network (``training.model.Agent``)
+plays every learner seat, each from its own seat's observation; illegal actions are masked to
+probability 0.
+
+Multi-agent bookkeeping: every learner decision is a transition of *its seat's* trajectory. In each
+game we keep, per seat, the index of that seat's last transition; the next decision of the same
+seat is its successor for GAE. Rewards (the hand's point difference, scaled) arrive for all four
+seats when a hand ends and are added to each seat's last transition; the episode end makes it
+terminal. A trajectory cut by the end of a rollout is bootstrapped with the value of that seat's
+current observation. With single-hand episodes without Blind Nil every hand is exactly 56
+decisions, so ``num_steps = 56`` collects whole hands and nothing is bootstrapped.
+
+Opponents: in a share ``opponent_share`` of the episodes one team (chosen at random) is played by a
+pool member: a scripted bot (``pool_bots``) or a frozen past snapshot of the learner (the last
+``pool_size``, one added every ``pool_every`` iterations). Only learner seats make transitions.
+
+Warm start: optionally the network first imitates a scripted teacher (``bc_teacher``, default
+``medium``) on its own games (cross-entropy on its bids and cards, plus value regression on the
+hand results), so PPO starts from a sensible player instead of random play.
+
+Determinism and resume: every random source is seeded from ``Args.seed``; python/numpy/torch and
+the bots are reseeded at the start of each iteration from ``(seed, iteration)``, and the
+environment state (games and RNG), the opponent assignments and the pool are checkpointed, so
+``--resume`` continues a killed run exactly from its last checkpoint.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import time
+
+import numpy as np
+import torch
+from torch import nn
+
+from spades_env import Rules, SpadesGame
+from spades_env.bots import make_bot
+from spades_env.cards import NUM_ACTIONS
+from spades_env.observation import OBS_SIZE, encode
+
+from .checkpoint import load_checkpoint, save_checkpoint
+from .config import Args, to_dict
+from .envs import make_env, randomize_start
+from .evaluate import NetPlayer, duplicate_match, format_table, hand_stats
+from .model import Agent
+
+# ============================================================================= Args
+# ``Args`` lives in ``training/config.py`` (mirrored by configs/*.yaml).
+
+
+# ============================================================================= seeding
+def seed_everything(seed: int, threads: int = 1) -> None:
+    """Seed python, numpy (legacy global) and torch once; fix threads; deterministic cuDNN."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    torch.set_num_threads(max(1, threads))
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+
+
+def iteration_seed(seed: int, iteration: int) -> int:
+    """Per-iteration seed, so a resumed run draws the same numbers as an unbroken one."""
+    return int(np.random.default_rng([seed, iteration, 17]).integers(2**62))
+
+
+# ============================================================================= envs
+# ``training.envs.make_env``: SpadesVectorEnv when available, else ScalarBatchEnv (same interface).
+
+
+# ============================================================================= agent
+def make_agent(args: Args) -> Agent:
+    """The shared-trunk policy/value network of ``args`` on ``args.device``."""
+    return Agent(hidden=args.hidden, head_hidden=args.head_hidden).to(args.device)
+
+
+# ============================================================================= warm start
+def collect_teacher_data(teacher: str, hands: int, seed: int, rules: Rules,
+                         random_start: float, reward_scale: float) -> dict:
+    """Four copies of bot ``teacher`` play ``hands`` hands; every decision is recorded.
+
+    Episodes start like the training env's (``random_start``, see ``envs.randomize_start``).
+    Returns numpy arrays: ``obs`` [D, 575] float16 (0/1 pieces exact, the scaled counts and
+    scores rounded to float16, to halve the memory), ``mask`` [D, 68] bool, ``action`` [D] int64,
+    ``ret`` [D] float32 (the deciding seat's team point difference in that hand * reward_scale).
+    """
+    rng = np.random.default_rng([seed, 4242])
+    bot = make_bot(teacher, seed=int(rng.integers(2**31)))
+    obs, mask, act, ret = [], [], [], []
+    for _ in range(hands):
+        g = SpadesGame(rules, seed=int(rng.integers(2**63)))
+        if random_start > 0 and rng.random() < random_start:
+            randomize_start(g, rng)
+        seats = []
+        while not g.hand_results:
+            p = g.current_player
+            v = g.view(p)
+            a = int(bot.act(v))
+            obs.append(encode(v).astype(np.float16))
+            m = np.zeros(NUM_ACTIONS, dtype=bool)
+            m[list(v.legal_actions)] = True
+            mask.append(m)
+            act.append(a)
+            seats.append(p)
+            g.apply(a)
+        hr = g.hand_results[0]
+        d = (hr.teams[0].hand_points - hr.teams[1].hand_points) * reward_scale
+        ret.extend(d if (s & 1) == 0 else -d for s in seats)
+    return {"obs": np.stack(obs), "mask": np.stack(mask), "action": np.array(act, np.int64),
+            "ret": np.array(ret, np.float32)}
+
+
+def behaviour_clone(agent: Agent, data: dict, args: Args, writer=None, log=print) -> dict:
+    """Fit ``agent`` to the teacher's actions (masked cross-entropy) and its hand results (MSE).
+
+    Returns the final epoch's ``{"loss", "accuracy", "value_loss"}`` (accuracy on the training
+    data, greedy action == teacher action).
+    """
+    dev = torch.device(args.device)
+    obs = torch.as_tensor(data["obs"])  # float16, converted per minibatch
+    mask = torch.as_tensor(data["mask"])
+    act = torch.as_tensor(data["action"])
+    ret = torch.as_tensor(data["ret"])
+    n = len(act)
+    opt = torch.optim.Adam(agent.parameters(), lr=args.bc_lr)
+    gen = torch.Generator().manual_seed(args.seed)
+    out = {}
+    for epoch in range(args.bc_epochs):
+        perm = torch.randperm(n, generator=gen)
+        tot, correct, vtot = 0.0, 0, 0.0
+        for s in range(0, n, args.bc_batch):
+            idx = perm[s:s + args.bc_batch]
+            o, m, a, r = (obs[idx].to(dev).float(), mask[idx].to(dev), act[idx].to(dev),
+                          ret[idx].to(dev))
+            logits, value = agent(o)
+            logits = agent.masked(logits, m)
+            ce = nn.functional.cross_entropy(logits, a)
+            vl = ((value - r) ** 2).mean()
+            loss = ce + args.bc_value_coef * vl
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+            opt.step()
+            tot += ce.item() * len(idx)
+            vtot += vl.item() * len(idx)
+            correct += (logits.argmax(-1) == a).sum().item()
+        out = {"loss": tot / n, "accuracy": correct / n, "value_loss": vtot / n}
+        if writer is not None:
+            writer.add_scalar("warmstart/loss", out["loss"], epoch)
+            writer.add_scalar("warmstart/accuracy", out["accuracy"], epoch)
+            writer.add_scalar("warmstart/value_loss", out["value_loss"], epoch)
+        log(f"warm start epoch {epoch + 1}/{args.bc_epochs}: cross-entropy {out['loss']:.3f} "
+            f"accuracy {out['accuracy']:.3f} value MSE {out['value_loss']:.3f}")
+    return out
+
+
+# ============================================================================= storage
+class Storage:
+    """Learner transitions of one rollout (at most ``capacity``), flat in time order.
+
+    ``next_idx[t]`` is the index of the same seat's next decision in the same game (-1 none);
+    ``done[t]`` marks the last decision of an episode; ``boot[t]`` the bootstrap value of a
+    trajectory cut by the end of the rollout.
+    """
+
+    def __init__(self, capacity: int, device):
+        self.obs = torch.zeros((capacity, OBS_SIZE), dtype=torch.float32)
+        self.mask = torch.zeros((capacity, NUM_ACTIONS), dtype=torch.bool)
+        self.action = torch.zeros(capacity, dtype=torch.int64)
+        self.logprob = torch.zeros(capacity)
+        self.value = np.zeros(capacity, np.float32)
+        self.reward = np.zeros(capacity, np.float32)
+        self.done = np.zeros(capacity, bool)
+        self.next_idx = np.full(capacity, -1, np.int64)
+        self.boot = np.zeros(capacity, np.float32)
+        self.n = 0
+        self.device = device
+
+    def reset(self):
+        self.n = 0
+        self.reward[:] = 0
+        self.done[:] = False
+        self.next_idx[:] = -1
+        self.boot[:] = 0
+
+    def add(self, obs, mask, action, logprob, value) -> np.ndarray:
+        k = len(action)
+        s = self.n
+        self.obs[s:s + k] = obs
+        self.mask[s:s + k] = mask
+        self.action[s:s + k] = action
+        self.logprob[s:s + k] = logprob
+        self.value[s:s + k] = value
+        self.n += k
+        return np.arange(s, s + k)
+
+
+# ============================================================================= rollout
+class Opponents:
+    """Who plays each seat: ``ctrl[i, s]`` = 0 learner, -(k+1) bot ``pool_bots[k]``, >0 snapshot id.
+
+    Snapshots are frozen copies of the learner (``Agent`` in eval mode) kept in ``agents``.
+    """
+
+    def __init__(self, args: Args, num_envs: int):
+        self.args = args
+        self.ctrl = np.zeros((num_envs, 4), np.int64)
+        self.bots = []
+        self.pool: list[int] = []  # snapshot ids, oldest first
+        self.agents: dict[int, Agent] = {}
+        self.next_id = 1
+
+    def reseed_bots(self, seed: int, iteration: int):
+        self.bots = [make_bot(name, seed=int(np.random.default_rng([seed, iteration, k])
+                                             .integers(2**31)))
+                     for k, name in enumerate(self.args.pool_bots)]
+
+    def add_snapshot(self, agent: Agent):
+        if self.args.pool_size <= 0:
+            return
+        snap = Agent(agent.hidden, agent.head_hidden).to(self.args.device)
+        snap.load_state_dict(agent.state_dict())
+        snap.eval()
+        self.agents[self.next_id] = snap
+        self.pool.append(self.next_id)
+        self.next_id += 1
+        while len(self.pool) > self.args.pool_size:
+            self.pool.pop(0)
+        in_use = set(self.ctrl[self.ctrl > 0].tolist()) | set(self.pool)
+        for k in list(self.agents):
+            if k not in in_use:
+                del self.agents[k]
+
+    def assign(self, i: int, rng: np.random.Generator):
+        """Choose the players of a new episode in env ``i``."""
+        self.ctrl[i] = 0
+        a = self.args
+        have_bots, have_snaps = len(a.pool_bots) > 0, len(self.pool) > 0
+        if not (have_bots or have_snaps) or rng.random() >= a.opponent_share:
+            return
+        use_bot = have_bots and (not have_snaps or rng.random() < a.pool_bot_share)
+        who = (-(int(rng.integers(len(a.pool_bots))) + 1) if use_bot
+               else self.pool[int(rng.integers(len(self.pool)))])
+        team = int(rng.integers(2))
+        self.ctrl[i, team] = who
+        self.ctrl[i, team + 2] = who
+
+    def name(self, who: int) -> str:
+        return "self" if who == 0 else (self.args.pool_bots[-who - 1] if who < 0 else "snapshot")
+
+    def state_dict(self) -> dict:
+        return {"ctrl": torch.as_tensor(self.ctrl), "pool": list(self.pool),
+                "next_id": self.next_id,
+                "agents": {str(k): v.state_dict() for k, v in self.agents.items()}}
+
+    def load_state_dict(self, d: dict, args: Args):
+        self.ctrl = d["ctrl"].numpy().copy()
+        self.pool = list(d["pool"])
+        self.next_id = int(d["next_id"])
+        self.agents = {}
+        for k, sd in d["agents"].items():
+            a = Agent(args.hidden, args.head_hidden).to(args.device)
+            a.load_state_dict(sd)
+            a.eval()
+            self.agents[int(k)] = a
+
+
+def rollout(env, cur, agent: Agent, opp: Opponents, store: Storage, args: Args,
+            rng: np.random.Generator, stats: dict):
+    """Step every env ``args.num_steps`` times; store the learner's transitions in ``store``.
+
+    ``cur`` is ``(obs, mask, seat)`` of the current decisions; returns the new ``cur``.
+    ``stats`` collects finished hands: ``stats["hands"]`` list of ``(HandResult, ctrl row)``.
+    """
+    dev = torch.device(args.device)
+    n_env = env.num_envs
+    last = np.full((n_env, 4), -1, np.int64)
+    obs, mask, seat = cur
+    store.reset()
+    ar = np.arange(n_env)
+    for _ in range(args.num_steps):
+        seat_np = seat.numpy()
+        who = opp.ctrl[ar, seat_np]
+        actions = np.zeros(n_env, np.int64)
+        learn = np.flatnonzero(who == 0)
+        if len(learn):
+            with torch.no_grad():
+                a, logp, _, v = agent.get_action_and_value(obs[learn].to(dev), mask[learn].to(dev))
+            idx = store.add(obs[learn], mask[learn], a.cpu(), logp.cpu(), v.cpu().numpy())
+            actions[learn] = a.cpu().numpy()
+            for t, i in zip(idx, learn):
+                s = seat_np[i]
+                if last[i, s] >= 0:
+                    store.next_idx[last[i, s]] = t
+                last[i, s] = t
+        for sid in np.unique(who[who > 0]):
+            rows = np.flatnonzero(who == sid)
+            with torch.no_grad():
+                a, _, _, _ = opp.agents[int(sid)].get_action_and_value(obs[rows].to(dev),
+                                                                     mask[rows].to(dev))
+            actions[rows] = a.cpu().numpy()
+        for i in np.flatnonzero(who < 0):
+            bot = opp.bots[-who[i] - 1]
+            actions[i] = bot.act(env.get_game(int(i)).view(int(seat_np[i])))
+        obs, mask, seat, rewards, dones, info = env.step(torch.as_tensor(actions))
+        obs, mask, seat = obs.cpu(), mask.cpu(), seat.cpu()  # storage and bots work on the CPU
+        r_np, d_np = rewards.cpu().numpy(), dones.cpu().numpy()
+        for i, hr, _bags in info["hands"]:
+            stats["hands"].append((hr, opp.ctrl[i].copy()))
+            for s in range(4):
+                if last[i, s] >= 0:
+                    store.reward[last[i, s]] += r_np[i, s]
+        for i in np.flatnonzero(d_np):
+            for s in range(4):
+                if last[i, s] >= 0:
+                    store.done[last[i, s]] = True
+                    last[i, s] = -1
+            opp.assign(int(i), rng)
+    # Bootstrap trajectories cut by the end of the rollout with the value of the seat's view.
+    open_ = np.argwhere(last >= 0)
+    if len(open_):
+        if hasattr(env, "observe"):
+            o = torch.stack([torch.as_tensor(env.observe(int(i), int(s))).cpu()
+                             for i, s in open_])
+            with torch.no_grad():
+                vals = agent.get_value(o.to(dev)).cpu().numpy()
+        else:
+            vals = store.value[last[open_[:, 0], open_[:, 1]]]
+        store.boot[last[open_[:, 0], open_[:, 1]]] = vals
+    return obs, mask, seat
+
+
+# ============================================================================= GAE
+def compute_gae(store: Storage, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """Generalized advantage estimation along each seat's own trajectory (``next_idx`` links).
+
+    Returns ``(advantages [n], returns [n])`` as float32.
+    """
+    n = store.n
+    adv = np.zeros(n, np.float32)
+    val, rew, done, nxt, boot = (store.value, store.reward, store.done, store.next_idx,
+                                 store.boot)
+    for t in range(n - 1, -1, -1):
+        if done[t]:
+            delta = rew[t] - val[t]
+            adv[t] = delta
+        elif nxt[t] >= 0:
+            j = nxt[t]
+            delta = rew[t] + gamma * val[j] - val[t]
+            adv[t] = delta + gamma * lam * adv[j]
+        else:
+            adv[t] = rew[t] + gamma * boot[t] - val[t]
+    return adv, adv + val[:n]
+
+
+# ============================================================================= update
+def ppo_update(agent: Agent, opt, store: Storage, adv: np.ndarray, ret: np.ndarray, args: Args,
+               gen: torch.Generator) -> dict:
+    """PPO epochs over the rollout (clipped policy loss, clipped value loss, entropy bonus).
+
+    Returns the last epoch's mean figures: ``pg_loss``, ``v_loss``, ``entropy``, ``approx_kl``,
+    ``old_approx_kl``, ``clipfrac``, and ``explained_variance`` of the value before the update.
+    """
+    dev = torch.device(args.device)
+    n = store.n
+    b_obs, b_mask = store.obs[:n].to(dev), store.mask[:n].to(dev)
+    b_act, b_logp = store.action[:n].to(dev), store.logprob[:n].to(dev)
+    b_adv = torch.as_tensor(adv, device=dev)
+    b_ret = torch.as_tensor(ret, device=dev)
+    b_val = torch.as_tensor(store.value[:n], device=dev)
+    mb = max(1, n // args.num_minibatches)
+    figs = {}
+    for _epoch in range(args.update_epochs):
+        perm = torch.randperm(n, generator=gen).to(dev)
+        acc = {k: [] for k in ("pg_loss", "v_loss", "entropy", "approx_kl", "old_approx_kl",
+                               "clipfrac")}
+        for s in range(0, n, mb):
+            idx = perm[s:s + mb]
+            _, newlogp, entropy, newv = agent.get_action_and_value(b_obs[idx], b_mask[idx],
+                                                                   b_act[idx])
+            logratio = newlogp - b_logp[idx]
+            ratio = logratio.exp()
+            with torch.no_grad():
+                old_kl = (-logratio).mean()
+                kl = ((ratio - 1) - logratio).mean()
+                clipfrac = ((ratio - 1.0).abs() > args.clip_coef).float().mean()
+            a = b_adv[idx]
+            if args.norm_adv and len(idx) > 1:
+                a = (a - a.mean()) / (a.std() + 1e-8)
+            pg_loss = torch.max(-a * ratio,
+                                -a * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+            if args.clip_vloss:
+                v_unclipped = (newv - b_ret[idx]) ** 2
+                v_clip = b_val[idx] + (newv - b_val[idx]).clamp(-args.clip_coef, args.clip_coef)
+                v_loss = 0.5 * torch.max(v_unclipped, (v_clip - b_ret[idx]) ** 2).mean()
+            else:
+                v_loss = 0.5 * ((newv - b_ret[idx]) ** 2).mean()
+            ent = entropy.mean()
+            loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+            opt.step()
+            for k, v in (("pg_loss", pg_loss), ("v_loss", v_loss), ("entropy", ent),
+                         ("approx_kl", kl), ("old_approx_kl", old_kl), ("clipfrac", clipfrac)):
+                acc[k].append(v.item())
+        figs = {k: float(np.mean(v)) for k, v in acc.items()}
+        if args.target_kl > 0 and figs["approx_kl"] > args.target_kl:
+            break
+    y_pred, y_true = store.value[:n], ret
+    var_y = np.var(y_true)
+    figs["explained_variance"] = float("nan") if var_y == 0 else float(
+        1 - np.var(y_true - y_pred) / var_y)
+    return figs
+
+
+# ============================================================================= logging
+def game_metrics(hands, opp: Opponents) -> dict:
+    """Training-game figures of the learner from ``(HandResult, ctrl row)`` pairs.
+
+    Point difference and win rate per opponent kind (bots by name, ``snapshot``) for games against
+    the pool; bidding figures (``evaluate.hand_stats``) over every learner team.
+    """
+    out, by_opp, learner_hands = {}, {}, {0: [], 1: []}
+    for hr, ctrl in hands:
+        for team in (0, 1):
+            if ctrl[team] == 0:
+                learner_hands[team].append(hr)
+                other = ctrl[1 - team]
+                if other != 0:
+                    d = hr.teams[team].hand_points - hr.teams[1 - team].hand_points
+                    by_opp.setdefault(opp.name(int(other)), []).append(d)
+    for name, ds in by_opp.items():
+        out[f"train/diff_vs_{name}"] = float(np.mean(ds))
+        out[f"train/win_rate_vs_{name}"] = float(np.mean([(d > 0) + 0.5 * (d == 0) for d in ds]))
+    stats = [hand_stats(learner_hands[t], t) for t in (0, 1) if learner_hands[t]]
+    if stats:
+        for k in stats[0]:
+            vals = [s[k] for s in stats if not math.isnan(s[k])]
+            if vals:
+                out[f"game/{k}"] = float(np.mean(vals))
+    return out
+
+
+def run_eval(agent: Agent, args: Args, deals: int, seed: int) -> list[dict]:
+    """Duplicate-deal evaluation (greedy policy) against each of ``args.eval_opponents``."""
+    agent.eval()
+    net = NetPlayer(agent, args.device, greedy=True)
+    rows = [duplicate_match(net, o, deals, seed=seed, rules=Rules.preset(args.rules))
+            for o in args.eval_opponents]
+    agent.train()
+    return rows
+
+
+# ============================================================================= checkpoint
+def rng_states() -> dict:
+    return {"python": list(random.getstate()[1]), "python_version": random.getstate()[0],
+            "python_gauss": random.getstate()[2], "numpy": np.random.get_state()[1].tolist(),
+            "numpy_pos": int(np.random.get_state()[2]), "torch": torch.get_rng_state()}
+
+
+def make_payload(args, agent, opt, progress, env, opp, eval_results, full=True) -> dict:
+    """The checkpoint dict (see ``training/checkpoint.py``); ``full=False`` keeps weights only."""
+    d = {"config": to_dict(args), "model": agent.state_dict(),
+         "model_shape": {"hidden": list(agent.hidden), "head_hidden": agent.head_hidden},
+         "progress": dict(progress), "eval": list(eval_results)}
+    if full:
+        d["optimizer"] = opt.state_dict()
+        d["rng"] = rng_states()
+        d["env"] = env.state_dict() if hasattr(env, "state_dict") else None
+        d["pool"] = opp.state_dict()
+    return d
+
+
+# ============================================================================= train
+def train(args: Args, resume: str | None = None, log=print) -> dict:
+    """Run warm start (optional) and PPO per ``args``; returns the final evaluation and paths.
+
+    Args:
+        args: the config.
+        resume: path of a ``latest.pt`` to continue exactly (its config is used; ``args`` may only
+            change ``device``, ``progress`` and ``max_minutes``).
+    Returns:
+        ``{"eval": [rows], "checkpoint": path, "decisions": int, "iterations": int, "seconds"}``.
+    """
+    from torch.utils.tensorboard import SummaryWriter
+    from .config import from_dict
+    data = None
+    if resume:
+        data = load_checkpoint(resume, map_location=args.device)
+        if "optimizer" not in data or "env" not in data:
+            raise ValueError(f"{resume}: a stripped (shipped) checkpoint cannot be resumed")
+        keep = {"device": args.device, "progress": args.progress, "max_minutes": args.max_minutes,
+                "stop_after_iterations": args.stop_after_iterations}
+        args = from_dict({**data["config"], **keep})
+    seed_everything(args.seed, args.torch_threads)
+    run_dir = os.path.join(args.runs_dir, args.name)
+    ckpt_dir = os.path.join(args.checkpoint_dir, args.name)
+    os.makedirs(ckpt_dir, exist_ok=True)
+    writer = SummaryWriter(run_dir)
+    writer.add_text("config", "\n".join(f"    {k}: {v}" for k, v in to_dict(args).items()))
+
+    env = make_env(args, seed=int(np.random.default_rng([args.seed, 1]).integers(2**62)))
+    agent = make_agent(args)
+    opt = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
+    opp = Opponents(args, env.num_envs)
+    progress = {"iteration": 0, "decisions": 0, "stage": "start", "seconds": 0.0}
+    eval_results: list[dict] = []
+    t_start = time.time()
+
+    if data is not None:
+        agent.load_state_dict(data["model"])
+        opt.load_state_dict(data["optimizer"])
+        progress = dict(data["progress"])
+        eval_results = list(data["eval"])
+        if data["env"] is not None:
+            env.load_state_dict(data["env"])
+        opp.load_state_dict(data["pool"], args)
+        cur = tuple(x.cpu() for x in env.current())
+        log(f"resumed {resume}: iteration {progress['iteration']}, "
+            f"{progress['decisions']} decisions")
+    else:
+        # ---- warm start by behaviour cloning
+        if args.bc_teacher and args.bc_hands > 0:
+            t0 = time.time()
+            log(f"warm start: {args.bc_hands} hands of 4x {args.bc_teacher} ...")
+            bc_data = collect_teacher_data(args.bc_teacher, args.bc_hands, args.seed,
+                                           Rules.preset(args.rules), args.random_start,
+                                           args.reward_scale)
+            log(f"warm start: {len(bc_data['action'])} decisions in {time.time() - t0:.0f}s")
+            bc = behaviour_clone(agent, bc_data, args, writer, log)
+            progress["warmstart"] = bc
+            progress["warmstart_seconds"] = time.time() - t0
+            del bc_data
+        progress["stage"] = "ppo"
+        cur = tuple(x.cpu() for x in env.reset())
+        rng0 = np.random.default_rng([args.seed, 0, 5])
+        for i in range(env.num_envs):
+            opp.assign(i, rng0)
+        save_checkpoint(os.path.join(ckpt_dir, "latest.pt"),
+                        make_payload(args, agent, opt, progress, env, opp, eval_results))
+
+    batch_cap = env.num_envs * args.num_steps
+    store = Storage(batch_cap, args.device)
+    bar = None
+    if args.progress:
+        from tqdm import tqdm
+        bar = tqdm(total=args.total_decisions, initial=min(progress["decisions"],
+                                                           args.total_decisions),
+                   unit="dec", dynamic_ncols=True, smoothing=0.1)
+    t_ppo = time.time()
+    stop_reason = "total_decisions"
+    it_first = progress["iteration"]
+    while progress["decisions"] < args.total_decisions:
+        if args.max_minutes > 0 and time.time() - t_ppo > 60 * args.max_minutes:
+            stop_reason = "max_minutes"
+            break
+        it = progress["iteration"]
+        s = iteration_seed(args.seed, it)
+        torch.manual_seed(s)
+        rng = np.random.default_rng(s)
+        gen = torch.Generator().manual_seed(s)
+        opp.reseed_bots(args.seed, it)
+        if args.anneal_lr:
+            frac = max(0.0, 1.0 - progress["decisions"] / args.total_decisions)
+            opt.param_groups[0]["lr"] = frac * args.lr
+
+        # ---- rollout
+        t0 = time.time()
+        stats = {"hands": []}
+        agent.eval()
+        cur = rollout(env, cur, agent, opp, store, args, rng, stats)
+        agent.train()
+        t_roll = time.time() - t0
+        n = store.n
+        # ---- GAE + update
+        if n > 0:
+            adv, ret = compute_gae(store, args.gamma, args.gae_lambda)
+            figs = ppo_update(agent, opt, store, adv, ret, args, gen)
+        else:
+            figs = {}
+        t_it = time.time() - t0
+        progress["iteration"] = it + 1
+        progress["decisions"] += n
+        step = progress["decisions"]
+
+        # ---- logging
+        for k, v in figs.items():
+            tag = "losses/" + k if k != "explained_variance" else "losses/explained_variance"
+            writer.add_scalar(tag, v, step)
+        writer.add_scalar("charts/learning_rate", opt.param_groups[0]["lr"], step)
+        writer.add_scalar("charts/decisions_per_s", env.num_envs * args.num_steps / t_it, step)
+        writer.add_scalar("charts/learner_decisions_per_s", n / t_it, step)
+        writer.add_scalar("charts/rollout_share_of_time", t_roll / t_it, step)
+        gm = game_metrics(stats["hands"], opp)
+        for k, v in gm.items():
+            if not math.isnan(v):
+                writer.add_scalar(k, v, step)
+        if (it + 1) % args.pool_every == 0:
+            opp.add_snapshot(agent)
+        if bar is not None:
+            bar.update(min(n, max(0, args.total_decisions - bar.n)))
+            post = {"it": it + 1, "dec/s": f"{env.num_envs * args.num_steps / t_it:.0f}",
+                    "ent": f"{figs.get('entropy', float('nan')):.2f}",
+                    "kl": f"{figs.get('approx_kl', float('nan')):.3f}"}
+            if "train/diff_vs_medium" in gm:
+                post["vs_med"] = f"{gm['train/diff_vs_medium']:+.0f}"
+            if eval_results:
+                for r in eval_results[-1]["rows"]:
+                    post[f"ev_{r['opponent'][:4]}"] = f"{r['diff']:+.0f}"
+            bar.set_postfix(post, refresh=False)
+
+        # ---- evaluation
+        if args.eval_every > 0 and (it + 1) % args.eval_every == 0:
+            rows = run_eval(agent, args, args.eval_deals, seed=args.seed + it + 1)
+            eval_results.append({"iteration": it + 1, "decisions": step, "deals": args.eval_deals,
+                                 "rows": rows})
+            for r in rows:
+                writer.add_scalar(f"eval/diff_vs_{r['opponent']}", r["diff"], step)
+                writer.add_scalar(f"eval/win_rate_vs_{r['opponent']}", r["win_rate"], step)
+            score = float(np.mean([r["diff"] for r in rows]))
+            best = progress.get("best_score")
+            if best is None or score > best:
+                progress["best_score"] = score
+                progress["best_iteration"] = it + 1
+                save_checkpoint(os.path.join(ckpt_dir, "best.pt"),
+                                make_payload(args, agent, opt, progress, env, opp, eval_results,
+                                             full=False))
+            msg = " ".join(f"{r['opponent']} {r['diff']:+.1f}" for r in rows)
+            (bar.write if bar is not None else log)(
+                f"eval @ it {it + 1} ({step} decisions): points/hand {msg}")
+
+        # ---- checkpoint
+        if (it + 1) % args.save_every == 0:
+            progress["seconds"] = progress.get("seconds", 0.0) + (time.time() - t_start)
+            t_start = time.time()
+            save_checkpoint(os.path.join(ckpt_dir, "latest.pt"),
+                            make_payload(args, agent, opt, progress, env, opp, eval_results))
+        if args.stop_after_iterations and progress["iteration"] - it_first \
+                >= args.stop_after_iterations:
+            stop_reason = "stop_after_iterations"
+            break
+    if bar is not None:
+        bar.close()
+    if stop_reason == "stop_after_iterations":  # behave like a killed run: no final save
+        writer.close()
+        return {"eval": [], "checkpoint": os.path.join(ckpt_dir, "latest.pt"),
+                "decisions": progress["decisions"], "iterations": progress["iteration"],
+                "seconds": progress.get("seconds", 0.0)}
+
+    # ---- final evaluation and checkpoint
+    final_rows = []
+    if args.final_eval_deals > 0 and args.eval_opponents:
+        final_rows = run_eval(agent, args, args.final_eval_deals, seed=args.seed + 10_000)
+        eval_results.append({"iteration": progress["iteration"], "decisions": progress["decisions"],
+                             "deals": args.final_eval_deals, "rows": final_rows, "final": True})
+        for r in final_rows:
+            writer.add_scalar(f"eval/final_diff_vs_{r['opponent']}", r["diff"],
+                              progress["decisions"])
+        log(format_table(final_rows, f"final evaluation after {progress['iteration']} iterations, "
+                                     f"{progress['decisions']} learner decisions "
+                                     f"({args.final_eval_deals} duplicate deals per opponent):"))
+    progress["seconds"] = progress.get("seconds", 0.0) + (time.time() - t_start)
+    progress["stop_reason"] = stop_reason
+    path = os.path.join(ckpt_dir, "latest.pt")
+    save_checkpoint(path, make_payload(args, agent, opt, progress, env, opp, eval_results))
+    writer.close()
+    return {"eval": final_rows, "checkpoint": path, "decisions": progress["decisions"],
+            "iterations": progress["iteration"], "seconds": progress["seconds"]}
+
+
+__all__ = ["train", "seed_everything", "collect_teacher_data", "behaviour_clone", "Storage",
+           "Opponents", "rollout", "compute_gae", "ppo_update", "game_metrics", "run_eval"]
