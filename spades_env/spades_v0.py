@@ -137,7 +137,7 @@ from .cards import BLIND_NIL_ACTION, LOOK_ACTION, NUM_ACTIONS
 from .engine import IllegalActionError, Phase, SpadesGame
 from .observation import BID_SLOTS, OBS_SIZE, OFFSETS, encode, write_mask
 from .render import render_game, render_score_table
-from .rules import Rules
+from .rules import HandResult, Rules, TeamScore
 
 AGENTS = ("player_0", "player_1", "player_2", "player_3")
 HISTORY_SLOT = 4 + 52
@@ -354,6 +354,22 @@ class IncrementalEncoder:
 
 
 # ---------------------------------------------------------------------------- env
+_TEAM_FIELDS = tuple(f.name for f in dataclasses.fields(TeamScore))
+_TUPLE_FIELDS = ("bids", "blind", "tricks")
+
+
+def _hand_result_dict(res: HandResult) -> dict:
+    """``res.to_dict()`` without ``dataclasses.asdict``'s deep copies (tested equal)."""
+    teams = []
+    for t in res.teams:
+        d = {f: getattr(t, f) for f in _TEAM_FIELDS}
+        for k in _TUPLE_FIELDS:
+            d[k] = list(d[k])
+        teams.append(d)
+    return {"hand_number": res.hand_number, "dealer": res.dealer, "bids": list(res.bids),
+            "blind": list(res.blind), "tricks": list(res.tricks), "teams": teams}
+
+
 def env(**kwargs):
     """The wrapped AEC env (illegal-action, bounds and order-enforcing wrappers); see the module
     docstring for the options. Raises ``ValueError`` for a bad option."""
@@ -568,7 +584,7 @@ class raw_env(AECEnv, EzPickle):
             r = (res.teams[0].hand_points - res.teams[1].hand_points) / 100.0
             rewards["player_0"] = rewards["player_2"] = r
             rewards["player_1"] = rewards["player_3"] = -r
-        info = res.to_dict()
+        info = _hand_result_dict(res)
         end = None
         if game.is_over:
             end = "terminated"

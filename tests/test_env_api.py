@@ -53,6 +53,9 @@ def _play_random(env, rng, check):
     for agent in env.agent_iter():
         obs, reward, term, trunc, info = env.last()
         got[agent] += reward
+        if "hand_result" in info:  # the score table of the hand just finished
+            hr = info["hand_result"]
+            assert hr == env.unwrapped.game.hand_results[hr["hand_number"]].to_dict()
         if term or trunc:
             env.step(None)
             continue
