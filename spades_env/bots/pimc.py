@@ -104,6 +104,7 @@ class PIMCBot(Bot):
         infer_bids: weight deals by the observed bids (``insane``).
         inference_factor: candidate deals drawn per kept deal when ``infer_bids``.
         blind_nil_deficit: bid Blind Nil (when allowed) if the team trails by at least this much.
+        bid_window: bids tested around the estimated trick count (see ``_bid_candidates``).
     Raises:
         ValueError: a non-positive sample count.
     """
@@ -112,7 +113,7 @@ class PIMCBot(Bot):
 
     def __init__(self, seed=None, samples: int = 40, bid_samples: int = 40, endgame_tricks: int = 3,
                  infer_bids: bool = False, inference_factor: int = 4,
-                 blind_nil_deficit: int = 200):
+                 blind_nil_deficit: int = 200, bid_window: int = 2):
         super().__init__(seed)
         for nm, v in (("samples", samples), ("bid_samples", bid_samples),
                       ("inference_factor", inference_factor)):
@@ -126,6 +127,9 @@ class PIMCBot(Bot):
         self.infer_bids = bool(infer_bids)
         self.inference_factor = inference_factor
         self.blind_nil_deficit = blind_nil_deficit
+        if not isinstance(bid_window, int) or not 0 <= bid_window <= 13:
+            raise ValueError(f"bid_window must be an int in 0..13, got {bid_window!r}")
+        self.bid_window = bid_window
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(samples={self.samples}, bid_samples={self.bid_samples}, "
@@ -244,42 +248,47 @@ class PIMCBot(Bot):
         return cands[best]
 
     # ------------------------------------------------------------------ bidding
+    def _bid_candidates(self, view) -> list[int]:
+        """Bids worth testing: Nil (unless the hand is plainly unfit for it) and a window of
+        ``bid_window`` below to ``bid_window + 1`` above the estimated trick count."""
+        hand = view.hand
+        e = int(estimate_tricks(hand) + 0.5)
+        lo = max(1, e - self.bid_window)
+        hi = min(13, e + self.bid_window + 1)
+        cands = list(range(lo, hi + 1))
+        if nil_risk(hand) < 4.0 and estimate_tricks(hand) < 3.5:
+            cands.insert(0, 0)
+        return cands
+
     def _bid(self, view) -> int:
+        """Test each candidate bid over sampled deals: play every deal out with the candidate as
+        this seat's bid (the others' bids real or estimated) and keep the best average score
+        difference (``HandUtility``)."""
         me = view.seat
         team = me & 1
         rules = view.rules
         flb = rules.forced_spade_lead_breaks
-        hand = view.hand
         leader = (view.dealer + 1) & 3
         blind = view.blind
-        consider_nil = nil_risk(hand) < 4.0 and estimate_tricks(hand) < 3.5
+        cands = self._bid_candidates(view)
         bids_fixed = list(view.bids)
         utils: dict = {}
-        totals = [0.0] * 14
-        wsum = 0.0
+        totals = [0.0] * len(cands)
         for hands, w in self._deals(view, self.bid_samples):
             bids = list(bids_fixed)
             for s in range(4):
                 if s != me and bids[s] is None:
                     bids[s] = estimate_bid(hands[s])
-            bids[me] = 13
-            won_try = playout(hands, [], leader, (0, 0, 0, 0), False, bids, flb)
-            won_nil = None
-            if consider_nil:
-                bids[me] = 0
-                won_nil = playout(hands, [], leader, (0, 0, 0, 0), False, bids, flb)
-            wsum += w
-            for b in range(0 if consider_nil else 1, 14):
-                bb = list(bids)
-                bb[me] = b
-                key = tuple(bb)
+            for i, b in enumerate(cands):
+                bids[me] = b
+                key = tuple(bids)
                 u = utils.get(key)
                 if u is None:
                     u = utils[key] = HandUtility(key, blind, view.bags, view.scores, rules, team)
-                totals[b] += w * u(won_nil if b == 0 else won_try)
-        lo = 0 if consider_nil else 1
-        best = max(range(lo, 14), key=lambda b: (totals[b], -b))
-        return BID_OFFSET + best
+                won = playout(hands, [], leader, (0, 0, 0, 0), False, key, flb)
+                totals[i] += w * u(won)
+        best = max(range(len(cands)), key=lambda i: (totals[i], -i))
+        return BID_OFFSET + cands[best]
 
     # ------------------------------------------------------------------ Blind Nil
     def _blind_nil_choice(self, view, legal) -> int:
