@@ -7,8 +7,8 @@ action mask as numpy arrays, pick a uniformly random legal action, apply it.
   ``np.flatnonzero(obs["action_mask"])``, a random pick, ``step()``; single-hand episodes
   (``hands_per_episode=1``), so every episode is one full hand of 56 decisions (4 bids + 52 cards).
 - OpenSpiel ``spades`` (one hand per game): ``observation_tensor()`` and ``legal_actions_mask()``
-  converted to numpy, the same random pick, ``apply_action``; chance nodes (the deal) are resolved by
-  sampling from ``chance_outcomes()`` and are not counted as decisions.
+  converted to numpy, the same random pick, ``apply_action``; chance nodes (the deal) are resolved
+  by sampling from ``chance_outcomes()`` and are not counted as decisions.
 
 Reset / new-game time is included in both. Prints the median agent steps/s of ``--repeats`` runs per
 engine (runs interleaved so that machine load hits both alike) and the ratio ours / OpenSpiel.

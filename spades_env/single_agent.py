@@ -65,7 +65,8 @@ class SpadesSingleAgentEnv(gymnasium.Env):
         if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < 4:
             raise ValueError(f"seat must be 0..3, got {seat!r}")
         if illegal_action not in ("terminate", "raise"):
-            raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
+            raise ValueError(
+                f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
         self.seat = int(seat)
         self.agent = AGENTS[self.seat]
         if isinstance(opponents, (str, bytes)) or callable(opponents):

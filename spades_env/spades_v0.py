@@ -409,7 +409,7 @@ def _check_options(render_mode, reward, hands_per_episode, max_hands, metadata):
             raise ValueError(f"{name} must be None or a positive int, got {v!r}")
 
 
-def observation_space(rules: Rules, history: bool) -> spaces.Dict:
+def observation_space(history: bool = False) -> spaces.Dict:
     """The Dict space of one agent's observation (bounds as in the module docstring table)."""
     width = OBS_SIZE + (HISTORY_SIZE if history else 0)
     low = np.zeros(width, dtype=np.float32)
@@ -462,7 +462,7 @@ class raw_env(AECEnv, EzPickle):
         self.agents = list(AGENTS)
         self._seat = {a: i for i, a in enumerate(AGENTS)}
         # distinct space objects per agent so that seeding one does not seed the others
-        self.observation_spaces = {a: observation_space(self.rules, self.history) for a in AGENTS}
+        self.observation_spaces = {a: observation_space(self.history) for a in AGENTS}
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
         self._enc = IncrementalEncoder(self.history)
         self._np_random: np.random.Generator | None = None
@@ -524,7 +524,9 @@ class raw_env(AECEnv, EzPickle):
 
     # ------------------------------------------------------------------ observe
     def observe(self, agent):
-        """``{"observation": float32 (width,), "action_mask": int8 (68,)}`` for ``agent`` (copies)."""
+        """``{"observation": float32 (width,), "action_mask": int8 (68,)}`` for ``agent``.
+
+        Both arrays are fresh copies; the mask is all zeros unless ``agent`` is to act."""
         seat = self._seat[agent]
         game = self.game
         obs = self._enc.buf[seat].copy()

@@ -317,3 +317,13 @@ def test_render_modes(capsys):
     h.reset(seed=0)
     assert h.render() is None
     assert "Score: team 0 0" in capsys.readouterr().out
+
+
+def test_env_pickles_with_its_options():
+    import pickle
+    e = spades_v0.env(target_score=250, history=True)
+    e2 = pickle.loads(pickle.dumps(e))
+    e.reset(seed=1)
+    e2.reset(seed=1)
+    assert e2.unwrapped.rules.target_score == 250 and e2.unwrapped.history
+    assert e.unwrapped.game.hands == e2.unwrapped.game.hands
