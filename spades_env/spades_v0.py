@@ -99,9 +99,10 @@ the new totals.
 Partners always receive equal rewards and the two teams' rewards sum to zero. With `"hand"`, the
 sum of an agent's rewards over a game is (own total - other total) / 100 (the engine's scores).
 `env()` wraps `raw_env` with PettingZoo's `TerminateIllegalWrapper(illegal_reward=-1)`,
-`AssertOutOfBoundsWrapper` and `OrderEnforcingWrapper` (fast subclasses with the same behaviour):
-an illegal action ends the episode with -1 for the agent that took it and 0 for the others, as
-PettingZoo documents for its classic games. `raw_env.step` raises `IllegalActionError` (a
+`AssertOutOfBoundsWrapper` and `OrderEnforcingWrapper` (fast subclasses with the same behaviour,
+tested move by move against PettingZoo's classes; one difference: after an illegal move every
+mask is all zeros): an illegal action ends the episode with -1 for the agent that took it and 0
+for the others, as PettingZoo documents for its classic games. `raw_env.step` raises `IllegalActionError` (a
 `ValueError`) with the reason instead, and leaves the state unchanged.
 
 ## Infos
