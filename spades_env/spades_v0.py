@@ -82,7 +82,9 @@ defined in `spades_env/observation.py` (shared with the batched torch engine):
 | 574         | target         | target_score / 500                                                      |
 | 575 - 3486  | history        | only with `history=True`: 52 slots x 56, slot k = the k-th card played this hand: one-hot relative seat (4) then one-hot card id (52); unused slots all 0 |
 
-All values are in [0, 1] except `scores` (any real) and `target` (>= 0). When an episode ends
+All values are in [0, 1] except `scores` (any real) and `target` (>= 0). The history piece holds
+the card plays in order; the order of the bids needs no history (bidding starts left of the
+dealer), and the Blind Nil exchange is left out (only two seats see it). When an episode ends
 after a hand but the game goes on (`hands_per_episode`, `max_hands`), the final observation shows
 the finished hand as the engine shows a finished game: all tricks taken, phase and to_act all 0,
 the new totals.

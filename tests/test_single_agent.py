@@ -137,3 +137,12 @@ def test_scripted_deal_via_underlying_env_and_render():
     text = env.render()
     assert "seat 0" in text and "Score" in text
     assert isinstance(env.game, SpadesGame)
+
+
+def test_default_bots_play_a_hand():
+    # defaults: partner and opponents "medium" (spades_env/bots/heuristic.py)
+    env = SpadesSingleAgentEnv(hands_per_episode=1)
+    total, steps, term, trunc, info = _play(env, np.random.default_rng(0), seed=2)
+    assert term and steps == 14
+    res = env.game.hand_results[0]
+    assert total == pytest.approx((res.teams[0].hand_points - res.teams[1].hand_points) / 100)
