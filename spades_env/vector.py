@@ -1,0 +1,734 @@
+"""Batched Spades engine: ``num_envs`` games stepped together with torch ops (CPU or CUDA).
+
+``SpadesVectorEnv`` plays the ``standard`` rules of ``../shared/RULES.md`` (with the switches
+``target_score``, ``loss_threshold``, ``forced_spade_lead_breaks``, ``bag_limit``, ``bag_penalty``,
+``nil_bonus``) in every game of a batch, and returns, for every game, the observation and legal
+action mask of the seat to act. The observation is exactly ``spades_env.observation.encode`` of that
+seat's ``PlayerView`` (same ``PIECES``/``OFFSETS`` table, float32, bit for bit): a policy trained on
+one engine plays on the other.
+
+**Blind Nil is not supported here** (``Rules(blind_nil=True)`` raises ``ValueError``): use the scalar
+engine (``spades_env.SpadesGame`` / the AEC env) for it.
+
+Lockstep schedule
+-----------------
+Without Blind Nil every hand is exactly 56 decisions (4 bids then 52 cards), so all games of the
+batch are always at the same point of their hand: step ``t`` of a hand is a bid for ``t < 4`` and the
+``(t - 4) % 4``-th card of trick ``(t - 4) // 4`` otherwise. Only *who* acts, *what* is held and the
+scores differ between games. The phase, trick position and trick number are therefore plain Python
+ints, and scoring, game-end checks and auto-resets run only on the hand's last step.
+
+Observations are kept incrementally: a float32 buffer of shape ``(num_envs, 4, OBS_SIZE)`` holds the
+observation of every seat; each step writes only the entries that changed (a card play: 9 entries
+per game; a finished trick: clear the trick block) and the acting seat's rows are gathered into the
+output. Seat-relative index tables (``(seat - observer) % 4``) are precomputed from ``OFFSETS``.
+
+Episodes and rewards (the AEC env's definitions)
+------------------------------------------------
+- An episode is a full game to the target (RULES.md, End of the game), or ``hands_per_episode``
+  hands, or ``max_hands`` hands (default 100); the two hand caps are *truncations* (no winner).
+- ``reward="hand"``: at the end of every hand each seat gets (its team's hand points - the other
+  team's hand points) / 100. ``reward="game"``: +1 / -1 to the winning / losing seats when a game is
+  won, 0 otherwise (a truncation gives 0).
+- A finished game is reset at once inside ``step`` (new random dealer, new deal, scores 0); the
+  returned observation is the new game's. Its final results (scores, bags, winner, truncation, and
+  every hand's score table) are in ``info``.
+
+Determinism: every deal and first dealer come from one ``torch.Generator`` on the CPU seeded with
+``seed``, so the same seed gives the same games on every device. The deals are not the scalar
+engine's RNG stream; ``get_game(i)`` rebuilds a ``SpadesGame`` equal to game ``i``'s state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .cards import BID_OFFSET, MAX_BID, NUM_ACTIONS, NUM_CARDS, NUM_TRICKS
+from .engine import SpadesGame
+from .observation import BID_SLOTS, OBS_SIZE, OFFSETS
+from .rules import HandResult, Rules, TeamScore
+
+HAND_STEPS = 4 + NUM_CARDS  # decisions in one hand without Blind Nil: 4 bids + 52 cards
+
+# Columns of the per-hand score record (int32), see ``_HIST``.
+_HIST_FIELDS = (
+    "dealer", "bid0", "bid1", "bid2", "bid3", "tricks0", "tricks1", "tricks2", "tricks3",
+    "contract", "contract_points", "made", "bags", "nil_points", "bag_penalty", "hand_points",
+    "total", "bags_after",
+)
+_H = {name: i for i, name in enumerate(_HIST_FIELDS)}
+_TEAM0 = _H["contract"]  # first per-team field; team t's field f is at _TEAM0 + 9 * t + f
+_TEAM_FIELDS = 9
+_HIST_WIDTH = _TEAM0 + 2 * _TEAM_FIELDS
+
+
+def _seat_index_tables():
+    """Flat indices into the ``(4 * OBS_SIZE,)`` per-game buffer, by acting seat (numpy int64).
+
+    Row ``p`` holds, for the four observers ``o``, the start of the slot that seat ``p`` occupies in
+    ``o``'s observation (relative seat ``(p - o) % 4``).
+    """
+    o = OFFSETS
+    play = np.zeros((4, 9), dtype=np.int64)
+    void = np.zeros((4, 4), dtype=np.int64)
+    bid = np.zeros((4, 4), dtype=np.int64)
+    won = np.zeros((4, 4), dtype=np.int64)
+    onehot = np.zeros((4, 4, 4), dtype=np.float32)  # [seat, observer, relative seat]
+    for p in range(4):
+        play[p, 0] = p * OBS_SIZE + o["hand"][0]
+        for obs in range(4):
+            r = (p - obs) & 3
+            base = obs * OBS_SIZE
+            play[p, 1 + obs] = base + o["played"][0] + 52 * r
+            play[p, 5 + obs] = base + o["trick"][0] + 52 * r
+            void[p, obs] = base + o["voids"][0] + 4 * r
+            bid[p, obs] = base + o["bids"][0] + BID_SLOTS * r
+            won[p, obs] = base + o["tricks_won"][0] + r
+            onehot[p, obs, r] = 1.0
+    led = np.array([obs * OBS_SIZE + o["led_suit"][0] for obs in range(4)], dtype=np.int64)
+    return play, void, bid, won, onehot, led
+
+
+class FinalResults:
+    """Final results of the games that ended in one ``step`` (held as tensors, decoded on demand).
+
+    Attributes:
+        env_ids: ``(k,)`` int64, the env index of each finished game.
+        scores, bags: ``(k, 2)`` int64 team totals / bag counts at the end.
+        winner: ``(k,)`` int64, winning team 0/1, or -1 for a truncation.
+        truncated: ``(k,)`` bool.
+        num_hands: ``(k,)`` int64, hands played.
+        table: ``(k, H, 27)`` int32 per-hand score records (first ``num_hands[j]`` rows valid).
+
+    ``results()`` turns them into dicts with ``HandResult`` score tables (same as the scalar
+    engine's ``hand_results``).
+    """
+
+    def __init__(self, env_ids, scores, bags, winner, truncated, num_hands, table, rules):
+        self.env_ids = env_ids
+        self.scores = scores
+        self.bags = bags
+        self.winner = winner
+        self.truncated = truncated
+        self.num_hands = num_hands
+        self.table = table
+        self.rules = rules
+
+    def __len__(self) -> int:
+        return int(self.env_ids.shape[0])
+
+    def results(self) -> list[dict]:
+        """One dict per finished game: ``env``, ``scores``, ``bags``, ``winner`` (None when
+        truncated), ``truncated``, ``num_hands``, ``hand_results`` (list of ``HandResult``)."""
+        ids = self.env_ids.tolist()
+        sc = self.scores.tolist()
+        bg = self.bags.tolist()
+        wn = self.winner.tolist()
+        tr = self.truncated.tolist()
+        nh = self.num_hands.tolist()
+        table = self.table.cpu().numpy()
+        out = []
+        for j, i in enumerate(ids):
+            out.append({
+                "env": i, "scores": sc[j], "bags": bg[j],
+                "winner": None if wn[j] < 0 else wn[j], "truncated": bool(tr[j]),
+                "num_hands": nh[j],
+                "hand_results": [_hand_result(table[j, h], h) for h in range(nh[j])],
+            })
+        return out
+
+
+def _hand_result(rec, hand_number: int) -> HandResult:
+    """``HandResult`` from one int32 score record (row of the history tensor)."""
+    rec = [int(x) for x in rec]
+    bids = tuple(rec[_H["bid0"]:_H["bid0"] + 4])
+    tricks = tuple(rec[_H["tricks0"]:_H["tricks0"] + 4])
+    teams = []
+    for t in (0, 1):
+        f = rec[_TEAM0 + _TEAM_FIELDS * t:_TEAM0 + _TEAM_FIELDS * (t + 1)]
+        made = None if f[2] < 0 else bool(f[2])
+        teams.append(TeamScore(
+            team=t, bids=(bids[t], bids[t + 2]), blind=(False, False),
+            tricks=(tricks[t], tricks[t + 2]), contract=f[0], contract_points=f[1], made=made,
+            bags=f[3], nil_points=f[4], bag_penalty=f[5], hand_points=f[6], total=f[7],
+            bags_after=f[8]))
+    return HandResult(hand_number, rec[_H["dealer"]], bids, (False,) * 4, tricks, tuple(teams))
+
+
+class _HandList:
+    """Lazy list of ``(env index, HandResult, start bags)`` for the hands that ended in a step
+    (``info["hands"]``); decoded from tensors on first access."""
+
+    def __init__(self, env_ids, table_rows, hand_numbers):
+        self._ids = env_ids
+        self._rows = table_rows
+        self._nums = hand_numbers
+        self._items = None
+
+    def _load(self):
+        if self._items is None:
+            rows = self._rows.cpu().numpy()
+            nums = self._nums.tolist()
+            self._items = [(i, _hand_result(rows[j], nums[j]), (0, 0) if nums[j] == 0 else None)
+                           for j, i in enumerate(self._ids.tolist())]
+        return self._items
+
+    def __len__(self):
+        return int(self._ids.shape[0])
+
+    def __iter__(self):
+        return iter(self._load())
+
+    def __getitem__(self, k):
+        return self._load()[k]
+
+
+@dataclass
+class _Consts:
+    """Index and value tables on the env's device (built once)."""
+
+    play_idx: torch.Tensor  # (4, 9) int64
+    play_val: torch.Tensor  # (N, 9) float32: 0 for the hand entry, 1 for played/trick
+    void_idx: torch.Tensor  # (4, 4)
+    bid_idx: torch.Tensor  # (4, 4)
+    won_idx: torch.Tensor  # (4, 4)
+    onehot: torch.Tensor  # (4, 4, 4) float32
+    led_idx: torch.Tensor  # (4,)
+    suit_of: torch.Tensor  # (52,) int64
+    rank_of: torch.Tensor  # (52,) int64
+    suit_cards: torch.Tensor  # (4, 52) bool
+    non_spades: torch.Tensor  # (52,) bool
+    won_val: torch.Tensor  # (14,) float32: k / 13 rounded as the reference encoder does
+    bid_mask: torch.Tensor  # (68,) bool
+    row4: torch.Tensor  # (N,) int64: 4 * env index
+    seats: torch.Tensor  # (4,) int64
+    deal_seat: torch.Tensor  # (52,) int64: i % 4 (i-th card dealt goes to dealer + 1 + i)
+
+
+class SpadesVectorEnv:
+    """``num_envs`` Spades games in lockstep, as torch tensors on ``device``.
+
+    Args:
+        num_envs: games in the batch (>= 1).
+        device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``... or a ``torch.device``.
+        seed: int; seeds the one CPU ``torch.Generator`` that draws every deal and first dealer.
+        rules: a ``Rules`` (default ``standard``); ``blind_nil=True`` raises ``ValueError``.
+        hands_per_episode: end an episode after this many hands (a truncation), or ``None``.
+        max_hands: end a game after this many hands (a truncation), or ``None`` for no cap.
+        reward: ``"hand"`` or ``"game"`` (see the module docstring).
+        validate: check every action against the mask (one host sync per step); an illegal action
+            raises ``ValueError`` naming the game and the reason, before any state changes.
+        copy: return fresh observation tensors (default). ``False`` returns the env's own output
+            buffer, overwritten by the next ``step``.
+
+    Raises:
+        ValueError: bad arguments (the message names the argument).
+    """
+
+    def __init__(self, num_envs: int, device="cpu", seed: int = 0, rules: Rules | None = None,
+                 hands_per_episode: int | None = None, max_hands: int | None = 100,
+                 reward: str = "hand", validate: bool = True, copy: bool = True):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
+                or num_envs < 1:
+            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        rules = rules if rules is not None else Rules()
+        if not isinstance(rules, Rules):
+            raise ValueError(f"rules must be a spades_env.Rules, got {type(rules).__name__}")
+        if rules.blind_nil:
+            raise ValueError("SpadesVectorEnv does not implement Blind Nil (Rules(blind_nil=True)); "
+                             "use the scalar engine (SpadesGame / spades_v0) for that variant")
+        for name, v in (("hands_per_episode", hands_per_episode), ("max_hands", max_hands)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
+                                  or v < 1):
+                raise ValueError(f"{name} must be None or an int >= 1, got {v!r}")
+        if reward not in ("hand", "game"):
+            raise ValueError(f"reward must be 'hand' or 'game', got {reward!r}")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise ValueError(f"seed must be an int, got {seed!r}")
+        self.num_envs = n = int(num_envs)
+        self.device = torch.device(device)
+        self.rules = rules
+        self.hands_per_episode = None if hands_per_episode is None else int(hands_per_episode)
+        self.max_hands = None if max_hands is None else int(max_hands)
+        self.reward = reward
+        self.validate = bool(validate)
+        self.copy = bool(copy)
+        self.seed = int(seed)
+        self._gen = torch.Generator(device="cpu")
+        self._gen.manual_seed(self.seed)
+        self._build_consts()
+        dev = self.device
+        i64 = dict(dtype=torch.int64, device=dev)
+        self._obs4 = torch.zeros((n, 4 * OBS_SIZE), dtype=torch.float32, device=dev)
+        self._obs4v = self._obs4.view(n, 4, OBS_SIZE)
+        self._mask = torch.zeros((n, NUM_ACTIONS), dtype=torch.bool, device=dev)
+        self._hands = torch.zeros((n, 4 * NUM_CARDS), dtype=torch.bool, device=dev)
+        self._owner = torch.zeros((n, NUM_CARDS), **i64)
+        self._voids = torch.zeros((n, 16), dtype=torch.bool, device=dev)
+        self._bids = torch.zeros((n, 4), **i64)
+        self._tricks = torch.zeros((n, 4), **i64)
+        self._trick = torch.zeros((n, 4), **i64)  # cards of the current trick, in play order
+        self._broken = torch.zeros(n, dtype=torch.bool, device=dev)
+        self._dealer = torch.zeros(n, **i64)
+        self._cur = torch.zeros(n, **i64)
+        self._leader = torch.zeros(n, **i64)
+        self._led = torch.zeros(n, **i64)
+        self._scores = torch.zeros((n, 2), **i64)
+        self._bags = torch.zeros((n, 2), **i64)
+        self._hand_count = torch.zeros(n, **i64)
+        self._actions = torch.zeros((n, HAND_STEPS), **i64)  # this hand's moves, for get_game
+        cap = self.max_hands or self.hands_per_episode or 8
+        if self.hands_per_episode is not None:
+            cap = min(cap, self.hands_per_episode)
+        self._hist = torch.zeros((n, cap, _HIST_WIDTH), dtype=torch.int32, device=dev)
+        self._t = 0
+        self._started = False
+        self._game_ids = torch.zeros(n, **i64)  # games started in each env (for get_game seeds)
+
+    # ------------------------------------------------------------------ set-up
+    def _build_consts(self) -> None:
+        n, dev = self.num_envs, self.device
+        play, void, bid, won, onehot, led = _seat_index_tables()
+        t = lambda a: torch.as_tensor(a, device=dev)  # noqa: E731
+        cards = torch.arange(NUM_CARDS)
+        suit_of = cards // 13
+        play_val = torch.ones((n, 9), dtype=torch.float32, device=dev)
+        play_val[:, 0] = 0.0
+        bid_mask = torch.zeros(NUM_ACTIONS, dtype=torch.bool)
+        bid_mask[BID_OFFSET:BID_OFFSET + MAX_BID + 1] = True
+        self._c = _Consts(
+            play_idx=t(play), play_val=play_val, void_idx=t(void), bid_idx=t(bid),
+            won_idx=t(won), onehot=t(onehot), led_idx=t(led), suit_of=t(suit_of),
+            rank_of=t(cards % 13), suit_cards=t(suit_of[None, :] == torch.arange(4)[:, None]),
+            non_spades=t(suit_of != 3),
+            won_val=t(np.array([k / 13.0 for k in range(NUM_TRICKS + 1)], dtype=np.float32)),
+            bid_mask=t(bid_mask), row4=torch.arange(n, device=dev) * 4,
+            seats=torch.arange(4, device=dev), deal_seat=t(cards % 4),
+        )
+
+    # ------------------------------------------------------------------ public API
+    def reset(self, seed: int | None = None):
+        """Start a new game in every env (first dealer drawn at random, scores 0).
+
+        Args:
+            seed: reseed the deal generator first (int), or ``None`` to continue its stream.
+        Returns:
+            ``(obs, action_mask, seat)``: ``(N, OBS_SIZE)`` float32, ``(N, 68)`` bool, ``(N,)``
+            int64, for the seat to act in each game.
+        """
+        if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+                raise ValueError(f"seed must be an int or None, got {seed!r}")
+            self.seed = int(seed)
+            self._gen.manual_seed(self.seed)
+        self._scores.zero_()
+        self._bags.zero_()
+        self._hand_count.zero_()
+        self._hist.zero_()
+        self._game_ids.zero_()
+        self._dealer.copy_(torch.randint(4, (self.num_envs,), generator=self._gen).to(self.device))
+        self._start_hands()
+        self._started = True
+        return self._output()
+
+    def step(self, actions):
+        """Apply ``actions[i]`` (an action id, see ``spades_env.cards``) in every game ``i``.
+
+        Args:
+            actions: ``(N,)`` ints (tensor, array or list), each legal in its game.
+        Returns:
+            ``(obs, action_mask, seat, rewards, dones, info)``: obs ``(N, OBS_SIZE)`` float32,
+            mask ``(N, 68)`` bool and seat ``(N,)`` int64 of the next decision (of the new game
+            where one ended); ``rewards`` ``(N, 4)`` float32 by absolute seat; ``dones`` ``(N,)``
+            bool (game ended: won or truncated). ``info`` always has ``"terminated"`` and
+            ``"truncated"`` ``(N,)`` bool; on the step that ends a hand also ``"hand_points"``
+            ``(N, 2)`` int64, ``"hands"`` (lazy list of ``(env, HandResult, start bags)``), and
+            ``"final"`` (``FinalResults`` of the games that ended, or None).
+        Raises:
+            ValueError: wrong shape, or an illegal action (names the first bad game and why);
+                nothing is changed then (with ``validate=True``).
+            RuntimeError: ``step`` before ``reset``.
+        """
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        n = self.num_envs
+        a = torch.as_tensor(actions, device=self.device)
+        if a.shape != (n,):
+            raise ValueError(f"actions must have shape ({n},), got {tuple(a.shape)}")
+        if a.dtype != torch.int64:
+            if a.dtype.is_floating_point or a.dtype == torch.bool:
+                raise ValueError(f"actions must be integer action ids, got dtype {a.dtype}")
+            a = a.long()
+        if self.validate:
+            self._check(a)
+        c = self._c
+        t = self._t
+        p = self._cur
+        self._actions[:, t] = a
+        obs = self._obs4
+        if t < 4:  # ---------------------------------------------------- bidding
+            bid = a - BID_OFFSET
+            self._bids.scatter_(1, p[:, None], bid[:, None])
+            idx = c.bid_idx[p]
+            obs.scatter_(1, idx, 0.0)
+            obs.scatter_(1, idx + (1 + bid)[:, None], 1.0)
+            p.add_(1).bitwise_and_(3)
+            if t == 3:  # bidding over: the player left of the dealer (= p now) leads
+                self._leader.copy_(p)
+                ph = OFFSETS["phase"][0]
+                self._obs4v[:, :, ph] = 0.0
+                self._obs4v[:, :, ph + 2] = 1.0
+                self._lead_mask()
+            self._t = t + 1
+            return self._finish_step(hand_end=False)
+        # -------------------------------------------------------------------- play
+        k = t - 4
+        pos, j = k & 3, k >> 2
+        obs.scatter_(1, c.play_idx[p] + a[:, None], c.play_val)
+        self._hands.scatter_(1, (p * NUM_CARDS + a)[:, None], False)
+        suit = c.suit_of[a]
+        v = self._obs4v
+        sb = OFFSETS["spades_broken"][0]
+        if pos == 0:
+            self._leader.copy_(p)
+            self._led.copy_(suit)
+            obs.scatter_(1, c.led_idx[None, :] + suit[:, None], 1.0)
+            if self.rules.forced_spade_lead_breaks:
+                self._broken.logical_or_(suit == 3)
+                v[:, :, sb] = self._broken[:, None].float()
+        else:
+            led = self._led
+            off = suit != led
+            self._voids.scatter_(1, (p * 4 + led)[:, None], off[:, None])
+            obs.scatter_(1, c.void_idx[p] + led[:, None], off[:, None].float().expand(n, 4))
+            self._broken.logical_or_(off & (suit == 3))
+            v[:, :, sb] = self._broken[:, None].float()
+        self._trick[:, pos] = a
+        if pos < 3:
+            p.add_(1).bitwise_and_(3)
+            self._follow_mask()
+            self._t = t + 1
+            return self._finish_step(hand_end=False)
+        # trick complete: the highest spade, else the highest card of the led suit (RULES.md)
+        tc = self._trick
+        ts = c.suit_of[tc]
+        value = (ts == 3).long() * 32 + (ts == self._led[:, None]).long() * 16 + c.rank_of[tc]
+        w = (self._leader + value.argmax(1)) & 3
+        self._tricks.scatter_add_(1, w[:, None], torch.ones_like(w)[:, None])
+        won = self._tricks.gather(1, w[:, None])
+        obs.scatter_(1, c.won_idx[w], c.won_val[won].expand(n, 4))
+        o_tr, o_led = OFFSETS["trick"], OFFSETS["led_suit"]
+        v[:, :, o_tr[0]:o_tr[1]] = 0.0
+        v[:, :, o_led[0]:o_led[1]] = 0.0
+        v[:, :, OFFSETS["trick_number"][0]] = float(np.float32((j + 1) / 13.0))
+        p.copy_(w)
+        self._leader.copy_(w)
+        if j < NUM_TRICKS - 1:
+            self._lead_mask()
+            self._t = t + 1
+            return self._finish_step(hand_end=False)
+        return self._end_hands()
+
+    def get_game(self, i: int) -> SpadesGame:
+        """A scalar ``SpadesGame`` equal to game ``i``'s current state (hands, bids, trick,
+        scores, bags, dealer, hand number and the score tables of this game's earlier hands).
+
+        Its RNG (for deals after this hand) is seeded from ``(seed, i, game number)``; those deals
+        are not the ones this env will draw. Full information: bots must act from ``view(seat)``.
+        Raises:
+            ValueError: ``i`` out of range. RuntimeError: before ``reset``.
+        """
+        if not self._started:
+            raise RuntimeError("call reset() before get_game()")
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) \
+                or not 0 <= i < self.num_envs:
+            raise ValueError(f"env index must be an int in 0..{self.num_envs - 1}, got {i!r}")
+        i = int(i)
+        owner = self._owner[i].tolist()
+        hands = [[c for c in range(NUM_CARDS) if owner[c] == s] for s in range(4)]
+        nh = int(self._hand_count[i])
+        g = SpadesGame.from_deal(
+            hands, int(self._dealer[i]), self._scores[i].tolist(), self._bags[i].tolist(),
+            self.rules, seed=np.random.default_rng([self.seed, i, int(self._game_ids[i])]))
+        table = self._hist[i, :nh].cpu().numpy()
+        g.hand_results = [_hand_result(table[h], h) for h in range(nh)]
+        g.hand_number = nh
+        for act in self._actions[i, :self._t].tolist():
+            g.apply(int(act))
+        return g
+
+    def observe(self, i: int, seat: int) -> torch.Tensor:
+        """Observation of any ``seat`` (acting or not) in game ``i``: ``(OBS_SIZE,)`` float32."""
+        if seat not in (0, 1, 2, 3):
+            raise ValueError(f"seat must be 0..3, got {seat!r}")
+        if not 0 <= int(i) < self.num_envs:
+            raise ValueError(f"env index must be in 0..{self.num_envs - 1}, got {i!r}")
+        return self._obs4v[int(i), seat].clone()
+
+    def current(self):
+        """``(obs, action_mask, seat)`` of the pending decision in every game."""
+        if not self._started:
+            raise RuntimeError("call reset() first")
+        return self._output()
+
+    @property
+    def scores(self) -> torch.Tensor:
+        """``(N, 2)`` int64 team totals of the running games (copy)."""
+        return self._scores.clone()
+
+    @property
+    def bags(self) -> torch.Tensor:
+        """``(N, 2)`` int64 team bag counts of the running games (copy)."""
+        return self._bags.clone()
+
+    @property
+    def dealer(self) -> torch.Tensor:
+        return self._dealer.clone()
+
+    @property
+    def hand_step(self) -> int:
+        """Decisions taken in the current hand (0..55), the same in every game."""
+        return self._t
+
+    def memory_bytes(self) -> int:
+        """Bytes of the env's state tensors (observation buffers included)."""
+        total = 0
+        for v in vars(self).values():
+            if isinstance(v, torch.Tensor):
+                total += v.numel() * v.element_size() if v._base is None else 0
+        for v in vars(self._c).values():
+            total += v.numel() * v.element_size()
+        return total
+
+    # ------------------------------------------------------------------ save / restore
+    _STATE = ("_obs4", "_mask", "_hands", "_owner", "_voids", "_bids", "_tricks", "_trick",
+              "_broken", "_dealer", "_cur", "_leader", "_led", "_scores", "_bags", "_hand_count",
+              "_actions", "_hist", "_game_ids")
+
+    def state_dict(self) -> dict:
+        """Everything needed to continue exactly: CPU tensor copies, ints, and the generator."""
+        d = {k: getattr(self, k).detach().cpu().clone() for k in self._STATE}
+        d.update(format="spades_env.vector", version=1, num_envs=self.num_envs, t=self._t,
+                 started=self._started, seed=self.seed, gen=self._gen.get_state(),
+                 rules=self.rules.to_dict(), hands_per_episode=self.hands_per_episode,
+                 max_hands=self.max_hands, reward=self.reward)
+        return d
+
+    def load_state_dict(self, d: dict) -> None:
+        """Restore ``state_dict`` output.
+
+        Raises:
+            ValueError: not a vector-env state, or made for another batch size / rules / episode
+                settings (the state is left unchanged).
+        """
+        if not isinstance(d, dict) or d.get("format") != "spades_env.vector" or d.get("version") != 1:
+            raise ValueError("not a spades_env.vector state dict (format/version tag missing)")
+        if d.get("num_envs") != self.num_envs:
+            raise ValueError(f"state has {d.get('num_envs')} envs, this env has {self.num_envs}")
+        if d.get("rules") != self.rules.to_dict() or d.get("reward") != self.reward or \
+                d.get("hands_per_episode") != self.hands_per_episode or \
+                d.get("max_hands") != self.max_hands:
+            raise ValueError("state was saved with other rules / reward / episode settings")
+        try:
+            tensors = {k: torch.as_tensor(d[k]) for k in self._STATE}
+            t = int(d["t"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"corrupt vector-env state: {e}") from None
+        for k, v in tensors.items():
+            cur = getattr(self, k)
+            if k != "_hist" and (v.shape != cur.shape or v.dtype != cur.dtype):
+                raise ValueError(f"corrupt vector-env state: {k} has shape {tuple(v.shape)} "
+                                 f"{v.dtype}, expected {tuple(cur.shape)} {cur.dtype}")
+        if not 0 <= t < HAND_STEPS:
+            raise ValueError(f"corrupt vector-env state: hand step {t}")
+        for k, v in tensors.items():
+            if k == "_hist":
+                self._hist = v.to(self.device).clone()
+            else:
+                getattr(self, k).copy_(v)
+        self._t = t
+        self._started = bool(d["started"])
+        self.seed = int(d["seed"])
+        self._gen.set_state(d["gen"])
+
+    # ------------------------------------------------------------------ internals
+    def _check(self, a: torch.Tensor) -> None:
+        inside = (a >= 0) & (a < NUM_ACTIONS)
+        ok = inside & self._mask.gather(1, a.clamp(0, NUM_ACTIONS - 1)[:, None])[:, 0]
+        if bool(ok.all()):
+            return
+        i = int((~ok).nonzero()[0, 0])
+        act = int(a[i])
+        why = self.get_game(i).explain_illegal(act) or "not in the action mask"
+        raise ValueError(f"illegal action {act} in env {i} (seat {int(self._cur[i])} to act): "
+                         f"{why}")
+
+    def _hand_of_cur(self) -> torch.Tensor:
+        """``(N, 52)`` bool: the cards held by the seat to act."""
+        return self._hands.view(-1, NUM_CARDS).index_select(0, self._c.row4 + self._cur)
+
+    def _lead_mask(self) -> None:
+        h = self._hand_of_cur()
+        ns = h & self._c.non_spades
+        use_ns = ns.any(1) & ~self._broken
+        self._mask[:, :NUM_CARDS] = torch.where(use_ns[:, None], ns, h)
+        self._mask[:, NUM_CARDS:] = False
+
+    def _follow_mask(self) -> None:
+        h = self._hand_of_cur()
+        f = h & self._c.suit_cards[self._led]
+        self._mask[:, :NUM_CARDS] = torch.where(f.any(1)[:, None], f, h)
+
+    def _output(self):
+        c = self._c
+        seat = self._cur.clone()
+        self._obs4v[:, :, OFFSETS["to_act"][0]:OFFSETS["to_act"][1]] = c.onehot[seat]
+        obs = self._obs4.view(-1, OBS_SIZE).index_select(0, c.row4 + seat)
+        mask = self._mask.clone() if self.copy else self._mask
+        return obs, mask, seat
+
+    def _finish_step(self, hand_end: bool, rewards=None, info=None):
+        obs, mask, seat = self._output()
+        n = self.num_envs
+        if rewards is None:
+            rewards = torch.zeros((n, 4), dtype=torch.float32, device=self.device)
+        if info is None:
+            z = torch.zeros(n, dtype=torch.bool, device=self.device)
+            info = {"terminated": z, "truncated": z.clone()}
+            dones = z.clone()
+        else:
+            dones = info["terminated"] | info["truncated"]
+        return obs, mask, seat, rewards, dones, info
+
+    def _start_hands(self) -> None:
+        """Deal a new hand in every game (``_dealer``, ``_scores``, ``_bags`` already set) and
+        rebuild every seat's observation from scratch."""
+        n, c, dev = self.num_envs, self._c, self.device
+        perm = torch.rand((n, NUM_CARDS), generator=self._gen).argsort(1).to(dev)
+        first = (self._dealer + 1) & 3
+        self._owner.scatter_(1, perm, (first[:, None] + c.deal_seat[None, :]) & 3)
+        self._hands.view(n, 4, NUM_CARDS).copy_(self._owner[:, None, :] == c.seats[None, :, None])
+        self._voids.zero_()
+        self._bids.fill_(-1)
+        self._tricks.zero_()
+        self._trick.zero_()
+        self._broken.zero_()
+        self._cur.copy_(first)
+        self._leader.copy_(first)
+        self._led.zero_()
+        self._actions.zero_()
+        self._t = 0
+        o = OFFSETS
+        v = self._obs4v
+        v.zero_()
+        v[:, :, o["phase"][0]] = 1.0  # bidding
+        v[:, :, o["looked"][0]] = 1.0
+        v[:, :, o["hand"][0]:o["hand"][1]] = self._hands.view(n, 4, NUM_CARDS).float()
+        v[:, :, o["bids"][0]:o["bids"][1]].view(n, 4, 4, BID_SLOTS)[..., 0] = 1.0  # not yet bid
+        v[:, :, o["dealer"][0]:o["dealer"][1]] = c.onehot[self._dealer]
+        # team totals and bags relative to each observer: (mine, theirs)
+        mine = c.seats & 1
+        rel = torch.stack([mine, 1 - mine], 1)  # (4, 2)
+        r = self.rules
+        v[:, :, o["scores"][0]:o["scores"][1]] = (
+            self._scores[:, rel].double() / r.target_score).float()
+        v[:, :, o["bags"][0]:o["bags"][1]] = (self._bags[:, rel].double() / r.bag_limit).float()
+        v[:, :, o["target"][0]] = float(np.float32(r.target_score / 500.0))
+        self._mask.copy_(c.bid_mask.expand(n, NUM_ACTIONS))
+
+    def _end_hands(self):
+        """Score the hand in every game (RULES.md, Scoring a hand; End of the game), record it,
+        end and reset finished games, deal the next hand."""
+        n, r, dev = self.num_envs, self.rules, self.device
+        bids = self._bids.view(n, 2, 2)  # [:, k, team] = seat 2k + team
+        tricks = self._tricks.view(n, 2, 2)
+        nil = bids == 0
+        zero = torch.zeros_like(bids)
+        contract = torch.where(nil, zero, bids).sum(1)  # (N, 2)
+        taken = torch.where(nil, zero, tricks).sum(1)
+        nil_ok = nil & (tricks == 0)
+        nil_points = (nil_ok.long() - (nil & ~nil_ok).long()).sum(1) * r.nil_bonus
+        nil_bags = torch.where(nil, tricks, zero).sum(1)
+        has = contract > 0
+        made = has & (taken >= contract)
+        over = taken - contract
+        contract_points = torch.where(made, 10 * contract + over,
+                                      torch.where(has, -10 * contract, torch.zeros_like(contract)))
+        bags_hand = nil_bags + torch.where(made, over, torch.zeros_like(over))
+        total_bags = self._bags + bags_hand
+        pens = torch.div(total_bags, r.bag_limit, rounding_mode="floor")
+        bag_pen = -r.bag_penalty * pens
+        bags_after = total_bags - pens * r.bag_limit
+        hand_points = contract_points + nil_points + bag_pen
+        scores = self._scores + hand_points
+        # record the score table
+        hc = self._hand_count
+        need = int(hc.max()) + 1
+        if need > self._hist.shape[1]:
+            grow = torch.zeros((n, max(need, 2 * self._hist.shape[1]), _HIST_WIDTH),
+                               dtype=torch.int32, device=dev)
+            grow[:, :self._hist.shape[1]] = self._hist
+            self._hist = grow
+        made_code = torch.where(has, made.long(), torch.full_like(contract, -1))
+        team = torch.stack([contract, contract_points, made_code, bags_hand, nil_points, bag_pen,
+                            hand_points, scores, bags_after], 2)  # (N, 2, 9)
+        rec = torch.cat([self._dealer[:, None], self._bids, self._tricks, team.reshape(n, -1)], 1)
+        self._hist[torch.arange(n, device=dev), hc] = rec.to(torch.int32)
+        hand_number = hc.clone()
+        hc.add_(1)
+        self._scores.copy_(scores)
+        self._bags.copy_(bags_after)
+        # end of the game (rules.game_outcome, vectorised)
+        reached = scores >= r.target_score
+        if r.loss_threshold is not None:
+            lost = (scores <= r.loss_threshold) & ~reached
+        else:
+            lost = torch.zeros_like(reached)
+        ended = reached | lost
+        count = ended.sum(1)
+        s0, s1 = scores[:, 0], scores[:, 1]
+        one = count == 1
+        both = count == 2
+        win0 = (one & (reached[:, 0] | lost[:, 1])) | (both & (s0 > s1))
+        win1 = (one & (reached[:, 1] | lost[:, 0])) | (both & (s1 > s0))
+        winner = torch.where(win0, 0, torch.where(win1, 1, -1))
+        terminated = winner >= 0
+        capped = torch.zeros_like(terminated)
+        if self.hands_per_episode is not None:
+            capped |= hc >= self.hands_per_episode
+        if self.max_hands is not None:
+            capped |= hc >= self.max_hands
+        truncated = capped & ~terminated
+        done = terminated | truncated
+        # rewards by absolute seat (team of seat s = s & 1)
+        if self.reward == "hand":
+            d = (hand_points[:, 0] - hand_points[:, 1]).double() / 100.0
+        else:
+            d = torch.where(terminated, 1.0 - 2.0 * winner.double(), torch.zeros_like(s0).double())
+        rewards = torch.stack([d, -d, d, -d], 1).float()
+        info = {"terminated": terminated, "truncated": truncated, "hand_points": hand_points,
+                "winner": winner, "final_scores": scores.clone(), "final_bags": bags_after.clone()}
+        info["hands"] = _HandList(torch.arange(n, device=dev), rec.to(torch.int32), hand_number)
+        final = None
+        if bool(done.any()):
+            ids = done.nonzero()[:, 0]
+            final = FinalResults(ids, scores[ids], bags_after[ids], winner[ids], truncated[ids],
+                                 hc[ids], self._hist[ids].clone(), r)
+            # reset finished games: new first dealer, scores and bags 0
+            new_dealer = torch.randint(4, (n,), generator=self._gen).to(dev)
+            self._dealer.copy_(torch.where(done, new_dealer, (self._dealer + 1) & 3))
+            self._scores.masked_fill_(done[:, None], 0)
+            self._bags.masked_fill_(done[:, None], 0)
+            hc.masked_fill_(done, 0)
+            self._game_ids.add_(done.long())
+        else:
+            self._dealer.add_(1).bitwise_and_(3)
+        info["final"] = final
+        self._start_hands()
+        return self._finish_step(hand_end=True, rewards=rewards, info=info)
+
+
+__all__ = ["SpadesVectorEnv", "FinalResults", "HAND_STEPS", "OBS_SIZE"]

@@ -1,0 +1,241 @@
+"""Differential tests: the batched engine (spades_env.vector) against the scalar engine.
+
+Every game of a ``SpadesVectorEnv`` is mirrored by a scalar ``SpadesGame`` started from the same deal
+(``SpadesGame.from_deal``); both take the same random legal actions. At every step the acting seat,
+the legal mask (``game.legal_mask()``), the observation (``observation.encode(game.view(seat))``)
+and the rewards must be equal; at every hand end the score tables, totals, bags and winner must be
+equal. At a hand end the scalar engine deals its own next hand from its own RNG, so the mirror is
+restarted from the vector env's next deal with the *scalar* engine's running scores, bags and dealer
+(so any scoring difference would still show up).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from spades_env import Rules, SpadesGame
+from spades_env.cards import NUM_ACTIONS
+from spades_env.observation import OBS_SIZE, OFFSETS, encode
+from spades_env.vector import HAND_STEPS, SpadesVectorEnv
+
+
+def _random_actions(mask: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """A uniformly random legal action per row of ``mask``."""
+    r = torch.rand(mask.shape, generator=gen)
+    return torch.where(mask, r + 1.0, torch.zeros_like(r)).argmax(1)
+
+
+def _mirror(env: SpadesVectorEnv, i: int, scores, bags, dealer, hand_results) -> SpadesGame:
+    """Scalar game on env i's current deal, with the scalar side's own running totals."""
+    hands = env.get_game(i).hands  # the deal only
+    g = SpadesGame.from_deal(hands, dealer, scores, bags, env.rules, seed=0)
+    g.hand_results = list(hand_results)
+    g.hand_number = len(hand_results)
+    return g
+
+
+def _play_and_compare(env: SpadesVectorEnv, hands: int, seed: int, check_get_game=()):
+    """Run ``hands`` hands of random play in ``env`` and its scalar mirrors, comparing everything.
+
+    Returns a dict of counts (games ended by a win, truncated, hands crossed) for coverage checks.
+    """
+    n = env.num_envs
+    gen = torch.Generator().manual_seed(seed)
+    obs, mask, seat = env.reset()
+    games = [_mirror(env, i, (0, 0), (0, 0), int(env.dealer[i]), []) for i in range(n)]
+    stats = {"target_reached": 0, "won": 0, "truncated": 0, "multi_hand_games": 0, "steps": 0}
+    exp_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+    exp_mask = np.zeros((n, NUM_ACTIONS), dtype=bool)
+    for step in range(hands * HAND_STEPS):
+        o_np, m_np, s_np = obs.numpy(), mask.numpy(), seat.numpy()
+        assert obs.dtype == torch.float32 and obs.shape == (n, OBS_SIZE)
+        assert mask.dtype == torch.bool and mask.shape == (n, NUM_ACTIONS)
+        exp_mask[:] = False
+        for i, g in enumerate(games):
+            p = g.current_player
+            assert s_np[i] == p, f"step {step} env {i}: seat {s_np[i]} != {p}"
+            exp_mask[i, g.legal_actions()] = True
+            encode(g.view(p), exp_obs[i])
+        if not np.array_equal(m_np, exp_mask):
+            i = int(np.flatnonzero((m_np != exp_mask).any(1))[0])
+            raise AssertionError(f"step {step} env {i}: mask differs")
+        if not np.array_equal(o_np, exp_obs):
+            i = int(np.flatnonzero((o_np != exp_obs).any(1))[0])
+            bad = np.flatnonzero(o_np[i] != exp_obs[i])
+            names = [k for k, (a, b) in OFFSETS.items() if any(a <= x < b for x in bad)]
+            raise AssertionError(f"step {step} env {i}: obs differs in {names}")
+        if step % 97 == 13:
+            for i in check_get_game:
+                ref, got = games[i].to_dict(), env.get_game(i).to_dict()
+                for k in ("phase", "dealer", "current_player", "hands", "bids", "tricks_won",
+                          "trick", "trick_leader", "spades_broken", "played", "voids",
+                          "trick_number", "scores", "bags", "hand_results", "hand_number"):
+                    assert got[k] == ref[k], f"get_game({i}).{k} differs at step {step}"
+        actions = _random_actions(mask, gen)
+        obs, mask, seat, rew, dones, info = env.step(actions)
+        stats["steps"] += 1
+        rew_np, done_np = rew.numpy(), dones.numpy()
+        hand_end = (step + 1) % HAND_STEPS == 0
+        if not hand_end:
+            assert not rew_np.any() and not done_np.any()
+        else:
+            hand_pts = info["hand_points"].tolist()
+            term, trunc = info["terminated"].tolist(), info["truncated"].tolist()
+            fin_scores, fin_bags = info["final_scores"].tolist(), info["final_bags"].tolist()
+            finals = {r["env"]: r for r in info["final"].results()} if info["final"] else {}
+            dealers = env.dealer.tolist()
+        for i, a in enumerate(actions.tolist()):
+            g = games[i]
+            g.apply(a)
+            if not hand_end:
+                continue
+            assert len(g.hand_results) == g.hand_number and g.hand_number >= 1
+            hr = g.hand_results[-1]
+            pts = (hr.teams[0].hand_points, hr.teams[1].hand_points)
+            assert tuple(hand_pts[i]) == pts
+            if env.reward == "hand":
+                d = np.float32((pts[0] - pts[1]) / 100.0)
+                expect = np.array([d, -d, d, -d], dtype=np.float32)
+            elif g.winner is not None:
+                w = 1.0 if g.winner == 0 else -1.0
+                expect = np.array([w, -w, w, -w], dtype=np.float32)
+            else:
+                expect = np.zeros(4, dtype=np.float32)
+            assert np.array_equal(rew_np[i], expect), f"env {i}: rewards {rew_np[i]} != {expect}"
+            capped = any(c is not None and g.hand_number >= c
+                         for c in (env.hands_per_episode, env.max_hands))
+            ended = g.winner is not None or capped
+            assert bool(done_np[i]) == ended, f"env {i}: done flag"
+            assert term[i] == (g.winner is not None)
+            assert trunc[i] == (g.winner is None and capped)
+            assert fin_scores[i] == g.scores and fin_bags[i] == g.bags
+            if ended:
+                final = finals[i]
+                assert final["scores"] == g.scores and final["bags"] == g.bags
+                assert final["winner"] == g.winner
+                assert final["truncated"] == (g.winner is None)
+                assert final["hand_results"] == g.hand_results
+                if g.winner is not None:
+                    stats["won"] += 1
+                    stats["target_reached"] += max(g.scores) >= env.rules.target_score
+                else:
+                    stats["truncated"] += 1
+                if g.hand_number > 1:
+                    stats["multi_hand_games"] += 1
+                games[i] = _mirror(env, i, (0, 0), (0, 0), dealers[i], [])
+            else:
+                assert dealers[i] == g.dealer  # passed left after the hand
+                games[i] = _mirror(env, i, g.scores, g.bags, g.dealer, g.hand_results)
+    return stats
+
+
+def test_parity_short_games_1000():
+    """1000 games with a low target and a loss threshold: games end (wins on both the target and
+    the loss side), cross hands, are truncated at 3 hands, and are reset inside the batch; 4 hands
+    of steps in all."""
+    env = SpadesVectorEnv(1000, seed=11, rules=Rules(target_score=100, loss_threshold=-250),
+                          max_hands=3)
+    stats = _play_and_compare(env, hands=4, seed=5, check_get_game=(0, 1, 999))
+    assert stats["steps"] == 4 * HAND_STEPS
+    assert stats["won"] >= 1000  # on average every game of the batch ended at least once
+    assert stats["target_reached"] >= 10  # some wins on the target side, the rest on the loss side
+    assert stats["truncated"] >= 1  # and some games cut by max_hands
+    assert stats["multi_hand_games"] >= 500
+
+
+def test_parity_default_rules_capped_and_game_reward():
+    """Default rules (target 500) capped at 2 hands (truncations), rewards ``"game"``; and
+    single-hand episodes with ``forced_spade_lead_breaks`` on."""
+    env = SpadesVectorEnv(100, seed=3, rules=Rules(), max_hands=2, reward="game")
+    stats = _play_and_compare(env, hands=4, seed=1, check_get_game=(7,))
+    assert stats["truncated"] == 200  # 100 games x 2 episodes of 2 hands, nobody reaches 500
+    env = SpadesVectorEnv(100, seed=4, rules=Rules(forced_spade_lead_breaks=True),
+                          hands_per_episode=1)
+    stats = _play_and_compare(env, hands=2, seed=2)
+    assert stats["truncated"] == 200
+
+
+def test_seeding_same_seed_same_games():
+    """Same seed -> same deals, dealers and observations; another seed -> other deals."""
+    outs = []
+    for seed in (7, 7, 8):
+        env = SpadesVectorEnv(16, seed=seed, rules=Rules(target_score=100, loss_threshold=-100))
+        gen = torch.Generator().manual_seed(0)
+        obs, mask, seat = env.reset()
+        trace = [obs.clone()]
+        for _ in range(2 * HAND_STEPS):
+            obs, mask, seat, *_ = env.step(_random_actions(mask, gen))
+            trace.append(obs.clone())
+        outs.append(torch.stack(trace))
+    assert torch.equal(outs[0], outs[1])
+    assert not torch.equal(outs[0], outs[2])
+
+
+def test_illegal_action_raises_and_leaves_state_unchanged():
+    env = SpadesVectorEnv(4, seed=0)
+    obs, mask, seat = env.reset()
+    before = env.state_dict()
+    acts = torch.full((4,), 52 + 3)
+    acts[2] = 5  # a card during the bidding
+    with pytest.raises(ValueError, match="env 2.*bidding phase"):
+        env.step(acts)
+    after = env.state_dict()
+    for k, v in before.items():
+        if isinstance(v, torch.Tensor):
+            assert torch.equal(v, after[k]), k
+    with pytest.raises(ValueError, match="shape"):
+        env.step(torch.full((3,), 52))
+    with pytest.raises(ValueError, match="integer"):
+        env.step(torch.full((4,), 52.0))
+    for _ in range(4):
+        obs, mask, seat, *_ = env.step(torch.full((4,), 52 + 3))
+    # the leader of the first trick may not lead a spade while holding another suit
+    hand0 = env.get_game(0).hands[int(seat[0])]
+    spade = next(c for c in range(39, 52) if hand0 >> c & 1) if hand0 >> 39 else None
+    if spade is not None:
+        acts = mask.float().argmax(1)
+        acts[0] = spade
+        with pytest.raises(ValueError, match="spades are not broken"):
+            env.step(acts)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="Blind Nil"):
+        SpadesVectorEnv(2, rules=Rules(blind_nil=True))
+    with pytest.raises(ValueError, match="num_envs"):
+        SpadesVectorEnv(0)
+    with pytest.raises(ValueError, match="reward"):
+        SpadesVectorEnv(2, reward="win")
+    with pytest.raises(ValueError, match="max_hands"):
+        SpadesVectorEnv(2, max_hands=0)
+    with pytest.raises(RuntimeError, match="reset"):
+        SpadesVectorEnv(2).step(torch.zeros(2, dtype=torch.long))
+
+
+def test_state_dict_round_trip_continues_identically():
+    rules = Rules(target_score=100, loss_threshold=-100)
+    env = SpadesVectorEnv(8, seed=2, rules=rules)
+    gen = torch.Generator().manual_seed(3)
+    obs, mask, seat = env.reset()
+    for _ in range(70):
+        obs, mask, seat, *_ = env.step(_random_actions(mask, gen))
+    saved = env.state_dict()
+    gstate = gen.get_state()
+    tail_a = []
+    for _ in range(100):
+        obs, mask, seat, rew, done, _ = env.step(_random_actions(mask, gen))
+        tail_a.append((obs, rew, done))
+    env2 = SpadesVectorEnv(8, seed=99, rules=rules)
+    env2.load_state_dict(saved)
+    gen.set_state(gstate)
+    obs, mask, seat = env2.current()
+    for k in range(100):
+        obs, mask, seat, rew, done, _ = env2.step(_random_actions(mask, gen))
+        assert torch.equal(obs, tail_a[k][0]) and torch.equal(rew, tail_a[k][1])
+        assert torch.equal(done, tail_a[k][2])
+    with pytest.raises(ValueError, match="envs"):
+        SpadesVectorEnv(4, rules=rules).load_state_dict(saved)
+    with pytest.raises(ValueError, match="not a spades_env.vector"):
+        env2.load_state_dict({"format": "x"})
