@@ -402,3 +402,30 @@ def test_medium_decision_median_under_1ms():
         g.apply(a)
     assert len(times) > 200
     assert float(np.median(times)) < 1e-3
+
+
+def test_possible_holdings_use_blind_nil_exchange_cards():
+    rules = Rules(blind_nil=True)
+    g = SpadesGame(rules, seed=5)
+    g.scores = [300, 0]  # seat 1 (medium) trails by 300 and bids Blind Nil
+    bots = {s: (MediumBot(seed=s) if s == 1 else EasyBot(seed=s)) for s in range(4)}
+    passed_to_1 = 0
+    passed_to_3 = 0
+    while g.phase != Phase.PLAY:
+        p = g.current_player
+        a = bots[p].act(g.view(p))
+        if g.phase == Phase.EXCHANGE:
+            if p == 3:
+                passed_to_1 |= 1 << a
+            else:
+                passed_to_3 |= 1 << a
+        g.apply(a)
+    assert passed_to_1.bit_count() == 3 and passed_to_3.bit_count() == 3
+    v3 = g.view(3)
+    poss = possible_holdings(v3)
+    assert v3.known_cards[1] == passed_to_1 & g.hands[1]  # passed and not passed back
+    assert poss[1] & passed_to_1 & g.hands[1] == passed_to_1 & g.hands[1]
+    for s in (0, 2):  # the opponents cannot hold a card seat 3 passed to its partner
+        assert not poss[s] & passed_to_1 & g.hands[1]
+    v0 = g.view(0)  # an opponent knows nothing of the exchange
+    assert v0.known_cards == (0, 0, 0, 0)
