@@ -191,6 +191,7 @@ def test_medium_ducks_under_when_contract_is_safe():
     v = g.view(0)
     assert v.current_player == 0 and v.tricks_won == (2, 1, 0, 0)
     assert MediumBot().act(v) == C("5H")  # highest heart under the 9H: no bag, sheds a high card
+    assert MediumBot(duck=False).act(v) == C("10H")  # without ducking it takes a bag
 
 
 def test_medium_takes_the_trick_while_contract_needs_it():
@@ -212,6 +213,7 @@ def test_medium_overtakes_partners_winning_card_to_cover_nil():
     assert v.current_trick == ((1, C("2C")), (2, C("9C")), (3, C("3C")))
     # partner's 9C is winning: cover it with the cheapest club above it (not the 4C)
     assert MediumBot().act(v) == C("10C")
+    assert MediumBot(cover_nil=False).act(v) == C("4C")  # without the habit: partner wins, go low
 
 
 def test_medium_plays_high_before_nil_partner():
@@ -242,6 +244,8 @@ def test_medium_attacks_opponent_nil_leading_low_in_a_suit_they_hold():
     assert v.current_player == 0 and v.voids[1] == 1 << 1
     # not the 2D (the Nil bidder is out of diamonds) and not the AC cash: the lowest heart
     assert MediumBot().act(v) == C("3H")
+    # without the habit it cashes a sure trick: the lowest of its top clubs A K Q
+    assert MediumBot(attack_nil=False).act(v) == C("QC")
 
 
 def test_medium_plays_under_opponent_nil_card():

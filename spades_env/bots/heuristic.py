@@ -291,13 +291,20 @@ class MediumBot(_ScriptedBot):
         seed: int / None / ``np.random.Generator`` (medium is deterministic; the RNG is unused).
         blind_nil_deficit: with ``Rules.blind_nil`` on, bid Blind Nil when the team trails by at
             least this many points (int; ``None`` never bids Blind Nil).
+        cover_nil, attack_nil, set_opponents, duck: switch off one play habit (for ablation
+            measurements in the arena); all on by default.
     """
 
     name = "medium"
 
-    def __init__(self, seed=None, blind_nil_deficit: int | None = 200):
+    def __init__(self, seed=None, blind_nil_deficit: int | None = 200, cover_nil: bool = True,
+                 attack_nil: bool = True, set_opponents: bool = True, duck: bool = True):
         super().__init__(seed)
         self.blind_nil_deficit = blind_nil_deficit
+        self.cover_nil = cover_nil
+        self.attack_nil = attack_nil
+        self.set_opponents = set_opponents
+        self.duck = duck
 
     # ------------------------------------------------------------ bidding
     def _blind(self, view) -> int:
@@ -341,17 +348,17 @@ class MediumBot(_ScriptedBot):
         opps = ((me + 1) & 3, (me + 3) & 3)
         opp_contract = sum(bids[s] for s in opps if bids[s])
         opp_need = opp_contract - sum(tw[s] for s in opps if bids[s]) if opp_contract else 0
-        set_mode = opp_need > 0 and opp_need >= remaining - 2
-        want = need > 0 or set_mode
+        set_mode = self.set_opponents and opp_need > 0 and opp_need >= remaining - 2
+        want = need > 0 or set_mode or not self.duck
 
         my_nil = bids[me] == 0 and tw[me] == 0
-        partner_nil = bids[pa] == 0 and tw[pa] == 0
+        partner_nil = self.cover_nil and bids[pa] == 0 and tw[pa] == 0
         nil_opp = -1
         for s in opps:
             if bids[s] == 0 and tw[s] == 0:
                 nil_opp = s
                 break
-        attack = nil_opp >= 0 and (need <= 0 or need < remaining - 2)
+        attack = self.attack_nil and nil_opp >= 0 and (need <= 0 or need < remaining - 2)
         if bids[me] == 0 and not my_nil:
             want = set_mode  # a failed Nil's tricks are bags only
 
