@@ -13,6 +13,7 @@ Usage::
     python benchmarks/bench_ladder.py --pairs easy medium --games 400
     python benchmarks/bench_ladder.py --pairs hard --games-for hard=60
     python benchmarks/bench_ladder.py --pairs insane --hands-for insane=100   # single hands
+    python benchmarks/bench_ladder.py --pairs --ablations 300   # medium vs medium minus one habit
 
 Options ``--games-for LEVEL=N`` and ``--hands-for LEVEL=N`` size each pair (slow PIMC levels).
 A level whose bot module is missing is reported as not available.
@@ -52,9 +53,15 @@ def _atomic_write(path: str, text: str) -> None:
         raise
 
 
-def _load(path: str) -> dict:
+def _save(json_path: str, md_path: str, stored: dict, ablations: dict) -> None:
+    _atomic_write(json_path, json.dumps({"format": "spades_env.ladder", "pairs": stored,
+                                         "ablations": ablations}, indent=1))
+    _atomic_write(md_path, render(stored, ablations))
+
+
+def _load(path: str) -> tuple[dict, dict]:
     if not os.path.exists(path):
-        return {}
+        return {}, {}
     try:
         with open(path) as f:
             d = json.load(f)
@@ -62,7 +69,7 @@ def _load(path: str) -> dict:
         raise ValueError(f"{path}: not a ladder results file ({e})") from None
     if not isinstance(d, dict) or d.get("format") != "spades_env.ladder":
         raise ValueError(f"{path}: not a ladder results file (missing format tag)")
-    return d.get("pairs", {})
+    return d.get("pairs", {}), d.get("ablations", {})
 
 
 def _row(upper: str, lower: str, res) -> dict:
@@ -90,8 +97,24 @@ def _fmt_pct(x: float) -> str:
     return "n/a" if x != x else f"{100 * x:.1f}%"
 
 
-def render(pairs: dict) -> str:
-    """The ladder table (markdown) from stored pair rows."""
+ABLATIONS = ("cover_nil", "attack_nil", "set_opponents", "duck")
+
+
+def run_ablations(games: int, seed: int) -> dict:
+    """Full ``medium`` against ``medium`` with one play habit switched off, per habit."""
+    from spades_env.bots.heuristic import MediumBot
+    out = {}
+    for habit in ABLATIONS:
+        res = play_match("medium", lambda s, h=habit: MediumBot(s, **{h: False}), games=games,
+                         seed=seed, names=("medium", f"medium without {habit}"))
+        out[habit] = _row("medium", f"medium without {habit}", res)
+        print(f"ablation {habit}: {res.point_diff_per_hand:+.2f} "
+              f"[{res.point_diff_ci[0]:+.2f}, {res.point_diff_ci[1]:+.2f}]", flush=True)
+    return out
+
+
+def render(pairs: dict, ablations: dict | None = None) -> str:
+    """The ladder table (markdown) from stored pair rows (and medium ablation rows)."""
     lines = [
         "# Bot ladder: each level against the level below",
         "",
@@ -154,6 +177,21 @@ def render(pairs: dict) -> str:
             ok = "-" if lim is None else ("yes" if med < lim else "NO")
             lines.append(f"| {level} | {med:.3f} | {mean:.3f} | "
                          f"{'-' if lim is None else f'< {lim:g} ms'} | {ok} |")
+    if ablations:
+        lines += ["", "## Medium ablations: full `medium` vs `medium` with one play habit off", "",
+                  "Each habit of BOTS.md earns its place when the interval lies above zero.", "",
+                  "| habit switched off | games | full medium wins | "
+                  "point diff / hand [95% CI] | Nil made/bids full / ablated | run |",
+                  "|---|---|---|---|---|---|"]
+        for habit in ABLATIONS:
+            r = ablations.get(habit)
+            if not r:
+                continue
+            lines.append(
+                f"| {habit} | {r['games']} | {r['games_won'][0]}-{r['games_won'][1]} | "
+                f"{r['diff']:+.2f} [{r['diff_ci'][0]:+.2f}, {r['diff_ci'][1]:+.2f}] | "
+                f"{r['nil'][0][1]}/{r['nil'][0][0]} / {r['nil'][1][1]}/{r['nil'][1][0]} | "
+                f"seed {r['seed']}, {r['seconds']:.0f} s |")
     return "\n".join(lines) + "\n"
 
 
@@ -178,12 +216,14 @@ def main(argv=None) -> int:
                    help="play N single-hand deals (each twice) for this pair instead of games")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default=os.path.join(RESULTS, "ladder.md"))
+    p.add_argument("--ablations", type=int, default=0, metavar="GAMES",
+                   help="also run medium vs medium-without-one-habit for each habit (GAMES each)")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     games_for = _size(args.games_for, "games")
     hands_for = _size(args.hands_for, "hands")
     json_path = os.path.splitext(args.out)[0] + ".json"
-    stored = _load(json_path)
+    stored, ablations = _load(json_path)
     lower_of = dict(LADDER)
     for upper in args.pairs:
         if upper not in lower_of:
@@ -203,10 +243,10 @@ def main(argv=None) -> int:
         res = play_match(upper, lower, seed=args.seed, progress=not args.no_progress, **kw)
         print(res.summary(), flush=True)
         stored[key] = _row(upper, lower, res)
-        _atomic_write(json_path, json.dumps({"format": "spades_env.ladder", "pairs": stored},
-                                            indent=1))
-        _atomic_write(args.out, render(stored))
-    _atomic_write(args.out, render(stored))
+        _save(json_path, args.out, stored, ablations)
+    if args.ablations:
+        ablations = run_ablations(args.ablations, args.seed)
+    _save(json_path, args.out, stored, ablations)
     print(f"wrote {args.out}")
     return 0
 
