@@ -113,6 +113,8 @@ def test_every_consistent_deal_appears_uniformly():
     ds = DealSampler(v)
     assert ds.count == len(every)
     assert 2 <= len(every) <= 2000
+    listed = [tuple(d) for d in ds.all_deals()]
+    assert len(listed) == ds.count and set(listed) == every
     rnd = random.Random(7)
     n = 40 * len(every)
     counts = {}
@@ -145,6 +147,7 @@ def test_exhaustive_with_hand_built_voids():
                                            for suit in range(4) if (extra[s] >> suit) & 1)}
     assert 0 < len(every) < len(allowed)
     assert ds.count == len(every) > 0
+    assert sorted(tuple(d) for d in ds.all_deals()) == sorted(every)
     rnd = random.Random(1)
     seen = {tuple(ds.sample(rnd)) for _ in range(30 * len(every))}
     assert seen == every

@@ -105,6 +105,9 @@ class PIMCBot(Bot):
         inference_factor: candidate deals drawn per kept deal when ``infer_bids``.
         blind_nil_deficit: bid Blind Nil (when allowed) if the team trails by at least this much.
         bid_window: bids tested around the estimated trick count (see ``_bid_candidates``).
+        bid_shade: weight (0..1) of the outcome with one trick fewer for this seat, blended into
+            each bidding play-out: play-outs see every card, real play does not, so raw play-out
+            trick counts are optimistic.
     Raises:
         ValueError: a non-positive sample count.
     """
@@ -113,7 +116,7 @@ class PIMCBot(Bot):
 
     def __init__(self, seed=None, samples: int = 40, bid_samples: int = 40, endgame_tricks: int = 3,
                  infer_bids: bool = False, inference_factor: int = 4,
-                 blind_nil_deficit: int = 200, bid_window: int = 2):
+                 blind_nil_deficit: int = 200, bid_window: int = 2, bid_shade: float = 0.5):
         super().__init__(seed)
         for nm, v in (("samples", samples), ("bid_samples", bid_samples),
                       ("inference_factor", inference_factor)):
@@ -130,6 +133,9 @@ class PIMCBot(Bot):
         if not isinstance(bid_window, int) or not 0 <= bid_window <= 13:
             raise ValueError(f"bid_window must be an int in 0..13, got {bid_window!r}")
         self.bid_window = bid_window
+        if not 0.0 <= bid_shade <= 1.0:
+            raise ValueError(f"bid_shade must be in [0, 1], got {bid_shade!r}")
+        self.bid_shade = float(bid_shade)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(samples={self.samples}, bid_samples={self.bid_samples}, "
@@ -160,11 +166,11 @@ class PIMCBot(Bot):
 
     # ------------------------------------------------------------------ deals
     def _deals(self, view, n: int) -> list:
-        """``n`` deals as ``(hands, weight)`` pairs (weights sum to ``n``)."""
+        """Deals as ``(hands, weight)`` pairs, weights summing to ``n``: every consistent deal
+        once when there are at most ``n`` of them, else ``n`` uniform samples (``insane``:
+        resampled by the bid likelihood)."""
         rnd = as_random(self.rng)
         sampler = DealSampler(view)
-        if not self.infer_bids:
-            return [(d, 1.0) for d in sampler.samples(n, rnd)]
         seats = []
         for s in range(4):
             if s == view.seat or view.bids[s] is None or view.blind[s]:
@@ -172,6 +178,17 @@ class PIMCBot(Bot):
             if view.blind[s ^ 2]:
                 continue  # hand changed in the Blind Nil exchange after the bid
             seats.append(s)
+        if not self.infer_bids:
+            seats = []
+        if sampler.count <= n:
+            # few enough deals to take each one exactly once (late in a hand)
+            deals = list(sampler.all_deals())
+            weights = [1.0] * len(deals)
+            for i, d in enumerate(deals):
+                for s in seats:
+                    weights[i] *= bid_likelihood(view.bids[s], d[s] | view.played[s])
+            total = sum(weights)
+            return [(d, n * w / total) for d, w in zip(deals, weights)]
         if not seats:
             return [(d, 1.0) for d in sampler.samples(n, rnd)]
         m = n * self.inference_factor
@@ -271,6 +288,7 @@ class PIMCBot(Bot):
         leader = (view.dealer + 1) & 3
         blind = view.blind
         cands = self._bid_candidates(view)
+        shade = self.bid_shade
         bids_fixed = list(view.bids)
         utils: dict = {}
         totals = [0.0] * len(cands)
@@ -286,7 +304,13 @@ class PIMCBot(Bot):
                 if u is None:
                     u = utils[key] = HandUtility(key, blind, view.bags, view.scores, rules, team)
                 won = playout(hands, [], leader, (0, 0, 0, 0), False, key, flb)
-                totals[i] += w * u(won)
+                v = u(won)
+                if shade and won[me]:
+                    # play-outs see every card, real play does not: blend in one trick fewer
+                    won[me] -= 1
+                    won[(me + 1) & 3] += 1
+                    v = (1 - shade) * v + shade * u(won)
+                totals[i] += w * v
         best = max(range(len(cands)), key=lambda i: (totals[i], -i))
         return BID_OFFSET + cands[best]
 

@@ -27,6 +27,7 @@ Information Monte Carlo Sampling in Game Tree Search", AAAI 2010; OpenSpiel ``is
 from __future__ import annotations
 
 import random
+from itertools import combinations
 from math import comb
 
 import numpy as np
@@ -225,6 +226,43 @@ class DealSampler:
                     hands[seats[a]] |= m
                     pos += n
         return hands
+
+    def all_deals(self):
+        """Every consistent deal, each once (a generator of 4-mask lists; ``count`` of them).
+        Meant for small cases (late in a hand): the PIMC bots enumerate instead of sampling when
+        ``count`` is at most their sample count."""
+        seats = self.seats
+        pools = self.pools
+        last = len(pools) - 1
+
+        def split_pool(cards, allowed, k, hands):
+            # every way to give k[a] cards of `cards` to seats[allowed[a]]
+            if not allowed:
+                yield hands
+                return
+            a = allowed[0]
+            n = k[a]
+            for combo in combinations(cards, n):
+                chosen = _mask_of(combo)
+                rest = [c for c in cards if not (chosen >> c) & 1]
+                h2 = list(hands)
+                h2[seats[a]] |= chosen
+                yield from split_pool(rest, allowed[1:], k, h2)
+
+        def rec(i, need, hands):
+            allowed, cards = pools[i]
+            if i == last:
+                options = [(need, None)]
+            else:
+                options = self._choice.get((i, need), ([], []))[0]
+            for k, rest in options:
+                for h2 in split_pool(list(cards), allowed, k, hands):
+                    if i == last:
+                        yield h2
+                    else:
+                        yield from rec(i + 1, rest, h2)
+
+        yield from rec(0, self.need, list(self.fixed))
 
     def samples(self, n: int, rnd: random.Random) -> list[list[int]]:
         """``n`` independent uniform deals (list of 4-mask lists)."""

@@ -21,6 +21,7 @@ NS = S0 | S1 | S2
 # ABOVE[c]: cards of higher id than c (restricted to c's suit by the caller).
 ABOVE = tuple(~((1 << (c + 1)) - 1) & ((1 << 52) - 1) for c in range(52))
 BELOW = tuple((1 << c) - 1 for c in range(52))
+INF = float("inf")
 
 
 def _low_rank(m: int) -> int:
@@ -298,8 +299,9 @@ def solve(hands, trick, leader: int, won, broken: bool, util, flb: bool = False)
 
     Team 0 (seats 0 and 2) maximizes ``util(won)``, team 1 minimizes it; ``util`` maps the final
     4-tuple of tricks by seat to a number (e.g. ``HandUtility.value``). Cards adjacent in rank
-    in one hand (nothing between them left in other hands) are played as one (equivalence pruning);
-    results of positions at trick boundaries are memoized. Meant for the last 3-4 tricks.
+    in one hand (nothing between them left in other hands or the trick) are played as one
+    (equivalence pruning); alpha-beta pruning works inside each trick, and exact values of
+    positions at trick boundaries are memoized. Meant for the last 3-4 tricks.
 
     Args:
         hands, trick, leader, won, broken, flb: as in ``playout``.
@@ -313,7 +315,7 @@ def solve(hands, trick, leader: int, won, broken: bool, util, flb: bool = False)
     w = list(won)
     state = [broken]
 
-    def rec(p: int, ldr: int) -> float:
+    def rec(p: int, ldr: int, alpha: float, beta: float) -> float:
         n = len(tr)
         if n == 0:
             if not (h[0] | h[1] | h[2] | h[3]):
@@ -322,6 +324,9 @@ def solve(hands, trick, leader: int, won, broken: bool, util, flb: bool = False)
             v = memo.get(key)
             if v is not None:
                 return v
+            # search each trick with a full window so the memoized value is exact
+            alpha = -INF
+            beta = INF
         hand = h[p]
         if n:
             led = tr[0] // 13
@@ -333,6 +338,8 @@ def solve(hands, trick, leader: int, won, broken: bool, util, flb: bool = False)
         maxi = (p & 1) == 0
         best = None
         others = (h[0] | h[1] | h[2] | h[3]) & ~hand
+        for x in tr:
+            others |= 1 << x
         prev = -2
         m = legal
         while m:
@@ -365,22 +372,31 @@ def solve(hands, trick, leader: int, won, broken: bool, util, flb: bool = False)
                 saved = tr[:]
                 tr.clear()
                 w[ws] += 1
-                v = rec(ws, ws)
+                v = rec(ws, ws, alpha, beta)
                 w[ws] -= 1
                 tr.extend(saved)
             else:
-                v = rec((p + 1) & 3, ldr)
+                v = rec((p + 1) & 3, ldr, alpha, beta)
             tr.pop()
             state[0] = saved_broken
             h[p] = hand
-            if best is None or (v > best if maxi else v < best):
+            if maxi:
+                if best is None or v > best:
+                    best = v
+                    if v > alpha:
+                        alpha = v
+            elif best is None or v < best:
                 best = v
+                if v < beta:
+                    beta = v
+            if alpha >= beta:
+                break
         if n == 0:
             memo[key] = best
         return best
 
     p = (leader + len(tr)) & 3
-    return rec(p, leader)
+    return rec(p, leader, -INF, INF)
 
 
 # ============================================================================ hand estimator
