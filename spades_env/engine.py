@@ -20,7 +20,8 @@ import numpy as np
 
 from .cards import (
     BID_OFFSET, BLIND_NIL_ACTION, FULL_DECK, LOOK_ACTION, MAX_BID, NON_SPADES_MASK, NUM_ACTIONS,
-    NUM_CARDS, SPADES_MASK, SUIT_MASKS, SUIT_NAMES, action_str, card_str, mask_to_cards,
+    NUM_CARDS, SPADES_MASK, SUIT_MASKS, SUIT_NAMES, _CHUNK_CARDS, action_str, card_str,
+    mask_to_cards,
 )
 from .rules import HandResult, Rules, game_outcome, score_hand, trick_winner
 
@@ -33,6 +34,10 @@ class Phase(IntEnum):
     EXCHANGE = 1
     PLAY = 2
     GAME_OVER = 3
+
+
+_PLAY = Phase.PLAY
+_STANDARD = Rules()
 
 
 class IllegalActionError(ValueError):
@@ -161,14 +166,14 @@ class SpadesGame:
     """
 
     __slots__ = (
-        "rules", "rng", "phase", "dealer", "current_player", "hands", "bids", "blind", "looked",
+        "rules", "_rng", "_rng_saved", "phase", "dealer", "current_player", "hands", "bids", "blind", "looked",
         "tricks_won", "trick", "trick_leader", "spades_broken", "played", "voids", "trick_number",
         "scores", "bags", "hand_results", "winner", "moves", "plays", "exchange_queue",
         "exchanges", "hand_number", "initial",
     )
 
     def __init__(self, rules: Rules | None = None, seed=None, *, _deal: bool = True):
-        self.rules = rules if rules is not None else Rules()
+        self.rules = rules if rules is not None else _STANDARD
         if not isinstance(self.rules, Rules):
             raise ValueError(f"rules must be a spades_env.Rules, got {type(self.rules).__name__}")
         self.rng = _make_rng(seed)
@@ -183,6 +188,24 @@ class SpadesGame:
             self.initial = {"rng": _rng_state(self.rng), "rules": self.rules.to_dict()}
             self.dealer = int(self.rng.integers(4))
             self._deal()
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The game's only random source (dealer draw, shuffles). A clone holds a snapshot of the
+        state and builds its own generator on first use, so cloning stays cheap."""
+        rng = self._rng
+        if rng is None:
+            rng = self._rng = _rng_from_state(self._rng_saved)
+            self._rng_saved = None
+        return rng
+
+    @rng.setter
+    def rng(self, value: np.random.Generator) -> None:
+        self._rng = value
+        self._rng_saved = None
+
+    def _rng_snapshot(self) -> dict:
+        return self._rng_saved if self._rng is None else self._rng.bit_generator.state
 
     # ------------------------------------------------------------------ set-up
     @classmethod
@@ -261,11 +284,14 @@ class SpadesGame:
         return g
 
     def _deal(self) -> None:
-        perm = self.rng.permutation(NUM_CARDS)
-        hands = [0, 0, 0, 0]
+        perm = self.rng.permutation(NUM_CARDS).tolist()
         first = (self.dealer + 1) & 3
-        for i, c in enumerate(perm.tolist()):
-            hands[(first + i) & 3] |= 1 << c
+        hands = [0, 0, 0, 0]
+        for i in range(4):
+            m = 0
+            for c in perm[i::4]:  # card i, i+4, ... goes to seat first + i (one at a time)
+                m |= 1 << c
+            hands[(first + i) & 3] = m
         self._start_hand(hands)
 
     def _start_hand(self, hands) -> None:
@@ -332,9 +358,17 @@ class SpadesGame:
 
     def legal_actions(self) -> list[int]:
         """Legal action ids (ascending) for ``current_player``; [] when the game is over."""
-        ph = self.phase
-        if ph == Phase.PLAY:
-            return mask_to_cards(self._play_mask(self.current_player))
+        if self.phase == _PLAY:
+            hand = self.hands[self.current_player]
+            trick = self.trick
+            if trick:
+                s = trick[0] // 13
+                chunk = (hand >> (13 * s)) & 0x1FFF
+                if chunk:
+                    return list(_CHUNK_CARDS[s][chunk])
+            elif not self.spades_broken and hand & NON_SPADES_MASK:
+                hand &= NON_SPADES_MASK
+            return mask_to_cards(hand)
         m = self.legal_mask()
         return [a for a in range(NUM_ACTIONS) if (m >> a) & 1]
 
@@ -402,10 +436,20 @@ class SpadesGame:
             IllegalActionError: with the reason; the state is unchanged.
         """
         p = self.current_player
-        if self.phase == Phase.PLAY and (seat is None or seat == p) and type(action) is int \
-                and 0 <= action < 52 and (self._play_mask(p) >> action) & 1:
-            self._play_card(p, action)
-            return
+        # fast path: a legal card in the play phase (the checks of _play_mask, inlined)
+        if type(action) is int and self.phase == _PLAY and (seat is None or seat == p) \
+                and 0 <= action < 52:
+            hand = self.hands[p]
+            if (hand >> action) & 1:
+                trick = self.trick
+                if trick:
+                    led = trick[0] // 13
+                    if action // 13 == led or not hand & SUIT_MASKS[led]:
+                        self._play_card(p, action)
+                        return
+                elif action < 39 or self.spades_broken or not hand & NON_SPADES_MASK:
+                    self._play_card(p, action)
+                    return
         why = self.explain_illegal(action, seat)
         if why is not None:
             raise IllegalActionError(why)
@@ -466,22 +510,24 @@ class SpadesGame:
         self.moves.append(card)
         self.plays.append((p, card))
         bit = 1 << card
-        self.hands[p] &= ~bit
+        self.hands[p] ^= bit
         self.played[p] |= bit
         trick = self.trick
-        suit = card // 13
         if trick:
             led = trick[0] // 13
-            if suit != led:
+            if card // 13 != led:
                 self.voids[p] |= 1 << led
-                if suit == 3:
+                if card >= 39:
                     self.spades_broken = True
+            trick.append(card)
+            if len(trick) < 4:
+                self.current_player = (p + 1) & 3
+                return
         else:
             self.trick_leader = p
-            if suit == 3 and not self.spades_broken and self.rules.forced_spade_lead_breaks:
+            if card >= 39 and not self.spades_broken and self.rules.forced_spade_lead_breaks:
                 self.spades_broken = True
-        trick.append(card)
-        if len(trick) < 4:
+            trick.append(card)
             self.current_player = (p + 1) & 3
             return
         w = trick_winner(trick, self.trick_leader)
@@ -541,7 +587,8 @@ class SpadesGame:
         """Independent deep copy (RNG included)."""
         g = SpadesGame.__new__(SpadesGame)
         g.rules = self.rules
-        g.rng = _rng_from_state(_rng_state(self.rng))
+        g._rng = None
+        g._rng_saved = self._rng_snapshot()
         g.phase = self.phase
         g.dealer = self.dealer
         g.current_player = self.current_player
@@ -571,7 +618,7 @@ class SpadesGame:
     def to_dict(self) -> dict:
         return {
             "format": FORMAT_TAG, "version": FORMAT_VERSION,
-            "rules": self.rules.to_dict(), "rng": _rng_state(self.rng),
+            "rules": self.rules.to_dict(), "rng": self._rng_snapshot(),
             "phase": int(self.phase), "dealer": self.dealer, "current_player": self.current_player,
             "hands": list(self.hands), "bids": list(self.bids), "blind": list(self.blind),
             "looked": list(self.looked), "tricks_won": list(self.tricks_won),

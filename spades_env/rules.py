@@ -64,7 +64,8 @@ class Rules:
                 )
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The switches as a plain dict (field name -> value); ``from_dict`` inverts it."""
+        return {name: getattr(self, name) for name in _RULES_FIELDS}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Rules":
@@ -86,6 +87,8 @@ class Rules:
         except KeyError:
             raise ValueError(f"unknown rules preset {name!r}; known: {sorted(PRESETS)}") from None
 
+
+_RULES_FIELDS = tuple(f.name for f in fields(Rules))
 
 PRESETS = {
     "standard": Rules(),
