@@ -38,6 +38,8 @@ class Phase(IntEnum):
 
 _PLAY = Phase.PLAY
 _STANDARD = Rules()
+_BID_ACTIONS = tuple(range(BID_OFFSET, BID_OFFSET + MAX_BID + 1))
+_DECIDE_ACTIONS = (BLIND_NIL_ACTION, LOOK_ACTION)
 
 
 class IllegalActionError(ValueError):
@@ -369,14 +371,17 @@ class SpadesGame:
             elif not self.spades_broken and hand & NON_SPADES_MASK:
                 hand &= NON_SPADES_MASK
             return mask_to_cards(hand)
-        m = self.legal_mask()
-        return [a for a in range(NUM_ACTIONS) if (m >> a) & 1]
+        ph = self.phase
+        if ph == Phase.BIDDING:
+            return list(_BID_ACTIONS) if self.looked[self.current_player] else list(_DECIDE_ACTIONS)
+        if ph == Phase.EXCHANGE:
+            return mask_to_cards(self.hands[self.current_player])
+        return []
 
     def legal_actions_mask(self) -> np.ndarray:
         """Legal actions as an ``int8`` array of shape ``(NUM_ACTIONS,)``."""
-        m = self.legal_mask()
         out = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        out[[a for a in range(NUM_ACTIONS) if (m >> a) & 1]] = 1
+        out[self.legal_actions()] = 1
         return out
 
     def explain_illegal(self, action, seat: int | None = None) -> str | None:
