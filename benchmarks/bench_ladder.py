@@ -31,7 +31,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from spades_env.arena import play_match  # noqa: E402
+from spades_env.arena import jsonable, play_match  # noqa: E402
 from spades_env.bots import make_bot  # noqa: E402
 
 LADDER = (("easy", "random"), ("medium", "easy"), ("hard", "medium"), ("insane", "hard"))
@@ -54,8 +54,9 @@ def _atomic_write(path: str, text: str) -> None:
 
 
 def _save(json_path: str, md_path: str, stored: dict, ablations: dict) -> None:
-    _atomic_write(json_path, json.dumps({"format": "spades_env.ladder", "pairs": stored,
-                                         "ablations": ablations}, indent=1))
+    _atomic_write(json_path, json.dumps(jsonable({"format": "spades_env.ladder", "pairs": stored,
+                                                  "ablations": ablations}), indent=1,
+                                        allow_nan=False))
     _atomic_write(md_path, render(stored, ablations))
 
 

@@ -45,7 +45,7 @@ from scipy import stats
 from .engine import Phase, SpadesGame
 from .rules import Rules
 
-__all__ = ["SideStats", "ArenaResult", "play_match", "main"]
+__all__ = ["SideStats", "ArenaResult", "play_match", "write_json_atomic", "jsonable", "main"]
 
 
 @dataclass
@@ -367,14 +367,25 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
     )
 
 
+def jsonable(obj):
+    """``obj`` with NaN floats replaced by ``None`` and tuples by lists (strict JSON)."""
+    if isinstance(obj, float):
+        return None if math.isnan(obj) else obj
+    if isinstance(obj, dict):
+        return {k: jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    return obj
+
+
 def write_json_atomic(path: str, obj) -> None:
-    """Write ``obj`` as JSON to ``path`` atomically (temp file in the same folder + os.replace)."""
+    """Write ``obj`` as strict JSON (NaN -> null) to ``path`` atomically (temp file in the same
+    folder, then ``os.replace``)."""
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".arena-", suffix=".json", dir=folder)
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(obj, f, indent=1, default=lambda x: None if isinstance(x, float)
-                      and math.isnan(x) else str(x))
+            json.dump(jsonable(obj), f, indent=1, allow_nan=False)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -130,7 +130,8 @@ def test_cli_prints_and_writes_json(tmp_path, capsys):
     assert rc == 0
     text = capsys.readouterr().out
     assert "point difference per hand" in text and "ms per decision (median)" in text
-    d = json.loads(out.read_text())
+    d = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"non-JSON {c}"))
+    assert d["sides"][0]["win_rate"] is None  # NaN in hands mode is written as null
     assert d["mode"] == "hands" and d["pairs"] == 4 and len(d["pair_diffs"]) == 4
     assert d["sides"][0]["name"] == "medium" and "_times" not in d["sides"][0]
     rc = main(["--team0", "medium", "--team1", "nobody", "--games", "2", "--no-progress"])
