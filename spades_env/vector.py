@@ -186,26 +186,60 @@ class _HandList:
         return self._load()[k]
 
 
-@dataclass
-class _Consts:
-    """Index and value tables on the env's device (built once)."""
+def _take(table: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    """Rows ``table[idx]`` for a 1-d index (the fastest row gather in torch on CPU)."""
+    return torch.nn.functional.embedding(idx, table)
 
-    play_idx: torch.Tensor  # (4, 9) int64
-    play_val: torch.Tensor  # (N, 9) float32: 0 for the hand entry, 1 for played/trick
-    void_idx: torch.Tensor  # (4, 4)
-    bid_idx: torch.Tensor  # (4, 4)
-    won_idx: torch.Tensor  # (4, 4)
-    onehot: torch.Tensor  # (4, 4, 4) float32
-    led_idx: torch.Tensor  # (4,)
-    suit_of: torch.Tensor  # (52,) int64
-    rank_of: torch.Tensor  # (52,) int64
-    suit_cards: torch.Tensor  # (4, 52) bool
-    non_spades: torch.Tensor  # (52,) bool
-    won_val: torch.Tensor  # (14,) float32: k / 13 rounded as the reference encoder does
-    bid_mask: torch.Tensor  # (68,) bool
-    row4: torch.Tensor  # (N,) int64: 4 * env index
-    seats: torch.Tensor  # (4,) int64
-    deal_seat: torch.Tensor  # (52,) int64: i % 4 (i-th card dealt goes to dealer + 1 + i)
+
+class _Consts:
+    """Index and value tables on the env's device (built once from ``OFFSETS``).
+
+    Index tables are flat positions in a game's ``(4 * OBS_SIZE,)`` buffer (observer-major):
+    - ``play[p * 52 + card]`` (9,): seat p's hand entry of the card, then the played and trick
+      entries of that card in each observer's view (relative seat ``(p - o) % 4``).
+    - ``void[p * 4 + suit]`` (4,), ``bid[p]`` (4,), ``won[p]`` (4,): seat p's slot per observer.
+    - ``led[suit]`` (4,): the led-suit entry per observer.
+    - ``onehot[s]`` (16,): one-hot of ``(s - o) % 4`` for each observer o (dealer, to_act).
+    """
+
+    def __init__(self, n: int, dev: torch.device):
+        play, void, bid, won, onehot, led = _seat_index_tables()
+        t = lambda a: torch.as_tensor(a, device=dev)  # noqa: E731
+        cards = np.arange(NUM_CARDS)
+        suit_of = cards // 13
+        self.play = t((play[:, None, :] + cards[None, :, None]).reshape(4 * NUM_CARDS, 9))
+        self.void = t((void[:, None, :] + np.arange(4)[None, :, None]).reshape(16, 4))
+        self.bid = t(bid)
+        self.won = t(won)
+        self.led = t(led[None, :] + np.arange(4)[:, None])  # (4 suits, 4 observers)
+        self.onehot = t(onehot.reshape(4, 16))
+        self.suit_of = t(suit_of)
+        # card strength in a trick led in suit `led`: spade 32+, led suit 16+, else rank only
+        val = np.zeros((4, NUM_CARDS), dtype=np.int64)
+        for ls in range(4):
+            val[ls] = (suit_of == 3) * 32 + (suit_of == ls) * 16 + cards % 13
+        self.card_val = t(val.reshape(-1))
+        self.suit_cards = t(suit_of[None, :] == np.arange(4)[:, None])
+        self.non_spades = t(suit_of != 3)
+        won_val = np.array([k / 13.0 for k in range(NUM_TRICKS + 1)], dtype=np.float32)
+        self.won_val = t(won_val[:, None])  # (14, 1)
+        bid_mask = np.zeros(NUM_ACTIONS, dtype=bool)
+        bid_mask[BID_OFFSET:BID_OFFSET + MAX_BID + 1] = True
+        self.bid_mask = t(bid_mask)
+        self.row4 = torch.arange(n, device=dev) * 4
+        self.seats = torch.arange(4, device=dev)
+        self.deal_seat = t(cards % 4)
+        f32 = dict(dtype=torch.float32, device=dev)
+        self.play_val = torch.ones((n, 9), **f32)
+        self.play_val[:, 0] = 0.0
+        self.ones4 = torch.ones((n, 4), **f32)
+        self.zeros4 = torch.zeros((n, 4), **f32)
+        self.zeros16 = torch.zeros((n, 16), **f32)
+        self.false1 = torch.zeros((n, 1), dtype=torch.bool, device=dev)
+        self.one1 = torch.ones((n, 1), dtype=torch.int64, device=dev)
+
+    def tensors(self):
+        return [v for v in vars(self).values() if isinstance(v, torch.Tensor)]
 
 
 class SpadesVectorEnv:
@@ -271,6 +305,7 @@ class SpadesVectorEnv:
         self._bids = torch.zeros((n, 4), **i64)
         self._tricks = torch.zeros((n, 4), **i64)
         self._trick = torch.zeros((n, 4), **i64)  # cards of the current trick, in play order
+        self._trick_obs = torch.zeros((n, 16), **i64)  # its entries in the trick blocks
         self._broken = torch.zeros(n, dtype=torch.bool, device=dev)
         self._dealer = torch.zeros(n, **i64)
         self._cur = torch.zeros(n, **i64)
@@ -290,24 +325,7 @@ class SpadesVectorEnv:
 
     # ------------------------------------------------------------------ set-up
     def _build_consts(self) -> None:
-        n, dev = self.num_envs, self.device
-        play, void, bid, won, onehot, led = _seat_index_tables()
-        t = lambda a: torch.as_tensor(a, device=dev)  # noqa: E731
-        cards = torch.arange(NUM_CARDS)
-        suit_of = cards // 13
-        play_val = torch.ones((n, 9), dtype=torch.float32, device=dev)
-        play_val[:, 0] = 0.0
-        bid_mask = torch.zeros(NUM_ACTIONS, dtype=torch.bool)
-        bid_mask[BID_OFFSET:BID_OFFSET + MAX_BID + 1] = True
-        self._c = _Consts(
-            play_idx=t(play), play_val=play_val, void_idx=t(void), bid_idx=t(bid),
-            won_idx=t(won), onehot=t(onehot), led_idx=t(led), suit_of=t(suit_of),
-            rank_of=t(cards % 13), suit_cards=t(suit_of[None, :] == torch.arange(4)[:, None]),
-            non_spades=t(suit_of != 3),
-            won_val=t(np.array([k / 13.0 for k in range(NUM_TRICKS + 1)], dtype=np.float32)),
-            bid_mask=t(bid_mask), row4=torch.arange(n, device=dev) * 4,
-            seats=torch.arange(4, device=dev), deal_seat=t(cards % 4),
-        )
+        self._c = _Consts(self.num_envs, self.device)
 
     # ------------------------------------------------------------------ public API
     def reset(self, seed: int | None = None):
@@ -372,9 +390,9 @@ class SpadesVectorEnv:
         if t < 4:  # ---------------------------------------------------- bidding
             bid = a - BID_OFFSET
             self._bids.scatter_(1, p[:, None], bid[:, None])
-            idx = c.bid_idx[p]
-            obs.scatter_(1, idx, 0.0)
-            obs.scatter_(1, idx + (1 + bid)[:, None], 1.0)
+            idx = _take(c.bid, p)
+            obs.scatter_(1, idx, c.zeros4)  # "not yet bid" slot off
+            obs.scatter_(1, idx.add_((1 + bid)[:, None]), c.ones4)
             p.add_(1).bitwise_and_(3)
             if t == 3:  # bidding over: the player left of the dealer (= p now) leads
                 self._leader.copy_(p)
@@ -383,53 +401,55 @@ class SpadesVectorEnv:
                 self._obs4v[:, :, ph + 2] = 1.0
                 self._lead_mask()
             self._t = t + 1
-            return self._finish_step(hand_end=False)
+            return self._finish_step()
         # -------------------------------------------------------------------- play
         k = t - 4
         pos, j = k & 3, k >> 2
-        obs.scatter_(1, c.play_idx[p] + a[:, None], c.play_val)
-        self._hands.scatter_(1, (p * NUM_CARDS + a)[:, None], False)
-        suit = c.suit_of[a]
         v = self._obs4v
+        pa = p * NUM_CARDS + a
+        idx = _take(c.play, pa)  # (N, 9): hand entry, 4 played entries, 4 trick entries
+        obs.scatter_(1, idx, c.play_val)
+        self._trick_obs[:, 4 * pos:4 * pos + 4] = idx[:, 5:]
+        self._hands.scatter_(1, pa[:, None], c.false1)
+        suit = c.suit_of.index_select(0, a)
         sb = OFFSETS["spades_broken"][0]
         if pos == 0:
             self._leader.copy_(p)
             self._led.copy_(suit)
-            obs.scatter_(1, c.led_idx[None, :] + suit[:, None], 1.0)
+            obs.scatter_(1, _take(c.led, suit), c.ones4)
             if self.rules.forced_spade_lead_breaks:
                 self._broken.logical_or_(suit == 3)
-                v[:, :, sb] = self._broken[:, None].float()
+                v[:, :, sb] = self._broken[:, None]
         else:
             led = self._led
             off = suit != led
-            self._voids.scatter_(1, (p * 4 + led)[:, None], off[:, None])
-            obs.scatter_(1, c.void_idx[p] + led[:, None], off[:, None].float().expand(n, 4))
+            pl = p * 4 + led
+            self._voids.scatter_(1, pl[:, None], off[:, None])
+            obs.scatter_(1, _take(c.void, pl), off[:, None].float().expand(n, 4))
             self._broken.logical_or_(off & (suit == 3))
-            v[:, :, sb] = self._broken[:, None].float()
+            v[:, :, sb] = self._broken[:, None]
         self._trick[:, pos] = a
         if pos < 3:
             p.add_(1).bitwise_and_(3)
             self._follow_mask()
             self._t = t + 1
-            return self._finish_step(hand_end=False)
+            return self._finish_step()
         # trick complete: the highest spade, else the highest card of the led suit (RULES.md)
-        tc = self._trick
-        ts = c.suit_of[tc]
-        value = (ts == 3).long() * 32 + (ts == self._led[:, None]).long() * 16 + c.rank_of[tc]
-        w = (self._leader + value.argmax(1)) & 3
-        self._tricks.scatter_add_(1, w[:, None], torch.ones_like(w)[:, None])
-        won = self._tricks.gather(1, w[:, None])
-        obs.scatter_(1, c.won_idx[w], c.won_val[won].expand(n, 4))
-        o_tr, o_led = OFFSETS["trick"], OFFSETS["led_suit"]
-        v[:, :, o_tr[0]:o_tr[1]] = 0.0
-        v[:, :, o_led[0]:o_led[1]] = 0.0
+        led = self._led
+        value = c.card_val.index_select(0, (self._trick + led[:, None] * NUM_CARDS).view(-1))
+        w = (self._leader + value.view(n, 4).argmax(1)).bitwise_and_(3)
+        self._tricks.scatter_add_(1, w[:, None], c.one1)
+        won = self._tricks.gather(1, w[:, None])[:, 0]
+        obs.scatter_(1, _take(c.won, w), _take(c.won_val, won).expand(n, 4))
+        obs.scatter_(1, self._trick_obs, c.zeros16)  # clear the trick blocks
+        obs.scatter_(1, _take(c.led, led), c.zeros4)  # and the led suit
         v[:, :, OFFSETS["trick_number"][0]] = float(np.float32((j + 1) / 13.0))
         p.copy_(w)
         self._leader.copy_(w)
         if j < NUM_TRICKS - 1:
             self._lead_mask()
             self._t = t + 1
-            return self._finish_step(hand_end=False)
+            return self._finish_step()
         return self._end_hands()
 
     def get_game(self, i: int) -> SpadesGame:
@@ -499,13 +519,13 @@ class SpadesVectorEnv:
         for v in vars(self).values():
             if isinstance(v, torch.Tensor):
                 total += v.numel() * v.element_size() if v._base is None else 0
-        for v in vars(self._c).values():
+        for v in self._c.tensors():
             total += v.numel() * v.element_size()
         return total
 
     # ------------------------------------------------------------------ save / restore
     _STATE = ("_obs4", "_mask", "_hands", "_owner", "_voids", "_bids", "_tricks", "_trick",
-              "_broken", "_dealer", "_cur", "_leader", "_led", "_scores", "_bags", "_hand_count",
+              "_trick_obs", "_broken", "_dealer", "_cur", "_leader", "_led", "_scores", "_bags", "_hand_count",
               "_actions", "_hist", "_game_ids")
 
     def state_dict(self) -> dict:
@@ -579,18 +599,19 @@ class SpadesVectorEnv:
 
     def _follow_mask(self) -> None:
         h = self._hand_of_cur()
-        f = h & self._c.suit_cards[self._led]
+        f = h & self._c.suit_cards.index_select(0, self._led)
         self._mask[:, :NUM_CARDS] = torch.where(f.any(1)[:, None], f, h)
 
     def _output(self):
         c = self._c
         seat = self._cur.clone()
-        self._obs4v[:, :, OFFSETS["to_act"][0]:OFFSETS["to_act"][1]] = c.onehot[seat]
+        self._obs4v[:, :, OFFSETS["to_act"][0]:OFFSETS["to_act"][1]] = \
+            _take(c.onehot, seat).view(-1, 4, 4)
         obs = self._obs4.view(-1, OBS_SIZE).index_select(0, c.row4 + seat)
         mask = self._mask.clone() if self.copy else self._mask
         return obs, mask, seat
 
-    def _finish_step(self, hand_end: bool, rewards=None, info=None):
+    def _finish_step(self, rewards=None, info=None):
         obs, mask, seat = self._output()
         n = self.num_envs
         if rewards is None:
@@ -615,6 +636,7 @@ class SpadesVectorEnv:
         self._bids.fill_(-1)
         self._tricks.zero_()
         self._trick.zero_()
+        self._trick_obs.zero_()
         self._broken.zero_()
         self._cur.copy_(first)
         self._leader.copy_(first)
@@ -628,7 +650,7 @@ class SpadesVectorEnv:
         v[:, :, o["looked"][0]] = 1.0
         v[:, :, o["hand"][0]:o["hand"][1]] = self._hands.view(n, 4, NUM_CARDS).float()
         v[:, :, o["bids"][0]:o["bids"][1]].view(n, 4, 4, BID_SLOTS)[..., 0] = 1.0  # not yet bid
-        v[:, :, o["dealer"][0]:o["dealer"][1]] = c.onehot[self._dealer]
+        v[:, :, o["dealer"][0]:o["dealer"][1]] = _take(c.onehot, self._dealer).view(n, 4, 4)
         # team totals and bags relative to each observer: (mine, theirs)
         mine = c.seats & 1
         rel = torch.stack([mine, 1 - mine], 1)  # (4, 2)
@@ -728,7 +750,7 @@ class SpadesVectorEnv:
             self._dealer.add_(1).bitwise_and_(3)
         info["final"] = final
         self._start_hands()
-        return self._finish_step(hand_end=True, rewards=rewards, info=info)
+        return self._finish_step(rewards=rewards, info=info)
 
 
 __all__ = ["SpadesVectorEnv", "FinalResults", "HAND_STEPS", "OBS_SIZE"]

@@ -1,0 +1,142 @@
+"""Decisions per second of the batched engine (``spades_env.vector``) against OpenSpiel.
+
+For each ``num_envs`` the loop is: a uniformly random legal action per game drawn from the action
+mask (torch), then ``env.step`` -- which returns the observation (float32, ``OBS_SIZE``) and the
+action mask of the next decision for every game. Decisions/s = ``num_envs * steps / seconds``; the
+figure *without* the random-action draw (env step only) is printed too.
+
+OpenSpiel's reference loop (``pyspiel`` game ``spades``, full games, no observations): at chance
+nodes a random outcome, otherwise ``legal_actions()`` + ``random.choice`` + ``apply_action``; only
+player decisions are counted. Both run in the same process, so the ratio is meaningful on a noisy
+machine; each figure is the median of ``--repeats`` runs.
+
+Also printed: memory per game (env state incl. the 4 per-seat observation buffers, plus the
+returned obs and mask) and, as a ceiling, the time of one plain ``copy_`` of a ``(num_envs,
+OBS_SIZE)`` float32 tensor (every step must write that much).
+
+Usage: ``python benchmarks/bench_vector.py [--sizes 256 1024 4096] [--device cpu|cuda]
+[--threads N] [--hands 2] [--repeats 3]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+
+import torch
+
+from spades_env.observation import OBS_SIZE
+from spades_env.vector import HAND_STEPS, SpadesVectorEnv
+
+
+def random_legal(mask: torch.Tensor, gen: torch.Generator | None) -> torch.Tensor:
+    """A uniformly random legal action per row: the k-th legal id, k uniform in 0..count-1."""
+    cnt = mask.sum(1)
+    u = torch.rand(mask.shape[0], generator=gen, device=mask.device)
+    k = (u * cnt).long()
+    return (mask.cumsum(1) > k[:, None]).to(torch.uint8).argmax(1)
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def bench_vector(n: int, device: torch.device, hands: int, repeats: int, validate: bool):
+    env = SpadesVectorEnv(n, device=device, seed=0, validate=validate)
+    gen = torch.Generator(device=device)
+    gen.manual_seed(0)
+    obs, mask, seat = env.reset()
+    for _ in range(HAND_STEPS):  # warm-up hand
+        obs, mask, seat, *_ = env.step(random_legal(mask, gen))
+    steps = hands * HAND_STEPS
+    full, env_only = [], []
+    for _ in range(repeats):
+        sync(device)
+        t_sel = 0.0
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            t1 = time.perf_counter()
+            a = random_legal(mask, gen)
+            if device.type == "cuda":
+                sync(device)
+            t_sel += time.perf_counter() - t1
+            obs, mask, seat, rew, done, info = env.step(a)
+        sync(device)
+        dt = time.perf_counter() - t0
+        full.append(n * steps / dt)
+        env_only.append(n * steps / (dt - t_sel))
+    out_bytes = OBS_SIZE * 4 + mask.shape[1]
+    ref = torch.zeros((n, OBS_SIZE), device=device)
+    src = torch.rand((n, OBS_SIZE), device=device)
+    sync(device)
+    t0 = time.perf_counter()
+    for _ in range(20):
+        ref.copy_(src)
+    sync(device)
+    copy_s = (time.perf_counter() - t0) / 20
+    return {
+        "n": n, "dps": statistics.median(full), "dps_env": statistics.median(env_only),
+        "bytes_per_game": env.memory_bytes() / n + out_bytes, "copy_ceiling": n / copy_s,
+    }
+
+
+def bench_openspiel(seconds: float, seed: int = 0) -> float | None:
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    game = pyspiel.load_game("spades")
+    rng = random.Random(seed)
+    decisions = 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.randrange(len(outcomes))][0])
+            else:
+                state.apply_action(rng.choice(state.legal_actions()))
+                decisions += 1
+    return decisions / (time.perf_counter() - t0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[256, 1024, 4096])
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch intra-op threads (default: torch's choice)")
+    ap.add_argument("--hands", type=int, default=2, help="hands (56 steps each) per timed run")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--openspiel-seconds", type=float, default=3.0)
+    ap.add_argument("--no-validate", action="store_true", help="skip the per-step legality check")
+    args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    print(f"torch {torch.__version__}, device {device}, threads {torch.get_num_threads()}, "
+          f"validate {not args.no_validate}")
+    os_runs = []
+    rows = []
+    for n in args.sizes:
+        os_dps = bench_openspiel(args.openspiel_seconds / max(1, len(args.sizes)))
+        if os_dps is not None:
+            os_runs.append(os_dps)
+        rows.append(bench_vector(n, device, args.hands, args.repeats, not args.no_validate))
+    os_dps = statistics.median(os_runs) if os_runs else None
+    print(f"OpenSpiel spades random loop (no observations): "
+          + (f"{os_dps:,.0f} decisions/s" if os_dps else "pyspiel not installed"))
+    print(f"{'num_envs':>9} {'decisions/s':>14} {'env step only':>14} {'x OpenSpiel':>12} "
+          f"{'bytes/game':>11} {'obs-copy ceiling':>17}")
+    for r in rows:
+        ratio = f"{r['dps'] / os_dps:.2f}" if os_dps else "-"
+        print(f"{r['n']:>9} {r['dps']:>14,.0f} {r['dps_env']:>14,.0f} {ratio:>12} "
+              f"{r['bytes_per_game']:>11,.0f} {r['copy_ceiling']:>17,.0f}")
+
+
+if __name__ == "__main__":
+    main()
