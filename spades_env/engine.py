@@ -648,7 +648,8 @@ class SpadesGame:
 
         Raises:
             ValueError: not a spades_env saved game, an unknown version, a field of the wrong type,
-                or fields that do not describe one reachable state (see ``_check_consistent``).
+                fields that do not describe one reachable state (see ``_check_consistent``), or a
+                move log that does not replay from ``initial`` to exactly this state.
         """
         if not isinstance(d, dict) or d.get("format") != FORMAT_TAG:
             raise ValueError("not a spades_env saved game (missing format tag 'spades_env.game')")
@@ -709,7 +710,24 @@ class SpadesGame:
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
             raise ValueError(f"corrupt spades_env saved game: {type(e).__name__}: {e}") from None
         g._check_consistent()
+        g._check_replays()
         return g
+
+    def _check_replays(self) -> None:
+        """Raise ``ValueError`` unless the move log, replayed from ``initial``, gives this state."""
+        if not self.initial:
+            if self.moves:
+                raise ValueError("corrupt spades_env saved game: a move log without its initial "
+                                 "state")
+            return
+        try:
+            r = SpadesGame.replay(self.moves, self.rules, initial=self.initial)
+        except (ValueError, TypeError, KeyError) as e:
+            raise ValueError(f"corrupt spades_env saved game: the move log does not replay "
+                             f"({e})") from None
+        if r.to_dict() != self.to_dict():
+            raise ValueError("corrupt spades_env saved game: the move log does not replay to "
+                             "the saved state")
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "SpadesGame":

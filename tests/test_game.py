@@ -376,6 +376,9 @@ def _dup_card(d):
     lambda d: d.__setitem__("winner", 0),
     lambda d: d.__setitem__("hand_results", [{"bogus": 1}]),
     lambda d: d.__setitem__("plays", d["plays"][:-1]),
+    lambda d: d.__setitem__("moves", d["moves"][:-1]),
+    lambda d: d["moves"].__setitem__(3, 52 if d["moves"][3] != 52 else 53),
+    lambda d: d["initial"].pop("rng"),
     _move_card,
     _dup_card,
 ])
