@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .cards import action_str, card_str, format_hand
+from .cards import SUIT_LETTERS, SUIT_SYMBOLS, action_str, card_str, format_hand
 
 _PHASES = ("bidding", "Blind Nil exchange", "play", "game over")
 
@@ -54,7 +54,9 @@ def render_game(game, symbols: bool = True) -> str:
 
 
 def render_view(view, symbols: bool = True) -> str:
-    """Text of one seat's view (only what that seat may know)."""
+    """Text of one seat's view (only what that seat may know): its hand, bids, tricks, the
+    current trick, known voids, scores and its legal actions."""
+    suits = SUIT_SYMBOLS if symbols else SUIT_LETTERS
     lines = [f"Seat {view.seat}, phase {_PHASES[view.phase]}, dealer seat {view.dealer}",
              f"Your hand: {format_hand(view.hand, symbols) if view.looked else '(not looked)'}",
              "Bids: " + ", ".join(f"seat {s} {_bid_text(view.bids[s], view.blind[s])}"
@@ -62,6 +64,12 @@ def render_view(view, symbols: bool = True) -> str:
              "Tricks: " + ", ".join(f"seat {s} {view.tricks_won[s]}" for s in range(4)),
              "Trick: " + ("  ".join(f"seat {s}: {card_str(c, symbols)}"
                                     for s, c in view.current_trick) or "(no card yet)")]
+    voids = ", ".join(f"seat {s} void in " + "".join(suits[x] for x in range(4) if (v >> x) & 1)
+                      for s, v in enumerate(view.voids) if v)
+    if voids:
+        lines.append("Known voids: " + voids)
+    lines.append(f"Score: team 0 {view.scores[0]} ({view.bags[0]} bags), "
+                 f"team 1 {view.scores[1]} ({view.bags[1]} bags)")
     if view.legal_actions:
         lines.append("Legal: " + " ".join(action_str(a, symbols) for a in view.legal_actions))
     return "\n".join(lines)

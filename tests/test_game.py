@@ -436,3 +436,13 @@ def test_render_view_shows_only_own_hand():
     text = render_view(g.view(1))
     assert "♥ A K Q J 10" in text
     assert "♠ A" not in text and "♦ A" not in text
+    play_hand(g, [4, 3, 4, 3])
+    g2 = SpadesGame.from_deal(SPADES_AT_1, dealer=3, seed=0)
+    for b in (2, 2, 2, 2):
+        g2.apply(bid_action(b))
+    g2.apply(parse_card("2H"))
+    g2.apply(parse_card("2S"))  # seat 1 has no heart: shown void
+    text = render_view(g2.view(2))  # seat 2 is to act
+    assert "Known voids: seat 1 void in ♥" in text
+    assert "Score: team 0 0 (0 bags)" in text
+    assert "Legal:" in text
