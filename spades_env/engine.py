@@ -30,6 +30,8 @@ FORMAT_VERSION = 1
 
 
 class Phase(IntEnum):
+    """Phase of the current hand: bidding, Blind Nil exchange, play, or the game is over."""
+
     BIDDING = 0
     EXCHANGE = 1
     PLAY = 2
@@ -144,6 +146,7 @@ class PlayerView:
 
     @property
     def led_suit(self) -> int | None:
+        """Suit (0..3) led to the current trick, or None before the lead."""
         return self.current_trick[0][1] // 13 if self.current_trick else None
 
     def info_key(self) -> tuple:
@@ -317,6 +320,7 @@ class SpadesGame:
     # ------------------------------------------------------------------ queries
     @property
     def is_over(self) -> bool:
+        """True once the game has a winner (``phase == Phase.GAME_OVER``)."""
         return self.phase == Phase.GAME_OVER
 
     @property
@@ -327,6 +331,7 @@ class SpadesGame:
 
     @property
     def led_suit(self) -> int | None:
+        """Suit (0..3) of the first card of the current trick, or None before the lead."""
         return self.trick[0] // 13 if self.trick else None
 
     def hand(self, seat: int) -> list[int]:
@@ -621,6 +626,7 @@ class SpadesGame:
         return g
 
     def to_dict(self) -> dict:
+        """The whole state as JSON-ready plain data (``from_dict`` restores it exactly)."""
         return {
             "format": FORMAT_TAG, "version": FORMAT_VERSION,
             "rules": self.rules.to_dict(), "rng": self._rng_snapshot(),
