@@ -75,11 +75,21 @@ class Args:
 
     # --- behaviour cloning warm start ---------------------------------------------------------
     bc_teacher: str = "medium"
-    """bot imitated in the warm-start stage (empty string = no warm start)."""
+    """bot imitated in the warm-start stage (empty string = no warm start): behaviour cloning on
+    its games, then DAgger rounds (the network plays, the teacher labels every position)."""
     bc_hands: int = 2000
     """hands played by four teacher bots to make the imitation data set."""
-    bc_epochs: int = 8
-    """passes over the imitation data."""
+    bc_bid_deals: int = 20000
+    """extra bidding-only deals (4 teacher bids each, no play): cheap data for the bidding head."""
+    bc_epochs: int = 4
+    """passes over the teacher's data."""
+    bc_dagger_rounds: int = 2
+    """DAgger rounds after the first fit: the network plays, the teacher labels (0 = plain
+    behaviour cloning)."""
+    bc_dagger_hands: int = 2000
+    """hands played by the network in each DAgger round."""
+    bc_dagger_epochs: int = 2
+    """passes over all the data gathered so far after each DAgger round."""
     bc_lr: float = 1e-3
     """Adam learning rate of the warm start."""
     bc_batch: int = 512
@@ -213,6 +223,8 @@ def validate(args: Args) -> None:
     need(all(isinstance(h, int) and h > 0 for h in args.hidden), "hidden must be positive ints")
     need(args.pool_size >= 0 and args.pool_every >= 1, "pool_size >= 0 and pool_every >= 1")
     need(args.save_every >= 1, "save_every must be >= 1")
+    need(min(args.bc_hands, args.bc_bid_deals, args.bc_epochs, args.bc_dagger_rounds,
+             args.bc_dagger_hands, args.bc_dagger_epochs) >= 0, "bc_* counts must be >= 0")
     need(args.eval_deals >= 1 and args.final_eval_deals >= 0, "eval_deals >= 1, final >= 0")
     from spades_env import Rules
     Rules.preset(args.rules)

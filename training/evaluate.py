@@ -1,13 +1,17 @@
 """Evaluate a trained policy against bots on duplicate deals.
 
-``python -m training.evaluate CHECKPOINT --vs random easy medium --games 200`` prints one table row
-per opponent. Method (duplicate deals, as in bridge/Spades match play): each of ``--games`` deals is
-played twice from the same cards and dealer, once with the agent holding seats 0 and 2 and once
-with it holding seats 1 and 3, so the luck of the cards cancels. A hand starts from scores 0 and
-bags 0 (the first hand of a game). The per-deal figure is the mean over the two hands of
-(agent team hand points - opponent team hand points); the table reports its mean with a 95%
-Student-t interval over deals, the per-hand win rate (more points than the opponents; ties count
-half) and the agent team's bidding figures.
+Command line: ``python -m training.evaluate CHECKPOINT --vs medium --games 200`` plays the
+checkpoint (as ``CheckpointBot``) against each bot in ``spades_env.arena`` (full games to the
+target in duplicate pairs, or ``--hands N`` single-hand duplicate deals) and prints the arena's
+table for each, then one summary table: average point difference per hand with its 95% Student-t
+interval over duplicate pairs, games won with a Clopper-Pearson interval, and the agent's sets,
+Nil bids and bags.
+
+Library: ``duplicate_match`` is the fast batched check used during training (the network acts for
+all games at once): each deal is played twice from the same cards and dealer, the agent holding
+seats 0/2 then 1/3, one hand from 0-0 each; it reports the mean per-deal point difference
+(agent - opponent) with a 95% Student-t interval, the per-hand win rate (ties half) and the agent
+team's bidding figures.
 
 The policy plays greedily (argmax of the masked policy) unless ``--sample`` is given.
 """
@@ -193,40 +197,83 @@ def format_table(rows: list[dict], title: str = "") -> str:
     return "\n".join(out)
 
 
+def arena_match(path: str, opponent: str, games: int | None, hands: int | None, seed: int,
+                rules: Rules, greedy: bool = True):
+    """``spades_env.arena.play_match`` of the checkpoint at ``path`` (side A) against bot
+    ``opponent`` (side B): full games to the target (``games``, rounded up to even) or single-hand
+    duplicate deals (``hands``). Returns the ``ArenaResult``."""
+    from spades_env.arena import play_match
+
+    from .policy_bot import CheckpointBot
+    bot = CheckpointBot(path, seed=seed, greedy=greedy)
+    if hands is not None:
+        return play_match(bot, opponent, hands=hands, seed=seed, rules=rules,
+                          names=("agent", opponent))
+    return play_match(bot, opponent, games=games + (games % 2), seed=seed, rules=rules,
+                      names=("agent", opponent))
+
+
+def format_arena_table(results, title: str = "") -> str:
+    """Markdown table of ``(opponent, ArenaResult)`` pairs (agent = side A)."""
+    out = [title] if title else []
+    out.append("| opponent | mode | games/hands | points/hand (agent - opp) | 95% CI | games won "
+               "(95% CI) | agent sets | agent Nil made/bid | agent bags/hand |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
+    for opp, r in results:
+        a = r.sides[0]
+        lo, hi = r.point_diff_ci
+        won = (f"{a.games_won}/{r.games} [{100 * a.win_ci[0]:.0f}%, {100 * a.win_ci[1]:.0f}%]"
+               if r.mode == "games" else "-")
+        sets = f"{a.contracts_set}/{a.contracts}"
+        out.append(f"| {opp} | {r.mode} | {r.games} ({a.hands} hands) | "
+                   f"{r.point_diff_per_hand:+.1f} | [{lo:+.1f}, {hi:+.1f}] | {won} | {sets} | "
+                   f"{a.nil_made}/{a.nil_bids} | {a.bags_per_hand:.2f} |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m training.evaluate",
-        description="Duplicate-deal evaluation of a trained checkpoint against bots.")
+        description="Evaluate a trained checkpoint against bots in the arena (duplicate deals).")
     p.add_argument("checkpoint", help="path of a .pt checkpoint (e.g. checkpoints/shipped/agent.pt)")
     p.add_argument("--vs", nargs="+", default=["random", "easy", "medium"],
-                   help="opponent bots (names for make_bot)")
-    p.add_argument("--games", type=int, default=200,
-                   help="duplicate deals per opponent; each deal is played twice (default 200)")
-    p.add_argument("--seed", type=int, default=12345, help="seed of the deals and bots")
+                   help="opponent bots (make_bot names: random easy medium hard insane or "
+                        "checkpoint:PATH)")
+    p.add_argument("--games", type=int, default=100,
+                   help="full games to the target per opponent, in duplicate pairs (default 100)")
+    p.add_argument("--hands", type=int, default=None,
+                   help="play this many single-hand duplicate deals per opponent instead")
+    p.add_argument("--seed", type=int, default=1, help="match seed (deals and bots)")
     p.add_argument("--sample", action="store_true", help="sample from the policy (default argmax)")
-    p.add_argument("--device", default="cpu")
+    p.add_argument("--quiet", action="store_true", help="print only the summary table")
     ns = p.parse_args(argv)
-    if ns.games < 1:
-        p.error("--games must be >= 1")
-    from .checkpoint import build_agent, load_checkpoint
+    if ns.games < 1 or (ns.hands is not None and ns.hands < 2):
+        p.error("--games must be >= 1 and --hands >= 2")
+    from .checkpoint import load_checkpoint
     try:
-        data = load_checkpoint(ns.checkpoint, map_location=ns.device)
+        data = load_checkpoint(ns.checkpoint)
     except (FileNotFoundError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     torch.set_num_threads(1)
-    agent = build_agent(data, ns.device)
-    net = NetPlayer(agent, ns.device, greedy=not ns.sample, seed=ns.seed)
     rules = Rules.preset(data["config"].get("rules", "standard"))
-    rows = []
+    results = []
     for opp in ns.vs:
         try:
-            rows.append(duplicate_match(net, opp, ns.games, seed=ns.seed, rules=rules))
+            r = arena_match(ns.checkpoint, opp, ns.games, ns.hands, ns.seed, rules,
+                            greedy=not ns.sample)
         except ValueError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
-    print(format_table(rows, f"{ns.checkpoint}: {ns.games} duplicate deals per opponent "
-                             f"(seed {ns.seed}, {'sampled' if ns.sample else 'greedy'} policy)"))
+        results.append((opp, r))
+        if not ns.quiet:
+            print(r.summary())
+            print()
+    what = (f"{ns.hands} single-hand duplicate deals" if ns.hands is not None
+            else f"{ns.games + ns.games % 2} full games to {rules.target_score}")
+    print(format_arena_table(results, f"{ns.checkpoint} vs bots: {what} per opponent, "
+                                      f"seed {ns.seed}, {'sampled' if ns.sample else 'greedy'} "
+                                      f"policy"))
     return 0
 
 

@@ -42,7 +42,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from spades_env import Rules, SpadesGame
+from spades_env import Phase, Rules, SpadesGame
 from spades_env.bots import make_bot
 from spades_env.cards import NUM_ACTIONS
 from spades_env.observation import OBS_SIZE, encode
@@ -85,45 +85,114 @@ def make_agent(args: Args) -> Agent:
 
 # ============================================================================= warm start
 def collect_teacher_data(teacher: str, hands: int, seed: int, rules: Rules,
-                         random_start: float, reward_scale: float) -> dict:
-    """Four copies of bot ``teacher`` play ``hands`` hands; every decision is recorded.
+                         random_start: float, reward_scale: float, student: Agent | None = None,
+                         device="cpu", batch: int = 256) -> dict:
+    """Play ``hands`` hands and label every decision with the action of bot ``teacher``.
 
+    Without ``student`` the teacher plays all four seats (plain behaviour cloning). With a
+    ``student`` network, the student plays (sampling from its masked policy) and the teacher only
+    labels the positions the student reaches: DAgger (Ross, Gordon and Bagnell 2011, "A Reduction
+    of Imitation Learning and Structured Prediction to No-Regret Online Learning"), which corrects
+    the compounding errors of plain cloning. The teacher sees only the acting seat's view.
     Episodes start like the training env's (``random_start``, see ``envs.randomize_start``).
+
     Returns numpy arrays: ``obs`` [D, 575] float16 (0/1 pieces exact, the scaled counts and
-    scores rounded to float16, to halve the memory), ``mask`` [D, 68] bool, ``action`` [D] int64,
-    ``ret`` [D] float32 (the deciding seat's team point difference in that hand * reward_scale).
+    scores rounded to float16, to halve the memory), ``mask`` [D, 68] bool, ``action`` [D] int64
+    (the teacher's choice), ``ret`` [D] float32 (the deciding seat's team point difference in that
+    hand * reward_scale).
     """
-    rng = np.random.default_rng([seed, 4242])
+    rng = np.random.default_rng([seed, 4242, 0 if student is None else 1])
     bot = make_bot(teacher, seed=int(rng.integers(2**31)))
-    obs, mask, act, ret = [], [], [], []
-    for _ in range(hands):
+    gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
+    obs_l, mask_l, act_l, ret_l = [], [], [], []
+    for start in range(0, hands, batch):
+        games = []
+        for _ in range(min(batch, hands - start)):
+            g = SpadesGame(rules, seed=int(rng.integers(2**63)))
+            if random_start > 0 and rng.random() < random_start:
+                randomize_start(g, rng)
+            games.append(g)
+        rec = [[] for _ in games]  # per game: (row index, seat)
+        live = list(range(len(games)))
+        while live:
+            rows = []
+            for i in live:
+                g = games[i]
+                p = g.current_player
+                v = g.view(p)
+                o = encode(v)
+                m = np.zeros(NUM_ACTIONS, dtype=bool)
+                m[list(v.legal_actions)] = True
+                rec[i].append((len(act_l), p))
+                rows.append(len(act_l))
+                obs_l.append(o)
+                mask_l.append(m)
+                act_l.append(int(bot.act(v)))
+            if student is None:
+                moves = [act_l[r] for r in rows]
+            else:
+                with torch.no_grad():
+                    o = torch.as_tensor(np.stack([obs_l[r] for r in rows]), device=device)
+                    m = torch.as_tensor(np.stack([mask_l[r] for r in rows]), device=device)
+                    logits, _ = student(o)
+                    probs = torch.softmax(student.masked(logits, m).float().cpu(), -1)
+                    moves = torch.multinomial(probs, 1, generator=gen).squeeze(-1).tolist()
+            for i, a in zip(live, moves):
+                games[i].apply(int(a))
+            live = [i for i in live if not games[i].hand_results]
+        ret_l.extend([0.0] * (len(act_l) - len(ret_l)))
+        for i, g in enumerate(games):
+            hr = g.hand_results[0]
+            d = (hr.teams[0].hand_points - hr.teams[1].hand_points) * reward_scale
+            for r, p in rec[i]:
+                ret_l[r] = d if (p & 1) == 0 else -d
+        for r in range(len(obs_l) - sum(len(x) for x in rec), len(obs_l)):
+            obs_l[r] = obs_l[r].astype(np.float16)
+    return {"obs": np.stack(obs_l).astype(np.float16), "mask": np.stack(mask_l),
+            "action": np.array(act_l, np.int64), "ret": np.array(ret_l, np.float32)}
+
+
+def collect_teacher_bids(teacher: str, deals: int, seed: int, rules: Rules,
+                         random_start: float) -> dict:
+    """Bidding-only imitation data: ``deals`` fresh deals, the teacher makes the 4 bids.
+
+    Bids are 4 of the 56 decisions of a hand but decide the contract, so they get extra data
+    cheaply. Same arrays as ``collect_teacher_data``; ``ret`` is NaN (no hand is played, so the
+    value loss skips these rows).
+    """
+    rng = np.random.default_rng([seed, 4243])
+    bot = make_bot(teacher, seed=int(rng.integers(2**31)))
+    obs, mask, act = [], [], []
+    for _ in range(deals):
         g = SpadesGame(rules, seed=int(rng.integers(2**63)))
         if random_start > 0 and rng.random() < random_start:
             randomize_start(g, rng)
-        seats = []
-        while not g.hand_results:
-            p = g.current_player
-            v = g.view(p)
+        while g.phase == Phase.BIDDING:
+            v = g.view(g.current_player)
             a = int(bot.act(v))
             obs.append(encode(v).astype(np.float16))
             m = np.zeros(NUM_ACTIONS, dtype=bool)
             m[list(v.legal_actions)] = True
             mask.append(m)
             act.append(a)
-            seats.append(p)
             g.apply(a)
-        hr = g.hand_results[0]
-        d = (hr.teams[0].hand_points - hr.teams[1].hand_points) * reward_scale
-        ret.extend(d if (s & 1) == 0 else -d for s in seats)
     return {"obs": np.stack(obs), "mask": np.stack(mask), "action": np.array(act, np.int64),
-            "ret": np.array(ret, np.float32)}
+            "ret": np.full(len(act), np.nan, np.float32)}
 
 
-def behaviour_clone(agent: Agent, data: dict, args: Args, writer=None, log=print) -> dict:
-    """Fit ``agent`` to the teacher's actions (masked cross-entropy) and its hand results (MSE).
+def concat_data(*parts) -> dict:
+    """Concatenate imitation data sets (dicts of equal keys)."""
+    parts = [p for p in parts if p is not None]
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def behaviour_clone(agent: Agent, data: dict, args: Args, epochs: int, writer=None, log=print,
+                    tag_step: int = 0) -> dict:
+    """Fit ``agent`` to the teacher's actions (masked cross-entropy) and the hand results (MSE,
+    rows with a NaN return skipped) for ``epochs`` passes over ``data``.
 
     Returns the final epoch's ``{"loss", "accuracy", "value_loss"}`` (accuracy on the training
-    data, greedy action == teacher action).
+    data: greedy action == teacher action). TensorBoard steps start at ``tag_step``.
     """
     dev = torch.device(args.device)
     obs = torch.as_tensor(data["obs"])  # float16, converted per minibatch
@@ -134,7 +203,7 @@ def behaviour_clone(agent: Agent, data: dict, args: Args, writer=None, log=print
     opt = torch.optim.Adam(agent.parameters(), lr=args.bc_lr)
     gen = torch.Generator().manual_seed(args.seed)
     out = {}
-    for epoch in range(args.bc_epochs):
+    for epoch in range(epochs):
         perm = torch.randperm(n, generator=gen)
         tot, correct, vtot = 0.0, 0, 0.0
         for s in range(0, n, args.bc_batch):
@@ -144,7 +213,8 @@ def behaviour_clone(agent: Agent, data: dict, args: Args, writer=None, log=print
             logits, value = agent(o)
             logits = agent.masked(logits, m)
             ce = nn.functional.cross_entropy(logits, a)
-            vl = ((value - r) ** 2).mean()
+            has = ~torch.isnan(r)
+            vl = ((value[has] - r[has]) ** 2).mean() if bool(has.any()) else value.sum() * 0
             loss = ce + args.bc_value_coef * vl
             opt.zero_grad()
             loss.backward()
@@ -155,12 +225,54 @@ def behaviour_clone(agent: Agent, data: dict, args: Args, writer=None, log=print
             correct += (logits.argmax(-1) == a).sum().item()
         out = {"loss": tot / n, "accuracy": correct / n, "value_loss": vtot / n}
         if writer is not None:
-            writer.add_scalar("warmstart/loss", out["loss"], epoch)
-            writer.add_scalar("warmstart/accuracy", out["accuracy"], epoch)
-            writer.add_scalar("warmstart/value_loss", out["value_loss"], epoch)
-        log(f"warm start epoch {epoch + 1}/{args.bc_epochs}: cross-entropy {out['loss']:.3f} "
-            f"accuracy {out['accuracy']:.3f} value MSE {out['value_loss']:.3f}")
+            writer.add_scalar("warmstart/loss", out["loss"], tag_step + epoch)
+            writer.add_scalar("warmstart/accuracy", out["accuracy"], tag_step + epoch)
+            writer.add_scalar("warmstart/value_loss", out["value_loss"], tag_step + epoch)
+        log(f"warm start epoch {epoch + 1}/{epochs} on {n} decisions: cross-entropy "
+            f"{out['loss']:.3f} accuracy {out['accuracy']:.3f} value MSE {out['value_loss']:.3f}")
     return out
+
+
+def warm_start(agent: Agent, args: Args, writer=None, log=print) -> dict:
+    """The warm-start stage: behaviour cloning of ``args.bc_teacher``, then DAgger rounds.
+
+    1. ``bc_hands`` hands played by four teachers plus ``bc_bid_deals`` bidding-only deals;
+       ``bc_epochs`` passes.
+    2. ``bc_dagger_rounds`` times: ``bc_dagger_hands`` hands played by the current network and
+       labelled by the teacher, added to the data; ``bc_dagger_epochs`` passes over all of it.
+
+    Returns a summary dict (data size, final accuracy and losses, seconds per part).
+    """
+    rules = Rules.preset(args.rules)
+    t0 = time.time()
+    data = concat_data(
+        collect_teacher_data(args.bc_teacher, args.bc_hands, args.seed, rules, args.random_start,
+                             args.reward_scale),
+        collect_teacher_bids(args.bc_teacher, args.bc_bid_deals, args.seed, rules,
+                             args.random_start) if args.bc_bid_deals > 0 else None)
+    log(f"warm start: {len(data['action'])} decisions of 4x {args.bc_teacher} "
+        f"({args.bc_hands} hands, {args.bc_bid_deals} bidding-only deals) in "
+        f"{time.time() - t0:.0f}s")
+    summary = {"collect_seconds": time.time() - t0}
+    t1 = time.time()
+    out = behaviour_clone(agent, data, args, args.bc_epochs, writer, log)
+    step = args.bc_epochs
+    for r in range(args.bc_dagger_rounds):
+        t2 = time.time()
+        agent.eval()
+        new = collect_teacher_data(args.bc_teacher, args.bc_dagger_hands,
+                                   args.seed * 1000 + r + 1, rules, args.random_start,
+                                   args.reward_scale, student=agent, device=args.device)
+        agent.train()
+        data = concat_data(data, new)
+        log(f"DAgger round {r + 1}/{args.bc_dagger_rounds}: {len(new['action'])} decisions "
+            f"played by the network, labelled by {args.bc_teacher} ({time.time() - t2:.0f}s)")
+        out = behaviour_clone(agent, data, args, args.bc_dagger_epochs, writer, log, step)
+        step += args.bc_dagger_epochs
+    summary.update(out)
+    summary["decisions"] = int(len(data["action"]))
+    summary["train_seconds"] = time.time() - t1
+    return summary
 
 
 # ============================================================================= storage
@@ -314,7 +426,7 @@ def rollout(env, cur, agent: Agent, opp: Opponents, store: Storage, args: Args,
         obs, mask, seat, rewards, dones, info = env.step(torch.as_tensor(actions))
         obs, mask, seat = obs.cpu(), mask.cpu(), seat.cpu()  # storage and bots work on the CPU
         r_np, d_np = rewards.cpu().numpy(), dones.cpu().numpy()
-        for i, hr, _bags in info["hands"]:
+        for i, hr, _bags in info.get("hands", ()):
             stats["hands"].append((hr, opp.ctrl[i].copy()))
             for s in range(4):
                 if last[i, s] >= 0:
@@ -532,15 +644,17 @@ def train(args: Args, resume: str | None = None, log=print) -> dict:
         # ---- warm start by behaviour cloning
         if args.bc_teacher and args.bc_hands > 0:
             t0 = time.time()
-            log(f"warm start: {args.bc_hands} hands of 4x {args.bc_teacher} ...")
-            bc_data = collect_teacher_data(args.bc_teacher, args.bc_hands, args.seed,
-                                           Rules.preset(args.rules), args.random_start,
-                                           args.reward_scale)
-            log(f"warm start: {len(bc_data['action'])} decisions in {time.time() - t0:.0f}s")
-            bc = behaviour_clone(agent, bc_data, args, writer, log)
-            progress["warmstart"] = bc
+            progress["warmstart"] = warm_start(agent, args, writer, log)
             progress["warmstart_seconds"] = time.time() - t0
-            del bc_data
+            if args.eval_every > 0 and args.eval_opponents:
+                rows = run_eval(agent, args, args.eval_deals, seed=args.seed)
+                eval_results.append({"iteration": 0, "decisions": 0, "deals": args.eval_deals,
+                                     "rows": rows, "after": "warm start"})
+                for r in rows:
+                    writer.add_scalar(f"eval/diff_vs_{r['opponent']}", r["diff"], 0)
+                    writer.add_scalar(f"eval/win_rate_vs_{r['opponent']}", r["win_rate"], 0)
+                log("eval after warm start: points/hand " +
+                    " ".join(f"{r['opponent']} {r['diff']:+.1f}" for r in rows))
         progress["stage"] = "ppo"
         cur = tuple(x.cpu() for x in env.reset())
         rng0 = np.random.default_rng([args.seed, 0, 5])
@@ -678,5 +792,6 @@ def train(args: Args, resume: str | None = None, log=print) -> dict:
             "iterations": progress["iteration"], "seconds": progress["seconds"]}
 
 
-__all__ = ["train", "seed_everything", "collect_teacher_data", "behaviour_clone", "Storage",
+__all__ = ["train", "seed_everything", "collect_teacher_data", "collect_teacher_bids",
+           "warm_start", "behaviour_clone", "Storage",
            "Opponents", "rollout", "compute_gae", "ppo_update", "game_metrics", "run_eval"]
