@@ -248,3 +248,17 @@ def test_no_cards_during_bidding_and_no_bids_during_play():
     g = game_a()
     with pytest.raises(IllegalActionError, match="bidding is over"):
         g.apply(bid_action(3))
+
+
+def test_numpy_int_actions_and_mask_array():
+    import numpy as np
+    g = game_a()
+    m = g.legal_actions_mask()
+    assert m.shape == (68,) and m.dtype == np.int8
+    assert list(np.flatnonzero(m)) == sorted(parse_cards("AH KH QH AC KC QC JC AD KD QD JD"))
+    g.apply(np.int64(c("AH")))  # numpy ints are accepted (slow path)
+    assert g.moves[-1] == c("AH") and type(g.moves[-1]) is int
+    with pytest.raises(IllegalActionError, match="must follow suit"):
+        g.apply(np.int64(c("10C")))
+    with pytest.raises(IllegalActionError, match="int action id"):
+        g.apply(float(c("JH")))
