@@ -44,8 +44,9 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def bench_vector(n: int, device: torch.device, hands: int, repeats: int, validate: bool):
-    env = SpadesVectorEnv(n, device=device, seed=0, validate=validate)
+def bench_vector(n: int, device: torch.device, hands: int, repeats: int, validate: bool,
+                 copy: bool):
+    env = SpadesVectorEnv(n, device=device, seed=0, validate=validate, copy=copy)
     gen = torch.Generator(device=device)
     gen.manual_seed(0)
     obs, mask, seat = env.reset()
@@ -114,19 +115,22 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--openspiel-seconds", type=float, default=3.0)
     ap.add_argument("--no-validate", action="store_true", help="skip the per-step legality check")
+    ap.add_argument("--no-copy", action="store_true",
+                    help="copy=False: obs/mask are the env's reused output buffers")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     print(f"torch {torch.__version__}, device {device}, threads {torch.get_num_threads()}, "
-          f"validate {not args.no_validate}")
+          f"validate {not args.no_validate}, copy {not args.no_copy}")
     os_runs = []
     rows = []
     for n in args.sizes:
         os_dps = bench_openspiel(args.openspiel_seconds / max(1, len(args.sizes)))
         if os_dps is not None:
             os_runs.append(os_dps)
-        rows.append(bench_vector(n, device, args.hands, args.repeats, not args.no_validate))
+        rows.append(bench_vector(n, device, args.hands, args.repeats, not args.no_validate,
+                                 not args.no_copy))
     os_dps = statistics.median(os_runs) if os_runs else None
     print(f"OpenSpiel spades random loop (no observations): "
           + (f"{os_dps:,.0f} decisions/s" if os_dps else "pyspiel not installed"))
