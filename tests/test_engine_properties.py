@@ -132,7 +132,7 @@ def test_random_games_obey_the_rules(seed, r, json_every):
     assert SpadesGame.from_json(text).to_json() == text
 
 
-@settings(max_examples=200, **SETTINGS)
+@settings(max_examples=400, **SETTINGS)
 @given(seed=st.integers(0, 2**31 - 1), r=st.integers(0, len(RULES) - 1))
 def test_full_games_end_exactly_when_the_rule_says(seed, r):
     rules = RULES[r] if RULES[r].loss_threshold is not None else RULES[0]

@@ -67,7 +67,7 @@ def random_state(seed, rules, steps):
     return g
 
 
-@settings(max_examples=300, **SETTINGS)
+@settings(max_examples=500, **SETTINGS)
 @given(seed=st.integers(0, 2**31 - 1), steps=st.integers(0, 130), blind=st.booleans())
 def test_view_unchanged_when_unseen_cards_reshuffled(seed, steps, blind):
     rules = Rules(blind_nil=blind, loss_threshold=-200)
