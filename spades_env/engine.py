@@ -61,7 +61,8 @@ def _rng_state(rng: np.random.Generator) -> dict:
 def _rng_from_state(state: dict) -> np.random.Generator:
     name = state["bit_generator"]
     bg_cls = getattr(np.random, name, None)
-    if bg_cls is None or not isinstance(bg_cls, type) or not issubclass(bg_cls, np.random.BitGenerator):
+    if bg_cls is None or not isinstance(bg_cls, type) \
+            or not issubclass(bg_cls, np.random.BitGenerator):
         raise ValueError(f"unknown bit generator {name!r}")
     bg = bg_cls()
     bg.state = state
@@ -171,8 +172,9 @@ class SpadesGame:
     """
 
     __slots__ = (
-        "rules", "_rng", "_rng_saved", "phase", "dealer", "current_player", "hands", "bids", "blind", "looked",
-        "tricks_won", "trick", "trick_leader", "spades_broken", "played", "voids", "trick_number",
+        "rules", "_rng", "_rng_saved", "phase", "dealer", "current_player", "hands", "bids",
+        "blind", "looked", "tricks_won", "trick", "trick_leader", "spades_broken", "played",
+        "voids", "trick_number",
         "scores", "bags", "hand_results", "winner", "moves", "plays", "exchange_queue",
         "exchanges", "hand_number", "initial",
     )
@@ -230,7 +232,8 @@ class SpadesGame:
         try:
             hands = list(hands)
         except TypeError:
-            raise ValueError(f"hands must be a list of 4 hands, got {type(hands).__name__}") from None
+            raise ValueError(
+                f"hands must be a list of 4 hands, got {type(hands).__name__}") from None
         if len(hands) != 4:
             raise ValueError(f"need 4 hands, got {len(hands)}")
         masks = []
@@ -567,8 +570,9 @@ class SpadesGame:
     # ------------------------------------------------------------------ views
     def view(self, seat: int) -> PlayerView:
         """What ``seat`` may know (its information set) as a ``PlayerView``."""
-        if seat not in (0, 1, 2, 3):
+        if isinstance(seat, bool) or seat not in (0, 1, 2, 3):
             raise ValueError(f"seat must be 0..3, got {seat!r}")
+        seat = int(seat)
         lead = self.trick_leader
         known = [0, 0, 0, 0]
         for frm, to, c in self.exchanges:
@@ -737,7 +741,11 @@ class SpadesGame:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "SpadesGame":
-        """Restore a game from ``to_json`` text. Raises ``ValueError`` on corrupt or foreign input."""
+        """Restore a game from ``to_json`` text.
+
+        Raises:
+            ValueError: corrupt or foreign input (see ``from_dict``).
+        """
         try:
             d = json.loads(text)
         except (json.JSONDecodeError, UnicodeDecodeError, TypeError, RecursionError) as e:
@@ -812,7 +820,8 @@ class SpadesGame:
             if n_bids != 4 and ph != Phase.GAME_OVER:
                 bad("play or exchange before all four bids")
         if ph == Phase.EXCHANGE:
-            if not self.exchange_queue or self.current_player != self.exchange_queue[0] or self.plays:
+            if not self.exchange_queue or self.current_player != self.exchange_queue[0] \
+                    or self.plays:
                 bad("exchange state is inconsistent")
         elif self.exchange_queue:
             bad("pending Blind Nil exchange outside the exchange phase")
