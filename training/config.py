@@ -124,6 +124,11 @@ class Args:
     """stop the epochs of an iteration early when approx KL exceeds this (0 = never)."""
     norm_adv: bool = True
     """normalise advantages per minibatch."""
+    ppo_teacher_coef: float = 0.0
+    """weight of an imitation anchor during PPO: cross-entropy to ``bc_teacher``'s action at each
+    learner decision (0 = pure PPO)."""
+    ppo_teacher_decay: float = 0.5
+    """the anchor decays linearly to 0 at this share of ``total_decisions`` (0 = constant)."""
 
     # --- opponents ----------------------------------------------------------------------------
     opponent_share: float = 0.5

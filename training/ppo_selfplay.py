@@ -294,11 +294,13 @@ class Storage:
         self.done = np.zeros(capacity, bool)
         self.next_idx = np.full(capacity, -1, np.int64)
         self.boot = np.zeros(capacity, np.float32)
+        self.teacher = torch.full((capacity,), -1, dtype=torch.int64)  # -1: no label
         self.n = 0
         self.device = device
 
     def reset(self):
         self.n = 0
+        self.teacher[:] = -1
         self.reward[:] = 0
         self.done[:] = False
         self.next_idx[:] = -1
@@ -387,8 +389,11 @@ class Opponents:
 
 
 def rollout(env, cur, agent: Agent, opp: Opponents, store: Storage, args: Args,
-            rng: np.random.Generator, stats: dict):
+            rng: np.random.Generator, stats: dict, teacher=None):
     """Step every env ``args.num_steps`` times; store the learner's transitions in ``store``.
+
+    With a ``teacher`` bot, each learner decision is also labelled with the teacher's action
+    (from the same seat's view) for the auxiliary imitation loss (``ppo_teacher_coef``).
 
     ``cur`` is ``(obs, mask, seat)`` of the current decisions; returns the new ``cur``.
     ``stats`` collects finished hands: ``stats["hands"]`` list of ``(HandResult, ctrl row)``.
@@ -409,6 +414,9 @@ def rollout(env, cur, agent: Agent, opp: Opponents, store: Storage, args: Args,
                 a, logp, _, v = agent.get_action_and_value(obs[learn].to(dev), mask[learn].to(dev))
             idx = store.add(obs[learn], mask[learn], a.cpu(), logp.cpu(), v.cpu().numpy())
             actions[learn] = a.cpu().numpy()
+            if teacher is not None:
+                store.teacher[idx] = torch.as_tensor(
+                    [teacher.act(env.get_game(int(i)).view(int(seat_np[i]))) for i in learn])
             for t, i in zip(idx, learn):
                 s = seat_np[i]
                 if last[i, s] >= 0:
@@ -476,8 +484,10 @@ def compute_gae(store: Storage, gamma: float, lam: float) -> tuple[np.ndarray, n
 
 # ============================================================================= update
 def ppo_update(agent: Agent, opt, store: Storage, adv: np.ndarray, ret: np.ndarray, args: Args,
-               gen: torch.Generator) -> dict:
-    """PPO epochs over the rollout (clipped policy loss, clipped value loss, entropy bonus).
+               gen: torch.Generator, teacher_coef: float = 0.0) -> dict:
+    """PPO epochs over the rollout (clipped policy loss, clipped value loss, entropy bonus), plus
+    ``teacher_coef`` times the cross-entropy to the teacher's labels where ``store.teacher`` has
+    them (an imitation anchor that keeps the fine-tuned policy near the warm start).
 
     Returns the last epoch's mean figures: ``pg_loss``, ``v_loss``, ``entropy``, ``approx_kl``,
     ``old_approx_kl``, ``clipfrac``, and ``explained_variance`` of the value before the update.
@@ -489,12 +499,13 @@ def ppo_update(agent: Agent, opt, store: Storage, adv: np.ndarray, ret: np.ndarr
     b_adv = torch.as_tensor(adv, device=dev)
     b_ret = torch.as_tensor(ret, device=dev)
     b_val = torch.as_tensor(store.value[:n], device=dev)
+    b_teacher = store.teacher[:n].to(dev)
     mb = max(1, n // args.num_minibatches)
     figs = {}
     for _epoch in range(args.update_epochs):
         perm = torch.randperm(n, generator=gen).to(dev)
         acc = {k: [] for k in ("pg_loss", "v_loss", "entropy", "approx_kl", "old_approx_kl",
-                               "clipfrac")}
+                               "clipfrac", "teacher_loss")}
         for s in range(0, n, mb):
             idx = perm[s:s + mb]
             _, newlogp, entropy, newv = agent.get_action_and_value(b_obs[idx], b_mask[idx],
@@ -518,6 +529,15 @@ def ppo_update(agent: Agent, opt, store: Storage, adv: np.ndarray, ret: np.ndarr
                 v_loss = 0.5 * ((newv - b_ret[idx]) ** 2).mean()
             ent = entropy.mean()
             loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
+            if teacher_coef > 0:
+                lab = b_teacher[idx]
+                has = lab >= 0
+                if bool(has.any()):
+                    logits, _ = agent(b_obs[idx][has])
+                    logits = agent.masked(logits, b_mask[idx][has])
+                    t_loss = nn.functional.cross_entropy(logits, lab[has])
+                    loss = loss + teacher_coef * t_loss
+                    acc["teacher_loss"].append(t_loss.item())
             opt.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
@@ -525,7 +545,7 @@ def ppo_update(agent: Agent, opt, store: Storage, adv: np.ndarray, ret: np.ndarr
             for k, v in (("pg_loss", pg_loss), ("v_loss", v_loss), ("entropy", ent),
                          ("approx_kl", kl), ("old_approx_kl", old_kl), ("clipfrac", clipfrac)):
                 acc[k].append(v.item())
-        figs = {k: float(np.mean(v)) for k, v in acc.items()}
+        figs = {k: float(np.mean(v)) for k, v in acc.items() if v}
         if args.target_kl > 0 and figs["approx_kl"] > args.target_kl:
             break
     y_pred, y_true = store.value[:n], ret
@@ -533,6 +553,17 @@ def ppo_update(agent: Agent, opt, store: Storage, adv: np.ndarray, ret: np.ndarr
     figs["explained_variance"] = float("nan") if var_y == 0 else float(
         1 - np.var(y_true - y_pred) / var_y)
     return figs
+
+
+def teacher_coef(args: Args, decisions: int) -> float:
+    """Weight of the imitation anchor: ``ppo_teacher_coef`` decayed linearly to 0 at
+    ``ppo_teacher_decay`` of ``total_decisions`` (0 without a teacher)."""
+    if not args.bc_teacher or args.ppo_teacher_coef <= 0:
+        return 0.0
+    end = args.ppo_teacher_decay * args.total_decisions
+    if end <= 0:
+        return args.ppo_teacher_coef
+    return args.ppo_teacher_coef * max(0.0, 1.0 - decisions / end)
 
 
 # ============================================================================= logging
@@ -655,6 +686,11 @@ def train(args: Args, resume: str | None = None, log=print) -> dict:
                     writer.add_scalar(f"eval/win_rate_vs_{r['opponent']}", r["win_rate"], 0)
                 log("eval after warm start: points/hand " +
                     " ".join(f"{r['opponent']} {r['diff']:+.1f}" for r in rows))
+                progress["best_score"] = float(np.mean([r["diff"] for r in rows]))
+                progress["best_iteration"] = 0
+                save_checkpoint(os.path.join(ckpt_dir, "best.pt"),
+                                make_payload(args, agent, opt, progress, env, opp, eval_results,
+                                             full=False))
         progress["stage"] = "ppo"
         cur = tuple(x.cpu() for x in env.reset())
         rng0 = np.random.default_rng([args.seed, 0, 5])
@@ -692,14 +728,17 @@ def train(args: Args, resume: str | None = None, log=print) -> dict:
         t0 = time.time()
         stats = {"hands": []}
         agent.eval()
-        cur = rollout(env, cur, agent, opp, store, args, rng, stats)
+        coef = teacher_coef(args, progress["decisions"])
+        teacher = make_bot(args.bc_teacher, seed=s) if coef > 0 else None
+        cur = rollout(env, cur, agent, opp, store, args, rng, stats,
+                      teacher if coef > 0 else None)
         agent.train()
         t_roll = time.time() - t0
         n = store.n
         # ---- GAE + update
         if n > 0:
             adv, ret = compute_gae(store, args.gamma, args.gae_lambda)
-            figs = ppo_update(agent, opt, store, adv, ret, args, gen)
+            figs = ppo_update(agent, opt, store, adv, ret, args, gen, coef)
         else:
             figs = {}
         t_it = time.time() - t0
@@ -712,6 +751,7 @@ def train(args: Args, resume: str | None = None, log=print) -> dict:
             tag = "losses/" + k if k != "explained_variance" else "losses/explained_variance"
             writer.add_scalar(tag, v, step)
         writer.add_scalar("charts/learning_rate", opt.param_groups[0]["lr"], step)
+        writer.add_scalar("charts/teacher_coef", coef, step)
         writer.add_scalar("charts/decisions_per_s", env.num_envs * args.num_steps / t_it, step)
         writer.add_scalar("charts/learner_decisions_per_s", n / t_it, step)
         writer.add_scalar("charts/rollout_share_of_time", t_roll / t_it, step)
