@@ -33,10 +33,10 @@ from spades_env.vector import HAND_STEPS, SpadesVectorEnv
 
 def random_legal(mask: torch.Tensor, gen: torch.Generator | None) -> torch.Tensor:
     """A uniformly random legal action per row: the k-th legal id, k uniform in 0..count-1."""
-    cnt = mask.sum(1)
+    cnt = mask.sum(1, dtype=torch.int32)
     u = torch.rand(mask.shape[0], generator=gen, device=mask.device)
-    k = (u * cnt).long()
-    return (mask.cumsum(1) > k[:, None]).to(torch.uint8).argmax(1)
+    k = (u * cnt).int()
+    return (mask.cumsum(1, dtype=torch.int32) > k[:, None]).int().argmax(1)
 
 
 def sync(device: torch.device) -> None:

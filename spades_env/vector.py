@@ -301,8 +301,19 @@ class SpadesVectorEnv:
         self._obs4 = torch.zeros((n, 4 * OBS_SIZE), dtype=torch.float32, device=dev)
         self._obs4v = self._obs4.view(n, 4, OBS_SIZE)
         self._mask = torch.zeros((n, NUM_ACTIONS), dtype=torch.bool, device=dev)
+        # views written every step (made once: slicing costs Python time)
+        o, v = OFFSETS, self._obs4v
+        self._v_rows = self._obs4.view(-1, OBS_SIZE)
+        self._v_broken = v[:, :, o["spades_broken"][0]]
+        self._v_trick_number = v[:, :, o["trick_number"][0]]
+        self._v_to_act = v[:, :, o["to_act"][0]:o["to_act"][1]]
+        self._v_phase_bid = v[:, :, o["phase"][0]]
+        self._v_phase_play = v[:, :, o["phase"][0] + 2]
+        self._mask_cards = self._mask[:, :NUM_CARDS]
+        self._mask_rest = self._mask[:, NUM_CARDS:]
         self._obs_out = torch.zeros((n, OBS_SIZE), dtype=torch.float32, device=dev)
         self._hands = torch.zeros((n, 4 * NUM_CARDS), dtype=torch.bool, device=dev)
+        self._hands_rows = self._hands.view(-1, NUM_CARDS)
         self._owner = torch.zeros((n, NUM_CARDS), **i64)
         self._voids = torch.zeros((n, 16), dtype=torch.bool, device=dev)
         self._bids = torch.zeros((n, 4), **i64)
@@ -399,38 +410,35 @@ class SpadesVectorEnv:
             p.add_(1).bitwise_and_(3)
             if t == 3:  # bidding over: the player left of the dealer (= p now) leads
                 self._leader.copy_(p)
-                ph = OFFSETS["phase"][0]
-                self._obs4v[:, :, ph] = 0.0
-                self._obs4v[:, :, ph + 2] = 1.0
+                self._v_phase_bid.zero_()
+                self._v_phase_play.fill_(1.0)
                 self._lead_mask()
             self._t = t + 1
             return self._finish_step()
         # -------------------------------------------------------------------- play
         k = t - 4
         pos, j = k & 3, k >> 2
-        v = self._obs4v
         pa = p * NUM_CARDS + a
         idx = _take(c.play, pa)  # (N, 9): hand entry, 4 played entries, 4 trick entries
         obs.scatter_(1, idx, c.play_val)
         self._trick_obs[:, 4 * pos:4 * pos + 4] = idx[:, 5:]
         self._hands.scatter_(1, pa[:, None], c.false1)
         suit = c.suit_of.index_select(0, a)
-        sb = OFFSETS["spades_broken"][0]
         if pos == 0:
             self._leader.copy_(p)
             self._led.copy_(suit)
             obs.scatter_(1, _take(c.led, suit), c.ones4)
             if self.rules.forced_spade_lead_breaks:
                 self._broken.logical_or_(suit == 3)
-                v[:, :, sb] = self._broken[:, None]
+                self._v_broken.copy_(self._broken.view(-1, 1))
         else:
             led = self._led
             off = suit != led
             pl = p * 4 + led
-            self._voids.scatter_(1, pl[:, None], off[:, None])
-            obs.scatter_(1, _take(c.void, pl), off[:, None].float().expand(n, 4))
-            self._broken.logical_or_(off & (suit == 3))
-            v[:, :, sb] = self._broken[:, None]
+            self._voids.scatter_(1, pl.view(-1, 1), off.view(-1, 1))
+            obs.scatter_(1, _take(c.void, pl), off.view(-1, 1).float().expand(n, 4))
+            self._broken.logical_or_(off.logical_and_(suit == 3))
+            self._v_broken.copy_(self._broken.view(-1, 1))
         self._trick[:, pos] = a
         if pos < 3:
             p.add_(1).bitwise_and_(3)
@@ -446,7 +454,7 @@ class SpadesVectorEnv:
         obs.scatter_(1, _take(c.won, w), _take(c.won_val, won).expand(n, 4))
         obs.scatter_(1, self._trick_obs, c.zeros16)  # clear the trick blocks
         obs.scatter_(1, _take(c.led, led), c.zeros4)  # and the led suit
-        v[:, :, OFFSETS["trick_number"][0]] = float(np.float32((j + 1) / 13.0))
+        self._v_trick_number.fill_(float(np.float32((j + 1) / 13.0)))
         p.copy_(w)
         self._leader.copy_(w)
         if j < NUM_TRICKS - 1:
@@ -483,13 +491,18 @@ class SpadesVectorEnv:
             g.apply(int(act))
         return g
 
-    def observe(self, i: int, seat: int) -> torch.Tensor:
-        """Observation of any ``seat`` (acting or not) in game ``i``: ``(OBS_SIZE,)`` float32."""
+    def observe(self, i: int, seat: int) -> np.ndarray:
+        """Observation of any ``seat`` (acting or not) in game ``i``: ``(OBS_SIZE,)`` float32 numpy
+        array, equal to ``observation.encode(get_game(i).view(seat))``."""
         if seat not in (0, 1, 2, 3):
             raise ValueError(f"seat must be 0..3, got {seat!r}")
         if not 0 <= int(i) < self.num_envs:
             raise ValueError(f"env index must be in 0..{self.num_envs - 1}, got {i!r}")
-        return self._obs4v[int(i), seat].clone()
+        if not self._started:
+            raise RuntimeError("call reset() first")
+        seat = int(seat)
+        self._v_to_act[int(i)] = _take(self._c.onehot, self._cur[int(i):int(i) + 1]).view(4, 4)
+        return self._obs4v[int(i), seat].cpu().numpy().copy()
 
     def current(self):
         """``(obs, action_mask, seat)`` of the pending decision in every game."""
@@ -579,58 +592,50 @@ class SpadesVectorEnv:
 
     # ------------------------------------------------------------------ internals
     def _check(self, a: torch.Tensor) -> None:
-        inside = (a >= 0) & (a < NUM_ACTIONS)
-        ok = inside & self._mask.gather(1, a.clamp(0, NUM_ACTIONS - 1)[:, None])[:, 0]
-        if bool(ok.all()):
+        inside = a.clamp(0, NUM_ACTIONS - 1)
+        ok = self._mask.gather(1, inside.view(-1, 1))
+        if torch.equal(inside, a) and bool(ok.all()):
             return
+        ok = ok[:, 0] & (inside == a)
         i = int((~ok).nonzero()[0, 0])
         act = int(a[i])
         why = self.get_game(i).explain_illegal(act) or "not in the action mask"
         raise ValueError(f"illegal action {act} in env {i} (seat {int(self._cur[i])} to act): "
                          f"{why}")
 
-    def _hand_of_cur(self) -> torch.Tensor:
-        """``(N, 52)`` bool: the cards held by the seat to act."""
-        return self._hands.view(-1, NUM_CARDS).index_select(0, self._c.row4 + self._cur)
-
     def _lead_mask(self) -> None:
-        h = self._hand_of_cur()
+        """Legal leads of the seat to act: any card, but no spade before spades are broken unless
+        the hand holds only spades (RULES.md, Play)."""
+        h = self._hands_rows.index_select(0, self._c.row4 + self._cur)
         ns = h & self._c.non_spades
-        use_ns = ns.any(1) & ~self._broken
-        self._mask[:, :NUM_CARDS] = torch.where(use_ns[:, None], ns, h)
-        self._mask[:, NUM_CARDS:] = False
+        use_ns = ns.any(1).logical_and_(~self._broken)
+        torch.where(use_ns[:, None], ns, h, out=self._mask_cards)
+        self._mask_rest.zero_()
 
     def _follow_mask(self) -> None:
-        h = self._hand_of_cur()
+        """Legal cards after the lead: the led suit if held, else any card."""
+        h = self._hands_rows.index_select(0, self._c.row4 + self._cur)
         f = h & self._c.suit_cards.index_select(0, self._led)
-        self._mask[:, :NUM_CARDS] = torch.where(f.any(1)[:, None], f, h)
+        torch.where(f.any(1)[:, None], f, h, out=self._mask_cards)
 
     def _output(self):
         c = self._c
         seat = self._cur.clone()
-        self._obs4v[:, :, OFFSETS["to_act"][0]:OFFSETS["to_act"][1]] = \
-            _take(c.onehot, seat).view(-1, 4, 4)
+        self._v_to_act.copy_(_take(c.onehot, seat).view(-1, 4, 4))
         rows = c.row4 + seat
         if self.copy:
-            obs = self._obs4.view(-1, OBS_SIZE).index_select(0, rows)
-            mask = self._mask.clone()
-        else:
-            obs = torch.index_select(self._obs4.view(-1, OBS_SIZE), 0, rows, out=self._obs_out)
-            mask = self._mask
-        return obs, mask, seat
+            return self._v_rows.index_select(0, rows), self._mask.clone(), seat
+        return torch.index_select(self._v_rows, 0, rows, out=self._obs_out), self._mask, seat
 
     def _finish_step(self, rewards=None, info=None):
         obs, mask, seat = self._output()
-        n = self.num_envs
         if rewards is None:
-            rewards = torch.zeros((n, 4), dtype=torch.float32, device=self.device)
-        if info is None:
-            z = torch.zeros(n, dtype=torch.bool, device=self.device)
-            info = {"terminated": z, "truncated": z.clone()}
-            dones = z.clone()
-        else:
-            dones = info["terminated"] | info["truncated"]
-        return obs, mask, seat, rewards, dones, info
+            n, dev = self.num_envs, self.device
+            rewards = torch.zeros((n, 4), dtype=torch.float32, device=dev)
+            z = torch.zeros(n, dtype=torch.bool, device=dev)
+            return obs, mask, seat, rewards, z, {"terminated": torch.zeros_like(z),
+                                                 "truncated": torch.zeros_like(z)}
+        return obs, mask, seat, rewards, info["terminated"] | info["truncated"], info
 
     def _start_hands(self) -> None:
         """Deal a new hand in every game (``_dealer``, ``_scores``, ``_bags`` already set) and

@@ -68,6 +68,8 @@ def _play_and_compare(env: SpadesVectorEnv, hands: int, seed: int, check_get_gam
             raise AssertionError(f"step {step} env {i}: obs differs in {names}")
         if step % 97 == 13:
             for i in check_get_game:
+                for other in range(4):  # every seat's observation, acting or not
+                    assert np.array_equal(env.observe(i, other), encode(games[i].view(other)))
                 ref, got = games[i].to_dict(), env.get_game(i).to_dict()
                 for k in ("phase", "dealer", "current_player", "hands", "bids", "tricks_won",
                           "trick", "trick_leader", "spades_broken", "played", "voids",
