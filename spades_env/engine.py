@@ -169,6 +169,11 @@ class SpadesGame:
     Use ``legal_actions()``, ``apply(action)``, ``view(seat)``. ``apply`` raises
     ``IllegalActionError`` (a ``ValueError``) with the reason for an illegal action and leaves the
     state unchanged.
+
+    ``moves`` is the log of every action id applied; ``initial`` is its starting point (before the
+    first move: the RNG state before the first deal; from the first move on: that deal, dealer,
+    totals, bags and RNG state). ``replay(moves, initial=initial)`` rebuilds the game, and
+    ``from_json`` checks that a saved log replays to the saved state.
     """
 
     __slots__ = (
@@ -467,6 +472,8 @@ class SpadesGame:
         if why is not None:
             raise IllegalActionError(why)
         action = int(action)
+        if not self.moves:
+            self._record_start()
         self.moves.append(action)
         ph = self.phase
         if ph == Phase.PLAY:
@@ -476,6 +483,14 @@ class SpadesGame:
             self._bid(p, action)
         else:
             self._pass_card(p, action)
+
+    def _record_start(self) -> None:
+        """At the first move (always a bid or a Blind Nil decision), record the starting point of
+        the move log in ``initial``: the deal, dealer, totals, bags, RNG state and rules. A caller
+        that set up the start by hand (e.g. random totals for training) still replays exactly."""
+        self.initial = {"hands": list(self.hands), "dealer": self.dealer,
+                        "scores": list(self.scores), "bags": list(self.bags),
+                        "rng": self._rng_snapshot(), "rules": self.rules.to_dict()}
 
     def _bid(self, p: int, action: int) -> None:
         if action == LOOK_ACTION:
@@ -725,11 +740,10 @@ class SpadesGame:
 
     def _check_replays(self) -> None:
         """Raise ``ValueError`` unless the move log, replayed from ``initial``, gives this state."""
+        if not self.moves:
+            return  # nothing played yet: the state is its own starting point
         if not self.initial:
-            if self.moves:
-                raise ValueError("corrupt spades_env saved game: a move log without its initial "
-                                 "state")
-            return
+            raise ValueError("corrupt spades_env saved game: a move log without its initial state")
         try:
             r = SpadesGame.replay(self.moves, self.rules, initial=self.initial)
         except (ValueError, TypeError, KeyError) as e:

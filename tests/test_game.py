@@ -300,6 +300,24 @@ def test_replay_from_deal():
         SpadesGame.replay([], initial={"hands": SPADES_AT_0})
 
 
+def test_start_set_up_by_hand_before_first_move_saves_and_replays():
+    # e.g. a training env that starts games at random totals: set before the first bid
+    g = SpadesGame(Rules(loss_threshold=-200), seed=31)
+    g.scores = [120, -70]
+    g.bags = [7, 2]
+    assert SpadesGame.from_json(g.to_json()).scores == [120, -70]  # no move yet
+    for _ in range(9):
+        g.apply(g.legal_actions()[0])
+    assert g.initial["scores"] == [120, -70] and g.initial["bags"] == [7, 2]
+    text = g.to_json()
+    assert SpadesGame.from_json(text).to_json() == text
+    assert SpadesGame.replay(g.moves, initial=g.initial).to_json() == text
+    # a change after the first move is not explained by the log: refused on load
+    g.scores = [125, -70]
+    with pytest.raises(ValueError, match="does not replay"):
+        SpadesGame.from_json(g.to_json())
+
+
 def test_same_seed_same_game():
     a = random_game(7, Rules(loss_threshold=-200))
     b = random_game(7, Rules(loss_threshold=-200))
@@ -417,6 +435,9 @@ def test_bad_seat_for_view():
     g = SpadesGame(seed=0)
     with pytest.raises(ValueError, match="seat"):
         g.view(4)
+    with pytest.raises(ValueError, match="seat"):
+        g.view(True)
+    assert g.view(np.int64(2)).seat == 2
 
 
 # ---------------------------------------------------------------- rendering
