@@ -104,3 +104,33 @@ def test_make_bot_bad_checkpoint(tmp_path):
     bad.write_text("not a checkpoint")
     with pytest.raises(ValueError):
         make_bot(f"checkpoint:{bad}")
+
+
+def test_export_strips_training_state(ckpt, tmp_path):
+    from training.export import export_checkpoint
+    path, agent = ckpt
+    data = load_checkpoint(path)
+    data["optimizer"] = {"state": {}, "param_groups": []}
+    data["rng"] = {"torch": torch.get_rng_state()}
+    full = tmp_path / "full.pt"
+    save_checkpoint(str(full), {k: v for k, v in data.items() if k not in ("format", "version")})
+    out = tmp_path / "shipped" / "agent.pt"
+    export_checkpoint(str(full), str(out), note="test")
+    small = load_checkpoint(str(out))
+    assert "optimizer" not in small and "rng" not in small and small["note"] == "test"
+    b = build_agent(small)
+    for k, v in agent.state_dict().items():
+        assert torch.equal(v, b.state_dict()[k])
+
+
+def test_resume_refuses_a_stripped_or_bad_checkpoint(ckpt, tmp_path):
+    from training.config import from_dict
+    from training.ppo_selfplay import train
+    path, _ = ckpt
+    args = from_dict({"runs_dir": str(tmp_path / "r"), "checkpoint_dir": str(tmp_path / "c")})
+    with pytest.raises(ValueError, match="cannot be resumed"):
+        train(args, resume=path)
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"\x00" * 100)
+    with pytest.raises(ValueError, match="bad.pt"):
+        train(args, resume=str(bad))

@@ -44,7 +44,7 @@ def test_smoke_run_logs_and_checkpoints(smoke_run):
                 "losses/clipfrac", "losses/explained_variance", "charts/learning_rate",
                 "charts/decisions_per_s", "eval/diff_vs_random", "eval/win_rate_vs_random",
                 "game/bid_error", "game/set_rate", "game/nil_rate", "game/bags",
-                "warmstart/accuracy"):
+                "warmstart/accuracy", "losses/teacher_loss", "charts/teacher_coef"):
         assert tag in tags, tag
     data = load_checkpoint(out["checkpoint"])
     assert data["progress"]["decisions"] >= args.total_decisions
