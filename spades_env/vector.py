@@ -25,11 +25,13 @@ output. Seat-relative index tables (``(seat - observer) % 4``) are precomputed f
 
 Episodes and rewards (the AEC env's definitions)
 ------------------------------------------------
-- An episode is a full game to the target (RULES.md, End of the game), or ``hands_per_episode``
-  hands, or ``max_hands`` hands (default 100); the two hand caps are *truncations* (no winner).
+- An episode is a full game to the target (RULES.md, End of the game): *terminated*; or
+  ``hands_per_episode`` hands (if set): *terminated*, no winner; or ``max_hands`` hands (default
+  100): *truncated* (not a win or a loss).
 - ``reward="hand"``: at the end of every hand each seat gets (its team's hand points - the other
   team's hand points) / 100. ``reward="game"``: +1 / -1 to the winning / losing seats when a game is
-  won, 0 otherwise (a truncation gives 0).
+  won; at a ``hands_per_episode`` end +1 / -1 / 0 to the team ahead / behind / level in game total;
+  0 for a truncation and on every other step.
 - A finished game is reset at once inside ``step`` (new random dealer, new deal, scores 0); the
   returned observation is the new game's. Its final results (scores, bags, winner, truncation, and
   every hand's score table) are in ``info``.
@@ -98,7 +100,7 @@ class FinalResults:
     Attributes:
         env_ids: ``(k,)`` int64, the env index of each finished game.
         scores, bags: ``(k, 2)`` int64 team totals / bag counts at the end.
-        winner: ``(k,)`` int64, winning team 0/1, or -1 for a truncation.
+        winner: ``(k,)`` int64, winning team 0/1, or -1 (truncated, or a hands_per_episode end).
         truncated: ``(k,)`` bool.
         num_hands: ``(k,)`` int64, hands played.
         table: ``(k, H, 27)`` int32 per-hand score records (first ``num_hands[j]`` rows valid).
@@ -252,7 +254,8 @@ class SpadesVectorEnv:
         device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``... or a ``torch.device``.
         seed: int; seeds the one CPU ``torch.Generator`` that draws every deal and first dealer.
         rules: a ``Rules`` (default ``standard``); ``blind_nil=True`` raises ``ValueError``.
-        hands_per_episode: end an episode after this many hands (a truncation), or ``None``.
+        hands_per_episode: end an episode after this many hands (terminated, no winner), or
+            ``None``.
         max_hands: end a game after this many hands (a truncation), or ``None`` for no cap.
         reward: ``"hand"`` or ``"game"`` (see the module docstring).
         validate: check every action against the mask (one host sync per step); an illegal action
@@ -375,7 +378,7 @@ class SpadesVectorEnv:
             ``(obs, action_mask, seat, rewards, dones, info)``: obs ``(N, OBS_SIZE)`` float32,
             mask ``(N, 68)`` bool and seat ``(N,)`` int64 of the next decision (of the new game
             where one ended); ``rewards`` ``(N, 4)`` float32 by absolute seat; ``dones`` ``(N,)``
-            bool (game ended: won or truncated). ``info`` always has ``"terminated"`` and
+            bool (episode ended: terminated or truncated). ``info`` always has ``"terminated"`` and
             ``"truncated"`` ``(N,)`` bool; on the step that ends a hand also ``"hand_points"``
             ``(N, 2)`` int64, ``"hands"`` (lazy list of ``(env, HandResult, start bags)``), and
             ``"final"`` (``FinalResults`` of the games that ended, or None).
@@ -730,19 +733,23 @@ class SpadesVectorEnv:
         win0 = (one & (reached[:, 0] | lost[:, 1])) | (both & (s0 > s1))
         win1 = (one & (reached[:, 1] | lost[:, 0])) | (both & (s1 > s0))
         winner = torch.where(win0, 0, torch.where(win1, 1, -1))
-        terminated = winner >= 0
-        capped = torch.zeros_like(terminated)
+        # episode end, as the AEC env (spades_v0): a won game or hands_per_episode hands
+        # terminate, max_hands truncates
+        won = winner >= 0
+        terminated = won.clone()
         if self.hands_per_episode is not None:
-            capped |= hc >= self.hands_per_episode
+            terminated |= hc >= self.hands_per_episode
+        truncated = torch.zeros_like(terminated)
         if self.max_hands is not None:
-            capped |= hc >= self.max_hands
-        truncated = capped & ~terminated
+            truncated |= (hc >= self.max_hands) & ~terminated
         done = terminated | truncated
         # rewards by absolute seat (team of seat s = s & 1)
         if self.reward == "hand":
             d = (hand_points[:, 0] - hand_points[:, 1]).double() / 100.0
-        else:
-            d = torch.where(terminated, 1.0 - 2.0 * winner.double(), torch.zeros_like(s0).double())
+        else:  # +1/-1 for a won game; the sign of the score difference at a hands_per_episode end
+            d = torch.where(won, 1.0 - 2.0 * winner.double(),
+                            torch.where(terminated, (s0 - s1).sign().double(),
+                                        torch.zeros_like(s0).double()))
         rewards = torch.stack([d, -d, d, -d], 1).float()
         info = {"terminated": terminated, "truncated": truncated, "hand_points": hand_points,
                 "winner": winner, "final_scores": scores.clone(), "final_bags": bags_after.clone()}

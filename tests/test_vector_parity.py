@@ -45,7 +45,7 @@ def _play_and_compare(env: SpadesVectorEnv, hands: int, seed: int, check_get_gam
     gen = torch.Generator().manual_seed(seed)
     obs, mask, seat = env.reset()
     games = [_mirror(env, i, (0, 0), (0, 0), int(env.dealer[i]), []) for i in range(n)]
-    stats = {"target_reached": 0, "won": 0, "truncated": 0, "multi_hand_games": 0, "steps": 0}
+    stats = {"target_reached": 0, "won": 0, "hands_per_episode_ends": 0, "truncated": 0, "multi_hand_games": 0, "steps": 0}
     exp_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
     exp_mask = np.zeros((n, NUM_ACTIONS), dtype=bool)
     for step in range(hands * HAND_STEPS):
@@ -97,33 +97,39 @@ def _play_and_compare(env: SpadesVectorEnv, hands: int, seed: int, check_get_gam
             hr = g.hand_results[-1]
             pts = (hr.teams[0].hand_points, hr.teams[1].hand_points)
             assert tuple(hand_pts[i]) == pts
+            hpe = env.hands_per_episode is not None and g.hand_number >= env.hands_per_episode
+            terminated = g.winner is not None or hpe  # as spades_v0: a hands_per_episode end
+            truncated = (not terminated and env.max_hands is not None  # terminates; max_hands
+                         and g.hand_number >= env.max_hands)  # truncates
             if env.reward == "hand":
                 d = np.float32((pts[0] - pts[1]) / 100.0)
                 expect = np.array([d, -d, d, -d], dtype=np.float32)
             elif g.winner is not None:
                 w = 1.0 if g.winner == 0 else -1.0
                 expect = np.array([w, -w, w, -w], dtype=np.float32)
+            elif hpe:
+                w = float(np.sign(g.scores[0] - g.scores[1]))
+                expect = np.array([w, -w, w, -w], dtype=np.float32)
             else:
                 expect = np.zeros(4, dtype=np.float32)
             assert np.array_equal(rew_np[i], expect), f"env {i}: rewards {rew_np[i]} != {expect}"
-            capped = any(c is not None and g.hand_number >= c
-                         for c in (env.hands_per_episode, env.max_hands))
-            ended = g.winner is not None or capped
+            ended = terminated or truncated
             assert bool(done_np[i]) == ended, f"env {i}: done flag"
-            assert term[i] == (g.winner is not None)
-            assert trunc[i] == (g.winner is None and capped)
+            assert term[i] == terminated and trunc[i] == truncated
             assert fin_scores[i] == g.scores and fin_bags[i] == g.bags
             if ended:
                 final = finals[i]
                 assert final["scores"] == g.scores and final["bags"] == g.bags
                 assert final["winner"] == g.winner
-                assert final["truncated"] == (g.winner is None)
+                assert final["truncated"] == truncated
                 assert final["hand_results"] == g.hand_results
                 if g.winner is not None:
                     stats["won"] += 1
                     stats["target_reached"] += max(g.scores) >= env.rules.target_score
-                else:
+                elif truncated:
                     stats["truncated"] += 1
+                else:
+                    stats["hands_per_episode_ends"] += 1
                 if g.hand_number > 1:
                     stats["multi_hand_games"] += 1
                 games[i] = _mirror(env, i, (0, 0), (0, 0), dealers[i], [])
@@ -148,15 +154,17 @@ def test_parity_short_games_1000():
 
 
 def test_parity_default_rules_capped_and_game_reward():
-    """Default rules (target 500) capped at 2 hands (truncations), rewards ``"game"``; and
-    single-hand episodes with ``forced_spade_lead_breaks`` on."""
+    """Default rules (target 500) capped at 2 hands (truncations, reward 0), rewards ``"game"``;
+    single-hand episodes (terminated, reward = sign of the score difference) with
+    ``forced_spade_lead_breaks`` on, under both reward modes."""
     env = SpadesVectorEnv(100, seed=3, rules=Rules(), max_hands=2, reward="game")
     stats = _play_and_compare(env, hands=4, seed=1, check_get_game=(7,))
     assert stats["truncated"] == 200  # 100 games x 2 episodes of 2 hands, nobody reaches 500
-    env = SpadesVectorEnv(100, seed=4, rules=Rules(forced_spade_lead_breaks=True),
-                          hands_per_episode=1)
-    stats = _play_and_compare(env, hands=2, seed=2)
-    assert stats["truncated"] == 200
+    for reward in ("game", "hand"):
+        env = SpadesVectorEnv(100, seed=4, rules=Rules(forced_spade_lead_breaks=True),
+                              hands_per_episode=1, reward=reward)
+        stats = _play_and_compare(env, hands=2, seed=2)
+        assert stats["hands_per_episode_ends"] == 200 and stats["truncated"] == 0
 
 
 def test_seeding_same_seed_same_games():
