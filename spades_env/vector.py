@@ -18,10 +18,13 @@ batch are always at the same point of their hand: step ``t`` of a hand is a bid 
 scores differ between games. The phase, trick position and trick number are therefore plain Python
 ints, and scoring, game-end checks and auto-resets run only on the hand's last step.
 
-Observations are kept incrementally: a float32 buffer of shape ``(num_envs, 4, OBS_SIZE)`` holds the
-observation of every seat; each step writes only the entries that changed (a card play: 9 entries
-per game; a finished trick: clear the trick block) and the acting seat's rows are gathered into the
-output. Seat-relative index tables (``(seat - observer) % 4``) are precomputed from ``OFFSETS``.
+Observations are kept incrementally: a uint8 buffer of shape ``(num_envs, 4, OBS_SIZE)`` holds the
+observation of every seat (0/1 flags, and the counts behind ``tricks_won`` and ``trick_number``);
+each step writes only the entries that changed (a card play: 9 entries per game; a finished trick:
+the 16 trick entries and the led suit) and the acting seat's rows are gathered and converted to
+float32 (counts divided by 13, which is bit-equal to the reference encoder's ``k / 13.0``), with the
+team-relative scores, bags and target taken from a small float32 side table. Seat-relative index
+tables (``(seat - observer) % 4``) are precomputed from ``OFFSETS``.
 
 Episodes and rewards (the AEC env's definitions)
 ------------------------------------------------
@@ -54,6 +57,10 @@ from .observation import BID_SLOTS, OBS_SIZE, OFFSETS
 from .rules import HandResult, Rules, TeamScore
 
 HAND_STEPS = 4 + NUM_CARDS  # decisions in one hand without Blind Nil: 4 bids + 52 cards
+_TW = OFFSETS["tricks_won"]
+_TN = OFFSETS["trick_number"][0]
+_SIDE = (OFFSETS["scores"][0], OFFSETS["target"][1])  # scores, bags, target: contiguous
+assert OFFSETS["bags"] == (_SIDE[0] + 2, _SIDE[0] + 4) and OFFSETS["target"][0] == _SIDE[0] + 4
 
 # Columns of the per-hand score record (int32), see ``_HIST``.
 _HIST_FIELDS = (
@@ -78,7 +85,7 @@ def _seat_index_tables():
     void = np.zeros((4, 4), dtype=np.int64)
     bid = np.zeros((4, 4), dtype=np.int64)
     won = np.zeros((4, 4), dtype=np.int64)
-    onehot = np.zeros((4, 4, 4), dtype=np.float32)  # [seat, observer, relative seat]
+    onehot = np.zeros((4, 4, 4), dtype=np.uint8)  # [seat, observer, relative seat]
     for p in range(4):
         play[p, 0] = p * OBS_SIZE + o["hand"][0]
         for obs in range(4):
@@ -89,7 +96,7 @@ def _seat_index_tables():
             void[p, obs] = base + o["voids"][0] + 4 * r
             bid[p, obs] = base + o["bids"][0] + BID_SLOTS * r
             won[p, obs] = base + o["tricks_won"][0] + r
-            onehot[p, obs, r] = 1.0
+            onehot[p, obs, r] = 1
     led = np.array([obs * OBS_SIZE + o["led_suit"][0] for obs in range(4)], dtype=np.int64)
     return play, void, bid, won, onehot, led
 
@@ -225,20 +232,19 @@ class _Consts:
         self.card_val = t(val.reshape(-1))
         self.suit_cards = t(suit_of[None, :] == np.arange(4)[:, None])
         self.non_spades = t(suit_of != 3)
-        won_val = np.array([k / 13.0 for k in range(NUM_TRICKS + 1)], dtype=np.float32)
-        self.won_val = t(won_val[:, None])  # (14, 1)
         bid_mask = np.zeros(NUM_ACTIONS, dtype=bool)
         bid_mask[BID_OFFSET:BID_OFFSET + MAX_BID + 1] = True
         self.bid_mask = t(bid_mask)
         self.row4 = torch.arange(n, device=dev) * 4
         self.seats = torch.arange(4, device=dev)
         self.deal_seat = t(cards % 4)
-        f32 = dict(dtype=torch.float32, device=dev)
-        self.play_val = torch.ones((n, 9), **f32)
-        self.play_val[:, 0] = 0.0
-        self.ones4 = torch.ones((n, 4), **f32)
-        self.zeros4 = torch.zeros((n, 4), **f32)
-        self.zeros16 = torch.zeros((n, 16), **f32)
+        u8 = dict(dtype=torch.uint8, device=dev)
+        self.play_val = torch.ones((n, 9), **u8)
+        self.play_val[:, 0] = 0
+        self.ones4 = torch.ones((n, 4), **u8)
+        self.zeros4 = torch.zeros((n, 4), **u8)
+        self.zeros16 = torch.zeros((n, 16), **u8)
+        self.row2 = torch.arange(n, device=dev) * 2
         self.false1 = torch.zeros((n, 1), dtype=torch.bool, device=dev)
         self.one1 = torch.ones((n, 1), dtype=torch.int64, device=dev)
 
@@ -301,7 +307,11 @@ class SpadesVectorEnv:
         self._build_consts()
         dev = self.device
         i64 = dict(dtype=torch.int64, device=dev)
-        self._obs4 = torch.zeros((n, 4 * OBS_SIZE), dtype=torch.float32, device=dev)
+        # every seat's observation as uint8: 0/1 flags, and the counts tricks_won and
+        # trick_number (divided by 13 on output); scores, bags and target live in _side
+        self._obs4 = torch.zeros((n, 4 * OBS_SIZE), dtype=torch.uint8, device=dev)
+        self._side = torch.zeros((n, 2, 5), dtype=torch.float32, device=dev)  # by observer team
+        self._side_rows = self._side.view(-1, 5)
         self._obs4v = self._obs4.view(n, 4, OBS_SIZE)
         self._mask = torch.zeros((n, NUM_ACTIONS), dtype=torch.bool, device=dev)
         # views written every step (made once: slicing costs Python time)
@@ -439,7 +449,7 @@ class SpadesVectorEnv:
             off = suit != led
             pl = p * 4 + led
             self._voids.scatter_(1, pl.view(-1, 1), off.view(-1, 1))
-            obs.scatter_(1, _take(c.void, pl), off.view(-1, 1).float().expand(n, 4))
+            obs.scatter_(1, _take(c.void, pl), off.view(-1, 1).to(torch.uint8).expand(n, 4))
             self._broken.logical_or_(off.logical_and_(suit == 3))
             self._v_broken.copy_(self._broken.view(-1, 1))
         self._trick[:, pos] = a
@@ -454,10 +464,10 @@ class SpadesVectorEnv:
         w = (self._leader + value.view(n, 4).argmax(1)).bitwise_and_(3)
         self._tricks.scatter_add_(1, w[:, None], c.one1)
         won = self._tricks.gather(1, w[:, None])[:, 0]
-        obs.scatter_(1, _take(c.won, w), _take(c.won_val, won).expand(n, 4))
+        obs.scatter_(1, _take(c.won, w), won.to(torch.uint8).view(-1, 1).expand(n, 4))
         obs.scatter_(1, self._trick_obs, c.zeros16)  # clear the trick blocks
         obs.scatter_(1, _take(c.led, led), c.zeros4)  # and the led suit
-        self._v_trick_number.fill_(float(np.float32((j + 1) / 13.0)))
+        self._v_trick_number.fill_(j + 1)
         p.copy_(w)
         self._leader.copy_(w)
         if j < NUM_TRICKS - 1:
@@ -504,8 +514,12 @@ class SpadesVectorEnv:
         if not self._started:
             raise RuntimeError("call reset() first")
         seat = int(seat)
-        self._v_to_act[int(i)] = _take(self._c.onehot, self._cur[int(i):int(i) + 1]).view(4, 4)
-        return self._obs4v[int(i), seat].cpu().numpy().copy()
+        i = int(i)
+        self._v_to_act[i] = _take(self._c.onehot, self._cur[i:i + 1]).view(4, 4)
+        out = torch.empty((1, OBS_SIZE), dtype=torch.float32, device=self.device)
+        rows = torch.tensor([4 * i + seat], device=self.device)
+        self._render(rows, torch.tensor([2 * i + (seat & 1)], device=self.device), out)
+        return out[0].cpu().numpy()
 
     def current(self):
         """``(obs, action_mask, seat)`` of the pending decision in every game."""
@@ -543,7 +557,7 @@ class SpadesVectorEnv:
         return total
 
     # ------------------------------------------------------------------ save / restore
-    _STATE = ("_obs4", "_mask", "_hands", "_owner", "_voids", "_bids", "_tricks", "_trick",
+    _STATE = ("_obs4", "_side", "_mask", "_hands", "_owner", "_voids", "_bids", "_tricks", "_trick",
               "_trick_obs", "_broken", "_dealer", "_cur", "_leader", "_led", "_scores", "_bags", "_hand_count",
               "_actions", "_hist", "_game_ids")
 
@@ -625,10 +639,22 @@ class SpadesVectorEnv:
         c = self._c
         seat = self._cur.clone()
         self._v_to_act.copy_(_take(c.onehot, seat).view(-1, 4, 4))
-        rows = c.row4 + seat
         if self.copy:
-            return self._v_rows.index_select(0, rows), self._mask.clone(), seat
-        return torch.index_select(self._v_rows, 0, rows, out=self._obs_out), self._mask, seat
+            out = torch.empty((self.num_envs, OBS_SIZE), dtype=torch.float32, device=self.device)
+        else:
+            out = self._obs_out
+        self._render(c.row4 + seat, c.row2 + (seat & 1), out)
+        if self.copy:
+            return out, self._mask.clone(), seat
+        return out, self._mask, seat
+
+    def _render(self, rows: torch.Tensor, team_rows: torch.Tensor, out: torch.Tensor) -> None:
+        """Write the float32 observations of the buffer rows ``rows`` (``4 * env + seat``) into
+        ``out`` ``(k, OBS_SIZE)``; ``team_rows`` = ``2 * env + seat % 2`` picks the side values."""
+        out.copy_(self._v_rows.index_select(0, rows))
+        out[:, _TW[0]:_TW[1]].div_(13.0)  # float32 k / 13: bit-equal to the reference encoder's
+        out[:, _TN].div_(13.0)
+        out[:, _SIDE[0]:_SIDE[1]] = self._side_rows.index_select(0, team_rows)
 
     def _finish_step(self, rewards=None, info=None):
         obs, mask, seat = self._output()
@@ -662,19 +688,18 @@ class SpadesVectorEnv:
         o = OFFSETS
         v = self._obs4v
         v.zero_()
-        v[:, :, o["phase"][0]] = 1.0  # bidding
-        v[:, :, o["looked"][0]] = 1.0
-        v[:, :, o["hand"][0]:o["hand"][1]] = self._hands.view(n, 4, NUM_CARDS).float()
-        v[:, :, o["bids"][0]:o["bids"][1]].view(n, 4, 4, BID_SLOTS)[..., 0] = 1.0  # not yet bid
+        v[:, :, o["phase"][0]] = 1  # bidding
+        v[:, :, o["looked"][0]] = 1
+        v[:, :, o["hand"][0]:o["hand"][1]] = self._hands.view(n, 4, NUM_CARDS)
+        v[:, :, o["bids"][0]:o["bids"][1]].view(n, 4, 4, BID_SLOTS)[..., 0] = 1  # not yet bid
         v[:, :, o["dealer"][0]:o["dealer"][1]] = _take(c.onehot, self._dealer).view(n, 4, 4)
-        # team totals and bags relative to each observer: (mine, theirs)
-        mine = c.seats & 1
-        rel = torch.stack([mine, 1 - mine], 1)  # (4, 2)
+        # team totals and bags relative to the observer's team: (mine, theirs); the target
+        rel = torch.tensor([[0, 1], [1, 0]], device=self.device)
         r = self.rules
-        v[:, :, o["scores"][0]:o["scores"][1]] = (
-            self._scores[:, rel].double() / r.target_score).float()
-        v[:, :, o["bags"][0]:o["bags"][1]] = (self._bags[:, rel].double() / r.bag_limit).float()
-        v[:, :, o["target"][0]] = float(np.float32(r.target_score / 500.0))
+        side = self._side
+        side[:, :, 0:2] = (self._scores[:, rel].double() / r.target_score).float()
+        side[:, :, 2:4] = (self._bags[:, rel].double() / r.bag_limit).float()
+        side[:, :, 4] = float(np.float32(r.target_score / 500.0))
         self._mask.copy_(c.bid_mask.expand(n, NUM_ACTIONS))
 
     def _end_hands(self):
