@@ -18,7 +18,7 @@ batch are always at the same point of their hand: step ``t`` of a hand is a bid 
 scores differ between games. The phase, trick position and trick number are therefore plain Python
 ints, and scoring, game-end checks and auto-resets run only on the hand's last step.
 
-Observations are kept incrementally: a uint8 buffer of shape ``(num_envs, 4, OBS_SIZE)`` holds the
+Observations are kept incrementally: a uint8 buffer of shape ``(num_envs, 4, ROW)`` holds the
 observation of every seat (0/1 flags, and the counts behind ``tricks_won`` and ``trick_number``);
 each step writes only the entries that changed (a card play: 9 entries per game; a finished trick:
 the 16 trick entries and the led suit) and the acting seat's rows are gathered and converted to
@@ -61,6 +61,7 @@ _TW = OFFSETS["tricks_won"]
 _TN = OFFSETS["trick_number"][0]
 _SIDE = (OFFSETS["scores"][0], OFFSETS["target"][1])  # scores, bags, target: contiguous
 assert OFFSETS["bags"] == (_SIDE[0] + 2, _SIDE[0] + 4) and OFFSETS["target"][0] == _SIDE[0] + 4
+ROW = -(-OBS_SIZE // 8) * 8  # bytes per seat row of the uint8 buffer, padded to gather as int64
 
 # Columns of the per-hand score record (int32), see ``_HIST``.
 _HIST_FIELDS = (
@@ -75,7 +76,7 @@ _HIST_WIDTH = _TEAM0 + 2 * _TEAM_FIELDS
 
 
 def _seat_index_tables():
-    """Flat indices into the ``(4 * OBS_SIZE,)`` per-game buffer, by acting seat (numpy int64).
+    """Flat indices into the ``(4 * ROW,)`` per-game buffer, by acting seat (numpy int64).
 
     Row ``p`` holds, for the four observers ``o``, the start of the slot that seat ``p`` occupies in
     ``o``'s observation (relative seat ``(p - o) % 4``).
@@ -87,17 +88,17 @@ def _seat_index_tables():
     won = np.zeros((4, 4), dtype=np.int64)
     onehot = np.zeros((4, 4, 4), dtype=np.uint8)  # [seat, observer, relative seat]
     for p in range(4):
-        play[p, 0] = p * OBS_SIZE + o["hand"][0]
+        play[p, 0] = p * ROW + o["hand"][0]
         for obs in range(4):
             r = (p - obs) & 3
-            base = obs * OBS_SIZE
+            base = obs * ROW
             play[p, 1 + obs] = base + o["played"][0] + 52 * r
             play[p, 5 + obs] = base + o["trick"][0] + 52 * r
             void[p, obs] = base + o["voids"][0] + 4 * r
             bid[p, obs] = base + o["bids"][0] + BID_SLOTS * r
             won[p, obs] = base + o["tricks_won"][0] + r
             onehot[p, obs, r] = 1
-    led = np.array([obs * OBS_SIZE + o["led_suit"][0] for obs in range(4)], dtype=np.int64)
+    led = np.array([obs * ROW + o["led_suit"][0] for obs in range(4)], dtype=np.int64)
     return play, void, bid, won, onehot, led
 
 
@@ -205,7 +206,7 @@ def _take(table: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
 class _Consts:
     """Index and value tables on the env's device (built once from ``OFFSETS``).
 
-    Index tables are flat positions in a game's ``(4 * OBS_SIZE,)`` buffer (observer-major):
+    Index tables are flat positions in a game's ``(4 * ROW,)`` buffer (observer-major):
     - ``play[p * 52 + card]`` (9,): seat p's hand entry of the card, then the played and trick
       entries of that card in each observer's view (relative seat ``(p - o) % 4``).
     - ``void[p * 4 + suit]`` (4,), ``bid[p]`` (4,), ``won[p]`` (4,): seat p's slot per observer.
@@ -309,14 +310,14 @@ class SpadesVectorEnv:
         i64 = dict(dtype=torch.int64, device=dev)
         # every seat's observation as uint8: 0/1 flags, and the counts tricks_won and
         # trick_number (divided by 13 on output); scores, bags and target live in _side
-        self._obs4 = torch.zeros((n, 4 * OBS_SIZE), dtype=torch.uint8, device=dev)
+        self._obs4 = torch.zeros((n, 4 * ROW), dtype=torch.uint8, device=dev)
         self._side = torch.zeros((n, 2, 5), dtype=torch.float32, device=dev)  # by observer team
         self._side_rows = self._side.view(-1, 5)
-        self._obs4v = self._obs4.view(n, 4, OBS_SIZE)
+        self._obs4v = self._obs4.view(n, 4, ROW)
         self._mask = torch.zeros((n, NUM_ACTIONS), dtype=torch.bool, device=dev)
         # views written every step (made once: slicing costs Python time)
         o, v = OFFSETS, self._obs4v
-        self._v_rows = self._obs4.view(-1, OBS_SIZE)
+        self._v_rows = self._obs4.view(-1, ROW).view(torch.int64)  # (4N, ROW / 8)
         self._v_broken = v[:, :, o["spades_broken"][0]]
         self._v_trick_number = v[:, :, o["trick_number"][0]]
         self._v_to_act = v[:, :, o["to_act"][0]:o["to_act"][1]]
@@ -651,7 +652,7 @@ class SpadesVectorEnv:
     def _render(self, rows: torch.Tensor, team_rows: torch.Tensor, out: torch.Tensor) -> None:
         """Write the float32 observations of the buffer rows ``rows`` (``4 * env + seat``) into
         ``out`` ``(k, OBS_SIZE)``; ``team_rows`` = ``2 * env + seat % 2`` picks the side values."""
-        out.copy_(self._v_rows.index_select(0, rows))
+        out.copy_(self._v_rows.index_select(0, rows).view(torch.uint8)[:, :OBS_SIZE])
         out[:, _TW[0]:_TW[1]].div_(13.0)  # float32 k / 13: bit-equal to the reference encoder's
         out[:, _TN].div_(13.0)
         out[:, _SIDE[0]:_SIDE[1]] = self._side_rows.index_select(0, team_rows)
