@@ -15,7 +15,7 @@ returned obs and mask) and, as a ceiling, the time of one plain ``copy_`` of a `
 OBS_SIZE)`` float32 tensor (every step must write that much).
 
 Usage: ``python benchmarks/bench_vector.py [--sizes 256 1024 4096] [--device cpu|cuda]
-[--threads N] [--hands 2] [--repeats 3]``
+[--threads 1] [--hands 2] [--repeats 3] [--no-validate] [--no-copy]``
 """
 
 from __future__ import annotations
@@ -109,8 +109,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[256, 1024, 4096])
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--threads", type=int, default=None,
-                    help="torch intra-op threads (default: torch's choice)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch intra-op threads (default 1: on a shared 2-core machine more threads "
+                         "contend with other processes and run many times slower; 0 = torch's choice)")
     ap.add_argument("--hands", type=int, default=2, help="hands (56 steps each) per timed run")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--openspiel-seconds", type=float, default=3.0)

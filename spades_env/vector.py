@@ -326,6 +326,7 @@ class SpadesVectorEnv:
         self._mask_cards = self._mask[:, :NUM_CARDS]
         self._mask_rest = self._mask[:, NUM_CARDS:]
         self._obs_out = torch.zeros((n, OBS_SIZE), dtype=torch.float32, device=dev)
+        self._gather = torch.zeros((n, ROW // 8), dtype=torch.int64, device=dev)
         self._hands = torch.zeros((n, 4 * NUM_CARDS), dtype=torch.bool, device=dev)
         self._hands_rows = self._hands.view(-1, NUM_CARDS)
         self._owner = torch.zeros((n, NUM_CARDS), **i64)
@@ -652,7 +653,12 @@ class SpadesVectorEnv:
     def _render(self, rows: torch.Tensor, team_rows: torch.Tensor, out: torch.Tensor) -> None:
         """Write the float32 observations of the buffer rows ``rows`` (``4 * env + seat``) into
         ``out`` ``(k, OBS_SIZE)``; ``team_rows`` = ``2 * env + seat % 2`` picks the side values."""
-        out.copy_(self._v_rows.index_select(0, rows).view(torch.uint8)[:, :OBS_SIZE])
+        k = rows.shape[0]
+        if k == self.num_envs:  # reuse one gather buffer (fresh ones cost page faults)
+            g = torch.index_select(self._v_rows, 0, rows, out=self._gather)
+        else:
+            g = self._v_rows.index_select(0, rows)
+        out.copy_(g.view(torch.uint8)[:, :OBS_SIZE])
         out[:, _TW[0]:_TW[1]].div_(13.0)  # float32 k / 13: bit-equal to the reference encoder's
         out[:, _TN].div_(13.0)
         out[:, _SIDE[0]:_SIDE[1]] = self._side_rows.index_select(0, team_rows)
