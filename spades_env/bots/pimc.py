@@ -108,6 +108,8 @@ class PIMCBot(Bot):
         bid_shade: weight (0..1) of the outcome with one trick fewer for this seat, blended into
             each bidding play-out: play-outs see every card, real play does not, so raw play-out
             trick counts are optimistic.
+        nil_shade: the same for a Nil candidate: weight of the outcome where the Nil takes one
+            trick (from an opponent) in play-outs where it took none.
     Raises:
         ValueError: a non-positive sample count.
     """
@@ -116,7 +118,8 @@ class PIMCBot(Bot):
 
     def __init__(self, seed=None, samples: int = 40, bid_samples: int = 40, endgame_tricks: int = 3,
                  infer_bids: bool = False, inference_factor: int = 4,
-                 blind_nil_deficit: int = 200, bid_window: int = 2, bid_shade: float = 0.5):
+                 blind_nil_deficit: int = 200, bid_window: int = 2, bid_shade: float = 0.5,
+                 nil_shade: float = 0.2):
         super().__init__(seed)
         for nm, v in (("samples", samples), ("bid_samples", bid_samples),
                       ("inference_factor", inference_factor)):
@@ -136,6 +139,9 @@ class PIMCBot(Bot):
         if not 0.0 <= bid_shade <= 1.0:
             raise ValueError(f"bid_shade must be in [0, 1], got {bid_shade!r}")
         self.bid_shade = float(bid_shade)
+        if not 0.0 <= nil_shade <= 1.0:
+            raise ValueError(f"nil_shade must be in [0, 1], got {nil_shade!r}")
+        self.nil_shade = float(nil_shade)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(samples={self.samples}, bid_samples={self.bid_samples}, "
@@ -289,6 +295,7 @@ class PIMCBot(Bot):
         blind = view.blind
         cands = self._bid_candidates(view)
         shade = self.bid_shade
+        nil_shade = self.nil_shade
         bids_fixed = list(view.bids)
         utils: dict = {}
         totals = [0.0] * len(cands)
@@ -305,11 +312,18 @@ class PIMCBot(Bot):
                     u = utils[key] = HandUtility(key, blind, view.bags, view.scores, rules, team)
                 won = playout(hands, [], leader, (0, 0, 0, 0), False, key, flb)
                 v = u(won)
-                if shade and won[me]:
+                if b and shade and won[me]:
                     # play-outs see every card, real play does not: blend in one trick fewer
                     won[me] -= 1
                     won[(me + 1) & 3] += 1
                     v = (1 - shade) * v + shade * u(won)
+                elif not b and nil_shade and not won[me]:
+                    # the same optimism for a Nil: blend in a Nil that takes one trick
+                    o = (me + 1) & 3 if won[(me + 1) & 3] else (me + 3) & 3
+                    if won[o]:
+                        won[o] -= 1
+                        won[me] += 1
+                        v = (1 - nil_shade) * v + nil_shade * u(won)
                 totals[i] += w * v
         best = max(range(len(cands)), key=lambda i: (totals[i], -i))
         return BID_OFFSET + cands[best]
@@ -336,26 +350,25 @@ class PIMCBot(Bot):
 
 
 class HardBot(PIMCBot):
-    """``hard``: PIMC with 40 deals per card (endgame solved exactly over the last 3 tricks) and 40
-    deals per bid. Options as ``PIMCBot``."""
+    """``hard``: PIMC with 100 deals per card (the last 3 tricks solved exactly) and 48 deals per
+    bid. Options as ``PIMCBot``."""
 
     name = "hard"
 
-    def __init__(self, seed=None, samples: int = 40, bid_samples: int = 40, endgame_tricks: int = 3,
-                 **kw):
+    def __init__(self, seed=None, samples: int = 100, bid_samples: int = 48,
+                 endgame_tricks: int = 3, **kw):
         super().__init__(seed, samples=samples, bid_samples=bid_samples,
                          endgame_tricks=endgame_tricks, **kw)
 
 
 class InsaneBot(PIMCBot):
-    """``insane``: PIMC with 300 deals per card and per bid, exact endgame over the last 4 tricks,
-    and bid-consistent inference (deals resampled by the likelihood of every observed bid).
-    Options as ``PIMCBot``."""
+    """``insane``: PIMC with 400 deals per card and 240 per bid (the last 3 tricks solved
+    exactly), and bid-consistent inference (deals resampled by the likelihood of every observed
+    bid). Options as ``PIMCBot``."""
 
     name = "insane"
 
-    def __init__(self, seed=None, samples: int = 300, bid_samples: int = 300,
-                 endgame_tricks: int = 4, infer_bids: bool = True, **kw):
+    def __init__(self, seed=None, samples: int = 400, bid_samples: int = 240,
+                 endgame_tricks: int = 3, infer_bids: bool = True, **kw):
         super().__init__(seed, samples=samples, bid_samples=bid_samples,
                          endgame_tricks=endgame_tricks, infer_bids=infer_bids, **kw)
-
