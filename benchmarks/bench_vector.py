@@ -110,8 +110,9 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[256, 1024, 4096])
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=1,
-                    help="torch intra-op threads (default 1: on a shared 2-core machine more threads "
-                         "contend with other processes and run many times slower; 0 = torch's choice)")
+                    help="torch intra-op threads (default 1: on a shared 2-core machine more "
+                         "threads contend with other processes and run many times slower; "
+                         "0 = torch's choice)")
     ap.add_argument("--hands", type=int, default=2, help="hands (56 steps each) per timed run")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--openspiel-seconds", type=float, default=3.0)

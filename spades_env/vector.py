@@ -7,14 +7,14 @@ action mask of the seat to act. The observation is exactly ``spades_env.observat
 seat's ``PlayerView`` (same ``PIECES``/``OFFSETS`` table, float32, bit for bit): a policy trained on
 one engine plays on the other.
 
-**Blind Nil is not supported here** (``Rules(blind_nil=True)`` raises ``ValueError``): use the scalar
-engine (``spades_env.SpadesGame`` / the AEC env) for it.
+**Blind Nil is not supported here** (``Rules(blind_nil=True)`` raises ``ValueError``): use the
+scalar engine (``spades_env.SpadesGame`` / the AEC env) for it.
 
 Lockstep schedule
 -----------------
 Without Blind Nil every hand is exactly 56 decisions (4 bids then 52 cards), so all games of the
-batch are always at the same point of their hand: step ``t`` of a hand is a bid for ``t < 4`` and the
-``(t - 4) % 4``-th card of trick ``(t - 4) // 4`` otherwise. Only *who* acts, *what* is held and the
+batch are always at the same point of their hand: step ``t`` of a hand is a bid for ``t < 4`` and
+the ``(t - 4) % 4``-th card of trick ``(t - 4) // 4`` otherwise. Only *who* acts, *what* is held and the
 scores differ between games. The phase, trick position and trick number are therefore plain Python
 ints, and scoring, game-end checks and auto-resets run only on the hand's last step.
 
@@ -284,8 +284,8 @@ class SpadesVectorEnv:
         if not isinstance(rules, Rules):
             raise ValueError(f"rules must be a spades_env.Rules, got {type(rules).__name__}")
         if rules.blind_nil:
-            raise ValueError("SpadesVectorEnv does not implement Blind Nil (Rules(blind_nil=True)); "
-                             "use the scalar engine (SpadesGame / spades_v0) for that variant")
+            raise ValueError("SpadesVectorEnv does not implement Blind Nil "
+                             "(Rules(blind_nil=True)); use the scalar engine (SpadesGame / spades_v0) for that variant")
         for name, v in (("hands_per_episode", hands_per_episode), ("max_hands", max_hands)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
                                   or v < 1):
@@ -357,18 +357,41 @@ class SpadesVectorEnv:
         self._c = _Consts(self.num_envs, self.device)
 
     # ------------------------------------------------------------------ public API
-    def reset(self, seed: int | None = None):
+    def reset(self, seed: int | None = None, holder=None, dealer=None):
         """Start a new game in every env (first dealer drawn at random, scores 0).
 
         Args:
             seed: reseed the deal generator first (int), or ``None`` to continue its stream.
+            holder: optional first deal, ``(N, 52)`` ints: the seat (0..3) dealt each card id;
+                each seat must get 13 cards. Later hands are drawn as usual.
+            dealer: optional ``(N,)`` first dealers (seats), only together with ``holder``.
         Returns:
             ``(obs, action_mask, seat)``: ``(N, OBS_SIZE)`` float32, ``(N, 68)`` bool, ``(N,)``
             int64, for the seat to act in each game.
+        Raises:
+            ValueError: a bad seed, or a ``holder``/``dealer`` of the wrong shape or values.
         """
+        n = self.num_envs
         if seed is not None:
             if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
                 raise ValueError(f"seed must be an int or None, got {seed!r}")
+        if (holder is None) != (dealer is None):
+            raise ValueError("give both holder and dealer (a given first deal), or neither")
+        if holder is not None:
+            holder = torch.as_tensor(holder).to(device=self.device, dtype=torch.int64)
+            dealer = torch.as_tensor(dealer).to(device=self.device, dtype=torch.int64)
+            if holder.shape != (n, NUM_CARDS) or dealer.shape != (n,):
+                raise ValueError(f"holder must have shape ({n}, 52) and dealer ({n},), got "
+                                 f"{tuple(holder.shape)} and {tuple(dealer.shape)}")
+            if bool(((holder < 0) | (holder > 3)).any()) or \
+                    bool(((dealer < 0) | (dealer > 3)).any()):
+                raise ValueError("holder and dealer values must be seats 0..3")
+            counts = (holder[:, None, :] == self._c.seats[None, :, None]).sum(2)
+            if bool((counts != NUM_TRICKS).any()):
+                i = int((counts != NUM_TRICKS).any(1).nonzero()[0, 0])
+                raise ValueError(f"each seat must be dealt 13 cards; env {i} has "
+                                 f"{counts[i].tolist()}")
+        if seed is not None:
             self.seed = int(seed)
             self._gen.manual_seed(self.seed)
         self._scores.zero_()
@@ -376,8 +399,11 @@ class SpadesVectorEnv:
         self._hand_count.zero_()
         self._hist.zero_()
         self._game_ids.zero_()
-        self._dealer.copy_(torch.randint(4, (self.num_envs,), generator=self._gen).to(self.device))
-        self._start_hands()
+        if holder is None:
+            self._dealer.copy_(torch.randint(4, (n,), generator=self._gen).to(self.device))
+        else:
+            self._dealer.copy_(dealer)
+        self._start_hands(holder)
         self._started = True
         return self._output()
 
@@ -560,7 +586,8 @@ class SpadesVectorEnv:
 
     # ------------------------------------------------------------------ save / restore
     _STATE = ("_obs4", "_side", "_mask", "_hands", "_owner", "_voids", "_bids", "_tricks", "_trick",
-              "_trick_obs", "_broken", "_dealer", "_cur", "_leader", "_led", "_scores", "_bags", "_hand_count",
+              "_trick_obs", "_broken", "_dealer", "_cur", "_leader", "_led", "_scores", "_bags",
+              "_hand_count",
               "_actions", "_hist", "_game_ids")
 
     def state_dict(self) -> dict:
@@ -579,7 +606,8 @@ class SpadesVectorEnv:
             ValueError: not a vector-env state, or made for another batch size / rules / episode
                 settings (the state is left unchanged).
         """
-        if not isinstance(d, dict) or d.get("format") != "spades_env.vector" or d.get("version") != 1:
+        if not isinstance(d, dict) or d.get("format") != "spades_env.vector" \
+                or d.get("version") != 1:
             raise ValueError("not a spades_env.vector state dict (format/version tag missing)")
         if d.get("num_envs") != self.num_envs:
             raise ValueError(f"state has {d.get('num_envs')} envs, this env has {self.num_envs}")
@@ -673,13 +701,18 @@ class SpadesVectorEnv:
                                                  "truncated": torch.zeros_like(z)}
         return obs, mask, seat, rewards, info["terminated"] | info["truncated"], info
 
-    def _start_hands(self) -> None:
+    def _start_hands(self, holder: torch.Tensor | None = None) -> None:
         """Deal a new hand in every game (``_dealer``, ``_scores``, ``_bags`` already set) and
-        rebuild every seat's observation from scratch."""
+        rebuild every seat's observation from scratch. The deal: a uniform random permutation
+        of the deck dealt one card at a time from the left of the dealer (RULES.md, Deal), or
+        ``holder`` ``(N, 52)`` when given."""
         n, c, dev = self.num_envs, self._c, self.device
-        perm = torch.rand((n, NUM_CARDS), generator=self._gen).argsort(1).to(dev)
         first = (self._dealer + 1) & 3
-        self._owner.scatter_(1, perm, (first[:, None] + c.deal_seat[None, :]) & 3)
+        if holder is None:
+            perm = torch.rand((n, NUM_CARDS), generator=self._gen).argsort(1).to(dev)
+            self._owner.scatter_(1, perm, (first[:, None] + c.deal_seat[None, :]) & 3)
+        else:
+            self._owner.copy_(holder)
         self._hands.view(n, 4, NUM_CARDS).copy_(self._owner[:, None, :] == c.seats[None, :, None])
         self._voids.zero_()
         self._bids.fill_(-1)

@@ -1,7 +1,7 @@
 """Differential tests: the batched engine (spades_env.vector) against the scalar engine.
 
-Every game of a ``SpadesVectorEnv`` is mirrored by a scalar ``SpadesGame`` started from the same deal
-(``SpadesGame.from_deal``); both take the same random legal actions. At every step the acting seat,
+Every game of a ``SpadesVectorEnv`` is mirrored by a scalar ``SpadesGame`` started from the same
+deal (``SpadesGame.from_deal``); both take the same random legal actions. At every step the acting seat,
 the legal mask (``game.legal_mask()``), the observation (``observation.encode(game.view(seat))``)
 and the rewards must be equal; at every hand end the score tables, totals, bags and winner must be
 equal. At a hand end the scalar engine deals its own next hand from its own RNG, so the mirror is
@@ -45,7 +45,8 @@ def _play_and_compare(env: SpadesVectorEnv, hands: int, seed: int, check_get_gam
     gen = torch.Generator().manual_seed(seed)
     obs, mask, seat = env.reset()
     games = [_mirror(env, i, (0, 0), (0, 0), int(env.dealer[i]), []) for i in range(n)]
-    stats = {"target_reached": 0, "won": 0, "hands_per_episode_ends": 0, "truncated": 0, "multi_hand_games": 0, "steps": 0}
+    stats = {"target_reached": 0, "won": 0, "hands_per_episode_ends": 0, "truncated": 0,
+             "multi_hand_games": 0, "steps": 0}
     exp_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
     exp_mask = np.zeros((n, NUM_ACTIONS), dtype=bool)
     for step in range(hands * HAND_STEPS):
@@ -249,3 +250,71 @@ def test_state_dict_round_trip_continues_identically():
         SpadesVectorEnv(4, rules=rules).load_state_dict(saved)
     with pytest.raises(ValueError, match="not a spades_env.vector"):
         env2.load_state_dict({"format": "x"})
+
+
+def _suit_deal(n: int):
+    """Each seat dealt one whole suit: spades -> seat 0, hearts -> 1, diamonds -> 2, clubs -> 3."""
+    holder = torch.tensor([3 - c // 13 for c in range(52)]).repeat(n, 1)
+    return holder, torch.full((n,), 3)  # dealer 3: seat 0 bids first and leads
+
+
+def test_scripted_hand_one_suit_each():
+    """Hand-checked (RULES.md): seat 0 holds all 13 spades and bids 13, seats 1 and 2 bid Nil,
+    seat 3 bids 2. Seat 0 must lead spades (it holds nothing else), the others cannot follow and
+    may play any card; seat 0 takes all 13 tricks. Team 0: 10*13 + 100 (seat 2's Nil) = 230;
+    team 1: 100 (seat 1's Nil) - 10*2 (seat 3 set) = 80. Target 200: team 0 wins."""
+    o = OFFSETS
+    for rules, reward in ((Rules(), "hand"),
+                          (Rules(target_score=200, forced_spade_lead_breaks=True), "game")):
+        env = SpadesVectorEnv(2, seed=0, rules=rules, reward=reward)
+        holder, dealer = _suit_deal(2)
+        obs, mask, seat = env.reset(holder=holder, dealer=dealer)
+        assert seat.tolist() == [0, 0] and mask[:, 52:66].all() and mask.sum().item() == 28
+        for bid, s in ((13, 0), (0, 1), (0, 2), (2, 3)):
+            assert seat.tolist() == [s, s]
+            obs, mask, seat, rew, done, info = env.step(torch.full((2,), 52 + bid))
+        spades = list(range(51, 38, -1))
+        for trick in range(13):
+            assert seat.tolist() == [0, 0]
+            assert torch.equal(mask[0].nonzero()[:, 0], torch.arange(39, 52 - trick))
+            obs, mask, seat, rew, done, info = env.step(torch.full((2,), spades[trick]))
+            if trick == 0:  # seat 1 to act: void in spades, so any heart
+                assert seat.tolist() == [1, 1]
+                assert torch.equal(mask[0].nonzero()[:, 0], torch.arange(26, 39))
+                assert obs[0, o["spades_broken"][0]] == (1.0 if rules.forced_spade_lead_breaks
+                                                         else 0.0)
+            for s, base in ((1, 26), (2, 13), (3, 0)):
+                card = base + 12 - trick  # each discards its highest card
+                obs, mask, seat, rew, done, info = env.step(torch.full((2,), card))
+                if trick == 0 and s == 1:  # seat 2's view: seat 1 (relative 3) void in spades
+                    assert obs[0, o["voids"][0] + 4 * 3 + 3] == 1.0
+                    assert obs[0, o["trick"][0] + 52 * 2 + 51] == 1.0  # partner led the AS
+                    assert obs[0, o["trick"][0] + 52 * 3 + 38] == 1.0  # right played the AH
+                    assert obs[0, o["led_suit"][0] + 3] == 1.0
+        hr = info["final"].results()[0]["hand_results"][0] if reward == "game" else \
+            next(iter(info["hands"]))[1]
+        t0, t1 = hr.teams
+        assert hr.tricks == (13, 0, 0, 0) and hr.bids == (13, 0, 0, 2)
+        assert (t0.contract, t0.contract_points, t0.made, t0.nil_points, t0.hand_points) == \
+            (13, 130, True, 100, 230)
+        assert (t1.contract, t1.contract_points, t1.made, t1.nil_points, t1.hand_points) == \
+            (2, -20, False, 100, 80)
+        assert info["hand_points"].tolist() == [[230, 80], [230, 80]]
+        if reward == "hand":
+            assert rew.tolist() == [[1.5, -1.5, 1.5, -1.5]] * 2 and not done.any()
+            assert env.scores.tolist() == [[230, 80]] * 2
+            assert env.dealer.tolist() == [0, 0]  # the deal passed left
+        else:
+            assert rew.tolist() == [[1.0, -1.0, 1.0, -1.0]] * 2 and done.all()
+            assert info["winner"].tolist() == [0, 0] and info["terminated"].all()
+            assert env.scores.tolist() == [[0, 0]] * 2  # reset for the next game
+
+
+def test_reset_with_bad_deal_raises():
+    env = SpadesVectorEnv(2, seed=0)
+    holder, dealer = _suit_deal(2)
+    holder[1, 0] = 0  # seat 0 gets 14 cards, seat 3 gets 12
+    with pytest.raises(ValueError, match="env 1 has \\[14, 13, 13, 12\\]"):
+        env.reset(holder=holder, dealer=dealer)
+    with pytest.raises(ValueError, match="both"):
+        env.reset(holder=holder)
