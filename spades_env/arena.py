@@ -254,7 +254,9 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
 
     Args:
         team0, team1: side A and side B: a ``make_bot`` name (``"medium"``, ``"checkpoint:PATH"``),
-            an object with ``act(view) -> action id``, or a factory ``f(seed) -> player``.
+            an object with ``act(view) -> action id`` (used as is for both seats of its side in
+            every game, so its own RNG state carries over), or a factory ``f(seed) -> player``
+            (called per seat and game with a seed derived from ``seed``).
         games: full games to play (even, >= 2: ``games / 2`` duplicate pairs). Ignored when
             ``hands`` is given.
         seed: match seed (int); every game seed and bot seed derives from it, so the same seed

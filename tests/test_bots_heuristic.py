@@ -58,7 +58,7 @@ def _play_games(names, rules, n_games, hand_cap, seed):
 
 
 def test_bots_only_return_legal_actions_standard_rules():
-    phases, _ = _play_games(["easy", "medium", "random", "medium", "easy"], Rules(), 12, 30, 1)
+    phases, _ = _play_games(["easy", "medium", "random", "medium", "easy"], Rules(), 40, 30, 1)
     assert (Phase.PLAY, False, False) in phases and (Phase.BIDDING, False, False) in phases
 
 
@@ -66,7 +66,7 @@ def test_bots_only_return_legal_actions_blind_nil_rules():
     # random opponents drive medium's team far behind, so medium bids Blind Nil and the
     # exchange phase is played by easy and medium too
     rules = Rules(blind_nil=True, loss_threshold=-2000)
-    phases, _ = _play_games(["medium", "random", "easy", "random"], rules, 10, 25, 7)
+    phases, _ = _play_games(["medium", "random", "easy", "random"], rules, 30, 25, 7)
     assert (Phase.BIDDING, False, True) in phases  # looked
     assert (Phase.BIDDING, True, False) in phases  # somebody bid Blind Nil
     assert any(p[0] == Phase.EXCHANGE for p in phases)
