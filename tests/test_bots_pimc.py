@@ -19,11 +19,11 @@ from spades_env.engine import Phase
 
 
 def small_hard(seed, **kw):
-    return HardBot(seed=seed, samples=6, bid_samples=6, **kw)
+    return HardBot(seed=seed, samples=6, bid_samples=6, verify=True, **kw)
 
 
 def small_insane(seed, **kw):
-    return InsaneBot(seed=seed, samples=8, bid_samples=8, inference_factor=2, **kw)
+    return InsaneBot(seed=seed, samples=8, bid_samples=8, inference_factor=2, verify=True, **kw)
 
 
 def _play(game: SpadesGame, bots, hands: int, check_legal=True) -> list[int]:
@@ -347,3 +347,23 @@ def test_candidates_merge_equivalent_cards():
     v = g.view(0)
     assert bot._candidates(v, v.legal_actions) == [parse_card("9H")]
     assert bot.act(v) == parse_card("9H")
+
+
+def test_verify_catches_a_deal_that_contradicts_the_view(monkeypatch):
+    from spades_env.bots import sampler as sampler_mod
+    g = SpadesGame(seed=3)
+    for b in (2, 3, 2, 3):
+        g.apply(52 + b)
+    v = g.view(g.current_player)
+    swapped = list(g.hands)
+    me = g.current_player
+    # give the observer's first card to its left-hand opponent and vice versa
+    a = swapped[me] & -swapped[me]
+    o = (me + 1) & 3
+    b = swapped[o] & -swapped[o]
+    swapped[me] ^= a | b
+    swapped[o] ^= a | b
+    monkeypatch.setattr(sampler_mod.DealSampler, "samples",
+                        lambda self, n, rnd: [list(swapped) for _ in range(n)])
+    with pytest.raises(AssertionError, match="observer's hand differs"):
+        small_hard(0).act(v)

@@ -33,7 +33,7 @@ from math import exp
 from ..cards import BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION
 from ..engine import Phase
 from .base import Bot
-from .sampler import DealSampler, as_random
+from .sampler import DealSampler, as_random, check_deal
 from .solver import ABOVE, BELOW, HandUtility, _high_rank, _low_rank, estimate_tricks, nil_risk, \
     playout, solve
 
@@ -110,6 +110,8 @@ class PIMCBot(Bot):
             trick counts are optimistic.
         nil_shade: the same for a Nil candidate: weight of the outcome where the Nil takes one
             trick (from an opponent) in play-outs where it took none.
+        verify: check every sampled deal against the view (``sampler.check_deal``) and raise
+            ``AssertionError`` on a contradiction (for tests; costs a little time).
     Raises:
         ValueError: a non-positive sample count.
     """
@@ -119,7 +121,7 @@ class PIMCBot(Bot):
     def __init__(self, seed=None, samples: int = 40, bid_samples: int = 40, endgame_tricks: int = 3,
                  infer_bids: bool = False, inference_factor: int = 4,
                  blind_nil_deficit: int = 200, bid_window: int = 2, bid_shade: float = 0.5,
-                 nil_shade: float = 0.2):
+                 nil_shade: float = 0.2, verify: bool = False):
         super().__init__(seed)
         for nm, v in (("samples", samples), ("bid_samples", bid_samples),
                       ("inference_factor", inference_factor)):
@@ -142,6 +144,7 @@ class PIMCBot(Bot):
         if not 0.0 <= nil_shade <= 1.0:
             raise ValueError(f"nil_shade must be in [0, 1], got {nil_shade!r}")
         self.nil_shade = float(nil_shade)
+        self.verify = bool(verify)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(samples={self.samples}, bid_samples={self.bid_samples}, "
@@ -186,6 +189,19 @@ class PIMCBot(Bot):
             seats.append(s)
         if not self.infer_bids:
             seats = []
+        if self.verify:
+            return [(d, w) for d, w in self._deals_unchecked(view, n, rnd, sampler, seats)
+                    if self._verified(view, d)]
+        return self._deals_unchecked(view, n, rnd, sampler, seats)
+
+    @staticmethod
+    def _verified(view, hands) -> bool:
+        why = check_deal(view, hands)
+        if why is not None:
+            raise AssertionError(f"sampled deal contradicts the information set: {why}")
+        return True
+
+    def _deals_unchecked(self, view, n, rnd, sampler, seats) -> list:
         if sampler.count <= n:
             # few enough deals to take each one exactly once (late in a hand)
             deals = list(sampler.all_deals())

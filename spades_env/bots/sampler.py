@@ -277,22 +277,28 @@ def _mask_of(cards) -> int:
 
 
 def as_random(rng) -> random.Random:
-    """A ``random.Random`` seeded from ``rng`` (``np.random.Generator``, ``random.Random``, int or
-    None); used so that sampling is fast yet fully determined by the caller's seed."""
+    """A ``random.Random`` seeded from ``rng`` (``np.random.Generator``, ``random.Random`` or int
+    seed); used so that sampling is fast yet fully determined by the caller's seed.
+
+    Raises:
+        ValueError: ``rng`` is None (no unseeded randomness).
+    """
     if isinstance(rng, random.Random):
         return rng
     if isinstance(rng, np.random.Generator):
         return random.Random(int(rng.integers(1 << 62)))
+    if rng is None:
+        raise ValueError("pass a seed or a generator: the sampler never draws unseeded")
     return random.Random(np.random.default_rng(rng).integers(1 << 62).item())
 
 
-def sample_deals(view, n: int, rng=None) -> list[list[int]]:
+def sample_deals(view, n: int, rng=0) -> list[list[int]]:
     """``n`` uniform consistent deals for ``view`` (see ``DealSampler``).
 
     Args:
         view: a ``PlayerView``.
         n: number of deals (int >= 0).
-        rng: ``np.random.Generator``, ``random.Random``, int seed or None.
+        rng: ``np.random.Generator``, ``random.Random`` or int seed (default 0: deterministic).
     Returns:
         list of ``n`` deals, each 4 hand masks by seat.
     Raises:
