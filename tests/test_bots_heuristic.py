@@ -125,10 +125,11 @@ def test_easy_is_careless_only_through_its_own_rng():
 
 
 # --------------------------------------------------------------------------- hidden information
-def _swap_unseen_same_suit(g: SpadesGame, seat: int, rng) -> list | None:
-    """The initial deal of ``g`` with two cards of one suit swapped between two other seats; both
-    cards still unplayed. Same suit keeps every earlier move legal and every public fact equal."""
-    hands = list(g.initial["hands"])
+def _swap_unseen_same_suit(g: SpadesGame, deal: list, seat: int, rng) -> list | None:
+    """``deal`` (the hand's initial deal) with two cards of one suit swapped between two other
+    seats; both cards still unplayed in ``g``. Same suit keeps every earlier move legal and every
+    public fact equal."""
+    hands = list(deal)
     others = [s for s in range(4) if s != seat]
     for _ in range(50):
         a, b = rng.choice(others, size=2, replace=False)
@@ -156,9 +157,9 @@ def test_decision_does_not_depend_on_hidden_cards(name):
         g = SpadesGame.from_deal(deal, base.dealer, seed=1)
         while g.hand_number == 0:
             p = g.current_player
-            alt_hands = _swap_unseen_same_suit(g, p, rng)
+            alt_hands = _swap_unseen_same_suit(g, deal, p, rng)
             if alt_hands is not None:
-                alt = SpadesGame.from_deal(alt_hands, g.initial["dealer"], seed=1)
+                alt = SpadesGame.from_deal(alt_hands, base.dealer, seed=1)
                 for m in g.moves:
                     alt.apply(m)
                 assert alt.hands[p] == g.hands[p] and alt.hands != g.hands
