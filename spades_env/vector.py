@@ -3,50 +3,68 @@
 ``SpadesVectorEnv`` plays the ``standard`` rules of ``../shared/RULES.md`` (with the switches
 ``target_score``, ``loss_threshold``, ``forced_spade_lead_breaks``, ``bag_limit``, ``bag_penalty``,
 ``nil_bonus``) in every game of a batch, and returns, for every game, the observation and legal
-action mask of the seat to act. The observation is exactly ``spades_env.observation.encode`` of that
-seat's ``PlayerView`` (same ``PIECES``/``OFFSETS`` table, float32, bit for bit): a policy trained on
-one engine plays on the other.
+action mask of the seat to act. The observation is exactly ``spades_env.observation.encode`` of
+that seat's ``PlayerView`` (same ``PIECES``/``OFFSETS`` table, float32, bit for bit): a policy
+trained on one engine plays on the other. Action ids are ``spades_env.cards``' (0..51 cards,
+52 + b bid b, 52 = Nil).
 
 **Blind Nil is not supported here** (``Rules(blind_nil=True)`` raises ``ValueError``): use the
 scalar engine (``spades_env.SpadesGame`` / the AEC env) for it.
+
+API (N = ``num_envs``)
+----------------------
+| call | returns |
+|---|---|
+| ``reset(seed=None, holder=None, dealer=None)`` | ``obs (N,575) f32, mask (N,68) bool, seat (N,)``
+| ``step(actions (N,))`` | ``obs, mask, seat, rewards (N, 4) float32, dones (N,) bool, info`` |
+| ``get_game(i)`` | a ``SpadesGame`` equal to game i's state (for scalar bots: ``.view(seat)``) |
+| ``observe(i, seat)`` | any seat's observation of game i, ``(575,)`` float32 numpy |
+| ``state_dict()`` / ``load_state_dict(d)`` | exact save / restore (generator included) |
+
+``info`` always holds ``terminated`` and ``truncated`` ``(N,)`` bool; on a hand's last step also
+``hand_points`` ``(N, 2)``, ``winner`` ``(N,)`` (-1: none), ``final_scores``/``final_bags``
+``(N, 2)`` (the totals after the hand, before any reset), ``hands`` (lazy list of
+``(env, HandResult, start bags)`` for every game) and ``final`` (``FinalResults`` of the games
+that ended, or None). Rewards are by absolute seat (team of seat s is ``s % 2``).
 
 Lockstep schedule
 -----------------
 Without Blind Nil every hand is exactly 56 decisions (4 bids then 52 cards), so all games of the
 batch are always at the same point of their hand: step ``t`` of a hand is a bid for ``t < 4`` and
-the ``(t - 4) % 4``-th card of trick ``(t - 4) // 4`` otherwise. Only *who* acts, *what* is held and the
-scores differ between games. The phase, trick position and trick number are therefore plain Python
-ints, and scoring, game-end checks and auto-resets run only on the hand's last step.
+the ``(t - 4) % 4``-th card of trick ``(t - 4) // 4`` otherwise. Only *who* acts, *what* is held
+and the scores differ between games. The phase, trick position and trick number are therefore
+plain Python ints, and scoring, game-end checks and auto-resets run only on a hand's last step.
 
 Observations are kept incrementally: a uint8 buffer of shape ``(num_envs, 4, ROW)`` holds the
 observation of every seat (0/1 flags, and the counts behind ``tricks_won`` and ``trick_number``);
-each step writes only the entries that changed (a card play: 9 entries per game; a finished trick:
-the 16 trick entries and the led suit) and the acting seat's rows are gathered and converted to
-float32 (counts divided by 13, which is bit-equal to the reference encoder's ``k / 13.0``), with the
-team-relative scores, bags and target taken from a small float32 side table. Seat-relative index
-tables (``(seat - observer) % 4``) are precomputed from ``OFFSETS``.
+each step writes only the entries that changed (a card play: 9 entries per game; a finished
+trick: the 16 trick entries and the led suit), and the acting seat's rows are gathered (as int64
+words) and converted to float32 (counts divided by 13 in float32, bit-equal to the reference
+encoder's ``k / 13.0``), with the team-relative scores, bags and target taken from a small float32
+side table. Seat-relative index tables (``(seat - observer) % 4``) are precomputed from
+``OFFSETS``. On CPU, use one torch thread on a shared machine (``torch.set_num_threads(1)``).
 
-Episodes and rewards (the AEC env's definitions)
-------------------------------------------------
+Episodes and rewards (the AEC env's definitions, ``spades_v0``)
+----------------------------------------------------------------
 - An episode is a full game to the target (RULES.md, End of the game): *terminated*; or
   ``hands_per_episode`` hands (if set): *terminated*, no winner; or ``max_hands`` hands (default
   100): *truncated* (not a win or a loss).
 - ``reward="hand"``: at the end of every hand each seat gets (its team's hand points - the other
-  team's hand points) / 100. ``reward="game"``: +1 / -1 to the winning / losing seats when a game is
-  won; at a ``hands_per_episode`` end +1 / -1 / 0 to the team ahead / behind / level in game total;
-  0 for a truncation and on every other step.
+  team's hand points) / 100. ``reward="game"``: +1 / -1 to the winning / losing seats when a game
+  is won; at a ``hands_per_episode`` end +1 / -1 / 0 to the team ahead / behind / level in game
+  total; 0 for a truncation and on every other step.
 - A finished game is reset at once inside ``step`` (new random dealer, new deal, scores 0); the
   returned observation is the new game's. Its final results (scores, bags, winner, truncation, and
-  every hand's score table) are in ``info``.
+  every hand's score table) are in ``info["final"]``.
 
 Determinism: every deal and first dealer come from one ``torch.Generator`` on the CPU seeded with
 ``seed``, so the same seed gives the same games on every device. The deals are not the scalar
 engine's RNG stream; ``get_game(i)`` rebuilds a ``SpadesGame`` equal to game ``i``'s state.
+
+Version history: 1 (first version).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -285,7 +303,8 @@ class SpadesVectorEnv:
             raise ValueError(f"rules must be a spades_env.Rules, got {type(rules).__name__}")
         if rules.blind_nil:
             raise ValueError("SpadesVectorEnv does not implement Blind Nil "
-                             "(Rules(blind_nil=True)); use the scalar engine (SpadesGame / spades_v0) for that variant")
+                             "(Rules(blind_nil=True)); use the scalar engine "
+                             "(SpadesGame / spades_v0) for that variant")
         for name, v in (("hands_per_episode", hands_per_episode), ("max_hands", max_hands)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
                                   or v < 1):

@@ -1,12 +1,12 @@
 """Differential tests: the batched engine (spades_env.vector) against the scalar engine.
 
 Every game of a ``SpadesVectorEnv`` is mirrored by a scalar ``SpadesGame`` started from the same
-deal (``SpadesGame.from_deal``); both take the same random legal actions. At every step the acting seat,
-the legal mask (``game.legal_mask()``), the observation (``observation.encode(game.view(seat))``)
-and the rewards must be equal; at every hand end the score tables, totals, bags and winner must be
-equal. At a hand end the scalar engine deals its own next hand from its own RNG, so the mirror is
-restarted from the vector env's next deal with the *scalar* engine's running scores, bags and dealer
-(so any scoring difference would still show up).
+deal (``SpadesGame.from_deal``); both take the same random legal actions. At every step the acting
+seat, the legal mask (``game.legal_mask()``), the observation
+(``observation.encode(game.view(seat))``) and the rewards must be equal; at every hand end the
+score tables, totals, bags and winner must be equal. At a hand end the scalar engine deals its own
+next hand from its own RNG, so the mirror is restarted from the vector env's next deal with the
+*scalar* engine's running scores, bags and dealer (so any scoring difference would still show up).
 """
 
 from __future__ import annotations
