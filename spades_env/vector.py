@@ -263,7 +263,6 @@ class _Consts:
         self.ones4 = torch.ones((n, 4), **u8)
         self.zeros4 = torch.zeros((n, 4), **u8)
         self.zeros16 = torch.zeros((n, 16), **u8)
-        self.row2 = torch.arange(n, device=dev) * 2
         self.false1 = torch.zeros((n, 1), dtype=torch.bool, device=dev)
         self.one1 = torch.ones((n, 1), dtype=torch.int64, device=dev)
 
@@ -330,7 +329,7 @@ class SpadesVectorEnv:
         # every seat's observation as uint8: 0/1 flags, and the counts tricks_won and
         # trick_number (divided by 13 on output); scores, bags and target live in _side
         self._obs4 = torch.zeros((n, 4 * ROW), dtype=torch.uint8, device=dev)
-        self._side = torch.zeros((n, 2, 5), dtype=torch.float32, device=dev)  # by observer team
+        self._side = torch.zeros((n, 4, 5), dtype=torch.float32, device=dev)  # by observer
         self._side_rows = self._side.view(-1, 5)
         self._obs4v = self._obs4.view(n, 4, ROW)
         self._mask = torch.zeros((n, NUM_ACTIONS), dtype=torch.bool, device=dev)
@@ -565,7 +564,7 @@ class SpadesVectorEnv:
         self._v_to_act[i] = _take(self._c.onehot, self._cur[i:i + 1]).view(4, 4)
         out = torch.empty((1, OBS_SIZE), dtype=torch.float32, device=self.device)
         rows = torch.tensor([4 * i + seat], device=self.device)
-        self._render(rows, torch.tensor([2 * i + (seat & 1)], device=self.device), out)
+        self._render(rows, out)
         return out[0].cpu().numpy()
 
     def current(self):
@@ -692,14 +691,14 @@ class SpadesVectorEnv:
             out = torch.empty((self.num_envs, OBS_SIZE), dtype=torch.float32, device=self.device)
         else:
             out = self._obs_out
-        self._render(c.row4 + seat, c.row2 + (seat & 1), out)
+        self._render(c.row4 + seat, out)
         if self.copy:
             return out, self._mask.clone(), seat
         return out, self._mask, seat
 
-    def _render(self, rows: torch.Tensor, team_rows: torch.Tensor, out: torch.Tensor) -> None:
+    def _render(self, rows: torch.Tensor, out: torch.Tensor) -> None:
         """Write the float32 observations of the buffer rows ``rows`` (``4 * env + seat``) into
-        ``out`` ``(k, OBS_SIZE)``; ``team_rows`` = ``2 * env + seat % 2`` picks the side values."""
+        ``out`` ``(k, OBS_SIZE)``."""
         k = rows.shape[0]
         if k == self.num_envs:  # reuse one gather buffer (fresh ones cost page faults)
             g = torch.index_select(self._v_rows, 0, rows, out=self._gather)
@@ -708,7 +707,7 @@ class SpadesVectorEnv:
         out.copy_(g.view(torch.uint8)[:, :OBS_SIZE])
         out[:, _TW[0]:_TW[1]].div_(13.0)  # float32 k / 13: bit-equal to the reference encoder's
         out[:, _TN].div_(13.0)
-        out[:, _SIDE[0]:_SIDE[1]] = self._side_rows.index_select(0, team_rows)
+        out[:, _SIDE[0]:_SIDE[1]] = self._side_rows.index_select(0, rows)
 
     def _finish_step(self, rewards=None, info=None):
         obs, mask, seat = self._output()
@@ -752,8 +751,8 @@ class SpadesVectorEnv:
         v[:, :, o["hand"][0]:o["hand"][1]] = self._hands.view(n, 4, NUM_CARDS)
         v[:, :, o["bids"][0]:o["bids"][1]].view(n, 4, 4, BID_SLOTS)[..., 0] = 1  # not yet bid
         v[:, :, o["dealer"][0]:o["dealer"][1]] = _take(c.onehot, self._dealer).view(n, 4, 4)
-        # team totals and bags relative to the observer's team: (mine, theirs); the target
-        rel = torch.tensor([[0, 1], [1, 0]], device=self.device)
+        # team totals and bags relative to each observer's team: (mine, theirs); the target
+        rel = torch.tensor([[0, 1], [1, 0], [0, 1], [1, 0]], device=self.device)
         r = self.rules
         side = self._side
         side[:, :, 0:2] = (self._scores[:, rel].double() / r.target_score).float()
