@@ -367,6 +367,8 @@ class SpadesVectorEnv:
             cap = min(cap, self.hands_per_episode)
         self._hist = torch.zeros((n, cap, _HIST_WIDTH), dtype=torch.int32, device=dev)
         self._t = 0
+        self._serial = 0  # hands dealt (all games deal together)
+        self._mirror: dict = {}  # env -> (serial, cached SpadesGame, moves applied to it)
         self._started = False
         self._game_ids = torch.zeros(n, **i64)  # games started in each env (for get_game seeds)
 
@@ -526,8 +528,11 @@ class SpadesVectorEnv:
         """A scalar ``SpadesGame`` equal to game ``i``'s current state (hands, bids, trick,
         scores, bags, dealer, hand number and the score tables of this game's earlier hands).
 
-        Its RNG (for deals after this hand) is seeded from ``(seed, i, game number)``; those deals
-        are not the ones this env will draw. Full information: bots must act from ``view(seat)``.
+        The game is built once per hand (``SpadesGame.from_deal``) and cached; later calls in the
+        same hand apply only the moves made since. Treat it as read-only (``clone()`` it to play
+        ahead); a cached game that was moved is detected and rebuilt. Its RNG (for deals after
+        this hand) is seeded from ``(seed, i, game number)``; those deals are not the ones this
+        env will draw. Full information: bots must act from ``view(seat)``.
         Raises:
             ValueError: ``i`` out of range. RuntimeError: before ``reset``.
         """
@@ -537,6 +542,16 @@ class SpadesVectorEnv:
                 or not 0 <= i < self.num_envs:
             raise ValueError(f"env index must be an int in 0..{self.num_envs - 1}, got {i!r}")
         i = int(i)
+        t = self._t
+        cached = self._mirror.get(i)
+        if cached is not None and cached[0] == self._serial and len(cached[1].moves) == cached[2] \
+                and cached[2] <= t:
+            g = cached[1]
+            if cached[2] < t:
+                for act in self._actions[i, cached[2]:t].tolist():
+                    g.apply(act)
+                self._mirror[i] = (self._serial, g, t)
+            return g
         owner = self._owner[i].tolist()
         hands = [[c for c in range(NUM_CARDS) if owner[c] == s] for s in range(4)]
         nh = int(self._hand_count[i])
@@ -546,8 +561,9 @@ class SpadesVectorEnv:
         table = self._hist[i, :nh].cpu().numpy()
         g.hand_results = [_hand_result(table[h], h) for h in range(nh)]
         g.hand_number = nh
-        for act in self._actions[i, :self._t].tolist():
-            g.apply(int(act))
+        for act in self._actions[i, :t].tolist():
+            g.apply(act)
+        self._mirror[i] = (self._serial, g, t)
         return g
 
     def observe(self, i: int, seat: int) -> np.ndarray:
@@ -651,6 +667,8 @@ class SpadesVectorEnv:
             else:
                 getattr(self, k).copy_(v)
         self._t = t
+        self._serial += 1
+        self._mirror.clear()
         self._started = bool(d["started"])
         self.seed = int(d["seed"])
         self._gen.set_state(d["gen"])
@@ -743,6 +761,7 @@ class SpadesVectorEnv:
         self._led.zero_()
         self._actions.zero_()
         self._t = 0
+        self._serial += 1  # a new hand everywhere: cached get_game mirrors are stale
         o = OFFSETS
         v = self._obs4v
         v.zero_()

@@ -318,3 +318,18 @@ def test_reset_with_bad_deal_raises():
         env.reset(holder=holder, dealer=dealer)
     with pytest.raises(ValueError, match="both"):
         env.reset(holder=holder)
+
+
+def test_get_game_cache_follows_moves_and_survives_a_mutating_caller():
+    env = SpadesVectorEnv(3, seed=5)
+    gen = torch.Generator().manual_seed(0)
+    obs, mask, seat = env.reset()
+    g = env.get_game(1)
+    for _ in range(10):
+        obs, mask, seat, *_ = env.step(_random_actions(mask, gen))
+    g2 = env.get_game(1)
+    assert g2 is g and len(g2.moves) == 10  # advanced in place by the 10 moves
+    g2.apply(g2.legal_actions()[0])  # a caller playing ahead on the cached game
+    g3 = env.get_game(1)
+    assert g3 is not g2 and len(g3.moves) == 10 and g3.current_player == int(seat[1])
+    assert np.array_equal(encode(g3.view(int(seat[1]))), obs[1].numpy())
