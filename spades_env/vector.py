@@ -362,9 +362,8 @@ class SpadesVectorEnv:
         self._bags = torch.zeros((n, 2), **i64)
         self._hand_count = torch.zeros(n, **i64)
         self._actions = torch.zeros((n, HAND_STEPS), **i64)  # this hand's moves, for get_game
-        cap = self.max_hands or self.hands_per_episode or 8
-        if self.hands_per_episode is not None:
-            cap = min(cap, self.hands_per_episode)
+        # per-hand score records of the running games; grows (doubling) when a game gets longer
+        cap = 8 if self.hands_per_episode is None else min(8, self.hands_per_episode)
         self._hist = torch.zeros((n, cap, _HIST_WIDTH), dtype=torch.int32, device=dev)
         self._t = 0
         self._serial = 0  # hands dealt (all games deal together)

@@ -168,6 +168,14 @@ def test_parity_default_rules_capped_and_game_reward():
         assert stats["hands_per_episode_ends"] == 200 and stats["truncated"] == 0
 
 
+def test_parity_long_games_grow_the_score_history():
+    """10-hand games (default rules, max_hands=10): the per-hand score history outgrows its first
+    capacity (8 hands) and every game's 10 score tables still match the scalar engine's."""
+    env = SpadesVectorEnv(8, seed=8, rules=Rules(), max_hands=10)
+    stats = _play_and_compare(env, hands=10, seed=3, check_get_game=(2,))
+    assert stats["truncated"] + stats["won"] == 8 and env._hist.shape[1] >= 10
+
+
 def test_seeding_same_seed_same_games():
     """Same seed -> same deals, dealers and observations; another seed -> other deals."""
     outs = []
