@@ -81,7 +81,8 @@ _SIDE = (OFFSETS["scores"][0], OFFSETS["target"][1])  # scores, bags, target: co
 assert OFFSETS["bags"] == (_SIDE[0] + 2, _SIDE[0] + 4) and OFFSETS["target"][0] == _SIDE[0] + 4
 ROW = -(-OBS_SIZE // 8) * 8  # bytes per seat row of the uint8 buffer, padded to gather as int64
 
-# Columns of the per-hand score record (int32), see ``_HIST``.
+# Columns of a per-hand score record (int32 rows of ``SpadesVectorEnv._hist``): dealer, 4 bids,
+# 4 tricks, then 9 fields for team 0 and the same 9 for team 1 (as ``rules.TeamScore``).
 _HIST_FIELDS = (
     "dealer", "bid0", "bid1", "bid2", "bid3", "tricks0", "tricks1", "tricks2", "tricks3",
     "contract", "contract_points", "made", "bags", "nil_points", "bag_penalty", "hand_points",
@@ -149,8 +150,8 @@ class FinalResults:
         return int(self.env_ids.shape[0])
 
     def results(self) -> list[dict]:
-        """One dict per finished game: ``env``, ``scores``, ``bags``, ``winner`` (None when
-        truncated), ``truncated``, ``num_hands``, ``hand_results`` (list of ``HandResult``)."""
+        """One dict per finished game: ``env``, ``scores``, ``bags``, ``winner`` (None when the
+        game has no winner), ``truncated``, ``num_hands``, ``hand_results`` (list of ``HandResult``)."""
         ids = self.env_ids.tolist()
         sc = self.scores.tolist()
         bg = self.bags.tolist()
@@ -216,9 +217,9 @@ class _HandList:
 
 def _take(table: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     """Rows ``table[idx]`` for a 1-d index (``embedding`` is the fastest row gather on CPU)."""
-    if table.is_cuda:
-        return table.index_select(0, idx)
-    return torch.nn.functional.embedding(idx, table)
+    if table.device.type == "cpu":
+        return torch.nn.functional.embedding(idx, table)
+    return table.index_select(0, idx)
 
 
 class _Consts:
