@@ -7,8 +7,8 @@ figure *without* the random-action draw (env step only) is printed too.
 
 OpenSpiel's reference loop (``pyspiel`` game ``spades``, full games, no observations): at chance
 nodes a random outcome, otherwise ``legal_actions()`` + ``random.choice`` + ``apply_action``; only
-player decisions are counted. Both run in the same process, so the ratio is meaningful on a noisy
-machine; each figure is the median of ``--repeats`` runs.
+player decisions are counted. Both run in the same process, an OpenSpiel run right before each
+timed run, so the ratio is meaningful on a noisy machine; figures are medians of ``--repeats``.
 
 Also printed: memory per game (env state incl. the 4 per-seat observation buffers, plus the
 returned obs and mask) and, as a ceiling, the time of one plain ``copy_`` of a ``(num_envs,
@@ -19,7 +19,7 @@ output tensors each step) and ``lean`` (``validate=False, copy=False``: the env'
 are reused; fresh multi-MB tensors per step cost page faults).
 
 Usage: ``python benchmarks/bench_vector.py [--sizes 256 1024 4096] [--device cpu|cuda]
-[--threads 1] [--hands 2] [--repeats 3]``
+[--threads 1] [--hands 2] [--repeats 3] [--mallopt]``
 """
 
 from __future__ import annotations
@@ -49,7 +49,10 @@ def sync(device: torch.device) -> None:
 
 
 def bench_vector(n: int, device: torch.device, hands: int, repeats: int, validate: bool,
-                 copy: bool):
+                 copy: bool, os_seconds: float):
+    """Median decisions/s of ``repeats`` timed runs of ``hands`` hands, each run paired with an
+    OpenSpiel run of ``os_seconds`` just before it (ratios are medians of the paired ratios, so a
+    change in machine load hits both sides)."""
     env = SpadesVectorEnv(n, device=device, seed=0, validate=validate, copy=copy)
     gen = torch.Generator(device=device)
     gen.manual_seed(0)
@@ -57,8 +60,9 @@ def bench_vector(n: int, device: torch.device, hands: int, repeats: int, validat
     for _ in range(HAND_STEPS):  # warm-up hand
         obs, mask, seat, *_ = env.step(random_legal(mask, gen))
     steps = hands * HAND_STEPS
-    full, env_only = [], []
+    full, env_only, os_dps = [], [], []
     for _ in range(repeats):
+        os_dps.append(bench_openspiel(os_seconds))
         sync(device)
         t_sel = 0.0
         t0 = time.perf_counter()
@@ -82,8 +86,13 @@ def bench_vector(n: int, device: torch.device, hands: int, repeats: int, validat
         ref.copy_(src)
     sync(device)
     copy_s = (time.perf_counter() - t0) / 20
+    have_os = os_dps[0] is not None
     return {
         "n": n, "dps": statistics.median(full), "dps_env": statistics.median(env_only),
+        "os": statistics.median(os_dps) if have_os else None,
+        "ratio": statistics.median(f / o for f, o in zip(full, os_dps)) if have_os else None,
+        "ratio_env": statistics.median(f / o for f, o in zip(env_only, os_dps))
+        if have_os else None,
         "bytes_per_game": env.memory_bytes() / n + out_bytes, "copy_ceiling": n / copy_s,
     }
 
@@ -109,6 +118,17 @@ def bench_openspiel(seconds: float, seed: int = 0) -> float | None:
     return decisions / (time.perf_counter() - t0)
 
 
+def tune_malloc() -> None:
+    """glibc ``mallopt``: serve large allocations from the heap and never trim it, so the fresh
+    multi-MB tensors each step returns reuse already-mapped pages (no page faults)."""
+    import ctypes
+    libc = ctypes.CDLL("libc.so.6")
+    m_trim_threshold, m_top_pad, m_mmap_threshold = -1, -2, -3
+    libc.mallopt(m_mmap_threshold, 256 << 20)
+    libc.mallopt(m_trim_threshold, 1 << 30)
+    libc.mallopt(m_top_pad, 256 << 20)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[256, 1024, 4096])
@@ -119,36 +139,43 @@ def main() -> None:
                          "0 = torch's choice)")
     ap.add_argument("--hands", type=int, default=2, help="hands (56 steps each) per timed run")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--openspiel-seconds", type=float, default=3.0)
+    ap.add_argument("--openspiel-seconds", type=float, default=1.0,
+                    help="OpenSpiel seconds before each timed run")
+    ap.add_argument("--mallopt", action="store_true",
+                    help="glibc: keep freed memory (mmap threshold 256 MiB, no trimming), so fresh "
+                         "per-step output tensors do not page-fault; process-wide, Linux only")
     args = ap.parse_args()
+    if args.mallopt:
+        tune_malloc()
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    print(f"torch {torch.__version__}, device {device}, threads {torch.get_num_threads()}")
+    print(f"torch {torch.__version__}, device {device}, threads {torch.get_num_threads()}, "
+          f"mallopt {args.mallopt}")
     # two settings: the defaults (validate every action, fresh output tensors) and "lean"
     # (validate=False, copy=False: the env's reused output buffers)
     modes = (("default", True, True), ("lean", False, False))
-    os_runs = []
     rows = []
     for n in args.sizes:
-        os_dps = bench_openspiel(args.openspiel_seconds / max(1, len(args.sizes)))
-        if os_dps is not None:
-            os_runs.append(os_dps)
         for name, validate, copy in modes:
-            r = bench_vector(n, device, args.hands, args.repeats, validate, copy)
+            r = bench_vector(n, device, args.hands, args.repeats, validate, copy,
+                             args.openspiel_seconds)
             r["mode"] = name
             rows.append(r)
-    os_dps = statistics.median(os_runs) if os_runs else None
-    print("OpenSpiel spades random loop (no observations): "
-          + (f"{os_dps:,.0f} decisions/s (median of {len(os_runs)})" if os_dps
-             else "pyspiel not installed"))
-    print(f"{'num_envs':>9} {'mode':>8} {'decisions/s':>13} {'x OpenSpiel':>12} "
-          f"{'env step only':>14} {'x OpenSpiel':>12} {'bytes/game':>11} {'obs-copy ceiling':>17}")
+    if rows[0]["os"] is None:
+        print("pyspiel not installed: no OpenSpiel figures")
+    print("OpenSpiel: spades random loop without observations, measured before each timed run; "
+          "ratios are medians of the paired ratios")
+    print(f"{'num_envs':>9} {'mode':>8} {'decisions/s':>13} {'env step only':>14} "
+          f"{'OpenSpiel':>10} {'ratio':>6} {'ratio env':>9} {'bytes/game':>11} "
+          f"{'obs-copy ceiling':>17}")
     for r in rows:
-        ratio = f"{r['dps'] / os_dps:.2f}" if os_dps else "-"
-        ratio_env = f"{r['dps_env'] / os_dps:.2f}" if os_dps else "-"
-        print(f"{r['n']:>9} {r['mode']:>8} {r['dps']:>13,.0f} {ratio:>12} {r['dps_env']:>14,.0f} "
-              f"{ratio_env:>12} {r['bytes_per_game']:>11,.0f} {r['copy_ceiling']:>17,.0f}")
+        os_txt = f"{r['os']:,.0f}" if r["os"] else "-"
+        ratio = f"{r['ratio']:.2f}" if r["ratio"] else "-"
+        ratio_env = f"{r['ratio_env']:.2f}" if r["ratio_env"] else "-"
+        print(f"{r['n']:>9} {r['mode']:>8} {r['dps']:>13,.0f} {r['dps_env']:>14,.0f} "
+              f"{os_txt:>10} {ratio:>6} {ratio_env:>9} {r['bytes_per_game']:>11,.0f} "
+              f"{r['copy_ceiling']:>17,.0f}")
 
 
 if __name__ == "__main__":
