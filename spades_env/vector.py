@@ -42,7 +42,13 @@ trick: the 16 trick entries and the led suit), and the acting seat's rows are ga
 words) and converted to float32 (counts divided by 13 in float32, bit-equal to the reference
 encoder's ``k / 13.0``), with the team-relative scores, bags and target taken from a small float32
 side table. Seat-relative index tables (``(seat - observer) % 4``) are precomputed from
-``OFFSETS``. On CPU, use one torch thread on a shared machine (``torch.set_num_threads(1)``).
+``OFFSETS``.
+
+Speed notes (CPU): use one torch thread on a shared machine (``torch.set_num_threads(1)``; two
+threads contending with other processes ran ~20x slower here). ``copy=False`` (reused output
+buffers) and ``validate=False`` are the fast settings: a fresh multi-MB observation tensor per
+step costs page faults unless glibc keeps freed memory (``benchmarks/bench_vector.py --mallopt``).
+Figures: ``benchmarks/bench_vector.py``.
 
 Episodes and rewards (the AEC env's definitions, ``spades_v0``)
 ----------------------------------------------------------------
@@ -151,7 +157,8 @@ class FinalResults:
 
     def results(self) -> list[dict]:
         """One dict per finished game: ``env``, ``scores``, ``bags``, ``winner`` (None when the
-        game has no winner), ``truncated``, ``num_hands``, ``hand_results`` (list of ``HandResult``)."""
+        game has no winner), ``truncated``, ``num_hands``, ``hand_results`` (``HandResult`` list).
+        """
         ids = self.env_ids.tolist()
         sc = self.scores.tolist()
         bg = self.bags.tolist()
