@@ -351,7 +351,8 @@ class SpadesVectorEnv:
         self._v_phase_play = v[:, :, o["phase"][0] + 2]
         self._mask_cards = self._mask[:, :NUM_CARDS]
         self._mask_rest = self._mask[:, NUM_CARDS:]
-        self._obs_out = torch.zeros((n, OBS_SIZE), dtype=torch.float32, device=dev)
+        self._obs_out = None if self.copy else \
+            torch.zeros((n, OBS_SIZE), dtype=torch.float32, device=dev)
         self._gather = torch.zeros((n, ROW // 8), dtype=torch.int64, device=dev)
         self._hands = torch.zeros((n, 4 * NUM_CARDS), dtype=torch.bool, device=dev)
         self._hands_rows = self._hands.view(-1, NUM_CARDS)
