@@ -42,6 +42,9 @@ def save_checkpoint(path: str, payload: dict) -> None:
             torch.save(data, f)
             f.flush()
             os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual file mode
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
