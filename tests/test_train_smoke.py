@@ -71,13 +71,13 @@ def test_smoke_agent_beats_random_clearly(smoke_run):
     _, _, out = smoke_run
     agent = build_agent(load_checkpoint(out["checkpoint"]))
     r = duplicate_match(NetPlayer(agent), "random", deals=40, seed=99)
-    assert r["diff"] > 60, r
-    assert r["diff_lo"] > 20, r
+    assert r["diff"] > 100, r  # measured: +182 [+161, ...] with configs/smoke.yaml
+    assert r["diff_lo"] > 60, r
     # the same measurement for an untrained network stays near 0: the margin is learned
     torch.manual_seed(0)
     fresh = duplicate_match(NetPlayer(Agent([128, 128], 64).eval(), greedy=False), "random",
                             deals=40, seed=99)
-    assert fresh["diff"] < r["diff"] - 50, (fresh, r)
+    assert fresh["diff"] < r["diff"] - 80, (fresh, r)  # measured: untrained +17
 
 
 def test_resume_continues_exactly(tmp_path):
