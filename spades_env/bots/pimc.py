@@ -120,7 +120,7 @@ class PIMCBot(Bot):
 
     def __init__(self, seed=None, samples: int = 40, bid_samples: int = 40, endgame_tricks: int = 3,
                  infer_bids: bool = False, inference_factor: int = 4,
-                 blind_nil_deficit: int = 200, bid_window: int = 2, bid_shade: float = 0.5,
+                 blind_nil_deficit: int = 200, bid_window: int = 2, bid_shade: float = 0.75,
                  nil_shade: float = 0.2, verify: bool = False):
         super().__init__(seed)
         for nm, v in (("samples", samples), ("bid_samples", bid_samples),

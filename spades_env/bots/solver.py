@@ -22,6 +22,9 @@ NS = S0 | S1 | S2
 ABOVE = tuple(~((1 << (c + 1)) - 1) & ((1 << 52) - 1) for c in range(52))
 BELOW = tuple((1 << c) - 1 for c in range(52))
 INF = float("inf")
+# The play-out policy fights for tricks to set the opponents when they still need ``oneed`` tricks
+# and at most ``SET_MARGIN`` of the remaining tricks are to spare for them.
+SET_MARGIN = 2
 
 
 def _low_rank(m: int) -> int:
@@ -216,7 +219,7 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken) -> int:
     ot = team ^ 1
     oneed = contract[ot] - (won[ot] * (not nil[ot])) - (won[ot + 2] * (not nil[ot + 2]))
     tleft = 13 - won[0] - won[1] - won[2] - won[3]
-    want = need > 0 or (oneed > 0 and tleft - oneed <= 1)
+    want = need > 0 or (oneed > 0 and tleft - oneed <= SET_MARGIN)
     if want:
         if n == 0:
             # lead a sure winner (top card of its suit that no opponent can ruff)
