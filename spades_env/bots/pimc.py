@@ -9,9 +9,15 @@ outcome. A deal is finished by the fast rule-based play-out (``solver.playout``)
 team's score difference for the hand (``solver.HandUtility``: contract made or set, Nil and Blind
 Nil bonuses/penalties, bags at their real cost).
 
-Bidding: draw deals, finish each twice (once with the bot trying for every trick, once as a Nil
-bidder), and choose the bid (1..13 or Nil) with the best average score difference; the partner's
-and opponents' bids are the real ones when known, else ``estimate_tricks`` of their sampled hands.
+Bidding: draw deals; for each candidate bid (Nil unless the hand is plainly unfit, and a window
+around the estimated trick count) play every deal out with that bid, and choose the bid with the
+best average score difference. The partner's and opponents' bids are the real ones when known,
+else ``estimate_bid`` of their sampled hands. Play-outs see every card, so their trick counts are
+optimistic; ``bid_shade`` / ``nil_shade`` blend in the outcome with one trick fewer (one more for a
+Nil) to correct for it (tuned in duplicate matches against ``medium``).
+
+When at most ``samples`` deals agree with the view (late in a hand), every one of them is played
+out once instead of sampling, so the expectation is exact.
 
 ``insane`` draws many more deals and reads the bidding: it draws ``inference_factor`` times more
 candidate deals, weights each by how likely every observed bid is under a simple bidding model
