@@ -67,7 +67,8 @@ def summarize(results: list[dict]) -> dict:
         "set_ci": [set_ci.low, set_ci.high] if set_ci else None,
         "nil_bids": nil_bids, "nil_made": nil_made,
         "nil_success": nil_made / nil_bids if nil_bids else float("nan"),
-        "table_bid_mean": float(totals.mean()), "table_bid_ci": [float(bid_ci[0]), float(bid_ci[1])],
+        "table_bid_mean": float(totals.mean()),
+        "table_bid_ci": [float(bid_ci[0]), float(bid_ci[1])],
     }
 
 

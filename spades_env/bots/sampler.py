@@ -140,9 +140,11 @@ class DealSampler:
             cards = mask_to_cards(free & SUIT_MASKS[suit])
             if not cards:
                 continue
-            allowed = tuple(i for i, s in enumerate(seats) if not (voids[s] >> suit) & 1 and need[i])
+            allowed = tuple(i for i, s in enumerate(seats)
+                            if not (voids[s] >> suit) & 1 and need[i])
             if not allowed:
-                raise ValueError(f"inconsistent view: no seat may hold the unseen cards of suit {suit}")
+                raise ValueError(
+                    f"inconsistent view: no seat may hold the unseen cards of suit {suit}")
             groups.setdefault(allowed, []).extend(cards)
         # Larger allowed sets last: the last pool's split is then forced by the needs left.
         pools = sorted(groups.items(), key=lambda kv: (len(kv[0]), len(kv[1])))
@@ -152,7 +154,8 @@ class DealSampler:
         self._choice: dict = {}
         self.count = self._count(0, need)
         if self.count == 0:
-            raise ValueError("inconsistent view: no deal agrees with the known voids and hand sizes")
+            raise ValueError(
+                "inconsistent view: no deal agrees with the known voids and hand sizes")
 
     def _count(self, i: int, need: tuple) -> int:
         key = (i, need)
