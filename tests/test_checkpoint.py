@@ -134,3 +134,16 @@ def test_resume_refuses_a_stripped_or_bad_checkpoint(ckpt, tmp_path):
     bad.write_bytes(b"\x00" * 100)
     with pytest.raises(ValueError, match="bad.pt"):
         train(args, resume=str(bad))
+
+
+def test_shipped_checkpoint_loads_and_plays_well():
+    # checkpoints/shipped/agent.pt must stay loadable by the current code and keep playing legal,
+    # strong moves (its arena figures are in checkpoints/README.md).
+    from training.evaluate import NetPlayer, duplicate_match
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(root, "checkpoints", "shipped", "agent.pt")
+    data = load_checkpoint(path)
+    assert "optimizer" not in data and data["config"]["bc_teacher"] == "medium"
+    assert os.path.getsize(path) < 8 * 2**20
+    r = duplicate_match(NetPlayer(build_agent(data)), "random", deals=40, seed=2024)
+    assert r["diff_lo"] > 120, r  # measured: +191 [+181, +202] over 100 deals
