@@ -64,8 +64,10 @@ class Args:
     """reward = (own team hand points - other team hand points) * reward_scale, given to every seat
     at the end of each hand."""
     vector_env: str = "auto"
-    """``auto`` uses ``spades_env.vector.SpadesVectorEnv`` when it exists and supports this config,
-    ``scalar`` always uses the fallback adapter ``training.envs.ScalarBatchEnv``."""
+    """``vector``: the batched torch engine ``spades_env.vector.SpadesVectorEnv`` (needs
+    ``random_start: 0`` and ``reward_scale: 0.01``); ``scalar``: the adapter
+    ``training.envs.ScalarBatchEnv`` over scalar games; ``auto``: the vector engine on a CUDA
+    device when the config allows it, else the scalar adapter (``training.envs.make_env``)."""
 
     # --- network ------------------------------------------------------------------------------
     hidden: list = field(default_factory=lambda: [512, 256])

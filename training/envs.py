@@ -166,8 +166,10 @@ def make_env(args, seed: int):
 
     ``vector_env``: ``scalar`` -> ``ScalarBatchEnv``; ``vector`` -> ``SpadesVectorEnv`` (needs
     ``random_start = 0`` and ``reward_scale = 0.01``, its fixed scale); ``auto`` -> the vector env
-    on a CUDA device when it can be used, else the scalar one (on a CPU the scalar adapter is about
-    4x faster at 64 games: measured 36k vs 8k random decisions/s).
+    on a CUDA device when it can be used, else the scalar one. On a CPU the scalar adapter is kept
+    by default because only it supports ``random_start`` (the vector env starts every game at
+    0-0); in the full training loop the vector env steps faster (``benchmarks/bench_train.py``),
+    so ``vector_env: vector`` with ``random_start: 0`` is the choice when speed matters more.
     """
     rules = Rules.preset(args.rules)
     want = args.vector_env == "vector" or (args.vector_env == "auto"
