@@ -419,6 +419,10 @@ def _parse_args(argv):
 def main(argv=None) -> int:
     """Command-line entry point (see the module docstring)."""
     args = _parse_args(argv)
+    if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
+        # fail now, not after the whole match
+        print(f"error: --json {args.json}: no such folder", file=sys.stderr)
+        return 2
     try:
         rules = Rules.preset(args.rules)
         if args.target is not None:
@@ -426,12 +430,16 @@ def main(argv=None) -> int:
         result = play_match(args.team0, args.team1, games=args.games, seed=args.seed,
                             rules=rules, hands=args.hands, hand_cap=args.hand_cap,
                             progress=not args.no_progress)
-    except ValueError as e:
+    except (ValueError, OSError) as e:  # OSError: e.g. checkpoint:PATH with no file there
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(result.summary())
     if args.json:
-        write_json_atomic(args.json, result.to_dict())
+        try:
+            write_json_atomic(args.json, result.to_dict())
+        except OSError as e:
+            print(f"error: could not write {args.json}: {e}", file=sys.stderr)
+            return 2
         print(f"wrote {args.json}")
     return 0
 

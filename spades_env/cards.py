@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+import numpy as np
+
 NUM_CARDS = 52
 NUM_SEATS = 4
 NUM_TRICKS = 13
@@ -187,10 +189,16 @@ def popcount(mask: int) -> int:
 
 
 def bid_action(bid: int) -> int:
-    """Action id for bidding ``bid`` tricks (0 = Nil)."""
+    """Action id (int) for bidding ``bid`` tricks (0 = Nil).
+
+    Raises:
+        ValueError: ``bid`` is not an int in 0..13.
+    """
+    if isinstance(bid, bool) or not isinstance(bid, (int, np.integer)):
+        raise ValueError(f"bid must be an int 0..13, got {bid!r}")
     if not 0 <= bid <= MAX_BID:
         raise ValueError(f"bid {bid} out of range 0..13")
-    return BID_OFFSET + bid
+    return BID_OFFSET + int(bid)
 
 
 def action_str(action: int, symbols: bool = False) -> str:

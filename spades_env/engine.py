@@ -491,6 +491,10 @@ class SpadesGame:
         self.initial = {"hands": list(self.hands), "dealer": self.dealer,
                         "scores": list(self.scores), "bags": list(self.bags),
                         "rng": self._rng_snapshot(), "rules": self.rules.to_dict()}
+        if self.hand_results:
+            # a game set up mid-way (e.g. ``SpadesVectorEnv.get_game``) carries earlier score
+            # tables; record them so that the log still replays to the same state
+            self.initial["hand_results"] = [h.to_dict() for h in self.hand_results]
 
     def _bid(self, p: int, action: int) -> None:
         if action == LOOK_ACTION:
@@ -920,11 +924,14 @@ class SpadesGame:
             if initial and "hands" in initial:
                 g = cls.from_deal(initial["hands"], initial["dealer"], initial["scores"],
                                   initial["bags"], rules, _rng_from_state(initial["rng"]))
+                if "hand_results" in initial:
+                    g.hand_results = [HandResult.from_dict(h) for h in initial["hand_results"]]
+                    g.hand_number = len(g.hand_results)
             elif initial:
                 g = cls(rules, _rng_from_state(initial["rng"]))
             else:
                 g = cls(rules, seed)
-        except (KeyError, TypeError) as e:
+        except (KeyError, TypeError, AttributeError) as e:
             raise ValueError(f"corrupt initial state for replay: {type(e).__name__}: {e}") from None
         for a in moves:
             g.apply(a)

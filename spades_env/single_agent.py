@@ -160,6 +160,9 @@ class SpadesSingleAgentEnv(gymnasium.Env):
             raise RuntimeError("the episode is over: call reset() before step()")
         env = self._env
         why = None
+        if isinstance(action, np.ndarray) and action.shape == () \
+                and np.issubdtype(action.dtype, np.integer):
+            action = action.item()  # a 0-d int array is in Discrete(68) (e.g. model.predict)
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)) \
                 or np.ndim(action) != 0:
             why = f"action must be an int action id, got {action!r}"

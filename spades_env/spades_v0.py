@@ -561,6 +561,9 @@ class raw_env(AECEnv, EzPickle):
         if type(action) is not int:
             if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
                 action = int(action)
+            elif isinstance(action, np.ndarray) and action.shape == () \
+                    and np.issubdtype(action.dtype, np.integer):
+                action = int(action)  # a 0-d int array is in Discrete(68) too
             else:
                 raise IllegalActionError(f"action must be an int action id, got {action!r}")
         hand_over = self._enc.apply(game, action)  # raises before any change if illegal

@@ -660,8 +660,14 @@ class SpadesVectorEnv:
         try:
             tensors = {k: torch.as_tensor(d[k]) for k in self._STATE}
             t = int(d["t"])
-        except (KeyError, TypeError, ValueError) as e:
-            raise ValueError(f"corrupt vector-env state: {e}") from None
+            started = d["started"]
+            seed = int(d["seed"])
+            gen = d["gen"]
+            torch.Generator(device="cpu").set_state(gen)  # check it before changing anything
+        except (KeyError, TypeError, ValueError, RuntimeError) as e:
+            raise ValueError(f"corrupt vector-env state: {type(e).__name__}: {e}") from None
+        if not isinstance(started, (bool, np.bool_)):
+            raise ValueError(f"corrupt vector-env state: started must be a bool, got {started!r}")
         for k, v in tensors.items():
             cur = getattr(self, k)
             if k != "_hist" and (v.shape != cur.shape or v.dtype != cur.dtype):
@@ -677,9 +683,9 @@ class SpadesVectorEnv:
         self._t = t
         self._serial += 1
         self._mirror.clear()
-        self._started = bool(d["started"])
-        self.seed = int(d["seed"])
-        self._gen.set_state(d["gen"])
+        self._started = bool(started)
+        self.seed = seed
+        self._gen.set_state(gen)
 
     # ------------------------------------------------------------------ internals
     def _check(self, a: torch.Tensor) -> None:
