@@ -145,8 +145,14 @@ class ArenaResult:
 
         rows = []
         if self.mode == "games":
-            rows.append(("games won", *(f"{s.games_won}/{self.games} ({100 * s.win_rate:.1f}%)"
+            # the percentage next to won/games is won/games (what the interval below is about);
+            # the win rate with draws (truncations) as half a win gets its own row
+            rows.append(("games won", *(f"{s.games_won}/{self.games} "
+                                        f"({100 * s.games_won / self.games:.1f}%)"
                                         for s in (a, b))))
+            if self.truncated:
+                rows.append(("win rate, draws as 1/2", *(f"{100 * s.win_rate:.1f}%"
+                                                         for s in (a, b))))
             rows.append(("win rate 95% CI", *(f"[{100 * s.win_ci[0]:.1f}%, {100 * s.win_ci[1]:.1f}%]"
                                               for s in (a, b))))
         rows += [

@@ -33,7 +33,9 @@ def render_score_table(hand_results, last: int | None = None) -> str:
 
 def render_game(game, symbols: bool = True) -> str:
     """Readable text of the whole table (all four hands: a referee's view)."""
-    lines = [f"Hand {game.hand_number + 1}, dealer: seat {game.dealer}, "
+    # once the game is over, hand_number counts the finished hands and no trick is in progress
+    over = game.is_over
+    lines = [f"Hand {game.hand_number + (0 if over else 1)}, dealer: seat {game.dealer}, "
              f"phase: {_PHASES[game.phase]}, to act: "
              f"{'-' if game.current_player < 0 else 'seat ' + str(game.current_player)}"]
     for s in range(4):
@@ -42,7 +44,8 @@ def render_game(game, symbols: bool = True) -> str:
         lines.append(f"{mark} seat {s} (team {s & 1})  bid {bid:>8}  tricks {game.tricks_won[s]:>2}"
                      f"  {format_hand(game.hands[s], symbols)}")
     trick = "  ".join(f"seat {s}: {card_str(c, symbols)}" for s, c in game.current_trick)
-    lines.append(f"Trick {game.trick_number + 1}: {trick or '(no card yet)'}"
+    empty = "(hand over)" if over else "(no card yet)"
+    lines.append(f"Trick {min(game.trick_number + 1, 13)}: {trick or empty}"
                  f"   spades {'broken' if game.spades_broken else 'not broken'}")
     lines.append(f"Score: team 0 {game.scores[0]} ({game.bags[0]} bags), "
                  f"team 1 {game.scores[1]} ({game.bags[1]} bags)")

@@ -108,3 +108,26 @@ def test_bid_action_rejects_non_ints():
     for bad in (3.0, True, None):
         with pytest.raises(ValueError):
             se.bid_action(bad)
+
+
+def test_render_of_a_finished_game_names_the_last_hand():
+    # From 480-0, the suit-split hand above gives team 0 +40: 520 wins after one hand.
+    g = SpadesGame.from_deal(SUIT_HANDS, dealer=3, scores=(480, 0))
+    _play_suit_hand(g, (3, 0, 0, 0))
+    assert g.is_over and g.winner == 0 and g.scores == [520, 200]
+    text = str(g)
+    assert text.startswith("Hand 1, dealer: seat 3, phase: game over")  # was "Hand 2"
+    assert "Trick 13: (hand over)" in text and "Trick 14" not in text
+
+
+def test_arena_summary_percentage_matches_games_won():
+    # target 100 with a hand cap of 1: a game ends after hand 1 only if a team reaches 100
+    from spades_env.arena import play_match
+    res = play_match("random", "random", games=20, seed=3, rules=se.Rules(target_score=100),
+                     hand_cap=1)
+    a, b = res.sides
+    assert res.truncated > 0 and a.games_won + b.games_won + res.truncated == 20
+    line = next(ln for ln in res.summary().splitlines() if ln.startswith("games won"))
+    assert f"{a.games_won}/20 ({100 * a.games_won / 20:.1f}%)" in line
+    assert f"{b.games_won}/20 ({100 * b.games_won / 20:.1f}%)" in line
+    assert "win rate, draws as 1/2" in res.summary()
