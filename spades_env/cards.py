@@ -142,12 +142,20 @@ def parse_card(text: str) -> int:
 
 def parse_cards(text: str | list[str]) -> list[int]:
     """Parse a space- or comma-separated list of cards (or a list of strings)."""
-    parts = text.replace(",", " ").split() if isinstance(text, str) else list(text)
+    if isinstance(text, str):
+        parts = text.replace(",", " ").split()
+    else:
+        try:
+            parts = list(text)
+        except TypeError:
+            raise ValueError(f"not a list of cards: {text!r}") from None
     return [parse_card(p) for p in parts]
 
 
 def card_str(card: int, symbols: bool = False) -> str:
     """Format a card id as ``AS`` / ``10H`` (or ``A♠`` with ``symbols=True``)."""
+    if isinstance(card, bool) or not isinstance(card, (int, np.integer)):
+        raise ValueError(f"card id must be an int 0..51, got {card!r}")
     if not 0 <= card < NUM_CARDS:
         raise ValueError(f"card id {card} out of range 0..51")
     suits = SUIT_SYMBOLS if symbols else SUIT_LETTERS

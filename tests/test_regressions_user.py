@@ -131,3 +131,13 @@ def test_arena_summary_percentage_matches_games_won():
     assert f"{a.games_won}/20 ({100 * a.games_won / 20:.1f}%)" in line
     assert f"{b.games_won}/20 ({100 * b.games_won / 20:.1f}%)" in line
     assert "win rate, draws as 1/2" in res.summary()
+
+
+def test_card_helpers_reject_wrong_types_with_value_error():
+    assert se.card_str(np.int64(51)) == "AS" and se.parse_cards(("AS", "10h")) == [51, 34]
+    for bad in (True, None, 3.0):
+        with pytest.raises(ValueError):
+            se.card_str(bad)  # True gave "3C"; None and 3.0 a TypeError
+    for bad in (None, 5):
+        with pytest.raises(ValueError):
+            se.parse_cards(bad)  # was TypeError
