@@ -13,10 +13,16 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "$(TORCH_SPEC)"
-	$(PY) -m pip install -q -e ".[test,bench]"
+	$(PY) -m pip install -q -e ".[test]"
 	touch $@
 
 venv: $(VENV)/.installed
+
+# Peer engines for the side-by-side benchmarks (OpenSpiel); not needed by the tests.
+bench: $(VENV)/.installed
+	$(PY) -m pip install -q -e ".[bench]"
+	$(PY) benchmarks/bench_engine.py
+	$(PY) benchmarks/bench_env.py
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q -n 2 tests

@@ -141,3 +141,14 @@ def test_card_helpers_reject_wrong_types_with_value_error():
     for bad in (None, 5):
         with pytest.raises(ValueError):
             se.parse_cards(bad)  # was TypeError
+
+
+def test_make_bot_rejects_bad_options_and_missing_checkpoint_with_value_error():
+    import pytest
+    from spades_env.bots import make_bot
+    with pytest.raises(ValueError, match="bad option for bot 'random'"):
+        make_bot("random", samples=5)
+    with pytest.raises(ValueError, match="bad option for bot 'easy'"):
+        make_bot("easy", samples=5)
+    with pytest.raises(ValueError, match="no checkpoint file"):
+        make_bot("checkpoint:/nonexistent/agent.pt")

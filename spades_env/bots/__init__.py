@@ -23,22 +23,34 @@ def make_bot(name: str, seed=None, **kwargs) -> Bot:
         seed: int / None / ``np.random.Generator`` for the bot's own RNG.
         kwargs: level-specific options (e.g. ``samples=`` for ``hard``/``insane``).
     Raises:
-        ValueError: unknown name.
+        ValueError: unknown name, an option the level does not take, or a missing checkpoint.
     """
     if not isinstance(name, str):
         raise ValueError(f"bot name must be a string, got {name!r}")
     if name == "random":
-        return RandomBot(seed=seed)
-    if name in ("easy", "medium"):
+        cls = RandomBot
+    elif name in ("easy", "medium"):
         from .heuristic import EasyBot, MediumBot
-        return (EasyBot if name == "easy" else MediumBot)(seed=seed, **kwargs)
-    if name in ("hard", "insane"):
+        cls = EasyBot if name == "easy" else MediumBot
+    elif name in ("hard", "insane"):
         from .pimc import HardBot, InsaneBot
-        return (HardBot if name == "hard" else InsaneBot)(seed=seed, **kwargs)
-    if name.startswith("checkpoint:"):
-        from training.policy_bot import CheckpointBot  # noqa: the trained-policy bot
-        return CheckpointBot(name[len("checkpoint:"):], seed=seed, **kwargs)
-    raise ValueError(f"unknown bot {name!r}; choose one of {list(BOT_LEVELS)} or 'checkpoint:PATH'")
-
+        cls = HardBot if name == "hard" else InsaneBot
+    elif name.startswith("checkpoint:"):
+        import os
+        path = name[len("checkpoint:"):]
+        if not os.path.isfile(path):
+            raise ValueError(f"bot {name!r}: no checkpoint file at {path!r}")
+        from training.policy_bot import CheckpointBot  # the trained-policy bot
+        try:
+            return CheckpointBot(path, seed=seed, **kwargs)
+        except TypeError as e:
+            raise ValueError(f"bad option for bot {name!r}: {e}") from None
+    else:
+        raise ValueError(
+            f"unknown bot {name!r}; choose one of {list(BOT_LEVELS)} or 'checkpoint:PATH'")
+    try:
+        return cls(seed=seed, **kwargs)
+    except TypeError as e:
+        raise ValueError(f"bad option for bot {name!r}: {e}") from None
 
 __all__ = ["Bot", "RandomBot", "make_bot", "BOT_LEVELS", "np"]
