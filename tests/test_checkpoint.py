@@ -98,7 +98,7 @@ def test_make_bot_checkpoint_plays_only_legal_actions(ckpt):
 
 
 def test_make_bot_bad_checkpoint(tmp_path):
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(ValueError, match="no checkpoint file"):
         make_bot(f"checkpoint:{tmp_path / 'nope.pt'}")
     bad = tmp_path / "bad.pt"
     bad.write_text("not a checkpoint")
