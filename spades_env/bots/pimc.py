@@ -38,6 +38,7 @@ from math import exp
 
 from ..cards import BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION
 from ..engine import Phase
+from ..rules import trick_winner
 from .base import Bot
 from .sampler import DealSampler, as_random, check_deal
 from .solver import ABOVE, BELOW, HandUtility, _high_rank, _low_rank, estimate_tricks, nil_risk, \
@@ -85,14 +86,7 @@ def _finish_trick(hands, trick, leader, won, broken, card, p, flb):
         broken = True
     trick = list(trick) + [card]
     if len(trick) == 4:
-        wi = 0
-        wc = trick[0]
-        for i in (1, 2, 3):
-            x = trick[i]
-            if (x // 13 == wc // 13 and x > wc) or (x // 13 == 3 and wc // 13 != 3):
-                wc = x
-                wi = i
-        ws = (leader + wi) & 3
+        ws = trick_winner(trick, leader)
         won = list(won)
         won[ws] += 1
         return hands, [], ws, won, broken
