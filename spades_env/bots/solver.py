@@ -160,17 +160,21 @@ def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = Fals
     return won
 
 
+def _duck(legal: int, n: int, win: int) -> int:
+    """Card that avoids the trick: lowest on lead, else the highest card that loses to ``win``,
+    else (forced to win) the highest card."""
+    if n == 0:
+        return _low_rank(legal)
+    lose = legal & ~_beaters(legal, win)
+    return _high_rank(lose if lose else legal)
+
+
 def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken) -> int:
     """The play-out policy's card for seat ``p`` (``legal`` has at least 2 cards)."""
     partner = p ^ 2
     # ---------------------------------------------------------------- Nil bidder
     if nil[p] and not won[p]:
-        if n == 0:
-            return _low_rank(legal)
-        lose = legal & ~_beaters(legal, win)
-        if lose:
-            return _high_rank(lose)
-        return _high_rank(legal)
+        return _duck(legal, n, win)
     # ---------------------------------------------------------------- partner of a live Nil
     if nil[partner] and not won[partner]:
         if n == 0:
@@ -288,12 +292,7 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken) -> int:
         lose = legal & ~b
         return _low_rank(lose if lose else legal)
     # ---------------------------------------------------------------- duck (contract safe)
-    if n == 0:
-        return _low_rank(legal)
-    lose = legal & ~_beaters(legal, win)
-    if lose:
-        return _high_rank(lose)
-    return _high_rank(legal)
+    return _duck(legal, n, win)
 
 
 # ============================================================================ exact endgame solver
