@@ -13,6 +13,7 @@ Usage::
     python benchmarks/bench_ladder.py --pairs easy medium --games 400
     python benchmarks/bench_ladder.py --pairs hard --games-for hard=60
     python benchmarks/bench_ladder.py --pairs insane --hands-for insane=100   # single hands
+    python benchmarks/bench_ladder.py --pairs insane --games-for insane=200 --workers 2
     python benchmarks/bench_ladder.py --pairs --ablations 300   # medium vs medium minus one habit
 
 Options ``--games-for LEVEL=N`` and ``--hands-for LEVEL=N`` size each pair (slow PIMC levels).
@@ -219,6 +220,8 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=os.path.join(RESULTS, "ladder.md"))
     p.add_argument("--ablations", type=int, default=0, metavar="GAMES",
                    help="also run medium vs medium-without-one-habit for each habit (GAMES each)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="processes per match (arena play_match workers; same result as 1)")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     games_for = _size(args.games_for, "games")
@@ -241,7 +244,8 @@ def main(argv=None) -> int:
         kw = ({"hands": hands_for[upper]} if upper in hands_for
               else {"games": games_for.get(upper, args.games)})
         print(f"{key}: {kw}", flush=True)
-        res = play_match(upper, lower, seed=args.seed, progress=not args.no_progress, **kw)
+        res = play_match(upper, lower, seed=args.seed, progress=not args.no_progress,
+                         workers=args.workers, **kw)
         print(res.summary(), flush=True)
         stored[key] = _row(upper, lower, res)
         _save(json_path, args.out, stored, ablations)

@@ -253,9 +253,65 @@ def _record_hands(game: SpadesGame, seat_side: list, sides) -> list[int]:
 
 
 # --------------------------------------------------------------------------- match
+_SUMMED = ("hands", "points", "contracts", "contracts_made", "contracts_set", "nil_bids",
+           "nil_made", "blind_nil_bids", "blind_nil_made", "bags", "_bid_total")
+
+
+def _merge_side(into: SideStats, part: SideStats) -> None:
+    """Add the per-pair totals of ``part`` to ``into``."""
+    for f in _SUMMED:
+        setattr(into, f, getattr(into, f) + getattr(part, f))
+    into._times.extend(part._times)
+
+
+def _play_pair(team0, team1, rules: Rules, mode: str, hand_cap: int, seq) -> tuple:
+    """Play one duplicate pair (two games or two single hands on one deal sequence).
+
+    ``seq`` is the pair's ``np.random.SeedSequence``: the game seed and the four bot seeds derive
+    from it alone, so a pair's result does not depend on which process plays it. Returns
+    ``(side totals (SideStats, SideStats), point difference per hand, game seed, truncated games,
+    games won per side, wins per side with a truncation as 1/2)``.
+    """
+    sides = (SideStats(name="A"), SideStats(name="B"))
+    game_seed, bot_seq = seq.generate_state(2, dtype=np.uint64).tolist()
+    bot_seeds = np.random.SeedSequence(int(bot_seq)).generate_state(4).tolist()
+    pts = [0, 0]
+    n_hands = 0
+    truncated = 0
+    wins = [0, 0]
+    halves = [0.0, 0.0]
+    for rot in (0, 1):
+        # rot 0: side A on seats 0 and 2; rot 1: seats rotated by one, A on 1 and 3
+        seat_side = [(s + rot) & 1 for s in range(4)]
+        pa = _make_players(team0, bot_seeds[0:2])
+        pb = _make_players(team1, bot_seeds[2:4])
+        seat_players = [None] * 4
+        for k, s in enumerate((rot, rot + 2)):
+            seat_players[s] = pa[k]
+        for k, s in enumerate((1 - rot, 3 - rot)):
+            seat_players[s] = pb[k]
+        game = SpadesGame(rules, seed=int(game_seed))
+        trunc, win_side = _play_one(game, seat_players, seat_side, sides, hand_cap,
+                                    mode == "hands")
+        p = _record_hands(game, seat_side, sides)
+        pts[0] += p[0]
+        pts[1] += p[1]
+        n_hands += len(game.hand_results)
+        if mode == "games":
+            if trunc:
+                truncated += 1
+                halves[0] += 0.5
+                halves[1] += 0.5
+            else:
+                wins[win_side] += 1
+                halves[win_side] += 1.0
+    return sides, (pts[0] - pts[1]) / max(1, n_hands), int(game_seed), truncated, wins, halves
+
+
 def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
                rules: Rules | None = None, hands: int | None = None, hand_cap: int = 100,
-               progress: bool = False, names: tuple | None = None) -> ArenaResult:
+               progress: bool = False, names: tuple | None = None,
+               workers: int = 1) -> ArenaResult:
     """Play a duplicate match between two players and return an ``ArenaResult``.
 
     Args:
@@ -272,6 +328,9 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
         hand_cap: a game reaching this many hands stops as a truncation (draw).
         progress: show a tqdm progress bar.
         names: labels for the two sides (default: the bot names).
+        workers: processes playing pairs in parallel (``spawn`` start method; both players must
+            then be ``make_bot`` names). The result is the same for any worker count (each pair's
+            seeds derive from ``seed`` and its index alone), except the decision times.
     Raises:
         ValueError: a bad count, an unknown bot name, or a player returning an illegal action
             (``IllegalActionError``).
@@ -291,58 +350,60 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
         pairs, mode = games // 2, "games"
     if seed is not None and (not isinstance(seed, (int, np.integer)) or seed < 0):
         raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise ValueError(f"workers must be a positive int, got {workers!r}")
+    if workers > 1:
+        for spec in (team0, team1):
+            if not isinstance(spec, str):
+                raise ValueError("workers > 1 needs both players given by make_bot name (an "
+                                 "object or factory player cannot be shared between processes); "
+                                 f"got {spec!r}")
     labels = names or (_player_label(team0), _player_label(team1))
     sides = (SideStats(name=str(labels[0])), SideStats(name=str(labels[1])))
     root = np.random.SeedSequence(seed)
     pair_seqs = root.spawn(pairs)
-    pair_diffs: list[float] = []
-    pair_seeds: list[int] = []
-    truncated = 0
-    wins_half = [0.0, 0.0]
     t_start = time.perf_counter()
     bar = None
     if progress:
         from tqdm import tqdm
         bar = tqdm(total=2 * pairs, unit="hand" if mode == "hands" else "game", file=sys.stderr,
                    dynamic_ncols=True)
+    results: list = [None] * pairs
     try:
-        for i in range(pairs):
-            game_seed, bot_seq = pair_seqs[i].generate_state(2, dtype=np.uint64).tolist()
-            pair_seeds.append(int(game_seed))
-            bot_seeds = np.random.SeedSequence(int(bot_seq)).generate_state(4).tolist()
-            pts = [0, 0]
-            n_hands = 0
-            for rot in (0, 1):
-                # rot 0: side A on seats 0 and 2; rot 1: seats rotated by one, A on 1 and 3
-                seat_side = [(s + rot) & 1 for s in range(4)]
-                pa = _make_players(team0, bot_seeds[0:2])
-                pb = _make_players(team1, bot_seeds[2:4])
-                seat_players = [None] * 4
-                for k, s in enumerate((rot, rot + 2)):
-                    seat_players[s] = pa[k]
-                for k, s in enumerate((1 - rot, 3 - rot)):
-                    seat_players[s] = pb[k]
-                game = SpadesGame(rules, seed=int(game_seed))
-                trunc, win_side = _play_one(game, seat_players, seat_side, sides, hand_cap,
-                                            mode == "hands")
-                p = _record_hands(game, seat_side, sides)
-                pts[0] += p[0]
-                pts[1] += p[1]
-                n_hands += len(game.hand_results)
-                if mode == "games":
-                    if trunc:
-                        truncated += 1
-                        wins_half[0] += 0.5
-                        wins_half[1] += 0.5
-                    else:
-                        sides[win_side].games_won += 1
-                        wins_half[win_side] += 1.0
+        if workers == 1:
+            for i in range(pairs):
+                results[i] = _play_pair(team0, team1, rules, mode, hand_cap, pair_seqs[i])
                 if bar is not None:
-                    bar.update(1)
-            pair_diffs.append((pts[0] - pts[1]) / max(1, n_hands))
+                    bar.update(2)
+        else:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor, as_completed
+            ctx = multiprocessing.get_context("spawn")  # fork is unsafe with torch threads
+            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+                futs = {pool.submit(_play_pair, team0, team1, rules, mode, hand_cap,
+                                    pair_seqs[i]): i for i in range(pairs)}
+                for f in as_completed(futs):
+                    results[futs[f]] = f.result()
+                    if bar is not None:
+                        bar.update(2)
     finally:
         if bar is not None:
             bar.close()
+
+    # merge in pair order, so any worker count gives the same result
+    pair_diffs: list[float] = []
+    pair_seeds: list[int] = []
+    truncated = 0
+    wins_half = [0.0, 0.0]
+    for r in results:
+        part, diff, game_seed, trunc, wins, halves = r
+        pair_seeds.append(game_seed)
+        pair_diffs.append(diff)
+        truncated += trunc
+        for k in (0, 1):
+            _merge_side(sides[k], part[k])
+            sides[k].games_won += wins[k]
+            wins_half[k] += halves[k]
 
     n_games = 2 * pairs
     for k, st in enumerate(sides):
@@ -410,7 +471,8 @@ def _parse_args(argv):
     p.add_argument("--team0", required=True, help="side A: random, easy, medium, hard, insane "
                    "or checkpoint:PATH")
     p.add_argument("--team1", required=True, help="side B (same choices)")
-    p.add_argument("--games", type=int, default=200, help="full games (even: duplicate pairs)")
+    p.add_argument("--games", type=int, default=None,
+                   help="full games (even: duplicate pairs; default 200)")
     p.add_argument("--hands", type=int, default=None,
                    help="play this many single-hand deals (each twice) instead of full games")
     p.add_argument("--seed", type=int, default=1, help="match seed")
@@ -418,6 +480,8 @@ def _parse_args(argv):
     p.add_argument("--target", type=int, default=None, help="override the target score")
     p.add_argument("--hand-cap", type=int, default=100, help="hands before a game is truncated")
     p.add_argument("--json", default=None, help="also write the full result to this JSON file")
+    p.add_argument("--workers", type=int, default=1,
+                   help="processes playing duplicate pairs in parallel (same result as 1)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return p.parse_args(argv)
 
@@ -425,6 +489,12 @@ def _parse_args(argv):
 def main(argv=None) -> int:
     """Command-line entry point (see the module docstring)."""
     args = _parse_args(argv)
+    if args.hands is not None and args.games is not None:
+        print("error: give --games (full games) or --hands (single hands), not both",
+              file=sys.stderr)
+        return 2
+    if args.games is None:
+        args.games = 200
     if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
         # fail now, not after the whole match
         print(f"error: --json {args.json}: no such folder", file=sys.stderr)
@@ -435,7 +505,7 @@ def main(argv=None) -> int:
             rules = Rules.from_dict({**rules.to_dict(), "target_score": args.target})
         result = play_match(args.team0, args.team1, games=args.games, seed=args.seed,
                             rules=rules, hands=args.hands, hand_cap=args.hand_cap,
-                            progress=not args.no_progress)
+                            progress=not args.no_progress, workers=args.workers)
     except (ValueError, OSError) as e:  # OSError: e.g. checkpoint:PATH with no file there
         print(f"error: {e}", file=sys.stderr)
         return 2
