@@ -138,3 +138,31 @@ def test_cli_prints_and_writes_json(tmp_path, capsys):
     assert rc == 2
     assert "unknown bot" in capsys.readouterr().err
     assert isinstance(play_match("easy", "easy", hands=2), ArenaResult)
+
+
+def test_workers_give_the_same_result_as_one_process():
+    """Each pair's seeds derive from the match seed and its index alone, so playing the pairs in
+    two processes changes nothing but the timing."""
+    one = play_match("medium", "easy", games=8, seed=5, rules=SHORT)
+    two = play_match("medium", "easy", games=8, seed=5, rules=SHORT, workers=2)
+    assert two.pair_diffs == one.pair_diffs and two.pair_seeds == one.pair_seeds
+    assert two.point_diff_ci == one.point_diff_ci and two.truncated == one.truncated
+    for a, b in zip(one.sides, two.sides):
+        for f in ("games_won", "hands", "points", "contracts_set", "nil_bids", "nil_made", "bags",
+                  "avg_team_bid", "decisions"):
+            assert getattr(a, f) == getattr(b, f), f
+    assert sum(s.games_won for s in one.sides) == 8
+
+
+def test_workers_bad_input():
+    with pytest.raises(ValueError, match="workers must be a positive int"):
+        play_match("easy", "easy", games=2, workers=0)
+    with pytest.raises(ValueError, match="make_bot name"):
+        play_match(MediumBot(), "easy", games=2, workers=2)
+
+
+def test_cli_refuses_games_and_hands_together(capsys):
+    rc = main(["--team0", "easy", "--team1", "easy", "--games", "4", "--hands", "4",
+               "--no-progress"])
+    assert rc == 2
+    assert "not both" in capsys.readouterr().err
