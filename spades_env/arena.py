@@ -103,6 +103,10 @@ class ArenaResult:
         point_diff_per_hand: mean over pairs of (A points - B points) / hands in the pair.
         point_diff_ci: Student-t 95% interval of that mean (nan with fewer than 2 pairs).
         pair_diffs: the per-pair differences per hand (list of floats, in pair order).
+        bag_adjusted_diff / bag_adjusted_ci: in ``hands`` mode, the same difference with every bag
+            also charged its long-run cost ``bag_penalty / bag_limit`` (10 points): single hands
+            from 0-0 never reach the bag penalty, so the plain difference counts a bag as +1
+            point. nan in ``games`` mode, where the penalty is played out.
         pair_seeds: the game seed of each pair (both games of a pair use the same deals).
         seconds: wall time of the match.
     """
@@ -120,6 +124,8 @@ class ArenaResult:
     pair_diffs: list
     pair_seeds: list
     seconds: float
+    bag_adjusted_diff: float = float("nan")
+    bag_adjusted_ci: tuple = (float("nan"), float("nan"))
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -137,6 +143,10 @@ class ArenaResult:
         lo, hi = self.point_diff_ci
         lines.append(f"point difference per hand (A - B): {self.point_diff_per_hand:+.2f}  "
                      f"95% CI [{lo:+.2f}, {hi:+.2f}]")
+        if self.mode == "hands":
+            lo, hi = self.bag_adjusted_ci
+            lines.append(f"  with each bag at its long-run cost: {self.bag_adjusted_diff:+.2f}  "
+                         f"95% CI [{lo:+.2f}, {hi:+.2f}]")
         if self.mode == "games":
             lines.append(f"truncated games (hand cap {self.hand_cap}, draws): {self.truncated}")
 
@@ -420,20 +430,31 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
             st.sec_per_decision_mean = float(arr.mean())
             st.sec_per_decision_median = float(np.median(arr))
     d = np.asarray(pair_diffs, dtype=float)
-    mean = float(d.mean())
-    if len(d) >= 2 and d.std(ddof=1) > 0:
-        lo, hi = stats.t.interval(0.95, len(d) - 1, loc=mean, scale=stats.sem(d))
-        ci = (float(lo), float(hi))
-    elif len(d) >= 2:
-        ci = (mean, mean)
-    else:
-        ci = (float("nan"), float("nan"))
+    mean, ci = _mean_ci(d)
+    adj_mean, adj_ci = float("nan"), (float("nan"), float("nan"))
+    if mode == "hands":
+        bag_cost = rules.bag_penalty / rules.bag_limit
+        bag_diffs = np.asarray([(r[0][0].bags - r[0][1].bags) / max(1, r[0][0].hands)
+                                for r in results], dtype=float)
+        adj_mean, adj_ci = _mean_ci(d - bag_cost * bag_diffs)
     return ArenaResult(
         mode=mode, seed=None if seed is None else int(seed), rules=rules.to_dict(),
         hand_cap=hand_cap, games=n_games, pairs=pairs, truncated=truncated, sides=sides,
         point_diff_per_hand=mean, point_diff_ci=ci, pair_diffs=[float(x) for x in d],
         pair_seeds=pair_seeds, seconds=time.perf_counter() - t_start,
+        bag_adjusted_diff=adj_mean, bag_adjusted_ci=adj_ci,
     )
+
+
+def _mean_ci(d: np.ndarray) -> tuple[float, tuple]:
+    """Mean of the per-pair values ``d`` and its Student-t 95% interval (``scipy.stats``)."""
+    mean = float(d.mean())
+    if len(d) >= 2 and d.std(ddof=1) > 0:
+        lo, hi = stats.t.interval(0.95, len(d) - 1, loc=mean, scale=stats.sem(d))
+        return mean, (float(lo), float(hi))
+    if len(d) >= 2:
+        return mean, (mean, mean)
+    return mean, (float("nan"), float("nan"))
 
 
 def jsonable(obj):

@@ -166,3 +166,19 @@ def test_cli_refuses_games_and_hands_together(capsys):
                "--no-progress"])
     assert rc == 2
     assert "not both" in capsys.readouterr().err
+
+
+def test_hands_mode_bag_adjusted_difference():
+    """Each bag charged bag_penalty / bag_limit = 10 points: per pair (2 hands) the adjusted value
+    is the plain one minus 10 * (bags A - bags B) / 2, so over the match the mean moves by
+    10 * (total bags A - total bags B) / (2 * pairs)."""
+    res = play_match("medium", "easy", hands=30, seed=4)
+    a, b = res.sides
+    assert a.bags != b.bags  # easy overtricks more than medium on these deals
+    want = res.point_diff_per_hand - 10.0 * (a.bags - b.bags) / (2 * 30)
+    assert res.bag_adjusted_diff == pytest.approx(want)
+    lo, hi = res.bag_adjusted_ci
+    assert lo < res.bag_adjusted_diff < hi
+    assert "long-run cost" in res.summary()
+    games = play_match("medium", "easy", games=2, seed=4, rules=SHORT)
+    assert np.isnan(games.bag_adjusted_diff)
