@@ -18,8 +18,11 @@ Two settings per size: ``default`` (``validate=True, copy=True``: every action c
 output tensors each step) and ``lean`` (``validate=False, copy=False``: the env's output buffers
 are reused; fresh multi-MB tensors per step cost page faults).
 
+Backends (``--backends``): ``torch`` (tensor ops, CPU or CUDA) and ``native`` (the fused C kernel of
+``spades_env.native``, CPU only), timed in the same run.
+
 Usage: ``python benchmarks/bench_vector.py [--sizes 256 1024 4096] [--device cpu|cuda]
-[--threads 1] [--hands 2] [--repeats 3] [--mallopt]``
+[--backends torch native] [--threads 1] [--hands 2] [--repeats 3] [--mallopt]``
 """
 
 from __future__ import annotations
@@ -49,11 +52,12 @@ def sync(device: torch.device) -> None:
 
 
 def bench_vector(n: int, device: torch.device, hands: int, repeats: int, validate: bool,
-                 copy: bool, os_seconds: float):
+                 copy: bool, os_seconds: float, backend: str = "torch"):
     """Median decisions/s of ``repeats`` timed runs of ``hands`` hands, each run paired with an
     OpenSpiel run of ``os_seconds`` just before it (ratios are medians of the paired ratios, so a
     change in machine load hits both sides)."""
-    env = SpadesVectorEnv(n, device=device, seed=0, validate=validate, copy=copy)
+    env = SpadesVectorEnv(n, device=device, seed=0, validate=validate, copy=copy,
+                          backend=backend)
     gen = torch.Generator(device=device)
     gen.manual_seed(0)
     obs, mask, seat = env.reset()
@@ -141,6 +145,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--openspiel-seconds", type=float, default=1.0,
                     help="OpenSpiel seconds before each timed run")
+    ap.add_argument("--backends", nargs="+", default=["torch", "native"],
+                    help="SpadesVectorEnv backends to time (native: the fused C kernel, CPU only)")
     ap.add_argument("--mallopt", action="store_true",
                     help="glibc: keep freed memory (mmap threshold 256 MiB, no trimming), so fresh "
                          "per-step output tensors do not page-fault; process-wide, Linux only")
@@ -156,24 +162,27 @@ def main() -> None:
     # (validate=False, copy=False: the env's reused output buffers)
     modes = (("default", True, True), ("lean", False, False))
     rows = []
+    backends = [b for b in args.backends if b == "torch" or device.type == "cpu"]
     for n in args.sizes:
-        for name, validate, copy in modes:
-            r = bench_vector(n, device, args.hands, args.repeats, validate, copy,
-                             args.openspiel_seconds)
-            r["mode"] = name
-            rows.append(r)
+        for backend in backends:
+            for name, validate, copy in modes:
+                r = bench_vector(n, device, args.hands, args.repeats, validate, copy,
+                                 args.openspiel_seconds, backend)
+                r["mode"] = name
+                r["backend"] = backend
+                rows.append(r)
     if rows[0]["os"] is None:
         print("pyspiel not installed: no OpenSpiel figures")
     print("OpenSpiel: spades random loop without observations, measured before each timed run; "
           "ratios are medians of the paired ratios")
-    print(f"{'num_envs':>9} {'mode':>8} {'decisions/s':>13} {'env step only':>14} "
+    print(f"{'num_envs':>9} {'backend':>8} {'mode':>8} {'decisions/s':>13} {'env step only':>14} "
           f"{'OpenSpiel':>10} {'ratio':>6} {'ratio env':>9} {'bytes/game':>11} "
           f"{'obs-copy ceiling':>17}")
     for r in rows:
         os_txt = f"{r['os']:,.0f}" if r["os"] else "-"
         ratio = f"{r['ratio']:.2f}" if r["ratio"] else "-"
         ratio_env = f"{r['ratio_env']:.2f}" if r["ratio_env"] else "-"
-        print(f"{r['n']:>9} {r['mode']:>8} {r['dps']:>13,.0f} {r['dps_env']:>14,.0f} "
+        print(f"{r['n']:>9} {r['backend']:>8} {r['mode']:>8} {r['dps']:>13,.0f} {r['dps_env']:>14,.0f} "
               f"{os_txt:>10} {ratio:>6} {ratio_env:>9} {r['bytes_per_game']:>11,.0f} "
               f"{r['copy_ceiling']:>17,.0f}")
 

@@ -72,6 +72,8 @@ Version history: 1 (first version).
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import torch
 
@@ -294,14 +296,21 @@ class SpadesVectorEnv:
             raises ``ValueError`` naming the game and the reason, before any state changes.
         copy: return fresh observation tensors (default). ``False`` returns the env's own output
             buffer, overwritten by the next ``step``.
+        backend: ``"torch"`` (tensor ops, any device), ``"native"`` (CPU only: the per-step work
+            fused in one C loop over the games, ``spades_env.native``; same buffers, same
+            results) or ``"auto"`` (default: ``"native"`` on the CPU when the C kernel builds,
+            else ``"torch"``). The choice is in ``self.backend``.
 
     Raises:
-        ValueError: bad arguments (the message names the argument).
+        ValueError: bad arguments (the message names the argument), or ``backend="native"`` on a
+            non-CPU device. ``spades_env.native.NativeUnavailable`` (a ``RuntimeError``):
+            ``backend="native"`` and the C kernel cannot be built here.
     """
 
     def __init__(self, num_envs: int, device="cpu", seed: int = 0, rules: Rules | None = None,
                  hands_per_episode: int | None = None, max_hands: int | None = 100,
-                 reward: str = "hand", validate: bool = True, copy: bool = True):
+                 reward: str = "hand", validate: bool = True, copy: bool = True,
+                 backend: str = "auto"):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
                 or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
@@ -320,8 +329,12 @@ class SpadesVectorEnv:
             raise ValueError(f"reward must be 'hand' or 'game', got {reward!r}")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise ValueError(f"seed must be an int, got {seed!r}")
+        if backend not in ("auto", "torch", "native"):
+            raise ValueError(f"backend must be 'auto', 'torch' or 'native', got {backend!r}")
         self.num_envs = n = int(num_envs)
         self.device = torch.device(device)
+        if backend == "native" and self.device.type != "cpu":
+            raise ValueError(f"backend='native' runs on the CPU only, not on {self.device}")
         self.rules = rules
         self.hands_per_episode = None if hands_per_episode is None else int(hands_per_episode)
         self.max_hands = None if max_hands is None else int(max_hands)
@@ -379,10 +392,47 @@ class SpadesVectorEnv:
         self._mirror: dict = {}  # env -> (serial, cached SpadesGame, moves applied to it)
         self._started = False
         self._game_ids = torch.zeros(n, **i64)  # games started in each env (for get_game seeds)
+        self._kernel = None
+        self.backend = self._pick_backend(backend)
 
     # ------------------------------------------------------------------ set-up
     def _build_consts(self) -> None:
         self._c = _Consts(self.num_envs, self.device)
+
+    def _pick_backend(self, backend) -> str:
+        if backend == "torch" or self.device.type != "cpu":
+            return "torch"
+        from . import native
+        try:
+            self._kernel = native.load_kernel()
+        except native.NativeUnavailable:
+            if backend == "native":
+                raise
+            return "torch"
+        o, r = OFFSETS, self.rules
+        ptr = lambda x: x.data_ptr()  # noqa: E731  (tensors allocated once, updated in place)
+        self._spenv = native.SpEnv(
+            n=self.num_envs, row=ROW, obs_size=OBS_SIZE,
+            flb=int(self.rules.forced_spade_lead_breaks), o_phase=o["phase"][0],
+            o_hand=o["hand"][0], o_played=o["played"][0], o_trick=o["trick"][0],
+            o_led=o["led_suit"][0], o_bids=o["bids"][0], o_won=o["tricks_won"][0],
+            o_voids=o["voids"][0], o_broken=o["spades_broken"][0], o_tn=_TN,
+            o_to_act=o["to_act"][0], o_side=_SIDE[0],
+            cur=ptr(self._cur), actions=ptr(self._actions), bids=ptr(self._bids),
+            trick_obs=ptr(self._trick_obs), leader=ptr(self._leader), led=ptr(self._led),
+            trick=ptr(self._trick), tricks=ptr(self._tricks), obs4=ptr(self._obs4),
+            hands=ptr(self._hands), voids=ptr(self._voids), broken=ptr(self._broken),
+            mask=ptr(self._mask), side=ptr(self._side),
+            o_looked=o["looked"][0], o_dealer=o["dealer"][0], target=r.target_score,
+            bag_limit=r.bag_limit, bag_penalty=r.bag_penalty, nil_bonus=r.nil_bonus,
+            has_loss=int(r.loss_threshold is not None), loss_threshold=r.loss_threshold or 0,
+            hands_per_episode=self.hands_per_episode or 0, max_hands=self.max_hands or 0,
+            reward_game=int(self.reward == "game"), owner=ptr(self._owner),
+            dealer=ptr(self._dealer), scores=ptr(self._scores), bags=ptr(self._bags),
+            hand_count=ptr(self._hand_count),
+            target_feature=float(np.float32(r.target_score / 500.0)))
+        self._spenv_ref = ctypes.byref(self._spenv)
+        return "native"
 
     # ------------------------------------------------------------------ public API
     def reset(self, seed: int | None = None, holder=None, dealer=None):
@@ -463,10 +513,20 @@ class SpadesVectorEnv:
             if a.dtype.is_floating_point or a.dtype == torch.bool:
                 raise ValueError(f"actions must be integer action ids, got dtype {a.dtype}")
             a = a.long()
+        t = self._t
+        if self._kernel is not None:
+            a = a.contiguous()
+            if self.validate:
+                bad = self._kernel.sp_check(self._spenv_ref, a.data_ptr())
+                if bad >= 0:
+                    self._illegal(int(bad), int(a[bad]))
+            if self._kernel.sp_step(self._spenv_ref, a.data_ptr(), t):
+                return self._end_hands()
+            self._t = t + 1
+            return self._finish_step()
         if self.validate:
             self._check(a)
         c = self._c
-        t = self._t
         p = self._cur
         self._actions[:, t] = a
         obs = self._obs4
@@ -677,7 +737,7 @@ class SpadesVectorEnv:
             raise ValueError(f"corrupt vector-env state: hand step {t}")
         for k, v in tensors.items():
             if k == "_hist":
-                self._hist = v.to(self.device).clone()
+                self._hist = v.to(self.device).contiguous().clone()
             else:
                 getattr(self, k).copy_(v)
         self._t = t
@@ -695,7 +755,10 @@ class SpadesVectorEnv:
             return
         ok = ok[:, 0] & (inside == a)
         i = int((~ok).nonzero()[0, 0])
-        act = int(a[i])
+        self._illegal(i, int(a[i]))
+
+    def _illegal(self, i: int, act: int) -> None:
+        """Raise the ``ValueError`` for an illegal action ``act`` in game ``i``."""
         why = self.get_game(i).explain_illegal(act) or "not in the action mask"
         raise ValueError(f"illegal action {act} in env {i} (seat {int(self._cur[i])} to act): "
                          f"{why}")
@@ -716,6 +779,12 @@ class SpadesVectorEnv:
         torch.where(f.any(1)[:, None], f, h, out=self._mask_cards)
 
     def _output(self):
+        if self._kernel is not None:
+            n = self.num_envs
+            seat = torch.empty(n, dtype=torch.int64)
+            out = torch.empty((n, OBS_SIZE), dtype=torch.float32) if self.copy else self._obs_out
+            self._kernel.sp_render(self._spenv_ref, out.data_ptr(), seat.data_ptr())
+            return (out, self._mask.clone(), seat) if self.copy else (out, self._mask, seat)
         c = self._c
         seat = self._cur.clone()
         self._v_to_act.copy_(_take(c.onehot, seat).view(-1, 4, 4))
@@ -757,9 +826,20 @@ class SpadesVectorEnv:
         of the deck dealt one card at a time from the left of the dealer (RULES.md, Deal), or
         ``holder`` ``(N, 52)`` when given."""
         n, c, dev = self.num_envs, self._c, self.device
+        if self._kernel is not None:
+            u = None if holder is not None else torch.rand((n, NUM_CARDS), generator=self._gen)
+            if holder is not None:
+                holder = holder.contiguous()
+            self._kernel.sp_start_hands(self._spenv_ref, None if u is None else u.data_ptr(),
+                                        None if holder is None else holder.data_ptr())
+            self._t = 0
+            self._serial += 1
+            return
         first = (self._dealer + 1) & 3
         if holder is None:
-            perm = torch.rand((n, NUM_CARDS), generator=self._gen).argsort(1).to(dev)
+            # card perm[k] to seat (first + k) % 4; a stable sort, as the C kernel's
+            perm = torch.rand((n, NUM_CARDS), generator=self._gen).argsort(
+                dim=1, stable=True).to(dev)
             self._owner.scatter_(1, perm, (first[:, None] + c.deal_seat[None, :]) & 3)
         else:
             self._owner.copy_(holder)
@@ -797,6 +877,63 @@ class SpadesVectorEnv:
         """Score the hand in every game (RULES.md, Scoring a hand; End of the game), record it,
         end and reset finished games, deal the next hand."""
         n, r, dev = self.num_envs, self.rules, self.device
+        hc = self._hand_count
+        need = int(hc.max()) + 1
+        if need > self._hist.shape[1]:  # room for this hand's record (doubling)
+            grow = torch.zeros((n, max(need, 2 * self._hist.shape[1]), _HIST_WIDTH),
+                               dtype=torch.int32, device=dev)
+            grow[:, :self._hist.shape[1]] = self._hist
+            self._hist = grow
+        hand_number = hc.clone()
+        if self._kernel is not None:
+            rec, hand_points, winner, terminated, truncated, rewards, any_done = \
+                self._score_native()
+        else:
+            rec, hand_points, winner, terminated, truncated, rewards, any_done = \
+                self._score_torch()
+        scores, bags_after = self._scores, self._bags
+        info = {"terminated": terminated, "truncated": truncated, "hand_points": hand_points,
+                "winner": winner, "final_scores": scores.clone(), "final_bags": bags_after.clone()}
+        info["hands"] = _HandList(torch.arange(n, device=dev), rec, hand_number)
+        final = None
+        if any_done:
+            done = terminated | truncated
+            ids = done.nonzero()[:, 0]
+            final = FinalResults(ids, scores[ids], bags_after[ids], winner[ids], truncated[ids],
+                                 hc[ids], self._hist[ids].clone(), r)
+            # reset finished games: new first dealer, scores and bags 0
+            new_dealer = torch.randint(4, (n,), generator=self._gen).to(dev)
+            self._dealer.copy_(torch.where(done, new_dealer, (self._dealer + 1) & 3))
+            self._scores.masked_fill_(done[:, None], 0)
+            self._bags.masked_fill_(done[:, None], 0)
+            hc.masked_fill_(done, 0)
+            self._game_ids.add_(done.long())
+        else:
+            self._dealer.add_(1).bitwise_and_(3)
+        info["final"] = final
+        self._start_hands()
+        return self._finish_step(rewards=rewards, info=info)
+
+    def _score_native(self):
+        """``_score_torch`` in the C kernel (``sp_end_hands``)."""
+        n = self.num_envs
+        rec = torch.empty((n, _HIST_WIDTH), dtype=torch.int32)
+        hand_points = torch.empty((n, 2), dtype=torch.int64)
+        winner = torch.empty(n, dtype=torch.int64)
+        terminated = torch.empty(n, dtype=torch.bool)
+        truncated = torch.empty(n, dtype=torch.bool)
+        rewards = torch.empty((n, 4), dtype=torch.float32)
+        ended = self._kernel.sp_end_hands(
+            self._spenv_ref, rec.data_ptr(), self._hist.data_ptr(), self._hist.shape[1],
+            hand_points.data_ptr(), winner.data_ptr(), terminated.data_ptr(),
+            truncated.data_ptr(), rewards.data_ptr())
+        return rec, hand_points, winner, terminated, truncated, rewards, ended > 0
+
+    def _score_torch(self):
+        """Score every game's hand with tensor ops; update scores, bags, hand counts and the
+        history. Returns ``(records (N, 27) int32, hand_points (N, 2), winner (N,), terminated,
+        truncated (N,) bool, rewards (N, 4) float32, whether any episode ended)``."""
+        n, r, dev = self.num_envs, self.rules, self.device
         bids = self._bids.view(n, 2, 2)  # [:, k, team] = seat 2k + team
         tricks = self._tricks.view(n, 2, 2)
         nil = bids == 0
@@ -818,20 +955,12 @@ class SpadesVectorEnv:
         bags_after = total_bags - pens * r.bag_limit
         hand_points = contract_points + nil_points + bag_pen
         scores = self._scores + hand_points
-        # record the score table
         hc = self._hand_count
-        need = int(hc.max()) + 1
-        if need > self._hist.shape[1]:
-            grow = torch.zeros((n, max(need, 2 * self._hist.shape[1]), _HIST_WIDTH),
-                               dtype=torch.int32, device=dev)
-            grow[:, :self._hist.shape[1]] = self._hist
-            self._hist = grow
         made_code = torch.where(has, made.long(), torch.full_like(contract, -1))
         team = torch.stack([contract, contract_points, made_code, bags_hand, nil_points, bag_pen,
                             hand_points, scores, bags_after], 2)  # (N, 2, 9)
         rec = torch.cat([self._dealer[:, None], self._bids, self._tricks, team.reshape(n, -1)], 1)
         self._hist[torch.arange(n, device=dev), hc] = rec.to(torch.int32)
-        hand_number = hc.clone()
         hc.add_(1)
         self._scores.copy_(scores)
         self._bags.copy_(bags_after)
@@ -867,26 +996,8 @@ class SpadesVectorEnv:
                             torch.where(terminated, (s0 - s1).sign().double(),
                                         torch.zeros_like(s0).double()))
         rewards = torch.stack([d, -d, d, -d], 1).float()
-        info = {"terminated": terminated, "truncated": truncated, "hand_points": hand_points,
-                "winner": winner, "final_scores": scores.clone(), "final_bags": bags_after.clone()}
-        info["hands"] = _HandList(torch.arange(n, device=dev), rec.to(torch.int32), hand_number)
-        final = None
-        if bool(done.any()):
-            ids = done.nonzero()[:, 0]
-            final = FinalResults(ids, scores[ids], bags_after[ids], winner[ids], truncated[ids],
-                                 hc[ids], self._hist[ids].clone(), r)
-            # reset finished games: new first dealer, scores and bags 0
-            new_dealer = torch.randint(4, (n,), generator=self._gen).to(dev)
-            self._dealer.copy_(torch.where(done, new_dealer, (self._dealer + 1) & 3))
-            self._scores.masked_fill_(done[:, None], 0)
-            self._bags.masked_fill_(done[:, None], 0)
-            hc.masked_fill_(done, 0)
-            self._game_ids.add_(done.long())
-        else:
-            self._dealer.add_(1).bitwise_and_(3)
-        info["final"] = final
-        self._start_hands()
-        return self._finish_step(rewards=rewards, info=info)
+        return (rec.to(torch.int32), hand_points, winner, terminated, truncated, rewards,
+                bool(done.any()))
 
 
 __all__ = ["SpadesVectorEnv", "FinalResults", "HAND_STEPS", "OBS_SIZE"]

@@ -140,12 +140,17 @@ def _play_and_compare(env: SpadesVectorEnv, hands: int, seed: int, check_get_gam
     return stats
 
 
-def test_parity_short_games_1000():
+BACKENDS = ("torch", "native")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parity_short_games_1000(backend):
     """1000 games with a low target and a loss threshold: games end (wins on both the target and
     the loss side), cross hands, are truncated at 3 hands, and are reset inside the batch; 4 hands
-    of steps in all."""
+    of steps in all. Both backends: torch ops and the fused C kernel."""
     env = SpadesVectorEnv(1000, seed=11, rules=Rules(target_score=100, loss_threshold=-250),
-                          max_hands=3)
+                          max_hands=3, backend=backend)
+    assert env.backend == backend
     stats = _play_and_compare(env, hands=4, seed=5, check_get_game=(0, 1, 999))
     assert stats["steps"] == 4 * HAND_STEPS
     assert stats["won"] >= 1000  # on average every game of the batch ended at least once
@@ -154,24 +159,26 @@ def test_parity_short_games_1000():
     assert stats["multi_hand_games"] >= 500
 
 
-def test_parity_default_rules_capped_and_game_reward():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parity_default_rules_capped_and_game_reward(backend):
     """Default rules (target 500) capped at 2 hands (truncations, reward 0), rewards ``"game"``;
     single-hand episodes (terminated, reward = sign of the score difference) with
     ``forced_spade_lead_breaks`` on, under both reward modes."""
-    env = SpadesVectorEnv(100, seed=3, rules=Rules(), max_hands=2, reward="game")
+    env = SpadesVectorEnv(100, seed=3, rules=Rules(), max_hands=2, reward="game", backend=backend)
     stats = _play_and_compare(env, hands=4, seed=1, check_get_game=(7,))
     assert stats["truncated"] == 200  # 100 games x 2 episodes of 2 hands, nobody reaches 500
     for reward in ("game", "hand"):
         env = SpadesVectorEnv(100, seed=4, rules=Rules(forced_spade_lead_breaks=True),
-                              hands_per_episode=1, reward=reward)
+                              hands_per_episode=1, reward=reward, backend=backend)
         stats = _play_and_compare(env, hands=2, seed=2)
         assert stats["hands_per_episode_ends"] == 200 and stats["truncated"] == 0
 
 
-def test_parity_long_games_grow_the_score_history():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parity_long_games_grow_the_score_history(backend):
     """10-hand games (default rules, max_hands=10): the per-hand score history outgrows its first
     capacity (8 hands) and every game's 10 score tables still match the scalar engine's."""
-    env = SpadesVectorEnv(8, seed=8, rules=Rules(), max_hands=10)
+    env = SpadesVectorEnv(8, seed=8, rules=Rules(), max_hands=10, backend=backend)
     stats = _play_and_compare(env, hands=10, seed=3, check_get_game=(2,))
     assert stats["truncated"] + stats["won"] == 8 and env._hist.shape[1] >= 10
 
@@ -192,14 +199,20 @@ def test_seeding_same_seed_same_games():
     assert not torch.equal(outs[0], outs[2])
 
 
-def test_illegal_action_raises_and_leaves_state_unchanged():
-    env = SpadesVectorEnv(4, seed=0)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_illegal_action_raises_and_leaves_state_unchanged(backend):
+    env = SpadesVectorEnv(4, seed=0, backend=backend)
     obs, mask, seat = env.reset()
     before = env.state_dict()
     acts = torch.full((4,), 52 + 3)
     acts[2] = 5  # a card during the bidding
     with pytest.raises(ValueError, match="env 2.*bidding phase"):
         env.step(acts)
+    for bad in (99, -1):  # outside the action space
+        acts = torch.full((4,), 52 + 3)
+        acts[1] = bad
+        with pytest.raises(ValueError, match=f"illegal action {bad} in env 1"):
+            env.step(acts)
     after = env.state_dict()
     for k, v in before.items():
         if isinstance(v, torch.Tensor):
@@ -341,3 +354,47 @@ def test_get_game_cache_follows_moves_and_survives_a_mutating_caller():
     g3 = env.get_game(1)
     assert g3 is not g2 and len(g3.moves) == 10 and g3.current_player == int(seat[1])
     assert np.array_equal(encode(g3.view(int(seat[1]))), obs[1].numpy())
+
+
+def test_backends_give_identical_streams():
+    """The fused C kernel and the torch ops produce the same observations, masks, seats and
+    rewards step for step from the same seed and actions (copy=False buffers included)."""
+    envs = [SpadesVectorEnv(64, seed=12, rules=Rules(target_score=150), backend=b, copy=c)
+            for b, c in (("torch", True), ("native", True), ("native", False))]
+    outs = [e.reset() for e in envs]
+    gen = torch.Generator().manual_seed(4)
+    for _ in range(3 * HAND_STEPS):
+        for o in outs[1:]:
+            for x, y in zip(outs[0][:3], o[:3]):
+                assert torch.equal(x, y)
+        acts = _random_actions(outs[0][1], gen)
+        outs = [e.step(acts) for e in envs]
+        for o in outs[1:]:
+            assert torch.equal(o[3], outs[0][3]) and torch.equal(o[4], outs[0][4])
+
+
+def test_backend_choice_and_errors(monkeypatch, tmp_path):
+    from spades_env import native
+    with pytest.raises(ValueError, match="backend must be"):
+        SpadesVectorEnv(2, backend="c++")
+    with pytest.raises(ValueError, match="CPU only"):
+        SpadesVectorEnv(2, device="cuda", backend="native")
+    assert SpadesVectorEnv(2, backend="torch").backend == "torch"
+    # a broken cached library is rebuilt once
+    monkeypatch.setenv("SPADES_ENV_CACHE", str(tmp_path))
+    monkeypatch.setattr(native, "_kernel", None)
+    monkeypatch.setattr(native, "_error", None)
+    path = native.kernel_path()
+    with open(path, "wb") as f:
+        f.write(b"not a shared library")
+    assert SpadesVectorEnv(2).backend == "native"
+    # no compiler: "native" raises with the reason, "auto" falls back to torch
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    monkeypatch.setattr(native, "_kernel", None)
+    monkeypatch.setattr(native, "_error", None)
+    with pytest.raises(native.NativeUnavailable, match="no C compiler"):
+        SpadesVectorEnv(2, backend="native")
+    env = SpadesVectorEnv(2, seed=3)
+    assert env.backend == "torch"
+    obs, mask, seat = env.reset()
+    assert mask[:, 52:66].all()  # the bidding mask: it still works on the torch path

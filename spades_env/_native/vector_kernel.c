@@ -1,0 +1,333 @@
+/* Fused CPU step of the batched Spades engine (spades_env/vector.py, backend "native").
+ *
+ * Every function works on the tensors of a SpadesVectorEnv in place (contiguous CPU tensors,
+ * pointers in struct sp_env) and does, game by game, exactly what the torch path of
+ * SpadesVectorEnv.step / _output does with tensor ops: same buffers, same layout, same order of
+ * writes. The torch path is the reference; tests/test_vector_parity.py checks both backends
+ * against the scalar engine. Rules: ../shared/RULES.md (follow suit, spades break, trick winner).
+ *
+ * Built at first use by spades_env/native.py (plain C, no Python or torch headers; loaded with
+ * ctypes). Compiled without -ffast-math: k / 13.0f must be IEEE float32 division. */
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+    int64_t n, row, obs_size, flb;
+    /* observation offsets (spades_env.observation.OFFSETS starts) */
+    int64_t o_phase, o_hand, o_played, o_trick, o_led, o_bids, o_won, o_voids, o_broken, o_tn,
+        o_to_act, o_side;
+    /* state (shapes with N = n) */
+    int64_t *cur;         /* (N,) seat to act */
+    int64_t *actions;     /* (N, 56) this hand's moves */
+    int64_t *bids;        /* (N, 4) */
+    int64_t *trick_obs;   /* (N, 16) flat entries of the current trick in the 4 trick blocks */
+    int64_t *leader;      /* (N,) */
+    int64_t *led;         /* (N,) led suit */
+    int64_t *trick;       /* (N, 4) cards of the current trick in play order */
+    int64_t *tricks;      /* (N, 4) tricks won by seat */
+    uint8_t *obs4;        /* (N, 4 * row) every observer's uint8 observation row */
+    uint8_t *hands;       /* (N, 4 * 52) bool */
+    uint8_t *voids;       /* (N, 16) bool, seat * 4 + suit */
+    uint8_t *broken;      /* (N,) bool */
+    uint8_t *mask;        /* (N, 68) bool */
+    float *side;          /* (N, 4, 5) scores, bags, target by observer */
+    /* hand start and end */
+    int64_t o_looked, o_dealer;
+    int64_t target, bag_limit, bag_penalty, nil_bonus, has_loss, loss_threshold;
+    int64_t hands_per_episode, max_hands, reward_game; /* 0 = no limit / hand rewards */
+    int64_t *owner;       /* (N, 52) seat dealt each card */
+    int64_t *dealer;      /* (N,) */
+    int64_t *scores;      /* (N, 2) team totals */
+    int64_t *bags;        /* (N, 2) team bag counts */
+    int64_t *hand_count;  /* (N,) hands finished in the running game */
+    float target_feature; /* float32(target / 500) */
+} sp_env;
+
+#define NCARDS 52
+#define NACT 68
+#define HAND_STEPS 56
+
+static void lead_mask(const sp_env *e, int64_t i) {
+    const uint8_t *h = e->hands + i * 4 * NCARDS + e->cur[i] * NCARDS;
+    uint8_t *m = e->mask + i * NACT;
+    int any_ns = 0;
+    for (int c = 0; c < 39; c++) any_ns |= h[c];
+    /* no spade lead before spades are broken, unless the hand holds only spades */
+    int use_ns = any_ns && !e->broken[i];
+    for (int c = 0; c < 39; c++) m[c] = h[c];
+    for (int c = 39; c < NCARDS; c++) m[c] = use_ns ? 0 : h[c];
+    memset(m + NCARDS, 0, NACT - NCARDS);
+}
+
+static void follow_mask(const sp_env *e, int64_t i) {
+    const uint8_t *h = e->hands + i * 4 * NCARDS + e->cur[i] * NCARDS;
+    uint8_t *m = e->mask + i * NACT;
+    int64_t lo = 13 * e->led[i];
+    int any = 0;
+    for (int c = 0; c < 13; c++) any |= h[lo + c];
+    if (any) {
+        memset(m, 0, NCARDS);
+        for (int c = 0; c < 13; c++) m[lo + c] = h[lo + c];
+    } else {
+        memcpy(m, h, NCARDS);
+    }
+}
+
+/* Apply actions a[i] at hand step t (0..55) in every game. Bidding steps and card plays, trick
+ * completion included; the scoring at the end of the hand (t == 55) is left to the caller.
+ * Returns 1 when the hand is over (t == 55), else 0. */
+int sp_step(const sp_env *e, const int64_t *a, int64_t t) {
+    const int64_t n = e->n, row = e->row;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t p = e->cur[i];
+        const int64_t act = a[i];
+        uint8_t *ob = e->obs4 + i * 4 * row;
+        e->actions[i * HAND_STEPS + t] = act;
+        if (t < 4) { /* bidding */
+            const int64_t bid = act - NCARDS;
+            e->bids[i * 4 + p] = bid;
+            for (int o = 0; o < 4; o++) {
+                int64_t base = o * row + e->o_bids + 16 * ((p - o) & 3);
+                ob[base] = 0;           /* "not yet bid" */
+                ob[base + 1 + bid] = 1;
+            }
+            p = (p + 1) & 3;
+            e->cur[i] = p;
+            if (t == 3) { /* the player left of the dealer leads */
+                e->leader[i] = p;
+                for (int o = 0; o < 4; o++) {
+                    ob[o * row + e->o_phase] = 0;
+                    ob[o * row + e->o_phase + 2] = 1;
+                }
+                lead_mask(e, i);
+            }
+            continue;
+        }
+        const int64_t k = t - 4, pos = k & 3, j = k >> 2;
+        const int64_t suit = act / 13;
+        ob[p * row + e->o_hand + act] = 0;
+        for (int o = 0; o < 4; o++) {
+            int64_t r = (p - o) & 3;
+            ob[o * row + e->o_played + 52 * r + act] = 1;
+            int64_t te = o * row + e->o_trick + 52 * r + act;
+            ob[te] = 1;
+            e->trick_obs[i * 16 + 4 * pos + o] = te;
+        }
+        e->hands[i * 4 * NCARDS + p * NCARDS + act] = 0;
+        if (pos == 0) {
+            e->leader[i] = p;
+            e->led[i] = suit;
+            for (int o = 0; o < 4; o++) ob[o * row + e->o_led + suit] = 1;
+            if (e->flb && suit == 3) e->broken[i] = 1;
+        } else {
+            const int64_t led = e->led[i];
+            const uint8_t off = suit != led;
+            e->voids[i * 16 + p * 4 + led] = off;
+            for (int o = 0; o < 4; o++) ob[o * row + e->o_voids + 4 * ((p - o) & 3) + led] = off;
+            if (off && suit == 3) e->broken[i] = 1;  /* a spade played off suit breaks spades */
+        }
+        for (int o = 0; o < 4; o++) ob[o * row + e->o_broken] = e->broken[i];
+        e->trick[i * 4 + pos] = act;
+        if (pos < 3) {
+            e->cur[i] = (p + 1) & 3;
+            follow_mask(e, i);
+            continue;
+        }
+        /* trick complete: the highest spade, else the highest card of the led suit */
+        const int64_t led = e->led[i];
+        int64_t best = -1, wi = 0;
+        for (int q = 0; q < 4; q++) {
+            int64_t c = e->trick[i * 4 + q], cs = c / 13;
+            int64_t v = (cs == 3) * 32 + (cs == led) * 16 + c % 13;
+            if (v > best) { best = v; wi = q; }
+        }
+        const int64_t w = (e->leader[i] + wi) & 3;
+        const int64_t won = ++e->tricks[i * 4 + w];
+        for (int o = 0; o < 4; o++) ob[o * row + e->o_won + ((w - o) & 3)] = (uint8_t)won;
+        for (int q = 0; q < 16; q++) ob[e->trick_obs[i * 16 + q]] = 0;
+        for (int o = 0; o < 4; o++) {
+            ob[o * row + e->o_led + led] = 0;
+            ob[o * row + e->o_tn] = (uint8_t)(j + 1);
+        }
+        e->cur[i] = w;
+        e->leader[i] = w;
+        if (j < 12) lead_mask(e, i);
+    }
+    return t == HAND_STEPS - 1;
+}
+
+/* Observation of the seat to act in every game: marks it in every observer's to_act block, then
+ * writes out[i, :obs_size] (float32) from its uint8 row (tricks_won and trick_number counts / 13)
+ * and its side floats; seat[i] = that seat. */
+void sp_render(const sp_env *e, float *out, int64_t *seat) {
+    const int64_t n = e->n, row = e->row, m = e->obs_size;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t s = e->cur[i];
+        uint8_t *ob = e->obs4 + i * 4 * row;
+        seat[i] = s;
+        for (int o = 0; o < 4; o++) {
+            uint8_t *ta = ob + o * row + e->o_to_act;
+            const int64_t r = (s - o) & 3;
+            for (int q = 0; q < 4; q++) ta[q] = q == r;
+        }
+        const uint8_t *src = ob + s * row;
+        float *dst = out + i * m;
+        for (int64_t q = 0; q < m; q++) dst[q] = (float)src[q];
+        for (int q = 0; q < 4; q++) dst[e->o_won + q] = (float)src[e->o_won + q] / 13.0f;
+        dst[e->o_tn] = (float)src[e->o_tn] / 13.0f;
+        const float *sd = e->side + (i * 4 + s) * 5;
+        for (int q = 0; q < 5; q++) dst[e->o_side + q] = sd[q];
+    }
+}
+
+/* Deal a new hand in every game and rebuild every seat's observation from scratch (the torch
+ * path's SpadesVectorEnv._start_hands). The deal: card perm[k] goes to seat (first + k) % 4, where
+ * perm is the stable ascending argsort of u[i, :52] (uniform floats drawn by the caller from the
+ * env's torch generator) and first is the seat left of the dealer; or holder[i, c] when given. */
+void sp_start_hands(const sp_env *e, const float *u, const int64_t *holder) {
+    const int64_t n = e->n, row = e->row;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t dealer = e->dealer[i], first = (dealer + 1) & 3;
+        int64_t *own = e->owner + i * NCARDS;
+        if (holder) {
+            for (int c = 0; c < NCARDS; c++) own[c] = holder[i * NCARDS + c];
+        } else {
+            const float *ui = u + i * NCARDS;
+            int perm[NCARDS];
+            for (int k = 0; k < NCARDS; k++) { /* stable insertion sort of the indices by u */
+                int m = k;
+                while (m > 0 && ui[perm[m - 1]] > ui[k]) { perm[m] = perm[m - 1]; m--; }
+                perm[m] = k;
+            }
+            for (int k = 0; k < NCARDS; k++) own[perm[k]] = (first + k) & 3;
+        }
+        uint8_t *h = e->hands + i * 4 * NCARDS;
+        memset(h, 0, 4 * NCARDS);
+        for (int c = 0; c < NCARDS; c++) h[own[c] * NCARDS + c] = 1;
+        memset(e->voids + i * 16, 0, 16);
+        for (int q = 0; q < 4; q++) {
+            e->bids[i * 4 + q] = -1;
+            e->tricks[i * 4 + q] = 0;
+            e->trick[i * 4 + q] = 0;
+        }
+        memset(e->trick_obs + i * 16, 0, 16 * sizeof(int64_t));
+        e->broken[i] = 0;
+        e->cur[i] = first;
+        e->leader[i] = first;
+        e->led[i] = 0;
+        memset(e->actions + i * HAND_STEPS, 0, HAND_STEPS * sizeof(int64_t));
+        uint8_t *ob = e->obs4 + i * 4 * row;
+        memset(ob, 0, 4 * row);
+        for (int o = 0; o < 4; o++) {
+            uint8_t *r = ob + o * row;
+            r[e->o_phase] = 1; /* bidding */
+            r[e->o_looked] = 1;
+            memcpy(r + e->o_hand, h + o * NCARDS, NCARDS);
+            for (int q = 0; q < 4; q++) r[e->o_bids + 16 * q] = 1; /* not yet bid */
+            r[e->o_dealer + ((dealer - o) & 3)] = 1;
+            const int mine = o & 1, theirs = 1 - mine;
+            float *sd = e->side + (i * 4 + o) * 5;
+            sd[0] = (float)((double)e->scores[i * 2 + mine] / (double)e->target);
+            sd[1] = (float)((double)e->scores[i * 2 + theirs] / (double)e->target);
+            sd[2] = (float)((double)e->bags[i * 2 + mine] / (double)e->bag_limit);
+            sd[3] = (float)((double)e->bags[i * 2 + theirs] / (double)e->bag_limit);
+            sd[4] = e->target_feature;
+        }
+        uint8_t *m = e->mask + i * NACT;
+        memset(m, 0, NACT);
+        memset(m + NCARDS, 1, 14); /* bids 0 (Nil) .. 13 */
+    }
+}
+
+/* Score the finished hand in every game (RULES.md, Scoring a hand; End of the game), as the torch
+ * path's SpadesVectorEnv._end_hands: rec[i] (27 int32) is the hand's score record, appended to
+ * hist[i, hand_count[i]] (hist: (N, cap, 27) int32, the caller guarantees the room); scores, bags
+ * and hand_count are updated in place; hand_points (N, 2), winner (N,: 0, 1 or -1),
+ * terminated / truncated (N,) bool and rewards (N, 4) float32 by absolute seat are written.
+ * Returns the number of games whose episode ended (terminated or truncated). */
+int64_t sp_end_hands(const sp_env *e, int32_t *rec, int32_t *hist, int64_t cap,
+                     int64_t *hand_points, int64_t *winner, uint8_t *terminated,
+                     uint8_t *truncated, float *rewards) {
+    const int64_t n = e->n;
+    int64_t ended = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t *b = e->bids + i * 4, *k = e->tricks + i * 4;
+        int32_t *r = rec + i * 27;
+        r[0] = (int32_t)e->dealer[i];
+        for (int q = 0; q < 4; q++) { r[1 + q] = (int32_t)b[q]; r[5 + q] = (int32_t)k[q]; }
+        int64_t hp[2], sc[2];
+        for (int t = 0; t < 2; t++) {
+            int64_t contract = 0, taken = 0, nil_points = 0, nil_bags = 0;
+            for (int q = t; q < 4; q += 2) {
+                if (b[q] == 0) {
+                    nil_points += k[q] == 0 ? 1 : -1;
+                    nil_bags += k[q];
+                } else {
+                    contract += b[q];
+                    taken += k[q];
+                }
+            }
+            nil_points *= e->nil_bonus;
+            const int has = contract > 0, made = has && taken >= contract;
+            const int64_t over = taken - contract;
+            const int64_t contract_points = made ? 10 * contract + over
+                                                 : (has ? -10 * contract : 0);
+            const int64_t bags_hand = nil_bags + (made ? over : 0);
+            const int64_t total_bags = e->bags[i * 2 + t] + bags_hand;
+            const int64_t pens = total_bags / e->bag_limit; /* total_bags >= 0 */
+            const int64_t bag_pen = -e->bag_penalty * pens;
+            const int64_t bags_after = total_bags - pens * e->bag_limit;
+            hp[t] = contract_points + nil_points + bag_pen;
+            sc[t] = e->scores[i * 2 + t] + hp[t];
+            int32_t *f = r + 9 + 9 * t;
+            f[0] = (int32_t)contract; f[1] = (int32_t)contract_points;
+            f[2] = has ? made : -1; f[3] = (int32_t)bags_hand; f[4] = (int32_t)nil_points;
+            f[5] = (int32_t)bag_pen; f[6] = (int32_t)hp[t]; f[7] = (int32_t)sc[t];
+            f[8] = (int32_t)bags_after;
+            e->bags[i * 2 + t] = bags_after;
+            e->scores[i * 2 + t] = sc[t];
+            hand_points[i * 2 + t] = hp[t];
+        }
+        const int64_t hc = e->hand_count[i];
+        memcpy(hist + (i * cap + hc) * 27, r, 27 * sizeof(int32_t));
+        e->hand_count[i] = hc + 1;
+        /* end of the game (rules.game_outcome) */
+        int reached[2], lost[2];
+        for (int t = 0; t < 2; t++) {
+            reached[t] = sc[t] >= e->target;
+            lost[t] = e->has_loss && sc[t] <= e->loss_threshold && !reached[t];
+        }
+        const int count = (reached[0] || lost[0]) + (reached[1] || lost[1]);
+        const int win0 = (count == 1 && (reached[0] || lost[1])) || (count == 2 && sc[0] > sc[1]);
+        const int win1 = (count == 1 && (reached[1] || lost[0])) || (count == 2 && sc[1] > sc[0]);
+        const int64_t w = win0 ? 0 : (win1 ? 1 : -1);
+        winner[i] = w;
+        const int term = w >= 0 || (e->hands_per_episode && hc + 1 >= e->hands_per_episode);
+        const int trunc = !term && e->max_hands && hc + 1 >= e->max_hands;
+        terminated[i] = (uint8_t)term;
+        truncated[i] = (uint8_t)trunc;
+        ended += term || trunc;
+        double d;
+        if (!e->reward_game) {
+            d = (double)(hp[0] - hp[1]) / 100.0;
+        } else if (w >= 0) {
+            d = 1.0 - 2.0 * (double)w;
+        } else if (term) {
+            d = (double)((sc[0] > sc[1]) - (sc[0] < sc[1]));
+        } else {
+            d = 0.0;
+        }
+        float *rw = rewards + i * 4;
+        rw[0] = (float)d; rw[1] = (float)(-d); rw[2] = (float)d; rw[3] = (float)(-d);
+    }
+    return ended;
+}
+
+/* Index of the first game whose action a[i] is not in its action mask (or out of 0..67), or -1
+ * when every action is legal. */
+int64_t sp_check(const sp_env *e, const int64_t *a) {
+    for (int64_t i = 0; i < e->n; i++) {
+        if (a[i] < 0 || a[i] >= NACT || !e->mask[i * NACT + a[i]]) return i;
+    }
+    return -1;
+}
