@@ -2,7 +2,8 @@
 
 The kernel (``spades_env/_native/vector_kernel.c``) is plain C with no Python or torch headers. It
 is compiled at first use with the system C compiler (``$CC``, else ``cc``) into a per-user cache
-folder (``$SPADES_ENV_CACHE``, else ``$XDG_CACHE_HOME/spades_env``, else ``~/.cache/spades_env``)
+folder (``$SPADES_ENV_CACHE``, else ``$XDG_CACHE_HOME/spades_env``, else ``~/.cache/spades_env``;
+a per-user folder in the temp dir when that one is not writable)
 under a name made from a hash of the source, the flags and the platform, written atomically (a
 temporary file renamed into place), and loaded with ``ctypes``. When no compiler is found or the
 build fails, ``load_kernel()`` raises ``NativeUnavailable`` with the compiler's message, and the
@@ -58,6 +59,14 @@ def _cache_dir() -> str:
     return d
 
 
+def _writable(d: str) -> bool:
+    try:
+        os.makedirs(d, exist_ok=True)
+        return os.access(d, os.W_OK)
+    except OSError:
+        return False
+
+
 def kernel_path(cc: str | None = None) -> str:
     """Where the compiled kernel for this source, compiler, flags and platform lives."""
     cc = cc or os.environ.get("CC") or "cc"
@@ -65,7 +74,10 @@ def kernel_path(cc: str | None = None) -> str:
         h = hashlib.sha256(f.read())
     h.update(" ".join([cc, *_FLAGS, platform.machine(), platform.system(),
                        sys.implementation.cache_tag or ""]).encode())
-    return os.path.join(_cache_dir(), f"vector_kernel-{h.hexdigest()[:16]}.so")
+    folder = _cache_dir()
+    if not _writable(folder):  # e.g. a read-only home: a per-user folder in the temp dir
+        folder = os.path.join(tempfile.gettempdir(), f"spades_env-{os.getuid()}")
+    return os.path.join(folder, f"vector_kernel-{h.hexdigest()[:16]}.so")
 
 
 def _build(path: str, cc: str) -> None:

@@ -44,6 +44,15 @@ encoder's ``k / 13.0``), with the team-relative scores, bags and target taken fr
 side table. Seat-relative index tables (``(seat - observer) % 4``) are precomputed from
 ``OFFSETS``.
 
+Backends: ``backend="torch"`` does all of the above with tensor ops (CPU or CUDA). On the CPU the
+default is ``"native"``: the same buffers updated by a C kernel (``spades_env/_native/
+vector_kernel.c``, built at first use by ``spades_env.native``), one loop over the games per step
+(bids, card play, trick completion, masks, rendering the observations), per hand start (deal,
+observation rebuild) and per hand end (scoring, game end, rewards). The torch path stays the
+reference: both are checked step by step against the scalar engine, and against each other (same
+deals: card ``perm[k]`` of a stable argsort of uniform floats from the one generator goes to seat
+``(first + k) % 4``). Without a C compiler ``"auto"`` falls back to ``"torch"``.
+
 Speed notes (CPU): use one torch thread on a shared machine (``torch.set_num_threads(1)``; two
 threads contending with other processes ran ~20x slower here). ``copy=False`` (reused output
 buffers) and ``validate=False`` are the fast settings: a fresh multi-MB observation tensor per
@@ -67,7 +76,8 @@ Determinism: every deal and first dealer come from one ``torch.Generator`` on th
 ``seed``, so the same seed gives the same games on every device. The deals are not the scalar
 engine's RNG stream; ``get_game(i)`` rebuilds a ``SpadesGame`` equal to game ``i``'s state.
 
-Version history: 1 (first version).
+Version history: 1 (first version); 1.1 native CPU backend, stable argsort for the deal
+(identical deals except for ties between two of a game's 52 floats).
 """
 
 from __future__ import annotations
