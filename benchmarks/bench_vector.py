@@ -1,7 +1,7 @@
 """Decisions per second of the batched engine (``spades_env.vector``) against OpenSpiel.
 
 For each ``num_envs`` the loop is: a uniformly random legal action per game drawn from the action
-mask (torch), then ``env.step`` -- which returns the observation (float32, ``OBS_SIZE``) and the
+mask (``env.sample_actions``), then ``env.step`` -- which returns the observation (float32, ``OBS_SIZE``) and the
 action mask of the next decision for every game. Decisions/s = ``num_envs * steps / seconds``; the
 figure *without* the random-action draw (env step only) is printed too.
 
@@ -38,14 +38,6 @@ from spades_env.observation import OBS_SIZE
 from spades_env.vector import HAND_STEPS, SpadesVectorEnv
 
 
-def random_legal(mask: torch.Tensor, gen: torch.Generator | None) -> torch.Tensor:
-    """A uniformly random legal action per row: the k-th legal id, k uniform in 0..count-1."""
-    cnt = mask.sum(1, dtype=torch.int32)
-    u = torch.rand(mask.shape[0], generator=gen, device=mask.device)
-    k = (u * cnt).int()
-    return (mask.cumsum(1, dtype=torch.int32) > k[:, None]).int().argmax(1)
-
-
 def sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -62,7 +54,7 @@ def bench_vector(n: int, device: torch.device, hands: int, repeats: int, validat
     gen.manual_seed(0)
     obs, mask, seat = env.reset()
     for _ in range(HAND_STEPS):  # warm-up hand
-        obs, mask, seat, *_ = env.step(random_legal(mask, gen))
+        obs, mask, seat, *_ = env.step(env.sample_actions(gen))
     steps = hands * HAND_STEPS
     full, env_only, os_dps = [], [], []
     for _ in range(repeats):
@@ -72,7 +64,7 @@ def bench_vector(n: int, device: torch.device, hands: int, repeats: int, validat
         t0 = time.perf_counter()
         for _ in range(steps):
             t1 = time.perf_counter()
-            a = random_legal(mask, gen)
+            a = env.sample_actions(gen)
             if device.type == "cuda":
                 sync(device)
             t_sel += time.perf_counter() - t1

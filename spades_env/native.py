@@ -140,5 +140,7 @@ def load_kernel():
         lib.sp_end_hands.restype = ctypes.c_int64
         lib.sp_check.argtypes = [p, vp]
         lib.sp_check.restype = ctypes.c_int64
+        lib.sp_sample.argtypes = [p, vp, vp]
+        lib.sp_sample.restype = None
         _kernel = lib
         return lib

@@ -661,6 +661,29 @@ class SpadesVectorEnv:
         self._render(rows, out)
         return out[0].cpu().numpy()
 
+    def sample_actions(self, generator: torch.Generator | None = None) -> torch.Tensor:
+        """A uniformly random legal action for every game's pending decision: ``(N,)`` int64.
+
+        The ``k``-th legal action id of each mask row with ``k = int(u * count)`` (float32),
+        ``u = torch.rand(N, generator=generator)`` on the env's device (the same ids on both
+        backends for the same ``generator`` state). For random opponents, exploration and
+        benchmarks.
+
+        Raises:
+            RuntimeError: before ``reset``.
+        """
+        if not self._started:
+            raise RuntimeError("call reset() first")
+        n = self.num_envs
+        u = torch.rand(n, generator=generator, device=self.device)
+        if self._kernel is not None:
+            out = torch.empty(n, dtype=torch.int64)
+            self._kernel.sp_sample(self._spenv_ref, u.data_ptr(), out.data_ptr())
+            return out
+        mask = self._mask
+        k = (u * mask.sum(1, dtype=torch.int32)).int()
+        return (mask.cumsum(1, dtype=torch.int32) > k[:, None]).int().argmax(1)
+
     def current(self):
         """``(obs, action_mask, seat)`` of the pending decision in every game."""
         if not self._started:

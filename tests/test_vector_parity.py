@@ -398,3 +398,23 @@ def test_backend_choice_and_errors(monkeypatch, tmp_path):
     assert env.backend == "torch"
     obs, mask, seat = env.reset()
     assert mask[:, 52:66].all()  # the bidding mask: it still works on the torch path
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sample_actions_legal_uniform_and_backend_independent(backend):
+    """``sample_actions`` returns a legal id in every game; on a 14-bid mask each bid comes up about
+    1/14 of the time; both backends give the same ids for the same generator state."""
+    env = SpadesVectorEnv(2000, seed=6, backend=backend)
+    obs, mask, seat = env.reset()
+    a = env.sample_actions(torch.Generator().manual_seed(1))
+    assert a.dtype == torch.int64 and mask.gather(1, a[:, None]).all()
+    counts = torch.bincount(a - 52, minlength=14).float()
+    assert counts.shape == (14,) and (counts > 2000 / 14 * 0.6).all()  # ~143 each
+    ref = SpadesVectorEnv(2000, seed=6, backend="torch")
+    ref.reset()
+    assert torch.equal(ref.sample_actions(torch.Generator().manual_seed(1)), a)
+    for _ in range(30):  # into the card play
+        obs, mask, seat, *_ = env.step(env.sample_actions())
+        assert mask.gather(1, env.sample_actions()[:, None]).all()
+    with pytest.raises(RuntimeError, match="reset"):
+        SpadesVectorEnv(2, backend=backend).sample_actions()

@@ -331,3 +331,19 @@ int64_t sp_check(const sp_env *e, const int64_t *a) {
     }
     return -1;
 }
+
+/* A uniformly random legal action per game: the k-th legal action id of mask row i, with
+ * k = (int)(u[i] * count) in float32 (u uniform in [0, 1) from the caller's generator). */
+void sp_sample(const sp_env *e, const float *u, int64_t *out) {
+    for (int64_t i = 0; i < e->n; i++) {
+        const uint8_t *m = e->mask + i * NACT;
+        int cnt = 0;
+        for (int c = 0; c < NACT; c++) cnt += m[c];
+        int k = (int)(u[i] * (float)cnt);
+        int64_t pick = -1;
+        for (int c = 0; c < NACT; c++) {
+            if (m[c] && k-- == 0) { pick = c; break; }
+        }
+        out[i] = pick;
+    }
+}
