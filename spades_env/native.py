@@ -142,5 +142,7 @@ def load_kernel():
         lib.sp_check.restype = ctypes.c_int64
         lib.sp_sample.argtypes = [p, vp, vp]
         lib.sp_sample.restype = None
+        lib.sp_step_render.argtypes = [p, vp, ctypes.c_int64, vp, vp, vp, vp, vp, vp]
+        lib.sp_step_render.restype = None
         _kernel = lib
         return lib

@@ -304,8 +304,9 @@ class SpadesVectorEnv:
         reward: ``"hand"`` or ``"game"`` (see the module docstring).
         validate: check every action against the mask (one host sync per step); an illegal action
             raises ``ValueError`` naming the game and the reason, before any state changes.
-        copy: return fresh observation tensors (default). ``False`` returns the env's own output
-            buffer, overwritten by the next ``step``.
+        copy: return fresh output tensors (default). ``False`` returns the env's own output
+            buffers (the observation; on the native backend also the seat, and the all-zero
+            rewards and flags of steps that end no hand), overwritten by the next ``step``.
         backend: ``"torch"`` (tensor ops, any device), ``"native"`` (CPU only: the per-step work
             fused in one C loop over the games, ``spades_env.native``; same buffers, same
             results) or ``"auto"`` (default: ``"native"`` on the CPU when the C kernel builds,
@@ -442,6 +443,12 @@ class SpadesVectorEnv:
             hand_count=ptr(self._hand_count),
             target_feature=float(np.float32(r.target_score / 500.0)))
         self._spenv_ref = ctypes.byref(self._spenv)
+        if not self.copy:  # reused outputs: obs, seat, zero rewards, done, terminated, truncated
+            n = self.num_envs
+            self._lean = (self._obs_out, torch.empty(n, dtype=torch.int64), torch.zeros((n, 4)),
+                          torch.zeros(n, dtype=torch.bool), torch.zeros(n, dtype=torch.bool),
+                          torch.zeros(n, dtype=torch.bool))
+            self._lean_ptrs = [x.data_ptr() for x in self._lean]
         return "native"
 
     # ------------------------------------------------------------------ public API
@@ -525,15 +532,29 @@ class SpadesVectorEnv:
             a = a.long()
         t = self._t
         if self._kernel is not None:
+            k = self._kernel
             a = a.contiguous()
             if self.validate:
-                bad = self._kernel.sp_check(self._spenv_ref, a.data_ptr())
+                bad = k.sp_check(self._spenv_ref, a.data_ptr())
                 if bad >= 0:
                     self._illegal(int(bad), int(a[bad]))
-            if self._kernel.sp_step(self._spenv_ref, a.data_ptr(), t):
+            if t == HAND_STEPS - 1:
+                k.sp_step(self._spenv_ref, a.data_ptr(), t)
                 return self._end_hands()
             self._t = t + 1
-            return self._finish_step()
+            if self.copy:
+                obs = torch.empty((n, OBS_SIZE), dtype=torch.float32)
+                seat = torch.empty(n, dtype=torch.int64)
+                k.sp_step_render(self._spenv_ref, a.data_ptr(), t, obs.data_ptr(),
+                                 seat.data_ptr(), None, None, None, None)
+                z = torch.zeros(n, dtype=torch.bool)
+                return obs, self._mask.clone(), seat, torch.zeros((n, 4)), z, \
+                    {"terminated": torch.zeros_like(z), "truncated": torch.zeros_like(z)}
+            # copy=False: the env's own buffers (the all-zero ones re-zeroed in C)
+            k.sp_step_render(self._spenv_ref, a.data_ptr(), t, *self._lean_ptrs)
+            lean = self._lean
+            return lean[0], self._mask, lean[1], lean[2], lean[3], \
+                {"terminated": lean[4], "truncated": lean[5]}
         if self.validate:
             self._check(a)
         c = self._c

@@ -347,3 +347,18 @@ void sp_sample(const sp_env *e, const float *u, int64_t *out) {
         out[i] = pick;
     }
 }
+
+/* sp_step then sp_render in one call, for a step that does not end the hand (t < 55); when rew is
+ * not NULL, also re-zeroes the caller's reused all-zero outputs: rewards (N, 4) float32 and the
+ * flags done, terminated, truncated (N,) bool. */
+void sp_step_render(const sp_env *e, const int64_t *a, int64_t t, float *out, int64_t *seat,
+                    float *rew, uint8_t *done, uint8_t *term, uint8_t *trunc) {
+    sp_step(e, a, t);
+    sp_render(e, out, seat);
+    if (rew) {
+        memset(rew, 0, (size_t)e->n * 4 * sizeof(float));
+        memset(done, 0, (size_t)e->n);
+        memset(term, 0, (size_t)e->n);
+        memset(trunc, 0, (size_t)e->n);
+    }
+}
