@@ -1,7 +1,8 @@
 """Build and load the fused C kernel of the batched engine (``SpadesVectorEnv(backend="native")``).
 
 The kernel (``spades_env/_native/vector_kernel.c``) is plain C with no Python or torch headers. It
-is compiled at first use with the system C compiler (``$CC``, else ``cc``) into a per-user cache
+is compiled at first use with the system C compiler (``$CC``, else ``cc``; with OpenMP when the
+compiler has it, for ``SpadesVectorEnv(threads=...)``) into a per-user cache
 folder (``$SPADES_ENV_CACHE``, else ``$XDG_CACHE_HOME/spades_env``, else ``~/.cache/spades_env``;
 a per-user folder in the temp dir when that one is not writable)
 under a name made from a hash of the source, the flags and the platform, written atomically (a
@@ -25,7 +26,8 @@ import threading
 __all__ = ["NativeUnavailable", "load_kernel", "SpEnv", "kernel_path"]
 
 _SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native", "vector_kernel.c")
-_FLAGS = ["-O3", "-std=c99", "-shared", "-fPIC", "-fno-fast-math"]
+_FLAGS = ["-O3", "-std=c99", "-shared", "-fPIC", "-fno-fast-math", "-Wno-unknown-pragmas"]
+_OPENMP = ["-fopenmp"]  # tried first; without it the kernel is built serial
 _lock = threading.Lock()
 _kernel = None
 _error: str | None = None
@@ -48,7 +50,7 @@ class SpEnv(ctypes.Structure):
             "o_looked", "o_dealer", "target", "bag_limit", "bag_penalty", "nil_bonus", "has_loss",
             "loss_threshold", "hands_per_episode", "max_hands", "reward_game")] + \
         [(name, ctypes.c_void_p) for name in ("owner", "dealer", "scores", "bags", "hand_count")] + \
-        [("target_feature", ctypes.c_float)]
+        [("target_feature", ctypes.c_float), ("threads", ctypes.c_int32)]
 
 
 def _cache_dir() -> str:
@@ -72,7 +74,7 @@ def kernel_path(cc: str | None = None) -> str:
     cc = cc or os.environ.get("CC") or "cc"
     with open(_SRC, "rb") as f:
         h = hashlib.sha256(f.read())
-    h.update(" ".join([cc, *_FLAGS, platform.machine(), platform.system(),
+    h.update(" ".join([cc, *_FLAGS, *_OPENMP, platform.machine(), platform.system(),
                        sys.implementation.cache_tag or ""]).encode())
     folder = _cache_dir()
     if not _writable(folder):  # e.g. a read-only home: a per-user folder in the temp dir
@@ -89,8 +91,11 @@ def _build(path: str, cc: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".build-", suffix=".so")
     os.close(fd)
     try:
-        r = subprocess.run([exe, *_FLAGS, "-o", tmp, _SRC], capture_output=True, text=True,
-                           timeout=120)
+        r = subprocess.run([exe, *_FLAGS, *_OPENMP, "-o", tmp, _SRC], capture_output=True,
+                           text=True, timeout=120)
+        if r.returncode != 0:  # no OpenMP here: a serial build
+            r = subprocess.run([exe, *_FLAGS, "-o", tmp, _SRC], capture_output=True, text=True,
+                               timeout=120)
         if r.returncode != 0:
             raise NativeUnavailable(f"building the C kernel failed ({cc}): "
                                     f"{(r.stderr or r.stdout).strip()[:2000]}")
@@ -144,5 +149,7 @@ def load_kernel():
         lib.sp_sample.restype = None
         lib.sp_step_render.argtypes = [p, vp, ctypes.c_int64, vp, vp, vp, vp, vp, vp]
         lib.sp_step_render.restype = None
+        lib.sp_openmp.argtypes = []
+        lib.sp_openmp.restype = ctypes.c_int
         _kernel = lib
         return lib

@@ -358,9 +358,12 @@ def test_get_game_cache_follows_moves_and_survives_a_mutating_caller():
 
 def test_backends_give_identical_streams():
     """The fused C kernel and the torch ops produce the same observations, masks, seats and
-    rewards step for step from the same seed and actions (copy=False buffers included)."""
-    envs = [SpadesVectorEnv(64, seed=12, rules=Rules(target_score=150), backend=b, copy=c)
-            for b, c in (("torch", True), ("native", True), ("native", False))]
+    rewards step for step from the same seed and actions (copy=False buffers included, and the
+    kernel's loops split over 2 OpenMP threads)."""
+    envs = [SpadesVectorEnv(64, seed=12, rules=Rules(target_score=150), backend=b, copy=c,
+                            threads=th)
+            for b, c, th in (("torch", True, 1), ("native", True, 1), ("native", False, 1),
+                             ("native", False, 2))]
     outs = [e.reset() for e in envs]
     gen = torch.Generator().manual_seed(4)
     for _ in range(3 * HAND_STEPS):
@@ -379,6 +382,8 @@ def test_backend_choice_and_errors(monkeypatch, tmp_path):
         SpadesVectorEnv(2, backend="c++")
     with pytest.raises(ValueError, match="CPU only"):
         SpadesVectorEnv(2, device="cuda", backend="native")
+    with pytest.raises(ValueError, match="threads"):
+        SpadesVectorEnv(2, threads=0)
     assert SpadesVectorEnv(2, backend="torch").backend == "torch"
     # a broken cached library is rebuilt once
     monkeypatch.setenv("SPADES_ENV_CACHE", str(tmp_path))
@@ -418,3 +423,20 @@ def test_sample_actions_legal_uniform_and_backend_independent(backend):
         assert mask.gather(1, env.sample_actions()[:, None]).all()
     with pytest.raises(RuntimeError, match="reset"):
         SpadesVectorEnv(2, backend=backend).sample_actions()
+
+
+def test_openmp_build_when_the_compiler_has_it(tmp_path):
+    """The kernel is built with OpenMP whenever ``cc -fopenmp`` works (so ``threads`` is honoured),
+    not silently serial because of an error in the OpenMP build."""
+    import shutil
+    import subprocess
+    from spades_env import native
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    src = tmp_path / "t.c"
+    src.write_text("#include <omp.h>\nint f(void) { return omp_get_max_threads(); }\n")
+    ok = subprocess.run([cc, "-fopenmp", "-shared", "-fPIC", "-o", str(tmp_path / "t.so"),
+                         str(src)], capture_output=True).returncode == 0
+    assert bool(native.load_kernel().sp_openmp()) == ok
+    assert SpadesVectorEnv(4, threads=2).threads == (2 if ok else 1)

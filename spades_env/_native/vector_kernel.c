@@ -41,7 +41,13 @@ typedef struct {
     int64_t *bags;        /* (N, 2) team bag counts */
     int64_t *hand_count;  /* (N,) hands finished in the running game */
     float target_feature; /* float32(target / 500) */
+    int32_t threads;      /* OpenMP threads for the loops over games (1: serial) */
 } sp_env;
+
+/* Loops over games run on e->threads OpenMP threads when built with -fopenmp (games are
+ * independent: each iteration touches only its own rows). */
+#define PAR_FOR _Pragma("omp parallel for schedule(static) num_threads(e->threads) if(e->threads > 1)")
+
 
 #define NCARDS 52
 #define NACT 68
@@ -78,6 +84,7 @@ static void follow_mask(const sp_env *e, int64_t i) {
  * Returns 1 when the hand is over (t == 55), else 0. */
 int sp_step(const sp_env *e, const int64_t *a, int64_t t) {
     const int64_t n = e->n, row = e->row;
+    PAR_FOR
     for (int64_t i = 0; i < n; i++) {
         int64_t p = e->cur[i];
         const int64_t act = a[i];
@@ -161,6 +168,7 @@ int sp_step(const sp_env *e, const int64_t *a, int64_t t) {
  * and its side floats; seat[i] = that seat. */
 void sp_render(const sp_env *e, float *out, int64_t *seat) {
     const int64_t n = e->n, row = e->row, m = e->obs_size;
+    PAR_FOR
     for (int64_t i = 0; i < n; i++) {
         const int64_t s = e->cur[i];
         uint8_t *ob = e->obs4 + i * 4 * row;
@@ -186,6 +194,7 @@ void sp_render(const sp_env *e, float *out, int64_t *seat) {
  * env's torch generator) and first is the seat left of the dealer; or holder[i, c] when given. */
 void sp_start_hands(const sp_env *e, const float *u, const int64_t *holder) {
     const int64_t n = e->n, row = e->row;
+    PAR_FOR
     for (int64_t i = 0; i < n; i++) {
         const int64_t dealer = e->dealer[i], first = (dealer + 1) & 3;
         int64_t *own = e->owner + i * NCARDS;
@@ -250,6 +259,7 @@ int64_t sp_end_hands(const sp_env *e, int32_t *rec, int32_t *hist, int64_t cap,
                      uint8_t *truncated, float *rewards) {
     const int64_t n = e->n;
     int64_t ended = 0;
+    _Pragma("omp parallel for schedule(static) num_threads(e->threads) if(e->threads > 1) reduction(+:ended)")
     for (int64_t i = 0; i < n; i++) {
         const int64_t *b = e->bids + i * 4, *k = e->tricks + i * 4;
         int32_t *r = rec + i * 27;
@@ -335,6 +345,7 @@ int64_t sp_check(const sp_env *e, const int64_t *a) {
 /* A uniformly random legal action per game: the k-th legal action id of mask row i, with
  * k = (int)(u[i] * count) in float32 (u uniform in [0, 1) from the caller's generator). */
 void sp_sample(const sp_env *e, const float *u, int64_t *out) {
+    PAR_FOR
     for (int64_t i = 0; i < e->n; i++) {
         const uint8_t *m = e->mask + i * NACT;
         int cnt = 0;
@@ -361,4 +372,13 @@ void sp_step_render(const sp_env *e, const int64_t *a, int64_t t, float *out, in
         memset(term, 0, (size_t)e->n);
         memset(trunc, 0, (size_t)e->n);
     }
+}
+
+/* 1 when built with OpenMP (the threads field is used), else 0. */
+int sp_openmp(void) {
+#ifdef _OPENMP
+    return 1;
+#else
+    return 0;
+#endif
 }
