@@ -19,7 +19,8 @@ output tensors each step) and ``lean`` (``validate=False, copy=False``: the env'
 are reused; fresh multi-MB tensors per step cost page faults).
 
 Backends (``--backends``): ``torch`` (tensor ops, CPU or CUDA) and ``native`` (the fused C kernel of
-``spades_env.native``, CPU only), timed in the same run.
+``spades_env.native``, CPU only; ``native/T`` = with T OpenMP threads, ``--kernel-threads 1 2``),
+timed in the same run.
 
 Usage: ``python benchmarks/bench_vector.py [--sizes 256 1024 4096] [--device cpu|cuda]
 [--backends torch native] [--threads 1] [--hands 2] [--repeats 3] [--mallopt]``
@@ -44,12 +45,12 @@ def sync(device: torch.device) -> None:
 
 
 def bench_vector(n: int, device: torch.device, hands: int, repeats: int, validate: bool,
-                 copy: bool, os_seconds: float, backend: str = "torch"):
+                 copy: bool, os_seconds: float, backend: str = "torch", threads: int = 1):
     """Median decisions/s of ``repeats`` timed runs of ``hands`` hands, each run paired with an
     OpenSpiel run of ``os_seconds`` just before it (ratios are medians of the paired ratios, so a
     change in machine load hits both sides)."""
     env = SpadesVectorEnv(n, device=device, seed=0, validate=validate, copy=copy,
-                          backend=backend)
+                          backend=backend, threads=threads)
     gen = torch.Generator(device=device)
     gen.manual_seed(0)
     obs, mask, seat = env.reset()
@@ -139,6 +140,8 @@ def main() -> None:
                     help="OpenSpiel seconds before each timed run")
     ap.add_argument("--backends", nargs="+", default=["torch", "native"],
                     help="SpadesVectorEnv backends to time (native: the fused C kernel, CPU only)")
+    ap.add_argument("--kernel-threads", type=int, nargs="+", default=[1],
+                    help="OpenMP thread counts to time for the native backend (e.g. 1 2)")
     ap.add_argument("--mallopt", action="store_true",
                     help="glibc: keep freed memory (mmap threshold 256 MiB, no trimming), so fresh "
                          "per-step output tensors do not page-fault; process-wide, Linux only")
@@ -155,26 +158,28 @@ def main() -> None:
     modes = (("default", True, True), ("lean", False, False))
     rows = []
     backends = [b for b in args.backends if b == "torch" or device.type == "cpu"]
+    runs = [(b, 1) for b in backends if b == "torch"]
+    runs += [("native", t) for t in args.kernel_threads if "native" in backends]
     for n in args.sizes:
-        for backend in backends:
+        for backend, threads in runs:
             for name, validate, copy in modes:
                 r = bench_vector(n, device, args.hands, args.repeats, validate, copy,
-                                 args.openspiel_seconds, backend)
+                                 args.openspiel_seconds, backend, threads)
                 r["mode"] = name
-                r["backend"] = backend
+                r["backend"] = backend if backend == "torch" else f"native/{threads}"
                 rows.append(r)
     if rows[0]["os"] is None:
         print("pyspiel not installed: no OpenSpiel figures")
     print("OpenSpiel: spades random loop without observations, measured before each timed run; "
           "ratios are medians of the paired ratios")
-    print(f"{'num_envs':>9} {'backend':>8} {'mode':>8} {'decisions/s':>13} {'env step only':>14} "
+    print(f"{'num_envs':>9} {'backend':>9} {'mode':>8} {'decisions/s':>13} {'env step only':>14} "
           f"{'OpenSpiel':>10} {'ratio':>6} {'ratio env':>9} {'bytes/game':>11} "
           f"{'obs-copy ceiling':>17}")
     for r in rows:
         os_txt = f"{r['os']:,.0f}" if r["os"] else "-"
         ratio = f"{r['ratio']:.2f}" if r["ratio"] else "-"
         ratio_env = f"{r['ratio_env']:.2f}" if r["ratio_env"] else "-"
-        print(f"{r['n']:>9} {r['backend']:>8} {r['mode']:>8} {r['dps']:>13,.0f} {r['dps_env']:>14,.0f} "
+        print(f"{r['n']:>9} {r['backend']:>9} {r['mode']:>8} {r['dps']:>13,.0f} {r['dps_env']:>14,.0f} "
               f"{os_txt:>10} {ratio:>6} {ratio_env:>9} {r['bytes_per_game']:>11,.0f} "
               f"{r['copy_ceiling']:>17,.0f}")
 

@@ -455,6 +455,8 @@ class raw_env(AECEnv, EzPickle):
                           history=history, rules=rules, **rule_fields)
         super().__init__()
         _check_options(render_mode, reward, hands_per_episode, max_hands, self.metadata)
+        if not isinstance(history, (bool, np.bool_)):
+            raise ValueError(f"history must be True or False, got {history!r}")
         self.rules = _make_rules(rules, rule_fields)
         self.render_mode = render_mode
         self.reward_mode = reward

@@ -348,7 +348,11 @@ class SpadesVectorEnv:
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
             raise ValueError(f"threads must be an int >= 1, got {threads!r}")
         self.num_envs = n = int(num_envs)
-        self.device = torch.device(device)
+        try:
+            self.device = torch.device(device)
+        except (RuntimeError, TypeError) as e:
+            raise ValueError(f"device must be a torch device such as 'cpu' or 'cuda', got "
+                             f"{device!r} ({e})") from None
         if backend == "native" and self.device.type != "cpu":
             raise ValueError(f"backend='native' runs on the CPU only, not on {self.device}")
         self.rules = rules

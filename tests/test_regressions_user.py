@@ -152,3 +152,20 @@ def test_make_bot_rejects_bad_options_and_missing_checkpoint_with_value_error():
         make_bot("easy", samples=5)
     with pytest.raises(ValueError, match="no checkpoint file"):
         make_bot("checkpoint:/nonexistent/agent.pt")
+
+
+def test_env_history_must_be_a_bool():
+    """Regression: env(history="no") was taken as truthy and silently grew the observation."""
+    from spades_env import spades_v0
+    for bad in ("no", 1, None):
+        with pytest.raises(ValueError, match="history must be True or False"):
+            spades_v0.env(history=bad)
+    assert spades_v0.env(history=False).observation_space("player_0")["observation"].shape == (575,)
+
+
+def test_vector_env_bad_device_is_a_value_error():
+    """Regression: SpadesVectorEnv(device="tpu") leaked torch's RuntimeError."""
+    with pytest.raises(ValueError, match="device must be a torch device"):
+        SpadesVectorEnv(2, device="tpu")
+    with pytest.raises(ValueError, match="device must be"):
+        SpadesVectorEnv(2, device=3.5)
