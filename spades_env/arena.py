@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import stats
 
-from .engine import Phase, SpadesGame
+from .engine import IllegalActionError, Phase, SpadesGame
 from .rules import Rules
 
 __all__ = ["SideStats", "ArenaResult", "play_match", "write_json_atomic", "jsonable", "main"]
@@ -86,6 +86,7 @@ class SideStats:
     sec_per_decision_mean: float = float("nan")
     sec_per_decision_median: float = float("nan")
     _bid_total: int = field(default=0, repr=False)
+    _bag_penalty_points: int = field(default=0, repr=False)  # <= 0, included in points
     _times: list = field(default_factory=list, repr=False)
 
 
@@ -104,9 +105,10 @@ class ArenaResult:
         point_diff_ci: Student-t 95% interval of that mean (nan with fewer than 2 pairs).
         pair_diffs: the per-pair differences per hand (list of floats, in pair order).
         bag_adjusted_diff / bag_adjusted_ci: in ``hands`` mode, the same difference with every bag
-            also charged its long-run cost ``bag_penalty / bag_limit`` (10 points): single hands
-            from 0-0 never reach the bag penalty, so the plain difference counts a bag as +1
-            point. nan in ``games`` mode, where the penalty is played out.
+            charged its long-run cost ``bag_penalty / bag_limit`` (10 points) in place of any bag
+            penalty it tripped: single hands from 0-0 reach the penalty only with a very low
+            ``bag_limit``, so the plain difference counts a bag as +1 point. nan in ``games``
+            mode, where the penalty is played out.
         pair_seeds: the game seed of each pair (both games of a pair use the same deals).
         seconds: wall time of the match.
     """
@@ -131,6 +133,7 @@ class ArenaResult:
         d = asdict(self)
         for s in d["sides"]:
             s.pop("_bid_total", None)
+            s.pop("_bag_penalty_points", None)
             s.pop("_times", None)
         return d
 
@@ -229,7 +232,12 @@ def _play_one(game: SpadesGame, seat_players: list, seat_side: list, sides, hand
         t0 = perf()
         action = seat_players[p].act(view)
         times[seat_side[p]].append(perf() - t0)
-        game.apply(action)  # raises IllegalActionError for a bad action
+        try:
+            game.apply(action)
+        except IllegalActionError as e:
+            side = "A (team0)" if seat_side[p] == 0 else "B (team1)"
+            raise ValueError(f"side {side} in seat {p} returned an illegal action {action!r}: "
+                             f"{e}") from None
     if game.phase == Phase.GAME_OVER:
         return False, seat_side[game.winner]  # winner team t = the side on seat t
     return False, None
@@ -246,6 +254,7 @@ def _record_hands(game: SpadesGame, seat_side: list, sides) -> list[int]:
             st.points += ts.hand_points
             pts[side] += ts.hand_points
             st.bags += ts.bags
+            st._bag_penalty_points += ts.bag_penalty
             st._bid_total += ts.contract
             if ts.contract > 0:
                 st.contracts += 1
@@ -264,7 +273,8 @@ def _record_hands(game: SpadesGame, seat_side: list, sides) -> list[int]:
 
 # --------------------------------------------------------------------------- match
 _SUMMED = ("hands", "points", "contracts", "contracts_made", "contracts_set", "nil_bids",
-           "nil_made", "blind_nil_bids", "blind_nil_made", "bags", "_bid_total")
+           "nil_made", "blind_nil_bids", "blind_nil_made", "bags", "_bid_total",
+           "_bag_penalty_points")
 
 
 def _merge_side(into: SideStats, part: SideStats) -> None:
@@ -339,8 +349,9 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
         progress: show a tqdm progress bar.
         names: labels for the two sides (default: the bot names).
         workers: processes playing pairs in parallel (``spawn`` start method; both players must
-            then be ``make_bot`` names). The result is the same for any worker count (each pair's
-            seeds derive from ``seed`` and its index alone), except the decision times.
+            then be ``make_bot`` names, and a script calling this must guard its entry point with
+            ``if __name__ == "__main__":``). The result is the same for any worker count (each
+            pair's seeds derive from ``seed`` and its index alone), except the decision times.
     Raises:
         ValueError: a bad count, an unknown bot name, or a player returning an illegal action
             (``IllegalActionError``).
@@ -348,20 +359,25 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
     rules = rules if rules is not None else Rules()
     if not isinstance(rules, Rules):
         raise ValueError(f"rules must be a spades_env.Rules, got {type(rules).__name__}")
-    if not isinstance(hand_cap, int) or hand_cap < 1:
+    if isinstance(hand_cap, bool) or not isinstance(hand_cap, (int, np.integer)) or hand_cap < 1:
         raise ValueError(f"hand_cap must be a positive int, got {hand_cap!r}")
+    hand_cap = int(hand_cap)
+    if names is not None and (not isinstance(names, (tuple, list)) or len(names) != 2):
+        raise ValueError(f"names must be two labels (side A, side B), got {names!r}")
     if hands is not None:
-        if not isinstance(hands, int) or hands < 2:
+        if isinstance(hands, bool) or not isinstance(hands, (int, np.integer)) or hands < 2:
             raise ValueError(f"hands must be an int >= 2, got {hands!r}")
-        pairs, mode = hands, "hands"
+        pairs, mode = int(hands), "hands"
     else:
-        if not isinstance(games, int) or games < 2 or games % 2:
+        if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 2 \
+                or games % 2:
             raise ValueError(f"games must be an even int >= 2 (duplicate pairs), got {games!r}")
-        pairs, mode = games // 2, "games"
+        pairs, mode = int(games) // 2, "games"
     if seed is not None and (not isinstance(seed, (int, np.integer)) or seed < 0):
         raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
-    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+    if not isinstance(workers, (int, np.integer)) or isinstance(workers, bool) or workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
+    workers = int(workers)
     if workers > 1:
         for spec in (team0, team1):
             if not isinstance(spec, str):
@@ -433,10 +449,15 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
     mean, ci = _mean_ci(d)
     adj_mean, adj_ci = float("nan"), (float("nan"), float("nan"))
     if mode == "hands":
+        # each bag at bag_penalty / bag_limit instead of any penalty it tripped this hand
         bag_cost = rules.bag_penalty / rules.bag_limit
-        bag_diffs = np.asarray([(r[0][0].bags - r[0][1].bags) / max(1, r[0][0].hands)
-                                for r in results], dtype=float)
-        adj_mean, adj_ci = _mean_ci(d - bag_cost * bag_diffs)
+
+        def charge(st: SideStats) -> float:
+            return bag_cost * st.bags + st._bag_penalty_points
+
+        adj = np.asarray([(charge(r[0][0]) - charge(r[0][1])) / max(1, r[0][0].hands)
+                          for r in results], dtype=float)
+        adj_mean, adj_ci = _mean_ci(d - adj)
     return ArenaResult(
         mode=mode, seed=None if seed is None else int(seed), rules=rules.to_dict(),
         hand_cap=hand_cap, games=n_games, pairs=pairs, truncated=truncated, sides=sides,

@@ -17,6 +17,7 @@ import ctypes
 import hashlib
 import os
 import platform
+import shlex
 import shutil
 import subprocess
 import sys
@@ -83,22 +84,25 @@ def kernel_path(cc: str | None = None) -> str:
 
 
 def _build(path: str, cc: str) -> None:
-    exe = shutil.which(cc)
+    cmd = shlex.split(cc)  # $CC may carry arguments ("ccache gcc")
+    exe = shutil.which(cmd[0]) if cmd else None
     if exe is None:
         raise NativeUnavailable(f"no C compiler: {cc!r} not found (set $CC)")
+    cmd[0] = exe
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".build-", suffix=".so")
     os.close(fd)
     try:
-        r = subprocess.run([exe, *_FLAGS, *_OPENMP, "-o", tmp, _SRC], capture_output=True,
+        r = subprocess.run([*cmd, *_FLAGS, *_OPENMP, "-o", tmp, _SRC], capture_output=True,
                            text=True, timeout=120)
         if r.returncode != 0:  # no OpenMP here: a serial build
-            r = subprocess.run([exe, *_FLAGS, "-o", tmp, _SRC], capture_output=True, text=True,
+            r = subprocess.run([*cmd, *_FLAGS, "-o", tmp, _SRC], capture_output=True, text=True,
                                timeout=120)
         if r.returncode != 0:
-            raise NativeUnavailable(f"building the C kernel failed ({cc}): "
-                                    f"{(r.stderr or r.stdout).strip()[:2000]}")
+            out = (r.stderr or r.stdout).strip()[:2000] or "(no output)"
+            raise NativeUnavailable(f"building the C kernel failed ({cc}, exit status "
+                                    f"{r.returncode}): {out}")
         os.replace(tmp, path)
     except (OSError, subprocess.SubprocessError) as e:
         raise NativeUnavailable(f"building the C kernel failed: {e}") from None
@@ -135,7 +139,7 @@ def load_kernel():
             raise NativeUnavailable(_error) from None
         p = ctypes.POINTER(SpEnv)
         lib.sp_step.argtypes = [p, ctypes.c_void_p, ctypes.c_int64]
-        lib.sp_step.restype = ctypes.c_int
+        lib.sp_step.restype = ctypes.c_int64
         lib.sp_render.argtypes = [p, ctypes.c_void_p, ctypes.c_void_p]
         lib.sp_render.restype = None
         vp = ctypes.c_void_p
@@ -148,7 +152,7 @@ def load_kernel():
         lib.sp_sample.argtypes = [p, vp, vp]
         lib.sp_sample.restype = None
         lib.sp_step_render.argtypes = [p, vp, ctypes.c_int64, vp, vp, vp, vp, vp, vp]
-        lib.sp_step_render.restype = None
+        lib.sp_step_render.restype = ctypes.c_int64
         lib.sp_openmp.argtypes = []
         lib.sp_openmp.restype = ctypes.c_int
         _kernel = lib

@@ -12,6 +12,11 @@ from dataclasses import asdict, dataclass, fields
 from .cards import SPADES_MASK, Suit
 
 
+# Bound on the size of every integer switch: game totals stay far inside the int32 score records
+# of the batched engine (and the int64 arithmetic of its C kernel).
+RULES_INT_MAX = 10 ** 6
+
+
 @dataclass(frozen=True)
 class Rules:
     """Variant switches of the ``standard`` profile (RULES.md); every default is the spec's.
@@ -54,10 +59,17 @@ class Rules:
             raise ValueError(f"Rules.bag_limit must be positive, got {self.bag_limit}")
         if self.bag_penalty < 0 or self.nil_bonus < 0 or self.blind_nil_bonus < 0:
             raise ValueError("Rules.bag_penalty, nil_bonus and blind_nil_bonus must be >= 0")
+        for name in ("target_score", "bag_limit", "bag_penalty", "nil_bonus", "blind_nil_bonus"):
+            if getattr(self, name) > RULES_INT_MAX:
+                raise ValueError(f"Rules.{name} must be at most {RULES_INT_MAX}, got "
+                                 f"{getattr(self, name)}")
         lt = self.loss_threshold
         if lt is not None:
             if not isinstance(lt, int) or isinstance(lt, bool):
                 raise ValueError(f"Rules.loss_threshold must be an int or None, got {lt!r}")
+            if lt < -RULES_INT_MAX:
+                raise ValueError(f"Rules.loss_threshold must be at least {-RULES_INT_MAX}, "
+                                 f"got {lt}")
             if lt >= self.target_score:
                 raise ValueError(
                     f"Rules.loss_threshold ({lt}) must be below target_score ({self.target_score})"

@@ -304,9 +304,14 @@ class SpadesVectorEnv:
         reward: ``"hand"`` or ``"game"`` (see the module docstring).
         validate: check every action against the mask (one host sync per step); an illegal action
             raises ``ValueError`` naming the game and the reason, before any state changes.
-        copy: return fresh output tensors (default). ``False`` returns the env's own output
-            buffers (the observation; on the native backend also the seat, and the all-zero
-            rewards and flags of steps that end no hand), overwritten by the next ``step``.
+            ``False`` skips that check: the actions must be legal, else the games' state is
+            undefined (never memory-unsafe: the native kernel still refuses, with the same
+            ``ValueError`` and no change, an id that is not a bid while bidding or not a card in
+            play; the torch path relies on torch's index checks).
+        copy: return fresh output tensors (default). ``False`` returns the env's own
+            observation and mask buffers, overwritten by the next ``step`` (on the native backend
+            the all-zero rewards and flags of a step that ends no hand are reused too, and zeroed
+            again every step); the seat is always fresh.
         backend: ``"torch"`` (tensor ops, any device), ``"native"`` (CPU only: the per-step work
             fused in one C loop over the games, ``spades_env.native``; same buffers, same
             results) or ``"auto"`` (default: ``"native"`` on the CPU when the C kernel builds,
@@ -345,8 +350,9 @@ class SpadesVectorEnv:
             raise ValueError(f"seed must be an int, got {seed!r}")
         if backend not in ("auto", "torch", "native"):
             raise ValueError(f"backend must be 'auto', 'torch' or 'native', got {backend!r}")
-        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-            raise ValueError(f"threads must be an int >= 1, got {threads!r}")
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) \
+                or not 1 <= threads <= 256:
+            raise ValueError(f"threads must be an int in 1..256, got {threads!r}")
         self.num_envs = n = int(num_envs)
         try:
             self.device = torch.device(device)
@@ -371,24 +377,11 @@ class SpadesVectorEnv:
         # trick_number (divided by 13 on output); scores, bags and target live in _side
         self._obs4 = torch.zeros((n, 4 * ROW), dtype=torch.uint8, device=dev)
         self._side = torch.zeros((n, 4, 5), dtype=torch.float32, device=dev)  # by observer
-        self._side_rows = self._side.view(-1, 5)
-        self._obs4v = self._obs4.view(n, 4, ROW)
         self._mask = torch.zeros((n, NUM_ACTIONS), dtype=torch.bool, device=dev)
-        # views written every step (made once: slicing costs Python time)
-        o, v = OFFSETS, self._obs4v
-        self._v_rows = self._obs4.view(-1, ROW).view(torch.int64)  # (4N, ROW / 8)
-        self._v_broken = v[:, :, o["spades_broken"][0]]
-        self._v_trick_number = v[:, :, o["trick_number"][0]]
-        self._v_to_act = v[:, :, o["to_act"][0]:o["to_act"][1]]
-        self._v_phase_bid = v[:, :, o["phase"][0]]
-        self._v_phase_play = v[:, :, o["phase"][0] + 2]
-        self._mask_cards = self._mask[:, :NUM_CARDS]
-        self._mask_rest = self._mask[:, NUM_CARDS:]
         self._obs_out = None if self.copy else \
             torch.zeros((n, OBS_SIZE), dtype=torch.float32, device=dev)
         self._gather = torch.zeros((n, ROW // 8), dtype=torch.int64, device=dev)
         self._hands = torch.zeros((n, 4 * NUM_CARDS), dtype=torch.bool, device=dev)
-        self._hands_rows = self._hands.view(-1, NUM_CARDS)
         self._owner = torch.zeros((n, NUM_CARDS), **i64)
         self._voids = torch.zeros((n, 16), dtype=torch.bool, device=dev)
         self._bids = torch.zeros((n, 4), **i64)
@@ -412,6 +405,7 @@ class SpadesVectorEnv:
         self._mirror: dict = {}  # env -> (serial, cached SpadesGame, moves applied to it)
         self._started = False
         self._game_ids = torch.zeros(n, **i64)  # games started in each env (for get_game seeds)
+        self._make_views()
         self._kernel = None
         self.threads = 1
         self.backend = self._pick_backend(backend, int(threads))
@@ -430,6 +424,20 @@ class SpadesVectorEnv:
             if backend == "native":
                 raise
             return "torch"
+        if self._kernel.sp_openmp():
+            self.threads = threads
+        if not self.copy:  # reused outputs: obs, zero rewards, done, terminated, truncated
+            n = self.num_envs
+            self._lean = (self._obs_out, torch.zeros((n, 4), dtype=torch.float32),
+                          torch.zeros(n, dtype=torch.bool), torch.zeros(n, dtype=torch.bool),
+                          torch.zeros(n, dtype=torch.bool))
+        self._bind_native()
+        return "native"
+
+    def _bind_native(self) -> None:
+        """Point the kernel's ``sp_env`` struct at this env's tensors (after building the env, and
+        after unpickling or deep-copying it: the tensors are new then)."""
+        from . import native
         o, r = OFFSETS, self.rules
         ptr = lambda x: x.data_ptr()  # noqa: E731  (tensors allocated once, updated in place)
         self._spenv = native.SpEnv(
@@ -451,18 +459,46 @@ class SpadesVectorEnv:
             reward_game=int(self.reward == "game"), owner=ptr(self._owner),
             dealer=ptr(self._dealer), scores=ptr(self._scores), bags=ptr(self._bags),
             hand_count=ptr(self._hand_count),
-            target_feature=float(np.float32(r.target_score / 500.0)))
-        if self._kernel.sp_openmp():
-            self.threads = threads
-        self._spenv.threads = self.threads
+            target_feature=float(np.float32(r.target_score / 500.0)), threads=self.threads)
         self._spenv_ref = ctypes.byref(self._spenv)
-        if not self.copy:  # reused outputs: obs, seat, zero rewards, done, terminated, truncated
-            n = self.num_envs
-            self._lean = (self._obs_out, torch.empty(n, dtype=torch.int64), torch.zeros((n, 4)),
-                          torch.zeros(n, dtype=torch.bool), torch.zeros(n, dtype=torch.bool),
-                          torch.zeros(n, dtype=torch.bool))
-            self._lean_ptrs = [x.data_ptr() for x in self._lean]
-        return "native"
+        if not self.copy:
+            self._lean_ptrs = [x.data_ptr() for x in self._lean[1:]]
+
+    def _make_views(self) -> None:
+        """Views of the state tensors written every step (made once: slicing costs Python time;
+        made again after unpickling, which does not keep views tied to their base)."""
+        n, o = self.num_envs, OFFSETS
+        self._side_rows = self._side.view(-1, 5)
+        self._obs4v = v = self._obs4.view(n, 4, ROW)
+        self._v_rows = self._obs4.view(-1, ROW).view(torch.int64)  # (4N, ROW / 8)
+        self._v_broken = v[:, :, o["spades_broken"][0]]
+        self._v_trick_number = v[:, :, o["trick_number"][0]]
+        self._v_to_act = v[:, :, o["to_act"][0]:o["to_act"][1]]
+        self._v_phase_bid = v[:, :, o["phase"][0]]
+        self._v_phase_play = v[:, :, o["phase"][0] + 2]
+        self._mask_cards = self._mask[:, :NUM_CARDS]
+        self._mask_rest = self._mask[:, NUM_CARDS:]
+        self._hands_rows = self._hands.view(-1, NUM_CARDS)
+
+    _NATIVE_ATTRS = ("_kernel", "_spenv", "_spenv_ref", "_lean_ptrs")
+    _VIEWS = ("_side_rows", "_obs4v", "_v_rows", "_v_broken", "_v_trick_number", "_v_to_act",
+              "_v_phase_bid", "_v_phase_play", "_mask_cards", "_mask_rest", "_hands_rows")
+
+    def __getstate__(self) -> dict:
+        """Pickle / deep-copy support: the ctypes handles are dropped and rebuilt on load."""
+        drop = self._NATIVE_ATTRS + self._VIEWS
+        return {k: v for k, v in self.__dict__.items() if k not in drop}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._make_views()
+        if not self.copy and self.backend == "native":  # the reused output is the obs buffer
+            self._lean = (self._obs_out, *self._lean[1:])
+        self._kernel = None
+        if self.backend == "native":
+            from . import native
+            self._kernel = native.load_kernel()
+            self._bind_native()
 
     # ------------------------------------------------------------------ public API
     def reset(self, seed: int | None = None, holder=None, dealer=None):
@@ -486,8 +522,13 @@ class SpadesVectorEnv:
         if (holder is None) != (dealer is None):
             raise ValueError("give both holder and dealer (a given first deal), or neither")
         if holder is not None:
-            holder = torch.as_tensor(holder).to(device=self.device, dtype=torch.int64)
-            dealer = torch.as_tensor(dealer).to(device=self.device, dtype=torch.int64)
+            holder, dealer = torch.as_tensor(holder), torch.as_tensor(dealer)
+            if holder.dtype.is_floating_point or dealer.dtype.is_floating_point \
+                    or holder.dtype == torch.bool or dealer.dtype == torch.bool:
+                raise ValueError(f"holder and dealer must hold integer seats, got dtypes "
+                                 f"{holder.dtype} and {dealer.dtype}")
+            holder = holder.to(device=self.device, dtype=torch.int64)
+            dealer = dealer.to(device=self.device, dtype=torch.int64)
             if holder.shape != (n, NUM_CARDS) or dealer.shape != (n,):
                 raise ValueError(f"holder must have shape ({n}, 52) and dealer ({n},), got "
                                  f"{tuple(holder.shape)} and {tuple(dealer.shape)}")
@@ -552,22 +593,31 @@ class SpadesVectorEnv:
                 if bad >= 0:
                     self._illegal(int(bad), int(a[bad]))
             if t == HAND_STEPS - 1:
-                k.sp_step(self._spenv_ref, a.data_ptr(), t)
+                r = k.sp_step(self._spenv_ref, a.data_ptr(), t)
+                if r < 0:
+                    self._illegal(-1 - r, int(a[-1 - r]))
                 return self._end_hands()
-            self._t = t + 1
+            seat = torch.empty(n, dtype=torch.int64)
             if self.copy:
                 obs = torch.empty((n, OBS_SIZE), dtype=torch.float32)
-                seat = torch.empty(n, dtype=torch.int64)
-                k.sp_step_render(self._spenv_ref, a.data_ptr(), t, obs.data_ptr(),
-                                 seat.data_ptr(), None, None, None, None)
+                r = k.sp_step_render(self._spenv_ref, a.data_ptr(), t, obs.data_ptr(),
+                                     seat.data_ptr(), None, None, None, None)
+                if r < 0:
+                    self._illegal(-1 - r, int(a[-1 - r]))
+                self._t = t + 1
                 z = torch.zeros(n, dtype=torch.bool)
-                return obs, self._mask.clone(), seat, torch.zeros((n, 4)), z, \
-                    {"terminated": torch.zeros_like(z), "truncated": torch.zeros_like(z)}
-            # copy=False: the env's own buffers (the all-zero ones re-zeroed in C)
-            k.sp_step_render(self._spenv_ref, a.data_ptr(), t, *self._lean_ptrs)
+                return obs, self._mask.clone(), seat, torch.zeros((n, 4), dtype=torch.float32), \
+                    z, {"terminated": torch.zeros_like(z), "truncated": torch.zeros_like(z)}
+            # copy=False: the env's own obs and mask; the all-zero rewards and flags of a step
+            # that ends no hand are reused too (re-zeroed in C each step)
             lean = self._lean
-            return lean[0], self._mask, lean[1], lean[2], lean[3], \
-                {"terminated": lean[4], "truncated": lean[5]}
+            r = k.sp_step_render(self._spenv_ref, a.data_ptr(), t, lean[0].data_ptr(),
+                                 seat.data_ptr(), *self._lean_ptrs)
+            if r < 0:
+                self._illegal(-1 - r, int(a[-1 - r]))
+            self._t = t + 1
+            return lean[0], self._mask, seat, lean[1], lean[2], \
+                {"terminated": lean[3], "truncated": lean[4]}
         if self.validate:
             self._check(a)
         c = self._c
@@ -681,10 +731,12 @@ class SpadesVectorEnv:
     def observe(self, i: int, seat: int) -> np.ndarray:
         """Observation of any ``seat`` (acting or not) in game ``i``: ``(OBS_SIZE,)`` float32 numpy
         array, equal to ``observation.encode(get_game(i).view(seat))``."""
-        if seat not in (0, 1, 2, 3):
-            raise ValueError(f"seat must be 0..3, got {seat!r}")
-        if not 0 <= int(i) < self.num_envs:
-            raise ValueError(f"env index must be in 0..{self.num_envs - 1}, got {i!r}")
+        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) \
+                or seat not in (0, 1, 2, 3):
+            raise ValueError(f"seat must be an int in 0..3, got {seat!r}")
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) \
+                or not 0 <= i < self.num_envs:
+            raise ValueError(f"env index must be an int in 0..{self.num_envs - 1}, got {i!r}")
         if not self._started:
             raise RuntimeError("call reset() first")
         seat = int(seat)
@@ -709,7 +761,7 @@ class SpadesVectorEnv:
         if not self._started:
             raise RuntimeError("call reset() first")
         n = self.num_envs
-        u = torch.rand(n, generator=generator, device=self.device)
+        u = torch.rand(n, generator=generator, device=self.device, dtype=torch.float32)
         if self._kernel is not None:
             out = torch.empty(n, dtype=torch.int64)
             self._kernel.sp_sample(self._spenv_ref, u.data_ptr(), out.data_ptr())
@@ -797,11 +849,28 @@ class SpadesVectorEnv:
             raise ValueError(f"corrupt vector-env state: started must be a bool, got {started!r}")
         for k, v in tensors.items():
             cur = getattr(self, k)
-            if k != "_hist" and (v.shape != cur.shape or v.dtype != cur.dtype):
+            if k == "_hist":
+                ok = v.dim() == 3 and v.shape[0] == self.num_envs and v.shape[1] >= 1 \
+                    and v.shape[2] == _HIST_WIDTH and v.dtype == torch.int32
+                want = f"({self.num_envs}, H >= 1, {_HIST_WIDTH}) torch.int32"
+            else:
+                ok = v.shape == cur.shape and v.dtype == cur.dtype
+                want = f"{tuple(cur.shape)} {cur.dtype}"
+            if not ok:
                 raise ValueError(f"corrupt vector-env state: {k} has shape {tuple(v.shape)} "
-                                 f"{v.dtype}, expected {tuple(cur.shape)} {cur.dtype}")
+                                 f"{v.dtype}, expected {want}")
         if not 0 <= t < HAND_STEPS:
             raise ValueError(f"corrupt vector-env state: hand step {t}")
+        # values used as indices (by the C kernel too) must be in range
+        limits = {"_cur": (0, 3), "_leader": (0, 3), "_led": (0, 3), "_dealer": (0, 3),
+                  "_owner": (0, 3), "_bids": (-1, MAX_BID), "_tricks": (0, NUM_TRICKS),
+                  "_trick": (0, NUM_CARDS - 1), "_trick_obs": (0, 4 * ROW - 1),
+                  "_actions": (0, NUM_ACTIONS - 1), "_bags": (0, self.rules.bag_limit - 1),
+                  "_hand_count": (0, tensors["_hist"].shape[1]), "_game_ids": (0, None)}
+        for k, (lo, hi) in limits.items():
+            v = tensors[k]
+            if v.numel() and (int(v.min()) < lo or (hi is not None and int(v.max()) > hi)):
+                raise ValueError(f"corrupt vector-env state: {k} values outside {lo}..{hi}")
         for k, v in tensors.items():
             if k == "_hist":
                 self._hist = v.to(self.device).contiguous().clone()
@@ -894,7 +963,8 @@ class SpadesVectorEnv:
         ``holder`` ``(N, 52)`` when given."""
         n, c, dev = self.num_envs, self._c, self.device
         if self._kernel is not None:
-            u = None if holder is not None else torch.rand((n, NUM_CARDS), generator=self._gen)
+            u = None if holder is not None else torch.rand((n, NUM_CARDS), generator=self._gen,
+                                                           dtype=torch.float32)
             if holder is not None:
                 holder = holder.contiguous()
             self._kernel.sp_start_hands(self._spenv_ref, None if u is None else u.data_ptr(),
@@ -905,7 +975,7 @@ class SpadesVectorEnv:
         first = (self._dealer + 1) & 3
         if holder is None:
             # card perm[k] to seat (first + k) % 4; a stable sort, as the C kernel's
-            perm = torch.rand((n, NUM_CARDS), generator=self._gen).argsort(
+            perm = torch.rand((n, NUM_CARDS), generator=self._gen, dtype=torch.float32).argsort(
                 dim=1, stable=True).to(dev)
             self._owner.scatter_(1, perm, (first[:, None] + c.deal_seat[None, :]) & 3)
         else:

@@ -182,3 +182,36 @@ def test_hands_mode_bag_adjusted_difference():
     assert "long-run cost" in res.summary()
     games = play_match("medium", "easy", games=2, seed=4, rules=SHORT)
     assert np.isnan(games.bag_adjusted_diff)
+
+
+def test_bag_adjusted_difference_replaces_a_tripped_penalty():
+    """With bag_limit 2 single hands do trip the bag penalty (100 points per 2 bags): the adjusted
+    difference charges every bag 100 / 2 = 50 points *instead of* the penalty taken, not on top of
+    it: per side, points - penalty points - 50 * bags."""
+    rules = Rules(bag_limit=2)
+    res = play_match("medium", "easy", hands=30, seed=4, rules=rules)
+    a, b = res.sides
+    assert a._bag_penalty_points < 0 or b._bag_penalty_points < 0  # penalties were tripped
+
+    def charge(st):
+        return 50.0 * st.bags + st._bag_penalty_points
+
+    want = res.point_diff_per_hand - (charge(a) - charge(b)) / (2 * 30)
+    assert res.bag_adjusted_diff == pytest.approx(want)
+
+
+def test_more_bad_match_arguments_and_an_illegal_move_names_the_side():
+    with pytest.raises(ValueError, match="names must be two labels"):
+        play_match("easy", "easy", games=2, names=("x",))
+    with pytest.raises(ValueError, match="hand_cap"):
+        play_match("easy", "easy", games=2, hand_cap=True)
+    assert play_match("easy", "easy", games=np.int64(2), workers=np.int64(1)).games == 2
+
+    class Cheater:
+        name = "cheater"
+
+        def act(self, view):
+            return 67
+
+    with pytest.raises(ValueError, match=r"side B \(team1\) in seat \d returned an illegal action"):
+        play_match("easy", Cheater(), hands=2)

@@ -169,3 +169,144 @@ def test_vector_env_bad_device_is_a_value_error():
         SpadesVectorEnv(2, device="tpu")
     with pytest.raises(ValueError, match="device must be"):
         SpadesVectorEnv(2, device=3.5)
+
+
+# ---- the native (C kernel) vector backend, found by a user trying to break it -----------------
+
+def test_vector_out_of_phase_ids_refused_even_without_validation():
+    """validate=False once let a native env write outside its buffers (id 2**40: segfault; a
+    bid id during play removed a card from another game). The kernel checks every id against the
+    phase now: a ValueError naming the game, and nothing changed. (The torch path is memory-safe
+    by torch's own index checks; with validate=False its state after an illegal id is undefined,
+    as documented.)"""
+    backend = "native"
+    env = SpadesVectorEnv(4, seed=3, backend=backend, validate=False)
+    env.reset()
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(5):
+        env.step(env.sample_actions(gen))
+    before = env.state_dict()
+    for bad in (2 ** 40, -1, 68, 100000, 64):  # 64: a bid id while cards are played
+        a = env.sample_actions(gen)
+        a[1] = bad
+        with pytest.raises(ValueError, match="illegal action"):
+            env.step(a)
+        after = env.state_dict()
+        for k, v in before.items():
+            if isinstance(v, torch.Tensor):
+                assert torch.equal(v, after[k]), (bad, k)
+    a = env.sample_actions(gen)
+    a[3] = 64
+    with pytest.raises(ValueError, match="illegal action 64 in env 3"):
+        env.step(a)
+
+
+def test_vector_native_under_float64_default_dtype():
+    """torch.set_default_dtype(float64) made the native kernel read float64 memory as float32
+    (illegal sampled ids, other deals, float64 rewards)."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        envs = [SpadesVectorEnv(16, seed=2, backend=b) for b in ("native", "torch")]
+        outs = [e.reset() for e in envs]
+        for _ in range(60):
+            assert torch.equal(outs[0][0], outs[1][0]) and torch.equal(outs[0][1], outs[1][1])
+            acts = [e.sample_actions(torch.Generator().manual_seed(1)) for e in envs]
+            assert torch.equal(acts[0], acts[1])
+            assert outs[0][1].gather(1, acts[0][:, None]).all()
+            outs = [e.step(a) for e, a in zip(envs, acts)]
+            assert outs[0][3].dtype == torch.float32 and outs[1][3].dtype == torch.float32
+    finally:
+        torch.set_default_dtype(old)
+
+
+def test_vector_corrupt_state_dict_values_are_refused():
+    """A state with a short score history, an out-of-range hand count or seat crashed the
+    native kernel (glibc abort / segfault); every index-like value is range-checked now."""
+    env = SpadesVectorEnv(4, seed=1)
+    env.reset()
+    for _ in range(70):
+        env.step(env.sample_actions())
+    good = env.state_dict()
+    cases = {
+        "_hist": good["_hist"][:1],
+        "_cur": torch.full_like(good["_cur"], 1000),
+        "_hand_count": torch.full_like(good["_hand_count"], -50),
+        "_trick_obs": torch.full_like(good["_trick_obs"], 10 ** 6),
+    }
+    for k, v in cases.items():
+        bad = dict(good, **{k: v})
+        with pytest.raises(ValueError, match="corrupt vector-env state"):
+            env.load_state_dict(bad)
+    bad = dict(good, _hist=good["_hist"].long())
+    with pytest.raises(ValueError, match="_hist"):
+        env.load_state_dict(bad)
+    env.load_state_dict(good)  # and the good one still loads
+    env.step(env.sample_actions())
+
+
+@pytest.mark.parametrize("backend", ["native", "torch"])
+def test_vector_env_pickles_and_deep_copies(backend):
+    """A native env could not be deep-copied or pickled (ctypes pointers), and a copy's views of
+    its buffers came loose from them; copies are independent and continue exactly (observe()
+    too, which reads through those views)."""
+    import copy
+    import pickle
+    env = SpadesVectorEnv(8, seed=1, copy=False, backend=backend)
+    env.reset()
+    for _ in range(20):
+        env.step(env.sample_actions(torch.Generator().manual_seed(3)))
+    twins = [copy.deepcopy(env), pickle.loads(pickle.dumps(env))]
+    assert all(t.backend == backend and t._obs4.data_ptr() != env._obs4.data_ptr() for t in twins)
+    for _ in range(80):
+        acts = env.sample_actions(torch.Generator().manual_seed(5))
+        outs = [e.step(acts) for e in (env, *twins)]
+        for o in outs[1:]:
+            assert torch.equal(o[0], outs[0][0]) and torch.equal(o[2], outs[0][2])
+        for t in twins:
+            assert np.array_equal(t.observe(2, 1), env.observe(2, 1))
+    twins[0].step(twins[0].sample_actions())  # moving a copy leaves the original alone
+    assert twins[0].hand_step != env.hand_step
+
+
+def test_vector_copy_false_seat_is_fresh_and_threads_bounded():
+    """copy=False reused the seat tensor on the native backend only; seat is fresh on both now.
+    threads is bounded (threads=2000 made libgomp exit the process)."""
+    for backend in ("native", "torch"):
+        env = SpadesVectorEnv(4, seed=0, copy=False, backend=backend)
+        obs, mask, seat = env.reset()
+        prev = seat
+        keep = seat.clone()
+        obs2, mask2, seat2, *_ = env.step(env.sample_actions())
+        assert torch.equal(prev, keep) and seat2 is not prev
+        assert obs2 is obs and mask2 is mask  # the documented reused buffers
+    for bad in (0, 257, 2000, True):
+        with pytest.raises(ValueError, match="threads"):
+            SpadesVectorEnv(2, threads=bad)
+
+
+def test_rules_integer_switches_are_bounded():
+    """Rules accepted integers beyond int64, which the native kernel wrapped silently."""
+    from spades_env import Rules
+    from spades_env.rules import RULES_INT_MAX
+    for kw in ({"target_score": 2 ** 63}, {"bag_limit": 2 ** 63}, {"nil_bonus": RULES_INT_MAX + 1},
+               {"loss_threshold": -2 ** 63 - 5}):
+        with pytest.raises(ValueError, match="must be at (most|least)"):
+            Rules(**kw)
+    assert Rules(target_score=RULES_INT_MAX, loss_threshold=-RULES_INT_MAX).target_score == 10 ** 6
+
+
+def test_vector_observe_and_given_deal_argument_types():
+    """observe() accepted seat=True / 1.7 / "0"; reset() truncated float holder values."""
+    env = SpadesVectorEnv(2, seed=0)
+    env.reset()
+    for bad in (True, 1.7, "0", 4):
+        with pytest.raises(ValueError, match="seat must be an int"):
+            env.observe(0, bad)
+    with pytest.raises(ValueError, match="env index"):
+        env.observe(1.0, 0)
+    holder = torch.arange(52).repeat(2, 1) % 4
+    with pytest.raises(ValueError, match="integer seats"):
+        env.reset(holder=holder.double() + 0.4, dealer=torch.zeros(2))
+    obs, mask, seat = env.reset(holder=holder, dealer=torch.zeros(2, dtype=torch.long))
+    assert seat.tolist() == [1, 1] and env.observe(0, 1).shape == (575,)

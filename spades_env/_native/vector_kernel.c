@@ -81,9 +81,17 @@ static void follow_mask(const sp_env *e, int64_t i) {
 
 /* Apply actions a[i] at hand step t (0..55) in every game. Bidding steps and card plays, trick
  * completion included; the scoring at the end of the hand (t == 55) is left to the caller.
- * Returns 1 when the hand is over (t == 55), else 0. */
-int sp_step(const sp_env *e, const int64_t *a, int64_t t) {
+ * Every id is first checked against the phase (a bid 52..65 while bidding, a card 0..51 in play),
+ * even when the caller does not validate legality, so no id can index outside the buffers: a bad
+ * one changes nothing and returns -1 - (its game). Otherwise returns 1 when the hand is over
+ * (t == 55), else 0. */
+int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
     const int64_t n = e->n, row = e->row;
+    const int64_t lo = t < 4 ? NCARDS : 0, hi = t < 4 ? NCARDS + 13 : NCARDS - 1;
+    if (t < 0 || t >= HAND_STEPS) return -1;
+    for (int64_t i = 0; i < n; i++) {
+        if (a[i] < lo || a[i] > hi) return -1 - i;
+    }
     PAR_FOR
     for (int64_t i = 0; i < n; i++) {
         int64_t p = e->cur[i];
@@ -362,9 +370,10 @@ void sp_sample(const sp_env *e, const float *u, int64_t *out) {
 /* sp_step then sp_render in one call, for a step that does not end the hand (t < 55); when rew is
  * not NULL, also re-zeroes the caller's reused all-zero outputs: rewards (N, 4) float32 and the
  * flags done, terminated, truncated (N,) bool. */
-void sp_step_render(const sp_env *e, const int64_t *a, int64_t t, float *out, int64_t *seat,
-                    float *rew, uint8_t *done, uint8_t *term, uint8_t *trunc) {
-    sp_step(e, a, t);
+int64_t sp_step_render(const sp_env *e, const int64_t *a, int64_t t, float *out, int64_t *seat,
+                       float *rew, uint8_t *done, uint8_t *term, uint8_t *trunc) {
+    const int64_t r = sp_step(e, a, t);
+    if (r < 0) return r;
     sp_render(e, out, seat);
     if (rew) {
         memset(rew, 0, (size_t)e->n * 4 * sizeof(float));
@@ -372,6 +381,7 @@ void sp_step_render(const sp_env *e, const int64_t *a, int64_t t, float *out, in
         memset(term, 0, (size_t)e->n);
         memset(trunc, 0, (size_t)e->n);
     }
+    return 0;
 }
 
 /* 1 when built with OpenMP (the threads field is used), else 0. */
