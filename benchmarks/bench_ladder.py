@@ -74,12 +74,12 @@ def _load(path: str) -> tuple[dict, dict]:
     return d.get("pairs", {}), d.get("ablations", {})
 
 
-def _row(upper: str, lower: str, res) -> dict:
+def _row(upper: str, lower: str, res, workers: int = 1) -> dict:
     a, b = res.sides
     lo, hi = res.point_diff_ci
     return {
         "upper": upper, "lower": lower, "mode": res.mode, "pairs": res.pairs, "games": res.games,
-        "seed": res.seed, "truncated": res.truncated, "hands": a.hands,
+        "seed": res.seed, "workers": workers, "truncated": res.truncated, "hands": a.hands,
         "games_won": [a.games_won, b.games_won], "win_rate": a.win_rate,
         "win_ci": list(a.win_ci), "diff": res.point_diff_per_hand, "diff_ci": [lo, hi],
         "beats": bool(lo > 0),
@@ -160,7 +160,9 @@ def render(pairs: dict, ablations: dict | None = None) -> str:
             f"{r['bags_per_hand'][0]:.2f} / {r['bags_per_hand'][1]:.2f} | "
             f"{r['nil'][0][0]} ({r['nil'][0][1]}) / {r['nil'][1][0]} ({r['nil'][1][1]}) | "
             f"{r['ms_median'][0]:.3f} / {r['ms_median'][1]:.3f} | "
-            f"seed {r['seed']}, {r['seconds']:.0f} s, {r['date']} |")
+            f"seed {r['seed']}, "
+            f"{'%d processes, ' % r['workers'] if r.get('workers', 1) > 1 else ''}"
+            f"{r['seconds']:.0f} s, {r['date']} |")
     lines += ["", "## Decision time (median over the matches, time spent in `act`)", "",
               "| level | median ms / decision | mean ms / decision | limit (issue 4) | within |",
               "|---|---|---|---|---|"]
@@ -247,7 +249,7 @@ def main(argv=None) -> int:
         res = play_match(upper, lower, seed=args.seed, progress=not args.no_progress,
                          workers=args.workers, **kw)
         print(res.summary(), flush=True)
-        stored[key] = _row(upper, lower, res)
+        stored[key] = _row(upper, lower, res, args.workers)
         _save(json_path, args.out, stored, ablations)
     if args.ablations:
         ablations = run_ablations(args.ablations, args.seed)
