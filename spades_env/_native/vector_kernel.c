@@ -350,18 +350,30 @@ int64_t sp_check(const sp_env *e, const int64_t *a) {
     return -1;
 }
 
+/* Number of 1 bytes in a word of 0/1 bytes. */
+static inline int bytesum(uint64_t w) { return (int)((w * 0x0101010101010101ULL) >> 56); }
+
 /* A uniformly random legal action per game: the k-th legal action id of mask row i, with
- * k = (int)(u[i] * count) in float32 (u uniform in [0, 1) from the caller's generator). */
+ * k = (int)(u[i] * count) in float32 (u uniform in [0, 1) from the caller's generator). The mask
+ * bytes (0/1) are counted eight at a time. */
 void sp_sample(const sp_env *e, const float *u, int64_t *out) {
     PAR_FOR
     for (int64_t i = 0; i < e->n; i++) {
         const uint8_t *m = e->mask + i * NACT;
+        uint64_t w[9];
+        memcpy(w, m, 64);
+        w[8] = 0;
+        memcpy(&w[8], m + 64, NACT - 64);
         int cnt = 0;
-        for (int c = 0; c < NACT; c++) cnt += m[c];
+        for (int q = 0; q < 9; q++) cnt += bytesum(w[q]);
         int k = (int)(u[i] * (float)cnt);
         int64_t pick = -1;
-        for (int c = 0; c < NACT; c++) {
-            if (m[c] && k-- == 0) { pick = c; break; }
+        for (int q = 0; q < 9 && pick < 0; q++) {
+            const int c = bytesum(w[q]);
+            if (k >= c) { k -= c; continue; }
+            for (int b = 0; b < 8; b++) {
+                if (m[8 * q + b] && k-- == 0) { pick = 8 * q + b; break; }
+            }
         }
         out[i] = pick;
     }
