@@ -440,3 +440,25 @@ def test_openmp_build_when_the_compiler_has_it(tmp_path):
                          str(src)], capture_output=True).returncode == 0
     assert bool(native.load_kernel().sp_openmp()) == ok
     assert SpadesVectorEnv(4, threads=2).threads == (2 if ok else 1)
+
+
+def test_native_deal_matches_stable_argsort_with_ties():
+    """The kernel deals card c to seat (first + rank of u[c]) % 4 with ties broken by card id:
+    the same deal as the torch path's stable argsort, even for equal floats (rare from
+    torch.rand, forced here, and at 0.0)."""
+    env = SpadesVectorEnv(64, seed=0, backend="native")
+    env.reset()
+    u = torch.rand((64, 52), generator=torch.Generator().manual_seed(2))
+    u[:, 10] = u[:, 3]
+    u[:, 40] = u[:, 3]
+    u[:, 0] = 0.0
+    u[:, 51] = 0.0
+    u[5] = 0.5  # a whole row tied: dealt in card order
+    env._kernel.sp_start_hands(env._spenv_ref, u.data_ptr(), None)
+    first = (env.dealer + 1) & 3
+    perm = u.argsort(dim=1, stable=True)
+    want = torch.empty((64, 52), dtype=torch.int64)
+    want.scatter_(1, perm, (first[:, None] + torch.arange(52)[None, :]) & 3)
+    assert torch.equal(env._owner, want)
+    assert env._owner[5].tolist() == [(int(first[5]) + c) % 4 for c in range(52)]
+    assert (env._hands.view(64, 4, 52).sum(2) == 13).all()

@@ -199,7 +199,8 @@ void sp_render(const sp_env *e, float *out, int64_t *seat) {
 /* Deal a new hand in every game and rebuild every seat's observation from scratch (the torch
  * path's SpadesVectorEnv._start_hands). The deal: card perm[k] goes to seat (first + k) % 4, where
  * perm is the stable ascending argsort of u[i, :52] (uniform floats drawn by the caller from the
- * env's torch generator) and first is the seat left of the dealer; or holder[i, c] when given. */
+ * env's torch generator) and first is the seat left of the dealer, i.e. card c goes to seat
+ * (first + its rank in that order) % 4; or holder[i, c] when given. */
 void sp_start_hands(const sp_env *e, const float *u, const int64_t *holder) {
     const int64_t n = e->n, row = e->row;
     PAR_FOR
@@ -210,13 +211,15 @@ void sp_start_hands(const sp_env *e, const float *u, const int64_t *holder) {
             for (int c = 0; c < NCARDS; c++) own[c] = holder[i * NCARDS + c];
         } else {
             const float *ui = u + i * NCARDS;
-            int perm[NCARDS];
-            for (int k = 0; k < NCARDS; k++) { /* stable insertion sort of the indices by u */
-                int m = k;
-                while (m > 0 && ui[perm[m - 1]] > ui[k]) { perm[m] = perm[m - 1]; m--; }
-                perm[m] = k;
+            /* card c's place in the stable ascending order of u: the number of cards j with
+             * u[j] < u[c], or u[j] == u[c] and j < c (branch-free, vectorizable) */
+            for (int c = 0; c < NCARDS; c++) {
+                const float uc = ui[c];
+                int rank = 0;
+                for (int j = 0; j < c; j++) rank += ui[j] <= uc;
+                for (int j = c + 1; j < NCARDS; j++) rank += ui[j] < uc;
+                own[c] = (first + rank) & 3;
             }
-            for (int k = 0; k < NCARDS; k++) own[perm[k]] = (first + k) & 3;
         }
         uint8_t *h = e->hands + i * 4 * NCARDS;
         memset(h, 0, 4 * NCARDS);
@@ -353,27 +356,35 @@ int64_t sp_check(const sp_env *e, const int64_t *a) {
 /* Number of 1 bytes in a word of 0/1 bytes. */
 static inline int bytesum(uint64_t w) { return (int)((w * 0x0101010101010101ULL) >> 56); }
 
+/* Index (0..7) of the k-th (0-based) 1 byte of a word of 0/1 bytes (k < bytesum(w)): the number
+ * of bytes whose running sum is still <= k, compared byte-wise without borrows (sums <= 8). */
+static inline int kth_byte(uint64_t w, int k) {
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    const uint64_t pre = w * ones; /* byte j = sum of bytes 0..j */
+    const uint64_t le = (((uint64_t)k * ones | high) - pre) & high;
+    return bytesum(le >> 7);
+}
+
 /* A uniformly random legal action per game: the k-th legal action id of mask row i, with
  * k = (int)(u[i] * count) in float32 (u uniform in [0, 1) from the caller's generator). The mask
- * bytes (0/1) are counted eight at a time. */
+ * bytes (0/1) are counted and searched eight at a time. */
 void sp_sample(const sp_env *e, const float *u, int64_t *out) {
     PAR_FOR
     for (int64_t i = 0; i < e->n; i++) {
         const uint8_t *m = e->mask + i * NACT;
         uint64_t w[9];
+        int c[9];
         memcpy(w, m, 64);
         w[8] = 0;
         memcpy(&w[8], m + 64, NACT - 64);
         int cnt = 0;
-        for (int q = 0; q < 9; q++) cnt += bytesum(w[q]);
+        for (int q = 0; q < 9; q++) { c[q] = bytesum(w[q]); cnt += c[q]; }
         int k = (int)(u[i] * (float)cnt);
         int64_t pick = -1;
-        for (int q = 0; q < 9 && pick < 0; q++) {
-            const int c = bytesum(w[q]);
-            if (k >= c) { k -= c; continue; }
-            for (int b = 0; b < 8; b++) {
-                if (m[8 * q + b] && k-- == 0) { pick = 8 * q + b; break; }
-            }
+        if (cnt) {
+            int q = 0;
+            while (k >= c[q]) { k -= c[q]; q++; }
+            pick = 8 * q + kth_byte(w[q], k);
         }
         out[i] = pick;
     }
