@@ -373,7 +373,8 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
                 or games % 2:
             raise ValueError(f"games must be an even int >= 2 (duplicate pairs), got {games!r}")
         pairs, mode = int(games) // 2, "games"
-    if seed is not None and (not isinstance(seed, (int, np.integer)) or seed < 0):
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
+                             or seed < 0):
         raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
     if not isinstance(workers, (int, np.integer)) or isinstance(workers, bool) or workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
@@ -405,13 +406,22 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor, as_completed
             ctx = multiprocessing.get_context("spawn")  # fork is unsafe with torch threads
-            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+            try:
                 futs = {pool.submit(_play_pair, team0, team1, rules, mode, hand_cap,
                                     pair_seqs[i]): i for i in range(pairs)}
                 for f in as_completed(futs):
                     results[futs[f]] = f.result()
                     if bar is not None:
                         bar.update(2)
+            except BaseException:
+                # Ctrl-C or a failed pair: drop the queued pairs, stop the workers, re-raise
+                procs = list((getattr(pool, "_processes", None) or {}).values())
+                pool.shutdown(wait=False, cancel_futures=True)
+                for proc in procs:
+                    proc.terminate()
+                raise
+            pool.shutdown(wait=True)
     finally:
         if bar is not None:
             bar.close()
@@ -551,6 +561,9 @@ def main(argv=None) -> int:
     except (ValueError, OSError) as e:  # OSError: e.g. checkpoint:PATH with no file there
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
     print(result.summary())
     if args.json:
         try:

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import weakref
 
 __all__ = ["NativeUnavailable", "load_kernel", "SpEnv", "kernel_path"]
 
@@ -32,6 +33,45 @@ _OPENMP = ["-fopenmp"]  # tried first; without it the kernel is built serial
 _lock = threading.Lock()
 _kernel = None
 _error: str | None = None
+_omp_used = False  # a kernel with threads > 1 was set up in this process
+_omp_unsafe = False  # this process was forked after that: OpenMP would hang here
+_envs: "weakref.WeakSet" = weakref.WeakSet()  # native envs alive in this process
+
+
+def note_openmp_use() -> None:
+    """Record that a multi-threaded kernel was set up (see ``openmp_unsafe``)."""
+    global _omp_used
+    _omp_used = True
+
+
+def openmp_unsafe() -> bool:
+    """True in a process forked after this one's parent used OpenMP threads: libgomp's thread pool
+    does not survive ``fork``, so kernels here run serial (``threads`` becomes 1)."""
+    return _omp_unsafe
+
+
+def track(env) -> None:
+    """Remember a native env so that a fork can make it serial in the child."""
+    _envs.add(env)
+
+
+def _after_fork_in_child() -> None:
+    """The kernel's OpenMP runtime is torch's own libgomp (same soname, already loaded), whose
+    thread pool is gone in a forked child: a parallel region there would wait forever. So a child
+    forked after a multi-threaded kernel ran uses one thread, in the kernel and in torch (as
+    torch's DataLoader workers do)."""
+    global _omp_unsafe
+    if _omp_used:
+        _omp_unsafe = True
+        for env in list(_envs):
+            env._serial_after_fork()
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            torch.set_num_threads(1)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class NativeUnavailable(RuntimeError):

@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass, fields
 from .cards import SPADES_MASK, Suit
 
 
-# Bound on the size of every integer switch: game totals stay far inside the int32 score records
-# of the batched engine (and the int64 arithmetic of its C kernel).
+# Bound on the size of every integer switch, so that game totals stay far inside the int64 score
+# records and arithmetic of the batched engine (its C kernel too) over any number of hands.
 RULES_INT_MAX = 10 ** 6
 
 

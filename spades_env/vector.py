@@ -81,7 +81,8 @@ Determinism: every deal and first dealer come from one ``torch.Generator`` on th
 ``seed``, so the same seed gives the same games on every device. The deals are not the scalar
 engine's RNG stream; ``get_game(i)`` rebuilds a ``SpadesGame`` equal to game ``i``'s state.
 
-Version history: 1 (first version); 1.1 native CPU backend, stable argsort for the deal
+Version history: 1 (first version); 1.2 int64 score records (int32 ones are widened on load);
+1.1 native CPU backend, stable argsort for the deal
 (identical deals except for ties between two of a game's 52 floats).
 """
 
@@ -104,7 +105,7 @@ _SIDE = (OFFSETS["scores"][0], OFFSETS["target"][1])  # scores, bags, target: co
 assert OFFSETS["bags"] == (_SIDE[0] + 2, _SIDE[0] + 4) and OFFSETS["target"][0] == _SIDE[0] + 4
 ROW = -(-OBS_SIZE // 8) * 8  # bytes per seat row of the uint8 buffer, padded to gather as int64
 
-# Columns of a per-hand score record (int32 rows of ``SpadesVectorEnv._hist``): dealer, 4 bids,
+# Columns of a per-hand score record (int64 rows of ``SpadesVectorEnv._hist``): dealer, 4 bids,
 # 4 tricks, then 9 fields for team 0 and the same 9 for team 1 (as ``rules.TeamScore``).
 _HIST_FIELDS = (
     "dealer", "bid0", "bid1", "bid2", "bid3", "tricks0", "tricks1", "tricks2", "tricks3",
@@ -153,7 +154,7 @@ class FinalResults:
         winner: ``(k,)`` int64, winning team 0/1, or -1 (truncated, or a hands_per_episode end).
         truncated: ``(k,)`` bool.
         num_hands: ``(k,)`` int64, hands played.
-        table: ``(k, H, 27)`` int32 per-hand score records (first ``num_hands[j]`` rows valid).
+        table: ``(k, H, 27)`` int64 per-hand score records (first ``num_hands[j]`` rows valid).
 
     ``results()`` turns them into dicts with ``HandResult`` score tables (same as the scalar
     engine's ``hand_results``).
@@ -195,7 +196,7 @@ class FinalResults:
 
 
 def _hand_result(rec, hand_number: int) -> HandResult:
-    """``HandResult`` from one int32 score record (row of the history tensor)."""
+    """``HandResult`` from one int64 score record (row of the history tensor)."""
     rec = [int(x) for x in rec]
     bids = tuple(rec[_H["bid0"]:_H["bid0"] + 4])
     tricks = tuple(rec[_H["tricks0"]:_H["tricks0"] + 4])
@@ -310,9 +311,10 @@ class SpadesVectorEnv:
         validate: check every action against the mask (one host sync per step); an illegal action
             raises ``ValueError`` naming the game and the reason, before any state changes.
             ``False`` skips that check: the actions must be legal, else the games' state is
-            undefined (never memory-unsafe: the native kernel still refuses, with the same
-            ``ValueError`` and no change, an id that is not a bid while bidding or not a card in
-            play; the torch path relies on torch's index checks).
+            undefined. It is never memory-unsafe: the native kernel still refuses an id that is
+            not a bid while bidding or not a card in play (the same ``ValueError``, nothing
+            changed); the torch path relies on torch's index checks, which may raise
+            ``IndexError`` after part of the step was applied, or let an id through.
         copy: return fresh output tensors (default). ``False`` returns the env's own
             observation and mask buffers, overwritten by the next ``step`` (on the native backend
             the all-zero rewards and flags of a step that ends no hand are reused too, and zeroed
@@ -323,7 +325,9 @@ class SpadesVectorEnv:
             else ``"torch"``). The choice is in ``self.backend``.
         threads: native backend only: OpenMP threads sharing the loop over games (default 1;
             more pays from about 1024 games on an otherwise idle machine; ignored when the
-            kernel was built without OpenMP, see ``self.threads``).
+            kernel was built without OpenMP, see ``self.threads``). The kernel shares torch's
+            OpenMP runtime, whose thread pool does not survive ``fork``: in a process forked
+            after a multi-threaded kernel ran, kernels and torch run on one thread.
 
     Raises:
         ValueError: bad arguments (the message names the argument), or ``backend="native"`` on a
@@ -404,7 +408,7 @@ class SpadesVectorEnv:
         self._actions = torch.zeros((n, HAND_STEPS), **i64)  # this hand's moves, for get_game
         # per-hand score records of the running games; grows (doubling) when a game gets longer
         cap = 8 if self.hands_per_episode is None else min(8, self.hands_per_episode)
-        self._hist = torch.zeros((n, cap, _HIST_WIDTH), dtype=torch.int32, device=dev)
+        self._hist = torch.zeros((n, cap, _HIST_WIDTH), dtype=torch.int64, device=dev)
         self._t = 0
         self._serial = 0  # hands dealt (all games deal together)
         self._mirror: dict = {}  # env -> (serial, cached SpadesGame, moves applied to it)
@@ -412,7 +416,8 @@ class SpadesVectorEnv:
         self._game_ids = torch.zeros(n, **i64)  # games started in each env (for get_game seeds)
         self._make_views()
         self._kernel = None
-        self.threads = 1
+        self._threads = 1
+        self._backend_request = backend
         self.backend = self._pick_backend(backend, int(threads))
 
     # ------------------------------------------------------------------ set-up
@@ -429,14 +434,17 @@ class SpadesVectorEnv:
             if backend == "native":
                 raise
             return "torch"
-        if self._kernel.sp_openmp():
-            self.threads = threads
+        if self._kernel.sp_openmp() and not native.openmp_unsafe():
+            self._threads = threads
+            if threads > 1:
+                native.note_openmp_use()
         if not self.copy:  # reused outputs: obs, zero rewards, done, terminated, truncated
             n = self.num_envs
             self._lean = (self._obs_out, torch.zeros((n, 4), dtype=torch.float32),
                           torch.zeros(n, dtype=torch.bool), torch.zeros(n, dtype=torch.bool),
                           torch.zeros(n, dtype=torch.bool))
         self._bind_native()
+        native.track(self)
         return "native"
 
     def _bind_native(self) -> None:
@@ -464,10 +472,21 @@ class SpadesVectorEnv:
             reward_game=int(self.reward == "game"), owner=ptr(self._owner),
             dealer=ptr(self._dealer), scores=ptr(self._scores), bags=ptr(self._bags),
             hand_count=ptr(self._hand_count),
-            target_feature=float(np.float32(r.target_score / 500.0)), threads=self.threads)
+            target_feature=float(np.float32(r.target_score / 500.0)), threads=self._threads)
         self._spenv_ref = ctypes.byref(self._spenv)
         if not self.copy:
             self._lean_ptrs = [x.data_ptr() for x in self._lean[1:]]
+
+    @property
+    def threads(self) -> int:
+        """OpenMP threads the native kernel uses (1 on the torch backend, without OpenMP, or in a
+        process forked after a multi-threaded kernel ran: libgomp does not survive a fork)."""
+        return self._threads
+
+    def _serial_after_fork(self) -> None:
+        self._threads = 1
+        if self._kernel is not None:
+            self._spenv.threads = 1
 
     def _make_views(self) -> None:
         """Views of the state tensors written every step (made once: slicing costs Python time;
@@ -497,13 +516,22 @@ class SpadesVectorEnv:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._make_views()
-        if not self.copy and self.backend == "native":  # the reused output is the obs buffer
-            self._lean = (self._obs_out, *self._lean[1:])
         self._kernel = None
         if self.backend == "native":
             from . import native
-            self._kernel = native.load_kernel()
+            try:
+                self._kernel = native.load_kernel()
+            except native.NativeUnavailable:
+                if self._backend_request == "native":
+                    raise
+                self.backend, self._threads = "torch", 1  # "auto": the same state, torch ops
+                return
+            if native.openmp_unsafe():
+                self._threads = 1
+            if not self.copy:  # the reused output is the obs buffer
+                self._lean = (self._obs_out, *self._lean[1:])
             self._bind_native()
+            native.track(self)
 
     # ------------------------------------------------------------------ public API
     def reset(self, seed: int | None = None, holder=None, dealer=None):
@@ -582,12 +610,18 @@ class SpadesVectorEnv:
         if not self._started:
             raise RuntimeError("call reset() before step()")
         n = self.num_envs
-        a = torch.as_tensor(actions, device=self.device)
+        try:
+            a = torch.as_tensor(actions, device=self.device)
+        except (OverflowError, RuntimeError, TypeError, ValueError) as e:
+            raise ValueError(f"actions must be integer action ids 0..{NUM_ACTIONS - 1}: {e}") \
+                from None
         if a.shape != (n,):
             raise ValueError(f"actions must have shape ({n},), got {tuple(a.shape)}")
         if a.dtype != torch.int64:
-            if a.dtype.is_floating_point or a.dtype == torch.bool:
-                raise ValueError(f"actions must be integer action ids, got dtype {a.dtype}")
+            if a.dtype.is_floating_point or a.dtype.is_complex or a.dtype == torch.bool \
+                    or a.dtype == torch.uint64:
+                raise ValueError(f"actions must be integer action ids (int8..int64, uint8..32), "
+                                 f"got dtype {a.dtype}")
             a = a.long()
         t = self._t
         if self._kernel is not None:
@@ -843,7 +877,10 @@ class SpadesVectorEnv:
             raise ValueError("state was saved with other rules / reward / episode settings")
         try:
             tensors = {k: torch.as_tensor(d[k]) for k in self._STATE}
-            t = int(d["t"])
+            t = d["t"]
+            if isinstance(t, bool) or not isinstance(t, (int, np.integer)):
+                raise TypeError(f"hand step t must be an int, got {t!r}")
+            t = int(t)
             started = d["started"]
             seed = int(d["seed"])
             gen = d["gen"]
@@ -856,8 +893,8 @@ class SpadesVectorEnv:
             cur = getattr(self, k)
             if k == "_hist":
                 ok = v.dim() == 3 and v.shape[0] == self.num_envs and v.shape[1] >= 1 \
-                    and v.shape[2] == _HIST_WIDTH and v.dtype == torch.int32
-                want = f"({self.num_envs}, H >= 1, {_HIST_WIDTH}) torch.int32"
+                    and v.shape[2] == _HIST_WIDTH and v.dtype in (torch.int32, torch.int64)
+                want = f"({self.num_envs}, H >= 1, {_HIST_WIDTH}) torch.int64"
             else:
                 ok = v.shape == cur.shape and v.dtype == cur.dtype
                 want = f"{tuple(cur.shape)} {cur.dtype}"
@@ -878,7 +915,8 @@ class SpadesVectorEnv:
                 raise ValueError(f"corrupt vector-env state: {k} values outside {lo}..{hi}")
         for k, v in tensors.items():
             if k == "_hist":
-                self._hist = v.to(self.device).contiguous().clone()
+                # int64 since version 1.2 (int32 before: widened on load)
+                self._hist = v.to(device=self.device, dtype=torch.int64).contiguous().clone()
             else:
                 getattr(self, k).copy_(v)
         self._t = t
@@ -1023,7 +1061,7 @@ class SpadesVectorEnv:
         need = int(hc.max()) + 1
         if need > self._hist.shape[1]:  # room for this hand's record (doubling)
             grow = torch.zeros((n, max(need, 2 * self._hist.shape[1]), _HIST_WIDTH),
-                               dtype=torch.int32, device=dev)
+                               dtype=torch.int64, device=dev)
             grow[:, :self._hist.shape[1]] = self._hist
             self._hist = grow
         hand_number = hc.clone()
@@ -1059,7 +1097,7 @@ class SpadesVectorEnv:
     def _score_native(self):
         """``_score_torch`` in the C kernel (``sp_end_hands``)."""
         n = self.num_envs
-        rec = torch.empty((n, _HIST_WIDTH), dtype=torch.int32)
+        rec = torch.empty((n, _HIST_WIDTH), dtype=torch.int64)
         hand_points = torch.empty((n, 2), dtype=torch.int64)
         winner = torch.empty(n, dtype=torch.int64)
         terminated = torch.empty(n, dtype=torch.bool)
@@ -1073,7 +1111,7 @@ class SpadesVectorEnv:
 
     def _score_torch(self):
         """Score every game's hand with tensor ops; update scores, bags, hand counts and the
-        history. Returns ``(records (N, 27) int32, hand_points (N, 2), winner (N,), terminated,
+        history. Returns ``(records (N, 27) int64, hand_points (N, 2), winner (N,), terminated,
         truncated (N,) bool, rewards (N, 4) float32, whether any episode ended)``."""
         n, r, dev = self.num_envs, self.rules, self.device
         bids = self._bids.view(n, 2, 2)  # [:, k, team] = seat 2k + team
@@ -1102,7 +1140,7 @@ class SpadesVectorEnv:
         team = torch.stack([contract, contract_points, made_code, bags_hand, nil_points, bag_pen,
                             hand_points, scores, bags_after], 2)  # (N, 2, 9)
         rec = torch.cat([self._dealer[:, None], self._bids, self._tricks, team.reshape(n, -1)], 1)
-        self._hist[torch.arange(n, device=dev), hc] = rec.to(torch.int32)
+        self._hist[torch.arange(n, device=dev), hc] = rec
         hc.add_(1)
         self._scores.copy_(scores)
         self._bags.copy_(bags_after)
@@ -1138,7 +1176,7 @@ class SpadesVectorEnv:
                             torch.where(terminated, (s0 - s1).sign().double(),
                                         torch.zeros_like(s0).double()))
         rewards = torch.stack([d, -d, d, -d], 1).float()
-        return (rec.to(torch.int32), hand_points, winner, terminated, truncated, rewards,
+        return (rec, hand_points, winner, terminated, truncated, rewards,
                 bool(done.any()))
 
 

@@ -215,3 +215,22 @@ def test_more_bad_match_arguments_and_an_illegal_move_names_the_side():
 
     with pytest.raises(ValueError, match=r"side B \(team1\) in seat \d returned an illegal action"):
         play_match("easy", Cheater(), hands=2)
+
+
+def test_ctrl_c_stops_a_multi_process_match_at_once():
+    """Ctrl-C during `--workers 2` used to wait for every queued pair (tens of seconds); now the
+    queued pairs are dropped, the workers stopped, and the CLI exits with 130."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    proc = subprocess.Popen([sys.executable, "-m", "spades_env.arena", "--team0", "hard",
+                             "--team1", "medium", "--games", "40", "--workers", "2",
+                             "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    time.sleep(5)  # the workers are playing
+    t0 = time.time()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert time.time() - t0 < 10
+    assert proc.returncode == 130 and "interrupted" in err

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -238,8 +240,11 @@ def test_vector_corrupt_state_dict_values_are_refused():
         bad = dict(good, **{k: v})
         with pytest.raises(ValueError, match="corrupt vector-env state"):
             env.load_state_dict(bad)
-    bad = dict(good, _hist=good["_hist"].long())
+    bad = dict(good, _hist=good["_hist"].float())
     with pytest.raises(ValueError, match="_hist"):
+        env.load_state_dict(bad)
+    bad = dict(good, t=True)
+    with pytest.raises(ValueError, match="hand step t must be an int"):
         env.load_state_dict(bad)
     env.load_state_dict(good)  # and the good one still loads
     env.step(env.sample_actions())
@@ -310,3 +315,101 @@ def test_vector_observe_and_given_deal_argument_types():
         env.reset(holder=holder.double() + 0.4, dealer=torch.zeros(2))
     obs, mask, seat = env.reset(holder=holder, dealer=torch.zeros(2, dtype=torch.long))
     assert seat.tolist() == [1, 1] and env.observe(0, 1).shape == (575,)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_fork_after_a_multithreaded_kernel_does_not_hang():
+    """A child forked after the kernel ran with threads=2 hung in its next OpenMP region (the
+    kernel shares torch's libgomp, whose thread pool does not survive fork). Such a child now
+    runs serial, in the kernel and in torch."""
+    import time
+    env = SpadesVectorEnv(64, seed=0, threads=2)
+    env.reset()
+    for _ in range(20):
+        env.step(env.sample_actions())
+    pid = os.fork()
+    if pid == 0:  # child: a big torch op and both envs must finish
+        code = 1
+        try:
+            other = SpadesVectorEnv(256, seed=1, threads=2)
+            other.reset()
+            torch.rand(300, 300) @ torch.rand(300, 300)
+            for _ in range(60):
+                env.step(env.sample_actions())
+                other.step(other.sample_actions())
+            code = 0 if env.threads == other.threads == torch.get_num_threads() == 1 else 2
+        finally:
+            os._exit(code)
+    deadline = time.time() + 60
+    status = None
+    while time.time() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung")
+    assert os.waitstatus_to_exitcode(status) == 0
+    if env.threads == 2:  # the parent keeps its threads
+        env.step(env.sample_actions())
+
+
+def test_vector_score_records_do_not_wrap():
+    """Score records were int32: with the largest allowed switches and no hand cap the totals
+    wrapped after a few thousand hands (a total of -2.2e9 reported as +2.1e9). They are int64
+    now (here: a game restored with totals just past the int32 range plays one more hand), and
+    an old int32 history still loads (widened)."""
+    for backend in ("native", "torch"):
+        env = SpadesVectorEnv(8, seed=0, max_hands=None, backend=backend)
+        env.reset()
+        gen = torch.Generator().manual_seed(0)
+        for _ in range(56):
+            env.step(env.sample_actions(gen))
+        state = env.state_dict()
+        state["_scores"] = torch.full((8, 2), -2 ** 31 - 5, dtype=torch.int64)
+        env.load_state_dict(state)
+        for _ in range(56):
+            obs, mask, seat, rew, done, info = env.step(env.sample_actions(gen))
+        assert not done.any() and env._hist.dtype == torch.int64
+        for i in range(8):
+            hr = env.get_game(i).hand_results[-1]
+            pts = info["hand_points"][i].tolist()
+            assert [hr.teams[0].total, hr.teams[1].total] == env.scores[i].tolist()
+            assert env.scores[i].tolist() == [-2 ** 31 - 5 + pts[0], -2 ** 31 - 5 + pts[1]]
+        state = env.state_dict()
+        state["_hist"] = state["_hist"].to(torch.int32)  # a version-1.1 state
+        SpadesVectorEnv(8, seed=0, max_hands=None, backend=backend).load_state_dict(state)
+
+
+def test_vector_actions_of_odd_types_are_refused_clearly():
+    env = SpadesVectorEnv(2, seed=0)
+    env.reset()
+    for bad in ([2 ** 64, 2 ** 64], torch.tensor([52 + 1j, 53]),
+                np.array([2 ** 64 - 1, 52], dtype=np.uint64)):
+        with pytest.raises(ValueError, match="actions must be integer action ids"):
+            env.step(bad)
+
+
+def test_unpickling_an_auto_env_without_a_compiler_falls_back_to_torch(monkeypatch):
+    """A pickled backend="auto" env raised NativeUnavailable where the kernel cannot be built;
+    it now continues on the torch path (same state, same results). threads is read-only."""
+    import pickle
+    from spades_env import native
+    env = SpadesVectorEnv(16, seed=4)
+    assert env.backend == "native"
+    env.reset()
+    for _ in range(30):
+        env.step(env.sample_actions(torch.Generator().manual_seed(1)))
+    blob = pickle.dumps(env)
+    monkeypatch.setattr(native, "_kernel", None)
+    monkeypatch.setattr(native, "_error", "no C compiler (test)")
+    twin = pickle.loads(blob)
+    assert twin.backend == "torch" and twin.threads == 1
+    for _ in range(60):
+        acts = env.sample_actions(torch.Generator().manual_seed(2))
+        a, b = env.step(acts), twin.step(acts)
+        assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1]) and torch.equal(a[3], b[3])
+    with pytest.raises(AttributeError):
+        env.threads = 5

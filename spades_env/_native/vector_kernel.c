@@ -260,12 +260,12 @@ void sp_start_hands(const sp_env *e, const float *u, const int64_t *holder) {
 }
 
 /* Score the finished hand in every game (RULES.md, Scoring a hand; End of the game), as the torch
- * path's SpadesVectorEnv._end_hands: rec[i] (27 int32) is the hand's score record, appended to
- * hist[i, hand_count[i]] (hist: (N, cap, 27) int32, the caller guarantees the room); scores, bags
+ * path's SpadesVectorEnv._end_hands: rec[i] (27 int64) is the hand's score record, appended to
+ * hist[i, hand_count[i]] (hist: (N, cap, 27) int64, the caller guarantees the room); scores, bags
  * and hand_count are updated in place; hand_points (N, 2), winner (N,: 0, 1 or -1),
  * terminated / truncated (N,) bool and rewards (N, 4) float32 by absolute seat are written.
  * Returns the number of games whose episode ended (terminated or truncated). */
-int64_t sp_end_hands(const sp_env *e, int32_t *rec, int32_t *hist, int64_t cap,
+int64_t sp_end_hands(const sp_env *e, int64_t *rec, int64_t *hist, int64_t cap,
                      int64_t *hand_points, int64_t *winner, uint8_t *terminated,
                      uint8_t *truncated, float *rewards) {
     const int64_t n = e->n;
@@ -273,9 +273,9 @@ int64_t sp_end_hands(const sp_env *e, int32_t *rec, int32_t *hist, int64_t cap,
     _Pragma("omp parallel for schedule(static) num_threads(e->threads) if(e->threads > 1) reduction(+:ended)")
     for (int64_t i = 0; i < n; i++) {
         const int64_t *b = e->bids + i * 4, *k = e->tricks + i * 4;
-        int32_t *r = rec + i * 27;
-        r[0] = (int32_t)e->dealer[i];
-        for (int q = 0; q < 4; q++) { r[1 + q] = (int32_t)b[q]; r[5 + q] = (int32_t)k[q]; }
+        int64_t *r = rec + i * 27;
+        r[0] = e->dealer[i];
+        for (int q = 0; q < 4; q++) { r[1 + q] = b[q]; r[5 + q] = k[q]; }
         int64_t hp[2], sc[2];
         for (int t = 0; t < 2; t++) {
             int64_t contract = 0, taken = 0, nil_points = 0, nil_bags = 0;
@@ -300,17 +300,17 @@ int64_t sp_end_hands(const sp_env *e, int32_t *rec, int32_t *hist, int64_t cap,
             const int64_t bags_after = total_bags - pens * e->bag_limit;
             hp[t] = contract_points + nil_points + bag_pen;
             sc[t] = e->scores[i * 2 + t] + hp[t];
-            int32_t *f = r + 9 + 9 * t;
-            f[0] = (int32_t)contract; f[1] = (int32_t)contract_points;
-            f[2] = has ? made : -1; f[3] = (int32_t)bags_hand; f[4] = (int32_t)nil_points;
-            f[5] = (int32_t)bag_pen; f[6] = (int32_t)hp[t]; f[7] = (int32_t)sc[t];
-            f[8] = (int32_t)bags_after;
+            int64_t *f = r + 9 + 9 * t;
+            f[0] = contract; f[1] = contract_points;
+            f[2] = has ? made : -1; f[3] = bags_hand; f[4] = nil_points;
+            f[5] = bag_pen; f[6] = hp[t]; f[7] = sc[t];
+            f[8] = bags_after;
             e->bags[i * 2 + t] = bags_after;
             e->scores[i * 2 + t] = sc[t];
             hand_points[i * 2 + t] = hp[t];
         }
         const int64_t hc = e->hand_count[i];
-        memcpy(hist + (i * cap + hc) * 27, r, 27 * sizeof(int32_t));
+        memcpy(hist + (i * cap + hc) * 27, r, 27 * sizeof(int64_t));
         e->hand_count[i] = hc + 1;
         /* end of the game (rules.game_outcome) */
         int reached[2], lost[2];
