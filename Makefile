@@ -23,6 +23,7 @@ bench: $(VENV)/.installed
 	$(PY) -m pip install -q -e ".[bench]"
 	$(PY) benchmarks/bench_engine.py
 	$(PY) benchmarks/bench_env.py
+	$(PY) benchmarks/bench_vector.py --kernel-threads 1 2
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q -n 2 tests
