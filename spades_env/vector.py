@@ -528,8 +528,6 @@ class SpadesVectorEnv:
                 return
             if native.openmp_unsafe():
                 self._threads = 1
-            if not self.copy:  # the reused output is the obs buffer
-                self._lean = (self._obs_out, *self._lean[1:])
             self._bind_native()
             native.track(self)
 
@@ -634,7 +632,7 @@ class SpadesVectorEnv:
             if t == HAND_STEPS - 1:
                 r = k.sp_step(self._spenv_ref, a.data_ptr(), t)
                 if r < 0:
-                    self._illegal(-1 - r, int(a[-1 - r]))
+                    self._refused(r, a)
                 return self._end_hands()
             seat = torch.empty(n, dtype=torch.int64)
             if self.copy:
@@ -642,7 +640,7 @@ class SpadesVectorEnv:
                 r = k.sp_step_render(self._spenv_ref, a.data_ptr(), t, obs.data_ptr(),
                                      seat.data_ptr(), None, None, None, None)
                 if r < 0:
-                    self._illegal(-1 - r, int(a[-1 - r]))
+                    self._refused(r, a)
                 self._t = t + 1
                 z = torch.zeros(n, dtype=torch.bool)
                 return obs, self._mask.clone(), seat, torch.zeros((n, 4), dtype=torch.float32), \
@@ -653,7 +651,7 @@ class SpadesVectorEnv:
             r = k.sp_step_render(self._spenv_ref, a.data_ptr(), t, lean[0].data_ptr(),
                                  seat.data_ptr(), *self._lean_ptrs)
             if r < 0:
-                self._illegal(-1 - r, int(a[-1 - r]))
+                self._refused(r, a)
             self._t = t + 1
             return lean[0], self._mask, seat, lean[1], lean[2], \
                 {"terminated": lean[3], "truncated": lean[4]}
@@ -935,6 +933,10 @@ class SpadesVectorEnv:
         ok = ok[:, 0] & (inside == a)
         i = int((~ok).nonzero()[0, 0])
         self._illegal(i, int(a[i]))
+
+    def _refused(self, r: int, a: torch.Tensor) -> None:
+        """Raise for the kernel's refusal code ``r = -1 - game`` (``sp_step``)."""
+        self._illegal(-1 - r, int(a[-1 - r]))
 
     def _illegal(self, i: int, act: int) -> None:
         """Raise the ``ValueError`` for an illegal action ``act`` in game ``i``."""

@@ -181,8 +181,7 @@ def test_vector_out_of_phase_ids_refused_even_without_validation():
     phase now: a ValueError naming the game, and nothing changed. (The torch path is memory-safe
     by torch's own index checks; with validate=False its state after an illegal id is undefined,
     as documented.)"""
-    backend = "native"
-    env = SpadesVectorEnv(4, seed=3, backend=backend, validate=False)
+    env = SpadesVectorEnv(4, seed=3, backend="native", validate=False)
     env.reset()
     gen = torch.Generator().manual_seed(0)
     for _ in range(5):
