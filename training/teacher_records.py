@@ -1,0 +1,231 @@
+"""Compact game records of a slow teacher bot, produced once and replayed for behaviour cloning.
+
+``hard`` and ``insane`` (PIMC, ``spades_env.bots.pimc``) play much better than ``medium`` but take
+10-40 ms per decision, too slow to produce imitation data inside a 30-minute training run. So the
+records are produced once (``python -m training.teacher_records``), shipped, and the training run
+only replays them through the engine to rebuild each seat's observation (about 20 us a decision).
+
+Record of one hand (all from the standard rules preset, four copies of the teacher at the table):
+
+| field   | dtype       | meaning                                                          |
+|---------|-------------|------------------------------------------------------------------|
+| seed    | int64       | ``SpadesGame(rules, seed=seed)``: the deal and the dealer          |
+| scores  | int16 [2]   | team totals before the hand (a random mid-game position or 0-0)  |
+| bags    | int8 [2]    | team bag counts before the hand                                  |
+| moves   | uint8 [56]  | the action ids in order: 4 bids, then 52 cards                   |
+
+Reproducible from the seeds: chunk ``k`` of a run with ``--seed S`` draws its game seeds, start
+positions and bot seeds from ``np.random.default_rng([S, k])``, so any chunk can be regenerated
+and checked (``verify``). A file is an ``.npz`` written atomically, with the teacher name, the
+rules preset and the format version.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import sys
+import time
+
+import numpy as np
+
+from spades_env import Rules, SpadesGame
+from spades_env.bots import make_bot
+from spades_env.cards import NUM_ACTIONS
+from spades_env.observation import OBS_SIZE, encode
+
+from .envs import randomize_start
+
+FORMAT = "spades_env.teacher_records"
+VERSION = 1
+MOVES_PER_HAND = 56  # 4 bids + 52 cards (the standard preset has no Blind Nil)
+
+
+def generate_chunk(teacher: str, hands: int, seed: int, chunk: int,
+                   random_start: float = 0.5, rules_preset: str = "standard") -> dict:
+    """Play ``hands`` single hands with four ``teacher`` bots and record them.
+
+    Returns a dict of arrays (see the module table): ``seed`` [H] int64, ``scores`` [H, 2] int16,
+    ``bags`` [H, 2] int8, ``moves`` [H, 56] uint8.
+    Raises ValueError for a rules preset with Blind Nil (hands would not be 56 moves).
+    """
+    rules = Rules.preset(rules_preset)
+    if rules.blind_nil:
+        raise ValueError("teacher records need a rules preset without Blind Nil")
+    rng = np.random.default_rng([seed, chunk])
+    bots = [make_bot(teacher, seed=int(rng.integers(2**31))) for _ in range(4)]
+    out = {"seed": np.zeros(hands, np.int64), "scores": np.zeros((hands, 2), np.int16),
+           "bags": np.zeros((hands, 2), np.int8),
+           "moves": np.zeros((hands, MOVES_PER_HAND), np.uint8)}
+    for h in range(hands):
+        s = int(rng.integers(2**63))
+        g = SpadesGame(rules, seed=s)
+        if random_start > 0 and rng.random() < random_start:
+            randomize_start(g, rng)
+        out["seed"][h] = s
+        out["scores"][h] = g.scores
+        out["bags"][h] = g.bags
+        for k in range(MOVES_PER_HAND):
+            p = g.current_player
+            a = int(bots[p].act(g.view(p)))
+            g.apply(a)
+            out["moves"][h, k] = a
+        if not g.hand_results:
+            raise RuntimeError("a hand did not end after 56 moves")
+    return out
+
+
+def save_records(path: str, rec: dict, teacher: str, rules_preset: str = "standard") -> None:
+    """Write ``rec`` to ``path`` (``.npz``) atomically: a temp file in the same folder, then
+    ``os.replace``."""
+    d = os.path.dirname(os.path.abspath(path))
+    os.makedirs(d, exist_ok=True)
+    tmp = os.path.join(d, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        np.savez_compressed(f, format=np.array(FORMAT), version=np.array(VERSION),
+                            teacher=np.array(teacher), rules=np.array(rules_preset), **rec)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def load_records(path: str) -> dict:
+    """Read a records file; returns the four arrays plus ``teacher`` and ``rules`` (str).
+
+    Raises:
+        ValueError: missing, foreign or corrupt file, or arrays of inconsistent shapes, naming
+            ``path``.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            d = {k: z[k] for k in z.files}
+    except Exception as e:  # noqa: BLE001 - zip/npz/OS errors of any kind
+        raise ValueError(f"{path}: not a readable teacher-records file ({type(e).__name__}: "
+                         f"{e})") from None
+    if str(d.get("format", "")) != FORMAT or int(d.get("version", -1)) != VERSION:
+        raise ValueError(f"{path}: not a {FORMAT} file of version {VERSION}")
+    n = len(d.get("seed", ()))
+    want = {"seed": ((n,), np.int64), "scores": ((n, 2), np.int16), "bags": ((n, 2), np.int8),
+            "moves": ((n, MOVES_PER_HAND), np.uint8)}
+    for k, (shape, dt) in want.items():
+        if k not in d or d[k].shape != shape or d[k].dtype != dt:
+            raise ValueError(f"{path}: field {k!r} missing or not {dt.__name__}{list(shape)}")
+    return {"seed": d["seed"], "scores": d["scores"], "bags": d["bags"], "moves": d["moves"],
+            "teacher": str(d["teacher"]), "rules": str(d["rules"])}
+
+
+def team_points(ts, bag_cost: float = 0.0) -> float:
+    """A team's points for one hand (``rules.TeamScore``), optionally with bags at their long-run
+    cost: with ``bag_cost > 0`` each bag taken costs ``bag_cost`` points and the bag penalty
+    actually reached in the hand is left out (it is what those costs pay for), as in the arena's
+    bag-adjusted difference. ``bag_cost = 0`` gives ``ts.hand_points``."""
+    if bag_cost <= 0:
+        return float(ts.hand_points)
+    return float(ts.hand_points - ts.bag_penalty - bag_cost * ts.bags)
+
+
+def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
+           limit: int | None = None) -> dict:
+    """Rebuild the imitation data set by replaying records through the engine.
+
+    Every decision becomes a row: the acting seat's observation (from ``game.view(seat)`` only),
+    its legal mask, the teacher's action, and the hand's return for that seat's team: (team hand
+    points - other team's) * ``reward_scale``, with bags at ``bag_cost`` each (``team_points``).
+
+    Returns ``obs`` [D, OBS_SIZE] float16, ``mask`` [D, 68] bool, ``action`` [D] int64,
+    ``ret`` [D] float32, with D = 56 * hands.
+    Raises:
+        ValueError: a recorded move that the engine refuses (a corrupt or foreign record).
+    """
+    rules = Rules.preset(rec.get("rules", "standard"))
+    n = len(rec["seed"]) if limit is None else min(limit, len(rec["seed"]))
+    D = n * MOVES_PER_HAND
+    obs = np.zeros((D, OBS_SIZE), np.float16)
+    row = np.zeros(OBS_SIZE, np.float32)
+    mask = np.zeros((D, NUM_ACTIONS), bool)
+    act = rec["moves"][:n].reshape(-1).astype(np.int64)
+    ret = np.zeros(D, np.float32)
+    seats = np.zeros(MOVES_PER_HAND, np.int64)
+    for h in range(n):
+        g = SpadesGame(rules, seed=int(rec["seed"][h]))
+        g.scores = [int(x) for x in rec["scores"][h]]
+        g.bags = [int(x) for x in rec["bags"][h]]
+        for k in range(MOVES_PER_HAND):
+            r = h * MOVES_PER_HAND + k
+            p = g.current_player
+            v = g.view(p)
+            row[:] = 0
+            encode(v, row)
+            obs[r] = row
+            legal = list(v.legal_actions)
+            mask[r, legal] = True
+            a = int(act[r])
+            if a not in v.legal_actions:
+                raise ValueError(f"record {h}: move {k} ({a}) is illegal in the replayed game")
+            seats[k] = p
+            g.apply(a)
+        hr = g.hand_results[0]
+        d = (team_points(hr.teams[0], bag_cost) - team_points(hr.teams[1], bag_cost)) * reward_scale
+        ret[h * MOVES_PER_HAND:(h + 1) * MOVES_PER_HAND] = np.where(seats % 2 == 0, d, -d)
+    return {"obs": obs, "mask": mask, "action": act, "ret": ret}
+
+
+def merge_chunks(paths: list[str]) -> dict:
+    """Concatenate chunk files (in the given order) into one record dict."""
+    parts = [load_records(p) for p in paths]
+    if len({(p["teacher"], p["rules"]) for p in parts}) > 1:
+        raise ValueError("chunks of different teachers or rules cannot be merged")
+    out = {k: np.concatenate([p[k] for p in parts]) for k in ("seed", "scores", "bags", "moves")}
+    out["teacher"], out["rules"] = parts[0]["teacher"], parts[0]["rules"]
+    return out
+
+
+def _worker(job):
+    teacher, hands, seed, chunk, random_start, folder = job
+    path = os.path.join(folder, f"chunk_{chunk:05d}.npz")
+    if os.path.exists(path):
+        return path, 0.0
+    t0 = time.time()
+    rec = generate_chunk(teacher, hands, seed, chunk, random_start)
+    save_records(path, rec, teacher)
+    return path, time.time() - t0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m training.teacher_records",
+        description="Produce (resumably, in chunks) or merge compact teacher game records.")
+    p.add_argument("--teacher", default="hard")
+    p.add_argument("--chunks", type=int, default=60, help="number of chunks to produce")
+    p.add_argument("--chunk-hands", type=int, default=100)
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--random-start", type=float, default=0.5)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--folder", default="records_work/hard",
+                   help="chunk folder (existing chunks are kept: the run resumes)")
+    p.add_argument("--merge", metavar="OUT", help="merge the folder's chunks into OUT and exit")
+    a = p.parse_args(argv)
+    if a.merge:
+        paths = sorted(glob.glob(os.path.join(a.folder, "chunk_*.npz")))
+        if not paths:
+            print(f"no chunks in {a.folder}", file=sys.stderr)
+            return 2
+        rec = merge_chunks(paths)
+        save_records(a.merge, {k: rec[k] for k in ("seed", "scores", "bags", "moves")},
+                     rec["teacher"], rec["rules"])
+        print(f"{a.merge}: {len(rec['seed'])} hands from {len(paths)} chunks "
+              f"({os.path.getsize(a.merge) / 1e6:.2f} MB)")
+        return 0
+    os.makedirs(a.folder, exist_ok=True)
+    jobs = [(a.teacher, a.chunk_hands, a.seed, c, a.random_start, a.folder)
+            for c in range(a.chunks)]
+    import multiprocessing as mp
+    with mp.get_context("spawn").Pool(a.workers) as pool:
+        for path, sec in pool.imap(_worker, jobs):
+            print(f"{path} {sec:.0f}s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
