@@ -23,8 +23,24 @@ __all__ = [
 ]
 
 
+# Gymnasium ids of the single-agent env (``gym.make("Spades-v0")``, ``gym.make_vec``, SB3's
+# ``make_vec_env``). Registering imports gymnasium's registry (not the env itself, nor torch).
+GYM_IDS = {"Spades-v0": {}, "SpadesHand-v0": {"hands_per_episode": 1}}
+
+
+def _register_gymnasium_ids() -> None:
+    from gymnasium.envs.registration import register, registry
+    for env_id, kwargs in GYM_IDS.items():
+        if env_id not in registry:
+            register(id=env_id, entry_point="spades_env.single_agent:SpadesSingleAgentEnv",
+                     kwargs=dict(kwargs))
+
+
+_register_gymnasium_ids()
+
+
 def __getattr__(name):
-    # Lazy imports so the engine never pulls in pettingzoo/gymnasium/torch.
+    # Lazy imports so the engine never pulls in pettingzoo/torch (only gymnasium's registry).
     # importlib, not ``from . import``: that form calls this __getattr__ again (endless recursion).
     import importlib
     if name == "spades_v0":

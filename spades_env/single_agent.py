@@ -18,6 +18,24 @@ same options) and lets bots play every seat but ``seat``. A bot is a level name 
 An illegal action ends the episode with ``illegal_reward`` (default -1) and
 ``info["illegal_action"]`` holding the engine's reason, as PettingZoo's ``TerminateIllegalWrapper``
 does; with ``illegal_action="raise"`` it raises ``IllegalActionError`` instead (state unchanged).
+With ``illegal_action="random_legal"`` the env plays a uniformly random legal action in its place
+(drawn from the env's seeded generator), the game goes on, the step's info holds
+``illegal_action`` (the reason) and ``played_action`` (the id played), and ``illegal_count``
+counts such steps in the episode. This is for evaluating a policy that was trained with masks
+but is run without them (SB3's ``model.predict(obs)`` or plain ``evaluate_policy``): the hands are
+played out and the count shows how often the policy chose an illegal action. Training should use
+the mask (``action_masks()``), never this replacement.
+
+``render_mode="rgb_array"``: ``render()`` returns the table seen from ``seat`` (its own hand face
+up, the others' hidden), ``uint8`` ``(480, 640, 3)`` (``spades_env.render_image``); it works with
+Gymnasium's ``RecordVideo``.
+
+Registered Gymnasium ids (``import spades_env`` registers them): ``"Spades-v0"`` (full games,
+defaults as below) and ``"SpadesHand-v0"`` (one hand per episode); any argument below may be
+given to ``gym.make`` / ``gym.make_vec``, e.g. ``gym.make("Spades-v0", opponents="easy")``.
+``gym.make`` wraps the env, so reach ``action_masks()`` as ``env.unwrapped.action_masks()`` or
+``env.get_wrapper_attr("action_masks")()`` (vector envs: ``envs.call("action_masks")``, or the
+``"action_mask"`` info key).
 """
 
 from __future__ import annotations
@@ -34,6 +52,7 @@ from .engine import IllegalActionError
 from .spades_v0 import AGENTS, raw_env
 
 BotSpec = "str | Callable"
+ILLEGAL_ACTION_MODES = ("terminate", "raise", "random_legal")
 
 
 class SpadesSingleAgentEnv(gymnasium.Env):
@@ -44,9 +63,9 @@ class SpadesSingleAgentEnv(gymnasium.Env):
         partner: bot for seat ``seat + 2``: a ``make_bot`` name or a callable ``view -> action``.
         opponents: bot for both opponents, or a pair ``(left, right)`` (seats ``seat+1``,
             ``seat+3``).
-        illegal_action: ``"terminate"`` (default) or ``"raise"``.
+        illegal_action: ``"terminate"`` (default), ``"raise"`` or ``"random_legal"``.
         illegal_reward: reward for an illegal action under ``"terminate"`` (float, default -1).
-        render_mode: None, ``"ansi"`` or ``"human"``.
+        render_mode: None, ``"ansi"``, ``"human"`` or ``"rgb_array"``.
         **options: ``spades_v0.raw_env`` options (``reward``, ``hands_per_episode``,
             ``max_hands``, ``history``, ``rules`` and ``Rules`` fields).
     Raises:
@@ -57,16 +76,16 @@ class SpadesSingleAgentEnv(gymnasium.Env):
     bots keep their own state and randomness.
     """
 
-    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(self, seat: int = 0, partner="medium", opponents="medium",
                  illegal_action: str = "terminate", illegal_reward: float = -1.0,
                  render_mode: str | None = None, **options):
         if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < 4:
             raise ValueError(f"seat must be 0..3, got {seat!r}")
-        if illegal_action not in ("terminate", "raise"):
-            raise ValueError(
-                f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got "
+                             f"{illegal_action!r}")
         self.seat = int(seat)
         self.agent = AGENTS[self.seat]
         if isinstance(opponents, (str, bytes)) or callable(opponents):
@@ -91,6 +110,7 @@ class SpadesSingleAgentEnv(gymnasium.Env):
         self._bots: dict[int, Callable] = {}
         self._done = True
         self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self.illegal_count = 0
 
     @property
     def game(self):
@@ -112,6 +132,7 @@ class SpadesSingleAgentEnv(gymnasium.Env):
             bot_seed = int(rng.integers(2 ** 63))
             self._bots[s] = make_bot(spec, seed=bot_seed) if isinstance(spec, str) else spec
         self._done = False
+        self.illegal_count = 0
         self._advance()
         obs, info = self._observe()
         return obs, info
@@ -170,6 +191,14 @@ class SpadesSingleAgentEnv(gymnasium.Env):
             action = int(action)
             if not 0 <= action < NUM_ACTIONS or not self._mask[action]:
                 why = env.game.explain_illegal(action) or f"action {action} is not legal now"
+        if why is not None and self.illegal_action == "random_legal":
+            legal = np.flatnonzero(self._mask)
+            action = int(legal[self.np_random.integers(len(legal))])
+            self.illegal_count += 1
+            obs, reward, term, trunc, info = self.step(action)
+            info["illegal_action"] = why
+            info["played_action"] = action
+            return obs, reward, term, trunc, info
         if why is not None:
             if self.illegal_action == "raise":
                 raise IllegalActionError(why)
@@ -187,11 +216,17 @@ class SpadesSingleAgentEnv(gymnasium.Env):
         return obs, float(reward), bool(env.terminations[me]), bool(env.truncations[me]), info
 
     def render(self):
-        """Delegates to ``spades_v0`` rendering ("ansi" returns text, "human" prints)."""
+        """"ansi" returns text, "human" prints (``spades_v0``'s full table); "rgb_array" returns
+        the table seen from ``seat``: ``uint8`` array ``(480, 640, 3)``."""
+        if self.render_mode == "rgb_array":
+            from .render_image import IMAGE_HEIGHT, IMAGE_WIDTH, draw_table
+            if self.game is None:
+                return np.zeros((IMAGE_HEIGHT, IMAGE_WIDTH, 3), dtype=np.uint8)
+            return draw_table(self.game, viewer=self.seat)
         return self._env.render()
 
     def close(self):
         self._env.close()
 
 
-__all__ = ["SpadesSingleAgentEnv"]
+__all__ = ["SpadesSingleAgentEnv", "ILLEGAL_ACTION_MODES"]

@@ -16,7 +16,8 @@ module only passes them through).
 | Action Shape       | Discrete(68)                                               |
 | Action Values      | 0..67                                                      |
 | Observation Shape  | (575,) (3487,) with `history=True`                         |
-| Observation Values | mostly [0, 1]; scores unbounded (see the table)            |
+| Observation Values | mostly [0, 1]; finite bounds for scores (see the table)    |
+| State Shape        | (735,) full information, `state()` / `state_space`         |
 
 ## Arguments
 
@@ -24,10 +25,15 @@ module only passes them through).
 from spades_env import spades_v0
 
 env = spades_v0.env(render_mode=None, reward="hand", hands_per_episode=None, max_hands=100,
-                    history=False, rules=None, **rule_fields)
+                    history=False, rules=None, bots=None, **rule_fields)
 ```
 
-- `render_mode`: `None`, `"ansi"` (``render()`` returns the text table) or `"human"` (prints it).
+- `render_mode`: `None`, `"ansi"` (``render()`` returns the text table), `"human"` (prints it) or
+  `"rgb_array"` (``render()`` returns the table as an RGB image, `uint8` `(480, 640, 3)`, every
+  hand face up; `spades_env.render_image`).
+- `bots` (`env()` only): `{"player_1": "medium", "player_3": "medium"}`: the env plays those seats
+  with bots (any `make_bot` spec, `checkpoint:PATH` included, or a callable `view -> action`) and
+  its agents are the other seats only (`spades_env.bot_seats`).
 - `reward`: `"hand"` (default) or `"game"`, see Rewards.
 - `hands_per_episode`: `None` (default: the episode is the whole game, to the target) or a positive
   int: the episode ends (as a termination) after that many hands; `1` gives single-hand training.
@@ -82,7 +88,17 @@ defined in `spades_env/observation.py` (shared with the batched torch engine):
 | 574         | target         | target_score / 500                                                      |
 | 575 - 3486  | history        | only with `history=True`: 52 slots x 56, slot k = the k-th card played this hand: one-hot relative seat (4) then one-hot card id (52); unused slots all 0 |
 
-All values are in [0, 1] except `scores` (any real) and `target` (>= 0). The history piece holds
+All values are in [0, 1] except `scores` and `target`. The space's bounds are finite: `scores`
+within +-`spades_env.state.score_bound(rules, max_hands)` (the most a team total can move in
+`max_hands` hands, over `target_score`: 146 with the standard rules and the default cap of 100;
+float32's largest value with `max_hands=None`), `target` within [0, target_score / 500]. A game
+passed with `reset(options={"game": g})` whose totals are already beyond those bounds leaves them.
+
+## State
+
+`state()` returns the full-information state (float32 `(735,)`, all four hands, absolute seats;
+the layout table is in `spades_env/state.py`) and `state_space` its `Box`: for centralised critics
+during training, never as a policy input. The history piece holds
 the card plays in order; the order of the bids needs no history (bidding starts left of the
 dealer), and the Blind Nil exchange is left out (only two seats see it). When an episode ends
 after a hand but the game goes on (`hands_per_episode`, `max_hands`), the final observation shows
@@ -140,6 +156,7 @@ from .cards import BLIND_NIL_ACTION, LOOK_ACTION, NUM_ACTIONS
 from .engine import IllegalActionError, Phase, SpadesGame
 from .observation import BID_SLOTS, OBS_SIZE, OFFSETS, encode, write_mask
 from .render import render_game, render_score_table
+from .state import encode_state, score_bound, state_space
 from .rules import HandResult, Rules, TeamScore
 
 AGENTS = ("player_0", "player_1", "player_2", "player_3")
@@ -373,10 +390,21 @@ def _hand_result_dict(res: HandResult) -> dict:
             "blind": list(res.blind), "tricks": list(res.tricks), "teams": teams}
 
 
-def env(**kwargs):
+def env(bots=None, **kwargs):
     """The wrapped AEC env (illegal-action, bounds and order-enforcing wrappers); see the module
-    docstring for the options. Raises ``ValueError`` for a bad option."""
-    e = raw_env(**kwargs)
+    docstring for the options. Raises ``ValueError`` for a bad option.
+
+    ``bots={"player_1": "medium", "player_3": "medium"}`` (any ``make_bot`` spec, an object with
+    ``act(view)`` or a callable ``view -> action``): the env plays those seats itself and its
+    agents are only the other seats (``spades_env.bot_seats.BotSeatsEnv``).
+    """
+    if bots:
+        from .bot_seats import BotSeatsEnv
+        e = BotSeatsEnv(bots, **kwargs)
+    elif bots is None or bots == {}:
+        e = raw_env(**kwargs)
+    else:
+        raise ValueError(f"bots must be a dict {{agent: bot}} or None, got {bots!r}")
     e = _TerminateIllegal(e, illegal_reward=-1)
     e = _AssertOutOfBounds(e)
     e = _OrderEnforcing(e)
@@ -412,15 +440,23 @@ def _check_options(render_mode, reward, hands_per_episode, max_hands, metadata):
             raise ValueError(f"{name} must be None or a positive int, got {v!r}")
 
 
-def observation_space(history: bool = False) -> spaces.Dict:
-    """The Dict space of one agent's observation (bounds as in the module docstring table)."""
+def observation_space(history: bool = False, rules: Rules | None = None,
+                      max_hands: int | None = 100) -> spaces.Dict:
+    """The Dict space of one agent's observation (bounds as in the module docstring table).
+
+    The bounds are finite: ``scores`` within ``+-spades_env.state.score_bound(rules, max_hands)``
+    (the most a total can reach in ``max_hands`` hands from 0-0, over ``target_score``), ``target``
+    in ``[0, target_score / 500]`` (its value is that bound).
+    """
+    rules = rules if rules is not None else Rules()
     width = OBS_SIZE + (HISTORY_SIZE if history else 0)
     low = np.zeros(width, dtype=np.float32)
     high = np.ones(width, dtype=np.float32)
     a, b = OFFSETS["scores"]
-    low[a:b] = -np.inf
-    high[a:b] = np.inf
-    high[OFFSETS["target"][0]] = np.inf
+    bound = np.float32(score_bound(rules, max_hands))
+    low[a:b] = -bound
+    high[a:b] = bound
+    high[OFFSETS["target"][0]] = np.float32(rules.target_score / 500.0)
     return spaces.Dict({
         "observation": spaces.Box(low=low, high=high, shape=(width,), dtype=np.float32),
         "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
@@ -442,7 +478,7 @@ class raw_env(AECEnv, EzPickle):
     """
 
     metadata = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "spades_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -467,7 +503,9 @@ class raw_env(AECEnv, EzPickle):
         self.agents = list(AGENTS)
         self._seat = {a: i for i, a in enumerate(AGENTS)}
         # distinct space objects per agent so that seeding one does not seed the others
-        self.observation_spaces = {a: observation_space(self.history) for a in AGENTS}
+        self.observation_spaces = {a: observation_space(self.history, self.rules, self.max_hands)
+                                   for a in AGENTS}
+        self.state_space = state_space(self.rules, self.max_hands)
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
         self._enc = IncrementalEncoder(self.history)
         self._np_random: np.random.Generator | None = None
@@ -546,6 +584,17 @@ class raw_env(AECEnv, EzPickle):
     def legal_actions(self) -> list[int]:
         """Legal action ids of the agent to act ([] once the episode is over)."""
         return [] if self._done else self.game.legal_actions()
+
+    def state(self) -> np.ndarray:
+        """Full-information state for a centralised critic: float32 ``(STATE_SIZE,)`` = (735,),
+        layout in ``spades_env.state`` (absolute seats, all four hands). Never a policy input.
+
+        Raises:
+            RuntimeError: before the first ``reset``.
+        """
+        if self.game is None:
+            raise RuntimeError("call reset() before state()")
+        return encode_state(self.game)
 
     # ------------------------------------------------------------------ step
     def step(self, action):
@@ -632,12 +681,18 @@ class raw_env(AECEnv, EzPickle):
 
     # ------------------------------------------------------------------ render
     def render(self):
-        """"ansi": return the table as text; "human": print it. Full information (a referee's
-        view), for people, never for agents."""
+        """"ansi": return the table as text; "human": print it; "rgb_array": return the table as
+        an RGB image, ``uint8`` array of shape ``(480, 640, 3)`` (``spades_env.render_image``).
+        Full information (a referee's view: every hand face up), for people, never for agents."""
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render method without specifying any render "
                                   "mode.")
             return None
+        if self.render_mode == "rgb_array":
+            from .render_image import IMAGE_HEIGHT, IMAGE_WIDTH, draw_table
+            if self.game is None:
+                return np.zeros((IMAGE_HEIGHT, IMAGE_WIDTH, 3), dtype=np.uint8)
+            return draw_table(self.game, viewer=None)
         if self.game is None:
             text = "spades_v0: call reset() first"
         else:

@@ -33,7 +33,7 @@ def test_metadata_and_spaces():
     env = spades_v0.env()
     assert env.metadata["name"] == "spades_v0"
     assert env.metadata["is_parallelizable"] is False
-    assert set(env.metadata["render_modes"]) == {"human", "ansi"}
+    assert set(env.metadata["render_modes"]) == {"human", "ansi", "rgb_array"}
     env.reset(seed=1)
     assert env.possible_agents == ["player_0", "player_1", "player_2", "player_3"]
     for a in env.possible_agents:
@@ -259,7 +259,7 @@ def test_rule_options_pass_through():
     (dict(reward="win"), "reward"),
     (dict(hands_per_episode=0), "hands_per_episode"),
     (dict(max_hands=-3), "max_hands"),
-    (dict(render_mode="rgb_array"), "render_mode"),
+    (dict(render_mode="svg"), "render_mode"),
     (dict(target=250), "unknown option"),
     (dict(target_score=0), "target_score"),
     (dict(rules=42), "rules"),
