@@ -27,6 +27,9 @@ from .rules import HandResult, Rules, game_outcome, score_hand, trick_winner
 
 FORMAT_TAG = "spades_env.game"
 FORMAT_VERSION = 1
+# Largest team total a game may start from or hold (2**53: exact as a float64, far inside int64),
+# so that observations (total / target) and the batched engine's int64 records stay exact.
+TOTAL_LIMIT = 2 ** 53
 
 
 class Phase(IntEnum):
@@ -49,24 +52,70 @@ class IllegalActionError(ValueError):
 
 
 def _make_rng(seed) -> np.random.Generator:
+    """The game's generator from ``seed``: ``None`` (fresh entropy), an int >= 0, a
+    ``np.random.SeedSequence`` or a ``np.random.Generator`` (used as is).
+
+    Raises:
+        ValueError: any other seed (a negative int, a float, a string, a bool...).
+    """
     if isinstance(seed, np.random.Generator):
         return seed
-    return np.random.default_rng(seed)
+    if seed is None or isinstance(seed, np.random.SeedSequence):
+        return np.random.default_rng(seed)
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be None, an int >= 0 or a np.random.Generator, got {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed}")
+    return np.random.default_rng(int(seed))
+
+
+def _plain(x):
+    """A deep copy of ``x`` as plain JSON data: dicts, lists, ints, floats, strings, bools, None
+    (numpy arrays and scalars become lists and Python numbers)."""
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
 
 
 def _rng_state(rng: np.random.Generator) -> dict:
-    return rng.bit_generator.state
+    """The generator's state as plain JSON data (a fresh object each call)."""
+    return _plain(rng.bit_generator.state)
 
 
 def _rng_from_state(state: dict) -> np.random.Generator:
+    """A generator restored from ``_rng_state`` output (the input is not kept).
+
+    Raises:
+        ValueError: not the state of a numpy bit generator.
+    """
+    if not isinstance(state, dict) or not isinstance(state.get("bit_generator"), str):
+        raise ValueError(f"rng state must be a dict with a 'bit_generator' name, got "
+                         f"{type(state).__name__}")
     name = state["bit_generator"]
     bg_cls = getattr(np.random, name, None)
     if bg_cls is None or not isinstance(bg_cls, type) \
             or not issubclass(bg_cls, np.random.BitGenerator):
         raise ValueError(f"unknown bit generator {name!r}")
     bg = bg_cls()
-    bg.state = state
+    try:
+        bg.state = _plain(state)
+    except (TypeError, ValueError, KeyError, OverflowError, IndexError) as e:
+        raise ValueError(f"bad {name} rng state: {type(e).__name__}: {e}") from None
     return np.random.Generator(bg)
+
+
+def _check_seat(seat) -> int:
+    """``seat`` as an int 0..3; ``ValueError`` for anything else (bools, floats, strings)."""
+    if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) \
+            or not 0 <= seat <= 3:
+        raise ValueError(f"seat must be an int 0..3, got {seat!r}")
+    return int(seat)
 
 
 def _int_pair(x, name: str) -> list[int]:
@@ -181,7 +230,7 @@ class SpadesGame:
         "blind", "looked", "tricks_won", "trick", "trick_leader", "spades_broken", "played",
         "voids", "trick_number",
         "scores", "bags", "hand_results", "winner", "moves", "plays", "exchange_queue",
-        "exchanges", "hand_number", "initial",
+        "exchanges", "hand_number", "_initial",
     )
 
     def __init__(self, rules: Rules | None = None, seed=None, *, _deal: bool = True):
@@ -195,9 +244,9 @@ class SpadesGame:
         self.winner: int | None = None
         self.moves: list[int] = []
         self.hand_number = 0
-        self.initial: dict = {}
+        self._initial: dict = {}
         if _deal:
-            self.initial = {"rng": _rng_state(self.rng), "rules": self.rules.to_dict()}
+            self._initial = {"rng": _rng_state(self.rng), "rules": self.rules.to_dict()}
             self.dealer = int(self.rng.integers(4))
             self._deal()
 
@@ -216,8 +265,21 @@ class SpadesGame:
         self._rng = value
         self._rng_saved = None
 
+    @property
+    def initial(self) -> dict:
+        """The starting point of the move log (see the class docstring), as a new plain-data copy
+        each time: editing it never changes the game. Setting it stores a copy."""
+        return _plain(self._initial)
+
+    @initial.setter
+    def initial(self, value: dict) -> None:
+        if not isinstance(value, dict):
+            raise ValueError(f"initial must be a dict, got {type(value).__name__}")
+        self._initial = _plain(value)
+
     def _rng_snapshot(self) -> dict:
-        return self._rng_saved if self._rng is None else self._rng.bit_generator.state
+        """The RNG state as plain data (never an object the game keeps: callers may edit it)."""
+        return _plain(self._rng_saved) if self._rng is None else _rng_state(self._rng)
 
     # ------------------------------------------------------------------ set-up
     @classmethod
@@ -228,12 +290,17 @@ class SpadesGame:
         Args:
             hands: 4 hands by seat, each 13 card ids or card strings (or a 52-bit mask).
             dealer: seat 0..3.
-            scores, bags: team totals and bag counts before this hand.
-            seed: RNG for later deals.
+            scores, bags: team totals and bag counts before this hand (ints; bags
+                0..bag_limit-1; totals that would already end the game are refused).
+            seed: RNG for later deals (as ``SpadesGame``'s ``seed``).
         Raises:
-            ValueError: not 4 hands of 13 distinct cards covering the deck, or a bad dealer.
+            ValueError: not 4 hands of 13 distinct cards covering the deck, a bad dealer, bags
+                out of range, starting totals that already end the game (``game_outcome``), or
+                a bad seed. The arguments are not kept (the game holds its own copies).
         """
         from .cards import parse_card
+        if isinstance(hands, (str, bytes, dict)):
+            raise ValueError(f"hands must be a list of 4 hands, got {type(hands).__name__}")
         try:
             hands = list(hands)
         except TypeError:
@@ -253,10 +320,12 @@ class SpadesGame:
                     h = parse_cards(h)
                 m = 0
                 try:
-                    items = list(h)
+                    items = list(h) if not isinstance(h, (bytes, dict, bool, np.bool_)) else None
                 except TypeError:
+                    items = None
+                if items is None:
                     raise ValueError(f"hand of seat {seat} must be card ids, card strings or a "
-                                     f"mask, got {h!r}") from None
+                                     f"mask, got {h!r}")
                 for c in items:
                     if isinstance(c, str):
                         cid = parse_card(c)
@@ -274,8 +343,9 @@ class SpadesGame:
             raise ValueError(f"each hand needs 13 cards, got {[m.bit_count() for m in masks]}")
         if masks[0] | masks[1] | masks[2] | masks[3] != FULL_DECK:
             raise ValueError("the 4 hands must hold each of the 52 cards exactly once")
-        if isinstance(dealer, bool) or dealer not in (0, 1, 2, 3):
-            raise ValueError(f"dealer must be a seat 0..3, got {dealer!r}")
+        if isinstance(dealer, (bool, np.bool_)) or not isinstance(dealer, (int, np.integer)) \
+                or dealer not in (0, 1, 2, 3):
+            raise ValueError(f"dealer must be a seat 0..3 (int), got {dealer!r}")
         dealer = int(dealer)
         rules = rules if rules is not None else Rules()
         if not isinstance(rules, Rules):
@@ -283,14 +353,21 @@ class SpadesGame:
         scores = _int_pair(scores, "scores")
         bags = _int_pair(bags, "bags")
         for t in (0, 1):
+            if abs(scores[t]) > TOTAL_LIMIT:
+                raise ValueError(f"score of team {t} must be within +-{TOTAL_LIMIT}, got "
+                                 f"{scores[t]}")
             if not 0 <= bags[t] < rules.bag_limit:
                 raise ValueError(f"bags of team {t} must be in 0..{rules.bag_limit - 1} between "
                                  f"hands, got {bags[t]}")
+        if game_outcome(scores, rules) is not None:
+            raise ValueError(f"starting totals {scores} already end the game under these rules "
+                             f"(target {rules.target_score}, loss threshold "
+                             f"{rules.loss_threshold}): nothing left to play")
         g = cls(rules, seed, _deal=False)
         g.scores = scores
         g.bags = bags
         g.dealer = dealer
-        g.initial = {"hands": list(masks), "dealer": dealer, "scores": list(g.scores),
+        g._initial = {"hands": list(masks), "dealer": dealer, "scores": list(g.scores),
                      "bags": list(g.bags), "rng": _rng_state(g.rng),
                      "rules": g.rules.to_dict()}
         g._start_hand(masks)
@@ -343,8 +420,12 @@ class SpadesGame:
         return self.trick[0] // 13 if self.trick else None
 
     def hand(self, seat: int) -> list[int]:
-        """Card ids held by ``seat`` (ascending). Full information: not for bots."""
-        return mask_to_cards(self.hands[seat])
+        """Card ids held by ``seat`` (ascending, a new list). Full information: not for bots.
+
+        Raises:
+            ValueError: ``seat`` is not an int 0..3 (as ``view``).
+        """
+        return mask_to_cards(self.hands[_check_seat(seat)])
 
     def _play_mask(self, seat: int) -> int:
         hand = self.hands[seat]
@@ -399,6 +480,10 @@ class SpadesGame:
 
     def explain_illegal(self, action, seat: int | None = None) -> str | None:
         """Why ``action`` (by ``seat``, default the player to act) is illegal, or None if legal."""
+        if seat is not None and (isinstance(seat, (bool, np.bool_))
+                                 or not isinstance(seat, (int, np.integer))
+                                 or not 0 <= seat <= 3):
+            return f"seat must be an int 0..3, got {seat!r}"
         if self.phase == Phase.GAME_OVER:
             return "the game is over"
         p = self.current_player
@@ -455,17 +540,21 @@ class SpadesGame:
         """
         p = self.current_player
         # fast path: a legal card in the play phase (the checks of _play_mask, inlined)
-        if type(action) is int and self.phase == _PLAY and (seat is None or seat == p) \
-                and 0 <= action < 52:
+        if type(action) is int and self.phase == _PLAY \
+                and (seat is None or (type(seat) is int and seat == p)) and 0 <= action < 52:
             hand = self.hands[p]
             if (hand >> action) & 1:
                 trick = self.trick
                 if trick:
                     led = trick[0] // 13
                     if action // 13 == led or not hand & SUIT_MASKS[led]:
+                        if not self.moves:
+                            self._record_start()
                         self._play_card(p, action)
                         return
                 elif action < 39 or self.spades_broken or not hand & NON_SPADES_MASK:
+                    if not self.moves:
+                        self._record_start()
                     self._play_card(p, action)
                     return
         why = self.explain_illegal(action, seat)
@@ -484,17 +573,30 @@ class SpadesGame:
         else:
             self._pass_card(p, action)
 
+    def _at_hand_start(self) -> bool:
+        """Nobody has acted in this hand yet (the point ``from_deal`` starts from)."""
+        return self.phase == Phase.BIDDING and self.bids == [None] * 4 \
+            and self.looked == [not self.rules.blind_nil] * 4
+
     def _record_start(self) -> None:
-        """At the first move (always a bid or a Blind Nil decision), record the starting point of
-        the move log in ``initial``: the deal, dealer, totals, bags, RNG state and rules. A caller
-        that set up the start by hand (e.g. random totals for training) still replays exactly."""
-        self.initial = {"hands": list(self.hands), "dealer": self.dealer,
-                        "scores": list(self.scores), "bags": list(self.bags),
-                        "rng": self._rng_snapshot(), "rules": self.rules.to_dict()}
+        """At the first move, record the starting point of the move log in ``initial``: the deal,
+        dealer, totals, bags, RNG state and rules. A caller that set up the start by hand (e.g.
+        random totals for training) still replays exactly. A game loaded in the middle of a hand
+        (a saved state without a move log) records its whole state instead (``{"state": ...}``,
+        ``to_dict`` output with an empty log)."""
+        if not self._at_hand_start():
+            snap = self.to_dict()
+            snap["moves"], snap["initial"] = [], {}
+            self._initial = {"state": snap}
+            return
+        init = {"hands": list(self.hands), "dealer": self.dealer,
+                "scores": list(self.scores), "bags": list(self.bags),
+                "rng": self._rng_snapshot(), "rules": self.rules.to_dict()}
         if self.hand_results:
             # a game set up mid-way (e.g. ``SpadesVectorEnv.get_game``) carries earlier score
             # tables; record them so that the log still replays to the same state
-            self.initial["hand_results"] = [h.to_dict() for h in self.hand_results]
+            init["hand_results"] = [h.to_dict() for h in self.hand_results]
+        self._initial = init
 
     def _bid(self, p: int, action: int) -> None:
         if action == LOOK_ACTION:
@@ -588,10 +690,13 @@ class SpadesGame:
 
     # ------------------------------------------------------------------ views
     def view(self, seat: int) -> PlayerView:
-        """What ``seat`` may know (its information set) as a ``PlayerView``."""
-        if isinstance(seat, bool) or seat not in (0, 1, 2, 3):
-            raise ValueError(f"seat must be 0..3, got {seat!r}")
-        seat = int(seat)
+        """What ``seat`` may know (its information set) as a ``PlayerView`` (immutable: tuples,
+        ints and frozen score tables).
+
+        Raises:
+            ValueError: ``seat`` is not an int 0..3.
+        """
+        seat = _check_seat(seat)
         lead = self.trick_leader
         known = [0, 0, 0, 0]
         for frm, to, c in self.exchanges:
@@ -617,11 +722,13 @@ class SpadesGame:
 
     # ------------------------------------------------------------------ copy / save
     def clone(self) -> "SpadesGame":
-        """Independent deep copy (RNG included)."""
+        """Independent deep copy (RNG included): nothing done to the copy, or to anything read
+        from it, changes this game, and the other way round."""
         g = SpadesGame.__new__(SpadesGame)
-        g.rules = self.rules
+        g.rules = self.rules  # frozen
         g._rng = None
-        g._rng_saved = self._rng_snapshot()
+        # the saved state is never handed out (``_rng_snapshot`` copies), so clones may share it
+        g._rng_saved = self._rng_saved if self._rng is None else self._rng.bit_generator.state
         g.phase = self.phase
         g.dealer = self.dealer
         g.current_player = self.current_player
@@ -638,18 +745,19 @@ class SpadesGame:
         g.trick_number = self.trick_number
         g.scores = list(self.scores)
         g.bags = list(self.bags)
-        g.hand_results = list(self.hand_results)
+        g.hand_results = list(self.hand_results)  # of frozen HandResults
         g.winner = self.winner
         g.moves = list(self.moves)
-        g.plays = list(self.plays)
+        g.plays = list(self.plays)  # of tuples
         g.exchange_queue = list(self.exchange_queue)
         g.exchanges = list(self.exchanges)
         g.hand_number = self.hand_number
-        g.initial = self.initial
+        g._initial = self._initial  # never changed in place (only replaced), never handed out
         return g
 
     def to_dict(self) -> dict:
-        """The whole state as JSON-ready plain data (``from_dict`` restores it exactly)."""
+        """The whole state as JSON-ready plain data (``from_dict`` restores it exactly). A new
+        snapshot: editing it never changes the game."""
         return {
             "format": FORMAT_TAG, "version": FORMAT_VERSION,
             "rules": self.rules.to_dict(), "rng": self._rng_snapshot(),
@@ -664,7 +772,7 @@ class SpadesGame:
             "moves": list(self.moves), "plays": [list(x) for x in self.plays],
             "exchange_queue": list(self.exchange_queue),
             "exchanges": [list(x) for x in self.exchanges], "hand_number": self.hand_number,
-            "initial": self.initial,
+            "initial": _plain(self._initial),
         }
 
     def to_json(self) -> str:
@@ -735,21 +843,43 @@ class SpadesGame:
             g.hand_number = num(d["hand_number"], "hand_number")
             if not isinstance(d["initial"], dict):
                 raise ValueError("initial must be a dict")
-            g.initial = dict(d["initial"])
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+            g._initial = _plain(d["initial"])  # a copy: later edits of d never reach the game
+            json.dumps(g._initial)  # plain JSON data only, so that the game saves again
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError,
+                RecursionError) as e:
             raise ValueError(f"corrupt spades_env saved game: {type(e).__name__}: {e}") from None
         g._check_consistent()
+        g._check_initial()
         g._check_replays()
         return g
+
+    def _check_initial(self) -> None:
+        """Raise ``ValueError`` unless ``initial`` is empty or a starting point that ``replay``
+        can build under this game's rules (checked even when the move log is empty, so that a
+        loaded game always saves and replays)."""
+        init = self._initial
+        if not init:
+            return
+        fresh, dealt = {"rng", "rules"}, {"hands", "dealer", "scores", "bags", "rng", "rules"}
+        if set(init) not in (fresh, dealt, dealt | {"hand_results"}, {"state"}):
+            raise ValueError(f"corrupt spades_env saved game: initial has the keys "
+                             f"{sorted(init)}, expected {sorted(fresh)}, {sorted(dealt)} "
+                             f"(and hand_results) or ['state']")
+        try:
+            if "state" not in init and Rules.from_dict(init["rules"]) != self.rules:
+                raise ValueError("its rules are not the game's rules")
+            SpadesGame.replay([], rules=self.rules, initial=init)
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as e:
+            raise ValueError(f"corrupt spades_env saved game: bad initial state ({e})") from None
 
     def _check_replays(self) -> None:
         """Raise ``ValueError`` unless the move log, replayed from ``initial``, gives this state."""
         if not self.moves:
             return  # nothing played yet: the state is its own starting point
-        if not self.initial:
+        if not self._initial:
             raise ValueError("corrupt spades_env saved game: a move log without its initial state")
         try:
-            r = SpadesGame.replay(self.moves, self.rules, initial=self.initial)
+            r = SpadesGame.replay(self.moves, self.rules, initial=self._initial)
         except (ValueError, TypeError, KeyError) as e:
             raise ValueError(f"corrupt spades_env saved game: the move log does not replay "
                              f"({e})") from None
@@ -900,6 +1030,96 @@ class SpadesGame:
             bad("a hand does not hold 13 cards during the bidding")
         elif ph == Phase.EXCHANGE and self.trick:
             bad("a trick in progress during the exchange")
+        if ph in (Phase.BIDDING, Phase.EXCHANGE) and self.trick_leader != first:
+            bad("the trick leader before the play must be the seat left of the dealer")
+        self._check_exchange(bad)
+        self._check_score_tables(bad)
+
+    def _check_exchange(self, bad) -> None:
+        """The Blind Nil exchange: the queue and the log are the exchange the bids call for (the
+        partner of each Blind Nil bidder passes 3 cards, then the bidder passes 3 back, in
+        bidding order), and every passed card is where the log puts it."""
+        ph = self.phase
+        if ph == Phase.BIDDING:
+            return  # checked above: nothing queued, nothing passed
+        first = (self.dealer + 1) & 3
+        full: list[int] = []
+        for i in range(4):
+            s = (first + i) & 3
+            if self.blind[s] and not self.blind[(s + 2) & 3]:
+                full += [(s + 2) & 3] * 3 + [s] * 3
+        done = len(self.exchanges)
+        if [frm for frm, _, _ in self.exchanges] != full[:done]:
+            bad("the Blind Nil exchange log does not follow the Blind Nil bids")
+        if ph == Phase.EXCHANGE:
+            if done >= len(full) or self.exchange_queue != full[done:]:
+                bad("the Blind Nil exchange queue does not follow the Blind Nil bids")
+        elif done != len(full):
+            bad("the play started before the Blind Nil exchange was complete")
+        where: dict[int, int] = {}
+        passed = [0, 0, 0, 0]
+        for frm, to, c in self.exchanges:
+            if c in where and where[c] != frm:
+                bad(f"card {c} passed by seat {frm}, which did not hold it then")
+            where[c] = to
+            passed[frm] += 1
+        for c, s in where.items():
+            if not ((self.hands[s] | self.played[s]) >> c) & 1:
+                bad(f"card {c} is not with seat {s}, which it was passed to")
+        if ph == Phase.EXCHANGE:
+            for s in range(4):
+                got = passed[(s + 2) & 3]
+                if self.hands[s].bit_count() != 13 - passed[s] + got:
+                    bad(f"seat {s} does not hold 13 cards minus those it passed plus those it "
+                        f"received")
+
+    def _check_score_tables(self, bad) -> None:
+        """Every score table is the rules' scoring (``score_hand``) of its bids and tricks, the
+        tables chain (hand numbers 0, 1, ..., dealers rotating, each hand starting from the
+        previous totals and bags, no earlier hand ending the game), the game's dealer follows the
+        last one, and a running game's totals do not end it."""
+        r = self.rules
+        if any(abs(v) > TOTAL_LIMIT for v in self.scores):
+            bad(f"scores must be within +-{TOTAL_LIMIT}")
+        prev = None
+        for k, h in enumerate(self.hand_results):
+            if h.hand_number != k:
+                bad(f"score table {k} has hand number {h.hand_number}")
+            if not 0 <= h.dealer < 4 or (prev is not None and h.dealer != (prev.dealer + 1) & 3):
+                bad(f"score table {k}: the dealer does not rotate left hand by hand")
+            if any(h.blind) and not r.blind_nil:
+                bad(f"score table {k} has a Blind Nil, which these rules do not allow")
+            teams = h.teams
+            for t in (0, 1):
+                ts = teams[t]
+                if ts.team != t or ts.bids != (h.bids[t], h.bids[t + 2]) \
+                        or ts.blind != (h.blind[t], h.blind[t + 2]) \
+                        or ts.tricks != (h.tricks[t], h.tricks[t + 2]):
+                    bad(f"score table {k}: team {t}'s line does not match the seats' bids and "
+                        f"tricks")
+                if abs(ts.total) > TOTAL_LIMIT:
+                    bad(f"score table {k}: totals must be within +-{TOTAL_LIMIT}")
+            if prev is None:  # the first table: the totals and bags it started from
+                before = [teams[t].total - teams[t].hand_points for t in (0, 1)]
+                bags = [(teams[t].bags_after - teams[t].bags) % r.bag_limit for t in (0, 1)]
+            else:
+                before = [prev.teams[t].total for t in (0, 1)]
+                bags = [prev.teams[t].bags_after for t in (0, 1)]
+                if game_outcome(before, r) is not None:
+                    bad(f"score table {k} follows a hand that ended the game")
+            try:
+                want = score_hand(h.bids, h.tricks, bags, r, h.blind, before)
+            except ValueError as e:
+                bad(f"score table {k}: {e}")
+            if tuple(want) != teams:
+                bad(f"score table {k} is not the scoring of its bids and tricks")
+            prev = h
+        if prev is not None:
+            follows = prev.dealer if self.phase == Phase.GAME_OVER else (prev.dealer + 1) & 3
+            if self.dealer != follows:
+                bad("the dealer does not follow the last score table")
+        if self.phase != Phase.GAME_OVER and game_outcome(self.scores, r) is not None:
+            bad("a running game whose totals already end it")
 
     @classmethod
     def replay(cls, moves, rules: Rules | None = None, seed=None, initial: dict | None = None
@@ -910,7 +1130,8 @@ class SpadesGame:
             moves: action ids in order (``game.moves``).
             rules: the rules; default: ``initial["rules"]`` when present, else ``standard``.
             seed: the game's seed, used when ``initial`` is not given.
-            initial: ``game.initial`` (the first deal or RNG state, and the rules).
+            initial: ``game.initial`` (the first deal or RNG state, and the rules; or a whole
+                state without a move log, ``{"state": to_dict()}``, for a game loaded mid-hand).
         Returns:
             The game after the moves; a finished game's log replays to the same result.
         Raises:
@@ -919,6 +1140,11 @@ class SpadesGame:
         if initial is not None and not isinstance(initial, dict):
             raise ValueError(f"initial must be a dict (game.initial), got {type(initial).__name__}")
         try:
+            if initial and "state" in initial:
+                g = cls.from_dict(initial["state"])
+                if g.moves or g._initial or (rules is not None and rules != g.rules):
+                    raise ValueError("a starting state must have no move log and the given rules")
+                return cls._replay_moves(g, moves)
             if rules is None and initial and "rules" in initial:
                 rules = Rules.from_dict(initial["rules"])
             if initial and "hands" in initial:
@@ -933,6 +1159,17 @@ class SpadesGame:
                 g = cls(rules, seed)
         except (KeyError, TypeError, AttributeError) as e:
             raise ValueError(f"corrupt initial state for replay: {type(e).__name__}: {e}") from None
+        return cls._replay_moves(g, moves)
+
+    @staticmethod
+    def _replay_moves(g: "SpadesGame", moves) -> "SpadesGame":
+        if isinstance(moves, (str, bytes, dict)):
+            raise ValueError(f"moves must be a list of action ids, got {type(moves).__name__}")
+        try:
+            moves = list(moves)
+        except TypeError:
+            raise ValueError(f"moves must be a list of action ids, got "
+                             f"{type(moves).__name__}") from None
         for a in moves:
             g.apply(a)
         return g

@@ -9,6 +9,8 @@ from __future__ import annotations
 import operator
 from dataclasses import asdict, dataclass, fields
 
+import numpy as np
+
 from .cards import SPADES_MASK, Suit
 
 
@@ -194,13 +196,56 @@ class HandResult:
 
     @classmethod
     def from_dict(cls, d: dict) -> "HandResult":
-        teams = tuple(
-            TeamScore(**{**t, "bids": tuple(t["bids"]), "blind": tuple(t["blind"]),
-                         "tricks": tuple(t["tricks"])})
-            for t in d["teams"]
-        )
-        return cls(d["hand_number"], d["dealer"], tuple(d["bids"]), tuple(d["blind"]),
-                   tuple(d["tricks"]), teams)
+        """Build from ``to_dict`` output, checking every field's type and shape (plain ints and
+        bools; 4 bids, flags and trick counts; two team lines). Whether the numbers follow from
+        the rules is the engine's check (``SpadesGame.from_dict``).
+
+        Raises:
+            ValueError: a missing, extra or ill-typed field (the message names it).
+        """
+        def fail(what):
+            raise ValueError(f"score table: {what}")
+
+        def is_int(x):
+            return isinstance(x, int) and not isinstance(x, bool)
+
+        def ints(x, n, what):
+            if not isinstance(x, (list, tuple)) or len(x) != n or not all(map(is_int, x)):
+                fail(f"{what} must be {n} ints, got {x!r}")
+            return tuple(x)
+
+        def bools(x, n, what):
+            if not isinstance(x, (list, tuple)) or len(x) != n \
+                    or not all(isinstance(v, bool) for v in x):
+                fail(f"{what} must be {n} bools, got {x!r}")
+            return tuple(x)
+
+        if not isinstance(d, dict) or set(d) != _HAND_RESULT_KEYS:
+            fail(f"needs exactly the keys {sorted(_HAND_RESULT_KEYS)}, got "
+                 f"{sorted(d) if isinstance(d, dict) else type(d).__name__}")
+        for k in ("hand_number", "dealer"):
+            if not is_int(d[k]):
+                fail(f"{k} must be an int, got {d[k]!r}")
+        if not isinstance(d["teams"], (list, tuple)) or len(d["teams"]) != 2:
+            fail(f"teams must be 2 team lines, got {d['teams']!r}")
+        teams = []
+        for t in d["teams"]:
+            if not isinstance(t, dict) or set(t) != _TEAM_SCORE_KEYS:
+                fail(f"a team line needs exactly the keys {sorted(_TEAM_SCORE_KEYS)}")
+            for k in _TEAM_SCORE_KEYS - {"bids", "blind", "tricks", "made"}:
+                if not is_int(t[k]):
+                    fail(f"team line field {k} must be an int, got {t[k]!r}")
+            if t["made"] is not None and not isinstance(t["made"], bool):
+                fail(f"team line field made must be True, False or None, got {t['made']!r}")
+            teams.append(TeamScore(**{**t, "bids": ints(t["bids"], 2, "team bids"),
+                                      "blind": bools(t["blind"], 2, "team blind"),
+                                      "tricks": ints(t["tricks"], 2, "team tricks")}))
+        return cls(d["hand_number"], d["dealer"], ints(d["bids"], 4, "bids"),
+                   bools(d["blind"], 4, "blind"), ints(d["tricks"], 4, "tricks"), tuple(teams))
+
+
+_HAND_RESULT_KEYS = frozenset(("hand_number", "dealer", "bids", "blind", "tricks", "teams"))
+_TEAM_SCORE_KEYS = frozenset(f.name for f in fields(TeamScore))
 
 
 def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,
@@ -209,32 +254,55 @@ def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,
 
     Args:
         bids: 4 ints by seat, 0..13; 0 is Nil.
-        tricks: 4 ints by seat, tricks taken (sum 13 in a real hand).
-        bags_before: 2 ints by team, bag count carried into the hand.
+        tricks: 4 ints by seat, tricks taken (sum 13).
+        bags_before: 2 ints by team, bag count carried into the hand (0..bag_limit-1).
         rules: the switches (``nil_bonus``, ``blind_nil_bonus``, ``bag_limit``, ``bag_penalty``).
         blind: 4 bools by seat, True for a Blind Nil (its bid must be 0); default none.
         scores_before: 2 ints by team, totals before the hand (only fills ``TeamScore.total``).
     Returns:
         ``(TeamScore, TeamScore)`` for team 0 and team 1.
     Raises:
-        ValueError: a bid outside 0..13, a negative trick count, or a blind bid that is not 0.
+        ValueError: not 4 bids, 4 trick counts, 2 bag counts and 2 scores (ints; bools refused),
+            a bid outside 0..13, a negative trick count, trick counts that do not sum to 13 (a
+            hand has 13 tricks), a carried bag count outside 0..bag_limit-1, a blind flag that is
+            not a bool, or a blind bid that is not 0.
     """
-    if len(bids) != 4 or len(tricks) != 4 or len(bags_before) != 2 or len(scores_before) != 2:
-        raise ValueError("score_hand needs 4 bids, 4 trick counts, 2 bag counts and 2 scores")
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a spades_env.Rules, got {type(rules).__name__}")
     if blind is None:
         blind = (False, False, False, False)
-    if len(blind) != 4:
-        raise ValueError(f"blind needs 4 flags (one per seat), got {blind!r}")
+
+    def int_list(x, n, what):
+        try:
+            vals = list(x)
+        except TypeError:
+            raise ValueError(f"score_hand needs {n} {what} (ints), got {x!r}") from None
+        if len(vals) != n:
+            raise ValueError(f"score_hand needs 4 bids, 4 trick counts, 2 bag counts and 2 "
+                             f"scores; got {len(vals)} {what}")
+        if any(isinstance(v, (bool, np.bool_)) for v in vals):
+            raise ValueError(f"{what} must be ints, got {x!r}")
+        try:
+            return [operator.index(v) for v in vals]
+        except TypeError:
+            raise ValueError(f"bids, tricks and bags must be ints, got {what}={x!r}") from None
+
+    bids = int_list(bids, 4, "bids")
+    tricks = int_list(tricks, 4, "trick counts")
+    bags_before = int_list(bags_before, 2, "bag counts")
+    scores_before = int_list(scores_before, 2, "scores")
     try:
-        bids = [operator.index(b) for b in bids]
-        tricks = [operator.index(t) for t in tricks]
-        bags_before = [operator.index(b) for b in bags_before]
+        blind = list(blind)
     except TypeError:
-        raise ValueError(f"bids, tricks and bags must be ints, got bids={bids!r}, "
-                         f"tricks={tricks!r}, bags_before={bags_before!r}") from None
+        raise ValueError(f"blind needs 4 flags (one per seat), got {blind!r}") from None
+    if len(blind) != 4 or not all(isinstance(b, (bool, np.bool_)) for b in blind):
+        raise ValueError(f"blind needs 4 flags (one per seat, bools), got {blind!r}")
     for t in (0, 1):
         if bags_before[t] < 0:
             raise ValueError(f"bags_before of team {t} negative: {bags_before[t]}")
+        if bags_before[t] >= rules.bag_limit:
+            raise ValueError(f"bags_before of team {t} must be below bag_limit "
+                             f"({rules.bag_limit}): {bags_before[t]}")
     for s in range(4):
         if not 0 <= bids[s] <= 13:
             raise ValueError(f"bid of seat {s} out of range 0..13: {bids[s]}")
@@ -242,6 +310,9 @@ def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,
             raise ValueError(f"tricks of seat {s} negative: {tricks[s]}")
         if blind[s] and bids[s] != 0:
             raise ValueError(f"seat {s} is marked Blind Nil but bid {bids[s]}")
+    if sum(tricks) != 13:
+        raise ValueError(f"trick counts must sum to 13 (a hand has 13 tricks), got {tricks} "
+                         f"(sum {sum(tricks)})")
     out = []
     for team in (0, 1):
         seats = (team, team + 2)
