@@ -40,6 +40,7 @@ given to ``gym.make`` / ``gym.make_vec``, e.g. ``gym.make("Spades-v0", opponents
 
 from __future__ import annotations
 
+import copy
 from typing import Callable, Sequence
 
 import gymnasium
@@ -160,8 +161,8 @@ class SpadesSingleAgentEnv(gymnasium.Env):
     def _observe(self):
         d = self._env.observe(self.agent)
         self._mask = d["action_mask"]
-        info = dict(self._env.infos[self.agent])
-        info["action_mask"] = self._mask
+        info = copy.deepcopy(self._env.infos[self.agent])  # the caller's to edit
+        info["action_mask"] = self._mask.copy()
         return d["observation"], info
 
     def action_masks(self) -> np.ndarray:
@@ -205,7 +206,7 @@ class SpadesSingleAgentEnv(gymnasium.Env):
             self._done = True
             obs, info = self._observe()
             self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-            info["action_mask"] = self._mask
+            info["action_mask"] = self._mask.copy()
             info["illegal_action"] = why
             return obs, self.illegal_reward, True, False, info
         env.step(action)

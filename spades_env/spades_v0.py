@@ -643,7 +643,6 @@ class raw_env(AECEnv, EzPickle):
             r = (res.teams[0].hand_points - res.teams[1].hand_points) / 100.0
             rewards["player_0"] = rewards["player_2"] = r
             rewards["player_1"] = rewards["player_3"] = -r
-        info = _hand_result_dict(res)
         end = None
         if game.is_over:
             end = "terminated"
@@ -661,7 +660,7 @@ class raw_env(AECEnv, EzPickle):
         elif self.max_hands is not None and game.hand_number >= self.max_hands:
             end = "truncated"
         for a in AGENTS:
-            d = {"hand_result": info}
+            d = {"hand_result": _hand_result_dict(res)}  # one copy per agent: edits stay local
             if game.is_over:
                 d["winner"] = game.winner
             self.infos[a] = d

@@ -728,8 +728,9 @@ class SpadesVectorEnv:
         scores, bags, dealer, hand number and the score tables of this game's earlier hands).
 
         The game is built once per hand (``SpadesGame.from_deal``) and cached; later calls in the
-        same hand apply only the moves made since. Treat it as read-only (``clone()`` it to play
-        ahead); a cached game that was moved is detected and rebuilt. Its RNG (for deals after
+        same hand apply only the moves made since, and return a clone of the cached game: playing
+        or editing the returned game never changes the env or a later ``get_game``. Its RNG (for
+        deals after
         this hand) is seeded from ``(seed, i, game number)``; those deals are not the ones this
         env will draw. Full information: bots must act from ``view(seat)``.
         Raises:
@@ -750,7 +751,7 @@ class SpadesVectorEnv:
                 for act in self._actions[i, cached[2]:t].tolist():
                     g.apply(act)
                 self._mirror[i] = (self._serial, g, t)
-            return g
+            return g.clone()
         owner = self._owner[i].tolist()
         hands = [[c for c in range(NUM_CARDS) if owner[c] == s] for s in range(4)]
         nh = int(self._hand_count[i])
@@ -763,7 +764,7 @@ class SpadesVectorEnv:
         for act in self._actions[i, :t].tolist():
             g.apply(act)
         self._mirror[i] = (self._serial, g, t)
-        return g
+        return g.clone()
 
     def observe(self, i: int, seat: int) -> np.ndarray:
         """Observation of any ``seat`` (acting or not) in game ``i``: ``(OBS_SIZE,)`` float32 numpy
