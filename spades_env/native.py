@@ -2,28 +2,49 @@
 
 The kernel (``spades_env/_native/vector_kernel.c``) is plain C with no Python or torch headers. It
 is compiled at first use with the system C compiler (``$CC``, else ``cc``; with OpenMP when the
-compiler has it, for ``SpadesVectorEnv(threads=...)``) into a per-user cache
-folder (``$SPADES_ENV_CACHE``, else ``$XDG_CACHE_HOME/spades_env``, else ``~/.cache/spades_env``;
-a per-user folder in the temp dir when that one is not writable)
-under a name made from a hash of the source, the flags and the platform, written atomically (a
-temporary file renamed into place), and loaded with ``ctypes``. When no compiler is found or the
-build fails, ``load_kernel()`` raises ``NativeUnavailable`` with the compiler's message, and the
-engine's ``backend="auto"`` falls back to the torch path.
+compiler has it, for ``SpadesVectorEnv(threads=...)``) and loaded with ``ctypes``.
+
+Where, and what is loaded (a library's constructor runs as soon as it is loaded, so a library
+another user could place must never be loaded):
+
+- the cache folder is ``$SPADES_ENV_CACHE``, else ``$XDG_CACHE_HOME/spades_env``, else
+  ``~/.cache/spades_env``; it is created with mode 0700 and used only while it belongs to this
+  user and no other user can write it (an own folder readable by others is tightened to 0700; one
+  owned by someone else or writable by others is refused with a ``RuntimeWarning``);
+- when that folder cannot be used (refused, or a read-only home), the kernel is built in a fresh
+  private folder of this process (``tempfile.mkdtemp``: unpredictable name, mode 0700), removed
+  once the kernel is loaded: never in a shared folder under a predictable name;
+- the library's name comes from a hash of the source, the flags and the platform; its SHA-256 is
+  recorded next to it (``<name>.sha256``) when it is built and checked before every load, on the
+  very file descriptor that is then loaded (``/proc/self/fd``); a library that is missing, not a
+  private file of this user, or does not match its digest is built again, never loaded;
+- a loaded library must export every kernel symbol, else ``NativeUnavailable``.
+
+When no compiler is found, the build fails or the library does not load, ``load_kernel()`` raises
+``NativeUnavailable`` with the reason; ``SpadesVectorEnv(backend="auto")`` then falls back to the
+torch path and ``backend="native"`` raises it.
 """
 
 from __future__ import annotations
 
+import atexit
 import ctypes
+import errno
 import hashlib
+import hmac
 import os
 import platform
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 import weakref
+
+from .fileio import clean_stale_temps, write_atomic
 
 __all__ = ["NativeUnavailable", "load_kernel", "SpEnv", "kernel_path"]
 
@@ -95,6 +116,7 @@ class SpEnv(ctypes.Structure):
 
 
 def _cache_dir() -> str:
+    """The configured cache folder (it is used only if ``_private_problem`` finds it private)."""
     d = os.environ.get("SPADES_ENV_CACHE")
     if not d:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -102,25 +124,156 @@ def _cache_dir() -> str:
     return d
 
 
-def _writable(d: str) -> bool:
+def _private_problem(d: str) -> tuple[str | None, bool]:
+    """Make ``d`` (mode 0700) if missing and check that it is private: a folder owned by this
+    user that no other user can write. A folder of ours that others can only read (made by an older
+    version) is tightened to 0700. Returns ``(why not, security)``: ``(None, False)`` when
+    usable; ``security`` is True when the refusal is a safety matter (foreign owner, writable by
+    others) rather than a plain inability (read-only home)."""
     try:
-        os.makedirs(d, exist_ok=True)
-        return os.access(d, os.W_OK)
-    except OSError:
-        return False
+        if not os.path.isdir(d):
+            parent = os.path.dirname(os.path.abspath(d))
+            os.makedirs(parent, exist_ok=True)
+            try:
+                os.mkdir(d, 0o700)
+            except FileExistsError:
+                pass
+        st = os.stat(d)  # a symlinked cache is judged by its target
+    except OSError as e:
+        return f"cannot create {d}: {e.strerror or e}", False
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{d} is not a folder", False
+    if hasattr(os, "getuid"):
+        if st.st_uid != os.getuid():
+            return f"{d} belongs to uid {st.st_uid}, not to this user (uid {os.getuid()})", True
+        if st.st_mode & 0o022:
+            return (f"{d} can be written by other users (mode {stat.S_IMODE(st.st_mode):o}); "
+                    f"make it private with chmod 700"), True
+        if st.st_mode & 0o077:
+            try:
+                os.chmod(d, 0o700)
+            except OSError as e:
+                return f"cannot make {d} private: {e.strerror or e}", False
+    if not os.access(d, os.W_OK | os.X_OK):
+        return f"{d} is not writable", False
+    return None, False
 
 
-def kernel_path(cc: str | None = None) -> str:
-    """Where the compiled kernel for this source, compiler, flags and platform lives."""
-    cc = cc or os.environ.get("CC") or "cc"
+_tmp_lock = threading.Lock()
+_tmp_folder: str | None = None  # this process's private build folder (cache not usable)
+_tmp_owner = 0
+
+
+def _remove_tmp_folder() -> None:
+    global _tmp_folder
+    if _tmp_folder is not None and os.getpid() == _tmp_owner:
+        shutil.rmtree(_tmp_folder, ignore_errors=True)
+        _tmp_folder = None
+
+
+def _process_folder() -> str:
+    """A fresh private folder (``tempfile.mkdtemp``: unpredictable name, mode 0700) for this
+    process only, removed when the kernel is loaded or the process ends."""
+    global _tmp_folder, _tmp_owner
+    with _tmp_lock:
+        if _tmp_folder is None or _tmp_owner != os.getpid() or not os.path.isdir(_tmp_folder):
+            _tmp_folder = tempfile.mkdtemp(prefix="spades_env-kernel-")
+            _tmp_owner = os.getpid()
+            atexit.register(_remove_tmp_folder)
+        return _tmp_folder
+
+
+_warned: set = set()
+
+
+def _kernel_name(cc: str) -> str:
     with open(_SRC, "rb") as f:
         h = hashlib.sha256(f.read())
     h.update(" ".join([cc, *_FLAGS, *_OPENMP, platform.machine(), platform.system(),
                        sys.implementation.cache_tag or ""]).encode())
+    return f"vector_kernel-{h.hexdigest()[:16]}.so"
+
+
+def kernel_path(cc: str | None = None) -> str:
+    """Where the compiled kernel for this source, compiler, flags and platform lives: the private
+    cache folder (``$SPADES_ENV_CACHE``, else ``$XDG_CACHE_HOME/spades_env``, else
+    ``~/.cache/spades_env``), or, when that folder cannot be made private and writable, a fresh
+    private folder of this process in the temp dir (never a shared, predictable one)."""
+    cc = cc or os.environ.get("CC") or "cc"
     folder = _cache_dir()
-    if not _writable(folder):  # e.g. a read-only home: a per-user folder in the temp dir
-        folder = os.path.join(tempfile.gettempdir(), f"spades_env-{os.getuid()}")
-    return os.path.join(folder, f"vector_kernel-{h.hexdigest()[:16]}.so")
+    why, security = _private_problem(folder)
+    if why is not None:
+        if security and folder not in _warned:
+            _warned.add(folder)
+            warnings.warn(f"spades_env: not using the kernel cache: {why}; building in a private "
+                          f"temp folder instead", RuntimeWarning, stacklevel=2)
+        folder = _process_folder()
+    return os.path.join(folder, _kernel_name(cc))
+
+
+def _digest_path(path: str) -> str:
+    return path + ".sha256"
+
+
+def _read_fd(fd: int, limit: int = 1 << 28) -> bytes:
+    chunks, total = [], 0
+    while True:
+        b = os.read(fd, 1 << 20)
+        if not b:
+            return b"".join(chunks)
+        total += len(b)
+        if total > limit:
+            raise OSError(errno.EFBIG, "file too large")
+        chunks.append(b)
+
+
+def _open_own(name: str, dfd: int | None, folder: str) -> int:
+    """Open ``name`` in ``folder`` read-only without following a symlink; it must be a regular
+    file of this user that no other user can write (else OSError)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = (os.open(name, flags, dir_fd=dfd) if dfd is not None
+          else os.open(os.path.join(folder, name), flags))
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o022 or (
+            hasattr(os, "getuid") and st.st_uid != os.getuid()):
+        os.close(fd)
+        raise OSError(errno.EPERM, "not a private file of this user")
+    return fd
+
+
+def _verified_fd(path: str) -> int | None:
+    """An open descriptor of the library at ``path`` when its SHA-256 equals the digest recorded
+    when it was built (``<path>.sha256``), both files being this user's and not writable by others;
+    else None (missing, foreign, damaged or never recorded: it is then built again)."""
+    folder, name = os.path.split(path)
+    use_dirfd = os.open in os.supports_dir_fd
+    try:
+        dfd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)) if use_dirfd else None
+    except OSError:
+        return None
+    try:
+        try:
+            dig = _open_own(name + ".sha256", dfd, folder)
+            try:
+                want = _read_fd(dig, 200).decode("ascii", "replace").strip()
+            finally:
+                os.close(dig)
+            fd = _open_own(name, dfd, folder)
+        except OSError:
+            return None
+        try:
+            got = hashlib.sha256(_read_fd(fd)).hexdigest()
+        except OSError:
+            os.close(fd)
+            return None
+        if not hmac.compare_digest(got, want):
+            os.close(fd)
+            return None
+        os.lseek(fd, 0, os.SEEK_SET)
+        return fd
+    finally:
+        if dfd is not None:
+            os.close(dfd)
 
 
 def _build(path: str, cc: str) -> None:
@@ -131,7 +284,8 @@ def _build(path: str, cc: str) -> None:
     cmd[0] = exe
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".build-", suffix=".so")
+    clean_stale_temps(folder, ".build-", ".so")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".build-{os.getpid()}_", suffix=".so")
     os.close(fd)
     try:
         r = subprocess.run([*cmd, *_FLAGS, *_OPENMP, "-o", tmp, _SRC], capture_output=True,
@@ -143,7 +297,11 @@ def _build(path: str, cc: str) -> None:
             out = (r.stderr or r.stdout).strip()[:2000] or "(no output)"
             raise NativeUnavailable(f"building the C kernel failed ({cc}, exit status "
                                     f"{r.returncode}): {out}")
+        with open(tmp, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
         os.replace(tmp, path)
+        write_atomic(_digest_path(path), (digest + "\n").encode(), prefix=".build-",
+                     suffix=".so")
     except (OSError, subprocess.SubprocessError) as e:
         raise NativeUnavailable(f"building the C kernel failed: {e}") from None
     finally:
@@ -151,12 +309,41 @@ def _build(path: str, cc: str) -> None:
             os.unlink(tmp)
 
 
+_SYMBOLS = ("sp_step", "sp_render", "sp_start_hands", "sp_end_hands", "sp_check", "sp_sample",
+            "sp_step_render", "sp_openmp")
+
+
+_loads = 0  # dlopen calls so far: makes each /proc/self/fd name unique (see _dlopen)
+
+
+def _dlopen(path: str, fd: int):
+    """``ctypes.CDLL`` of the verified open file ``fd`` (through ``/proc/self/fd`` where it exists,
+    so the bytes loaded are the bytes hashed), checked for every kernel symbol.
+
+    The dynamic loader reuses an already loaded library whose name matches, so each call uses a
+    name not used before (``/proc/self/fd/./N``, ``/proc/self/fd/././N``...): a descriptor number
+    reused after an earlier load must not bring back that earlier library."""
+    global _loads
+    _loads += 1
+    target = f"/proc/self/fd/{'./' * _loads}{fd}" if os.path.isdir("/proc/self/fd") else path
+    lib = ctypes.CDLL(target)
+    missing = [s for s in _SYMBOLS if not hasattr(lib, s)]
+    if missing:
+        raise NativeUnavailable(f"{path} is not a spades_env kernel: it lacks the symbol(s) "
+                                f"{', '.join(missing)}")
+    return lib
+
+
 def load_kernel():
     """The loaded kernel (``ctypes.CDLL`` with ``sp_step`` and ``sp_render`` typed), built first
     if needed. Thread-safe; the result (or the failure) is remembered for the process.
 
+    The library is loaded only from a private folder (``kernel_path``) and only when its SHA-256
+    matches the digest recorded when it was built; anything else there is built again first.
+
     Raises:
-        NativeUnavailable: no C compiler, a failed build, or a library that does not load.
+        NativeUnavailable: no C compiler, a failed build, a library that does not load or lacks
+            the kernel's symbols.
     """
     global _kernel, _error
     with _lock:
@@ -165,18 +352,34 @@ def load_kernel():
         if _error is not None:
             raise NativeUnavailable(_error)
         cc = os.environ.get("CC") or "cc"
-        path = kernel_path(cc)
         try:
-            if not os.path.exists(path):
+            path = kernel_path(cc)
+            fd = _verified_fd(path)
+            if fd is None:  # missing, foreign, damaged or unrecorded: build it (again)
                 _build(path, cc)
+                fd = _verified_fd(path)
+                if fd is None:
+                    raise NativeUnavailable(f"the kernel built at {path} does not verify "
+                                            f"(changed while loading?)")
             try:
-                lib = ctypes.CDLL(path)
-            except OSError:  # a broken cached file: build it again once
-                _build(path, cc)
-                lib = ctypes.CDLL(path)
+                try:
+                    lib = _dlopen(path, fd)
+                except OSError:  # a library this system cannot load: build it again once
+                    os.close(fd)
+                    fd = None
+                    _build(path, cc)
+                    fd = _verified_fd(path)
+                    if fd is None:
+                        raise NativeUnavailable(f"the kernel built at {path} does not verify")
+                    lib = _dlopen(path, fd)
+            finally:
+                if fd is not None:
+                    os.close(fd)
         except (NativeUnavailable, OSError) as e:
             _error = str(e)
             raise NativeUnavailable(_error) from None
+        finally:
+            _remove_tmp_folder()  # a per-process build folder is not needed once loaded
         p = ctypes.POINTER(SpEnv)
         lib.sp_step.argtypes = [p, ctypes.c_void_p, ctypes.c_int64]
         lib.sp_step.restype = ctypes.c_int64
