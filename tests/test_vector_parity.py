@@ -349,8 +349,8 @@ def test_get_game_cache_follows_moves_and_survives_a_mutating_caller():
     for _ in range(10):
         obs, mask, seat, *_ = env.step(_random_actions(mask, gen))
     g2 = env.get_game(1)
-    assert g2 is g and len(g2.moves) == 10  # advanced in place by the 10 moves
-    g2.apply(g2.legal_actions()[0])  # a caller playing ahead on the cached game
+    assert len(g.moves) == 0 and len(g2.moves) == 10  # a game of its own each call
+    g2.apply(g2.legal_actions()[0])  # a caller playing ahead on the returned game
     g3 = env.get_game(1)
     assert g3 is not g2 and len(g3.moves) == 10 and g3.current_player == int(seat[1])
     assert np.array_equal(encode(g3.view(int(seat[1]))), obs[1].numpy())
