@@ -89,6 +89,7 @@ Version history: 1 (first version); 1.2 int64 score records (int32 ones are wide
 from __future__ import annotations
 
 import ctypes
+import os
 
 import numpy as np
 import torch
@@ -116,6 +117,92 @@ _H = {name: i for i, name in enumerate(_HIST_FIELDS)}
 _TEAM0 = _H["contract"]  # first per-team field; team t's field f is at _TEAM0 + 9 * t + f
 _TEAM_FIELDS = 9
 _HIST_WIDTH = _TEAM0 + 2 * _TEAM_FIELDS
+
+
+# hands_per_episode / max_hands bound (the C kernel holds them as int64; far beyond any game)
+MAX_HANDS_LIMIT = 10 ** 9
+
+
+def _check_seed(seed, none_ok: bool) -> None:
+    """A deal-generator seed: an int in 0..2**64-1 (``torch.Generator.manual_seed``'s range)."""
+    if seed is None and none_ok:
+        return
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be an int in 0..2**64-1{' or None' if none_ok else ''}, "
+                         f"got {seed!r}")
+    if not 0 <= int(seed) < 2 ** 64:
+        raise ValueError(f"seed must be an int in 0..2**64-1, got {seed}")
+
+
+def bytes_per_game(copy: bool = True, hands_per_episode: int | None = None) -> int:
+    """Memory one game of a ``SpadesVectorEnv`` takes when built (bytes, int): the state tensors
+    (every seat's uint8 observation row, hands, masks, the action log, the first 8 score records),
+    the index constants sized by ``num_envs``, and one step's outputs. The score records grow by
+    216 bytes per game for each hand beyond 8 that the longest running game reaches."""
+    cap = 8 if hands_per_episode is None else min(8, int(hands_per_episode))
+    state = (4 * ROW + 4 * 5 * 4 + NUM_ACTIONS + ROW + 4 * NUM_CARDS + 8 * NUM_CARDS + 16
+             + 8 * (4 + 4 + 4 + 16) + 1 + 8 * 4 + 8 * 2 * 2 + 8 + 8 * HAND_STEPS
+             + 8 * _HIST_WIDTH * cap + 8)
+    if not copy:
+        state += 4 * OBS_SIZE + 4 * 4 + 3  # reused obs, rewards and flags
+    consts = 9 + 4 + 4 + 16 + 1 + 8 + 8
+    outputs = 4 * OBS_SIZE + NUM_ACTIONS + 8 + 4 * 4 + 3
+    return state + consts + outputs
+
+
+def available_memory(device: torch.device) -> tuple[int | None, str]:
+    """Bytes a new env may still use on ``device`` and where that figure comes from: free GPU
+    memory for CUDA; on the CPU the least of the memory the OS reports available
+    (``MemAvailable``, else the physical memory) and what the process's address-space and data
+    limits (``ulimit -v`` / ``-d``) leave. ``(None, "")`` when nothing can be measured."""
+    if device.type == "cuda":
+        free, _total = torch.cuda.mem_get_info(device)
+        return int(free), "free memory on " + str(device)
+    found: list[tuple[int, str]] = []
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    found.append((int(line.split()[1]) * 1024, "memory available (MemAvailable)"))
+    except (OSError, ValueError, IndexError):
+        pass
+    if not found:
+        try:
+            found.append((os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
+                          "physical memory"))
+        except (ValueError, OSError, AttributeError):
+            pass
+    try:
+        import resource
+        used = {}
+        try:
+            with open("/proc/self/status") as f:
+                for line in f:
+                    if line.startswith(("VmSize:", "VmData:")):
+                        used[line.split(":")[0]] = int(line.split()[1]) * 1024
+        except (OSError, ValueError, IndexError):
+            pass
+        for lim, key, what in ((resource.RLIMIT_AS, "VmSize", "address-space limit (ulimit -v)"),
+                               (resource.RLIMIT_DATA, "VmData", "data limit (ulimit -d)")):
+            soft = resource.getrlimit(lim)[0]
+            if soft != resource.RLIM_INFINITY and soft >= 0:
+                found.append((max(0, soft - used.get(key, 0)), "what the " + what + " leaves"))
+    except (ImportError, OSError, ValueError):
+        pass
+    if not found:
+        return None, ""
+    return min(found)
+
+
+def _check_size(n: int, device: torch.device, copy: bool, hands_per_episode) -> None:
+    """Refuse, before allocating anything, a batch that does not fit in memory."""
+    per = bytes_per_game(copy, hands_per_episode)
+    need = n * per
+    avail, what = available_memory(device)
+    if avail is not None and need > avail:
+        raise ValueError(f"num_envs={n} needs about {need / 2 ** 30:.2f} GiB ({per} bytes per "
+                         f"game) on {device}, more than the {avail / 2 ** 30:.2f} GiB of {what}; "
+                         f"use at most about {avail // per} games")
 
 
 def _seat_index_tables():
@@ -193,6 +280,57 @@ class FinalResults:
                 "hand_results": [_hand_result(table[j, h], h) for h in range(nh[j])],
             })
         return out
+
+
+def _score_records(dealer, bids, tricks, bags_before, scores_before, r: Rules):
+    """Score one hand in every game with tensor ops (RULES.md, Scoring a hand; the formulas of
+    ``rules.score_hand`` without Blind Nil). ``dealer`` (N,), ``bids``/``tricks`` (N, 4) by seat,
+    ``bags_before``/``scores_before`` (N, 2) by team, all int64. Returns ``(records (N, 27),
+    hand_points (N, 2), scores after (N, 2), bags after (N, 2))``, int64."""
+    n = bids.shape[0]
+    b = bids.view(n, 2, 2)  # [:, k, team] = seat 2k + team
+    k = tricks.view(n, 2, 2)
+    nil = b == 0
+    zero = torch.zeros_like(b)
+    contract = torch.where(nil, zero, b).sum(1)  # (N, 2)
+    taken = torch.where(nil, zero, k).sum(1)
+    nil_ok = nil & (k == 0)
+    nil_points = (nil_ok.long() - (nil & ~nil_ok).long()).sum(1) * r.nil_bonus
+    nil_bags = torch.where(nil, k, zero).sum(1)
+    has = contract > 0
+    made = has & (taken >= contract)
+    over = taken - contract
+    contract_points = torch.where(made, 10 * contract + over,
+                                  torch.where(has, -10 * contract, torch.zeros_like(contract)))
+    bags_hand = nil_bags + torch.where(made, over, torch.zeros_like(over))
+    total_bags = bags_before + bags_hand
+    pens = torch.div(total_bags, r.bag_limit, rounding_mode="floor")
+    bag_pen = -r.bag_penalty * pens
+    bags_after = total_bags - pens * r.bag_limit
+    hand_points = contract_points + nil_points + bag_pen
+    scores = scores_before + hand_points
+    made_code = torch.where(has, made.long(), torch.full_like(contract, -1))
+    team = torch.stack([contract, contract_points, made_code, bags_hand, nil_points, bag_pen,
+                        hand_points, scores, bags_after], 2)  # (N, 2, 9)
+    rec = torch.cat([dealer[:, None], bids, tricks, team.reshape(n, -1)], 1)
+    return rec, hand_points, scores, bags_after
+
+
+def _outcome(scores, r: Rules):
+    """``rules.game_outcome`` for every game: ``scores`` (N, 2) int64 team totals after a hand;
+    returns (N,) int64: the winning team 0/1, or -1 to play on."""
+    reached = scores >= r.target_score
+    if r.loss_threshold is not None:
+        lost = (scores <= r.loss_threshold) & ~reached
+    else:
+        lost = torch.zeros_like(reached)
+    count = (reached | lost).sum(1)
+    s0, s1 = scores[:, 0], scores[:, 1]
+    one = count == 1
+    both = count == 2
+    win0 = (one & (reached[:, 0] | lost[:, 1])) | (both & (s0 > s1))
+    win1 = (one & (reached[:, 1] | lost[:, 0])) | (both & (s1 > s0))
+    return torch.where(win0, 0, torch.where(win1, 1, -1))
 
 
 def _hand_result(rec, hand_number: int) -> HandResult:
@@ -300,13 +438,17 @@ class SpadesVectorEnv:
     """``num_envs`` Spades games in lockstep, as torch tensors on ``device``.
 
     Args:
-        num_envs: games in the batch (>= 1).
+        num_envs: games in the batch (>= 1). A batch that does not fit is refused before anything
+            is allocated (``ValueError`` stating the memory needed: ``bytes_per_game()`` times
+            ``num_envs``, against ``available_memory(device)``).
         device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``... or a ``torch.device``.
-        seed: int; seeds the one CPU ``torch.Generator`` that draws every deal and first dealer.
+        seed: int in 0..2**64-1; seeds the one CPU ``torch.Generator`` that draws every deal and
+            first dealer.
         rules: a ``Rules`` (default ``standard``); ``blind_nil=True`` raises ``ValueError``.
         hands_per_episode: end an episode after this many hands (terminated, no winner), or
-            ``None``.
-        max_hands: end a game after this many hands (a truncation), or ``None`` for no cap.
+            ``None`` (at most ``MAX_HANDS_LIMIT``).
+        max_hands: end a game after this many hands (a truncation), or ``None`` for no cap (at
+            most ``MAX_HANDS_LIMIT``).
         reward: ``"hand"`` or ``"game"`` (see the module docstring).
         validate: check every action against the mask (one host sync per step); an illegal action
             raises ``ValueError`` naming the game and the reason, before any state changes.
@@ -351,18 +493,17 @@ class SpadesVectorEnv:
                              "(SpadesGame / spades_v0) for that variant")
         for name, v in (("hands_per_episode", hands_per_episode), ("max_hands", max_hands)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
-                                  or v < 1):
-                raise ValueError(f"{name} must be None or an int >= 1, got {v!r}")
+                                  or not 1 <= v <= MAX_HANDS_LIMIT):
+                raise ValueError(f"{name} must be None or an int in 1..{MAX_HANDS_LIMIT}, got "
+                                 f"{v!r}")
         if reward not in ("hand", "game"):
             raise ValueError(f"reward must be 'hand' or 'game', got {reward!r}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-            raise ValueError(f"seed must be an int, got {seed!r}")
+        _check_seed(seed, none_ok=False)
         if backend not in ("auto", "torch", "native"):
             raise ValueError(f"backend must be 'auto', 'torch' or 'native', got {backend!r}")
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) \
                 or not 1 <= threads <= 256:
             raise ValueError(f"threads must be an int in 1..256, got {threads!r}")
-        self.num_envs = n = int(num_envs)
         try:
             self.device = torch.device(device)
         except (RuntimeError, TypeError) as e:
@@ -370,6 +511,8 @@ class SpadesVectorEnv:
                              f"{device!r} ({e})") from None
         if backend == "native" and self.device.type != "cpu":
             raise ValueError(f"backend='native' runs on the CPU only, not on {self.device}")
+        _check_size(int(num_envs), self.device, bool(copy), hands_per_episode)
+        self.num_envs = n = int(num_envs)
         self.rules = rules
         self.hands_per_episode = None if hands_per_episode is None else int(hands_per_episode)
         self.max_hands = None if max_hands is None else int(max_hands)
@@ -547,9 +690,7 @@ class SpadesVectorEnv:
             ValueError: a bad seed, or a ``holder``/``dealer`` of the wrong shape or values.
         """
         n = self.num_envs
-        if seed is not None:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-                raise ValueError(f"seed must be an int or None, got {seed!r}")
+        _check_seed(seed, none_ok=True)
         if (holder is None) != (dealer is None):
             raise ValueError("give both holder and dealer (a given first deal), or neither")
         if holder is not None:
@@ -793,11 +934,18 @@ class SpadesVectorEnv:
         backends for the same ``generator`` state). For random opponents, exploration and
         benchmarks.
 
+        A row with no legal action (impossible in a state the rules reach) gives -1.
+
         Raises:
-            RuntimeError: before ``reset``.
+            RuntimeError: before ``reset``. ValueError: ``generator`` is not ``None`` or a
+                ``torch.Generator`` on the env's device.
         """
         if not self._started:
             raise RuntimeError("call reset() first")
+        if generator is not None and (not isinstance(generator, torch.Generator)
+                                      or generator.device.type != self.device.type):
+            raise ValueError(f"generator must be None or a torch.Generator on {self.device}, got "
+                             f"{generator!r}")
         n = self.num_envs
         u = torch.rand(n, generator=generator, device=self.device, dtype=torch.float32)
         if self._kernel is not None:
@@ -805,8 +953,10 @@ class SpadesVectorEnv:
             self._kernel.sp_sample(self._spenv_ref, u.data_ptr(), out.data_ptr())
             return out
         mask = self._mask
-        k = (u * mask.sum(1, dtype=torch.int32)).int()
-        return (mask.cumsum(1, dtype=torch.int32) > k[:, None]).int().argmax(1)
+        count = mask.sum(1, dtype=torch.int32)
+        k = (u * count).int()
+        pick = (mask.cumsum(1, dtype=torch.int32) > k[:, None]).int().argmax(1)
+        return pick.masked_fill_(count == 0, -1)  # as the kernel
 
     def current(self):
         """``(obs, action_mask, seat)`` of the pending decision in every game."""
@@ -834,14 +984,14 @@ class SpadesVectorEnv:
         return self._t
 
     def memory_bytes(self) -> int:
-        """Bytes of the env's state tensors (observation buffers included)."""
-        total = 0
-        for v in vars(self).values():
+        """Bytes of the env's state tensors (observation buffers included; each storage counted
+        once, views of it not again)."""
+        seen: dict[int, int] = {}
+        for v in [*vars(self).values(), *getattr(self, "_lean", ()), *self._c.tensors()]:
             if isinstance(v, torch.Tensor):
-                total += v.numel() * v.element_size() if v._base is None else 0
-        for v in self._c.tensors():
-            total += v.numel() * v.element_size()
-        return total
+                st = v.untyped_storage()
+                seen[st.data_ptr()] = st.nbytes()
+        return sum(seen.values())
 
     # ------------------------------------------------------------------ save / restore
     _STATE = ("_obs4", "_side", "_mask", "_hands", "_owner", "_voids", "_bids", "_tricks", "_trick",
@@ -861,9 +1011,15 @@ class SpadesVectorEnv:
     def load_state_dict(self, d: dict) -> None:
         """Restore ``state_dict`` output.
 
+        The state is checked before anything changes: shapes, dtypes and index ranges, then that
+        it is one the rules can reach (``_check_loaded``: the deal, the score records and totals,
+        and every observation row, mask, hand, bid, trick and seat re-derived from the deal and
+        this hand's action log on the reference path).
+
         Raises:
-            ValueError: not a vector-env state, or made for another batch size / rules / episode
-                settings (the state is left unchanged).
+            ValueError: not a vector-env state, made for another batch size / rules / episode
+                settings, or inconsistent (the message names the env and the tensor); the state
+                is left unchanged.
         """
         if not isinstance(d, dict) or d.get("format") != "spades_env.vector" \
                 or d.get("version") != 1:
@@ -912,6 +1068,10 @@ class SpadesVectorEnv:
             v = tensors[k]
             if v.numel() and (int(v.min()) < lo or (hi is not None and int(v.max()) > hi)):
                 raise ValueError(f"corrupt vector-env state: {k} values outside {lo}..{hi}")
+        if not 0 <= seed < 2 ** 64:
+            raise ValueError(f"corrupt vector-env state: seed {seed} outside 0..2**64-1")
+        if started:
+            self._check_loaded({k: v.cpu() for k, v in tensors.items()}, t)
         for k, v in tensors.items():
             if k == "_hist":
                 # int64 since version 1.2 (int32 before: widened on load)
@@ -924,6 +1084,89 @@ class SpadesVectorEnv:
         self._started = bool(started)
         self.seed = seed
         self._gen.set_state(gen)
+
+    # tensors that follow from the deal, the dealer, the totals and this hand's action log
+    _DERIVED = ("_obs4", "_side", "_mask", "_hands", "_voids", "_bids", "_tricks", "_trick",
+                "_trick_obs", "_broken", "_cur", "_leader", "_led", "_actions")
+
+    def _check_loaded(self, tensors: dict, t: int) -> None:
+        """Raise ``ValueError`` unless the (CPU) state ``tensors`` at hand step ``t`` is one the
+        rules can reach, game by game: each seat dealt 13 cards; every score record the scoring
+        of its bids and tricks, chained from 0-0 (dealers rotating, totals and bags carried, no
+        hand ending the game or the episode before the last); the totals, bags and dealer
+        following the last record; and every other tensor (observation rows, masks, hands, bids,
+        tricks, voids, the current trick, whose turn...) equal to what the reference (torch)
+        path computes by dealing the recorded deal and replaying this hand's action log, each
+        action checked legal. Nothing is changed."""
+        n, r = self.num_envs, self.rules
+
+        def fail(i, why):
+            raise ValueError(f"corrupt vector-env state: env {i}: {why}")
+
+        owner = tensors["_owner"]
+        counts = (owner[:, None, :] == torch.arange(4)[None, :, None]).sum(2)
+        bad = (counts != NUM_TRICKS).any(1)
+        if bool(bad.any()):
+            i = int(bad.nonzero()[0, 0])
+            fail(i, f"the deal gives the seats {counts[i].tolist()} cards, not 13 each")
+        hist = tensors["_hist"].to(torch.int64)
+        hc = tensors["_hand_count"]
+        for name, cap in (("hands_per_episode", self.hands_per_episode),
+                          ("max_hands", self.max_hands)):
+            if cap is not None and bool((hc >= cap).any()):
+                fail(int((hc >= cap).nonzero()[0, 0]), f"{int(hc.max())} hands played in a "
+                     f"running game, {name} is {cap}")
+        scores = torch.zeros((n, 2), dtype=torch.int64)
+        bags = torch.zeros((n, 2), dtype=torch.int64)
+        last_dealer = torch.zeros(n, dtype=torch.int64)
+        for h in range(int(hc.max()) if n else 0):
+            live = hc > h
+            row = hist[:, h]
+            dealer, bids, tricks = row[:, 0], row[:, 1:5], row[:, 5:9]
+            ok = (dealer >= 0) & (dealer <= 3) & ((bids >= 0) & (bids <= MAX_BID)).all(1) \
+                & (tricks >= 0).all(1) & (tricks.sum(1) == NUM_TRICKS)
+            if h:
+                ok &= dealer == (last_dealer + 1) & 3
+            rec, _, after, bags_after = _score_records(dealer, bids.clamp(0, MAX_BID),
+                                                       tricks.clamp(min=0), bags, scores, r)
+            ok &= (rec == row).all(1) & (_outcome(after, r) < 0)
+            bad = live & ~ok
+            if bool(bad.any()):
+                fail(int(bad.nonzero()[0, 0]), f"score record {h} is not the rules' scoring of "
+                     f"its bids and tricks from the totals before it, or ends the game")
+            scores = torch.where(live[:, None], after, scores)
+            bags = torch.where(live[:, None], bags_after, bags)
+            last_dealer = torch.where(live, dealer, last_dealer)
+        bad = (tensors["_scores"] != scores).any(1) | (tensors["_bags"] != bags).any(1)
+        if bool(bad.any()):
+            fail(int(bad.nonzero()[0, 0]), "the totals or bags do not follow the score records")
+        bad = (hc > 0) & (tensors["_dealer"] != (last_dealer + 1) & 3)
+        if bool(bad.any()):
+            fail(int(bad.nonzero()[0, 0]), "the dealer does not follow the last score record")
+        # everything else: deal the recorded deal and replay the action log on the torch path
+        step = 4096
+        for lo in range(0, n, step):
+            hi = min(n, lo + step)
+            ref = SpadesVectorEnv(hi - lo, rules=r, hands_per_episode=self.hands_per_episode,
+                                  max_hands=self.max_hands, reward=self.reward, backend="torch")
+            for k in ("_dealer", "_scores", "_bags", "_hand_count", "_game_ids"):
+                getattr(ref, k).copy_(tensors[k][lo:hi])
+            ref._hist = hist[lo:hi].clone()
+            ref._start_hands(tensors["_owner"][lo:hi].clone())
+            ref._started = True
+            for k in range(t):
+                try:
+                    ref.step(tensors["_actions"][lo:hi, k].clone())
+                except ValueError as e:
+                    raise ValueError(f"corrupt vector-env state: the action log is not legal at "
+                                     f"hand step {k}: {e}") from None
+            ref.current()  # marks the seat to act in every observation row, as the env does
+            for k in self._DERIVED:
+                mine = getattr(ref, k)
+                bad = (mine != tensors[k][lo:hi]).reshape(hi - lo, -1).any(1)
+                if bool(bad.any()):
+                    fail(lo + int(bad.nonzero()[0, 0]), f"{k} does not follow from the deal and "
+                         f"the action log (hand step {t})")
 
     # ------------------------------------------------------------------ internals
     def _check(self, a: torch.Tensor) -> None:
@@ -1117,50 +1360,15 @@ class SpadesVectorEnv:
         history. Returns ``(records (N, 27) int64, hand_points (N, 2), winner (N,), terminated,
         truncated (N,) bool, rewards (N, 4) float32, whether any episode ended)``."""
         n, r, dev = self.num_envs, self.rules, self.device
-        bids = self._bids.view(n, 2, 2)  # [:, k, team] = seat 2k + team
-        tricks = self._tricks.view(n, 2, 2)
-        nil = bids == 0
-        zero = torch.zeros_like(bids)
-        contract = torch.where(nil, zero, bids).sum(1)  # (N, 2)
-        taken = torch.where(nil, zero, tricks).sum(1)
-        nil_ok = nil & (tricks == 0)
-        nil_points = (nil_ok.long() - (nil & ~nil_ok).long()).sum(1) * r.nil_bonus
-        nil_bags = torch.where(nil, tricks, zero).sum(1)
-        has = contract > 0
-        made = has & (taken >= contract)
-        over = taken - contract
-        contract_points = torch.where(made, 10 * contract + over,
-                                      torch.where(has, -10 * contract, torch.zeros_like(contract)))
-        bags_hand = nil_bags + torch.where(made, over, torch.zeros_like(over))
-        total_bags = self._bags + bags_hand
-        pens = torch.div(total_bags, r.bag_limit, rounding_mode="floor")
-        bag_pen = -r.bag_penalty * pens
-        bags_after = total_bags - pens * r.bag_limit
-        hand_points = contract_points + nil_points + bag_pen
-        scores = self._scores + hand_points
+        rec, hand_points, scores, bags_after = _score_records(
+            self._dealer, self._bids, self._tricks, self._bags, self._scores, r)
         hc = self._hand_count
-        made_code = torch.where(has, made.long(), torch.full_like(contract, -1))
-        team = torch.stack([contract, contract_points, made_code, bags_hand, nil_points, bag_pen,
-                            hand_points, scores, bags_after], 2)  # (N, 2, 9)
-        rec = torch.cat([self._dealer[:, None], self._bids, self._tricks, team.reshape(n, -1)], 1)
         self._hist[torch.arange(n, device=dev), hc] = rec
         hc.add_(1)
         self._scores.copy_(scores)
         self._bags.copy_(bags_after)
-        # end of the game (rules.game_outcome, vectorised)
-        reached = scores >= r.target_score
-        if r.loss_threshold is not None:
-            lost = (scores <= r.loss_threshold) & ~reached
-        else:
-            lost = torch.zeros_like(reached)
-        ended = reached | lost
-        count = ended.sum(1)
+        winner = _outcome(scores, r)
         s0, s1 = scores[:, 0], scores[:, 1]
-        one = count == 1
-        both = count == 2
-        win0 = (one & (reached[:, 0] | lost[:, 1])) | (both & (s0 > s1))
-        win1 = (one & (reached[:, 1] | lost[:, 0])) | (both & (s1 > s0))
-        winner = torch.where(win0, 0, torch.where(win1, 1, -1))
         # episode end, as the AEC env (spades_v0): a won game or hands_per_episode hands
         # terminate, max_hands truncates
         won = winner >= 0
