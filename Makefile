@@ -1,6 +1,6 @@
 # Two commands do all the set-up on a fresh machine with only Python and pip:
 #   make train   -- create .venv if needed, train on configs/default.yaml, then evaluate
-#   make test    -- create .venv if needed, run the test suite
+#   make test    -- create .venv if needed, run the test suite and the framework tests (nox)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -25,12 +25,15 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/bench_env.py
 	$(PY) benchmarks/bench_vector.py --kernel-threads 1 2
 
+# The main suite, then the framework sessions (noxfile.py: sb3, tianshou, rllib; each framework in
+# its own environment under .nox/, torch $(TORCH_SPEC) installed first).
 test: $(VENV)/.installed
 	$(PY) -m pytest -q -n 2 tests
+	TORCH_SPEC="$(TORCH_SPEC)" $(VENV)/bin/nox
 
 train: $(VENV)/.installed
 	$(PY) -m training.train --config configs/default.yaml
 	$(PY) -m training.evaluate checkpoints/default/latest.pt --vs random easy medium --games 100
 
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) runs .nox

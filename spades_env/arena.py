@@ -331,7 +331,7 @@ def _play_pair(team0, team1, rules: Rules, mode: str, hand_cap: int, seq) -> tup
 def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
                rules: Rules | None = None, hands: int | None = None, hand_cap: int = 100,
                progress: bool = False, names: tuple | None = None,
-               workers: int = 1) -> ArenaResult:
+               workers: int = 1, ray_address: str | None = None) -> ArenaResult:
     """Play a duplicate match between two players and return an ``ArenaResult``.
 
     Args:
@@ -352,6 +352,9 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
             then be ``make_bot`` names, and a script calling this must guard its entry point with
             ``if __name__ == "__main__":``). The result is the same for any worker count (each
             pair's seeds derive from ``seed`` and its index alone), except the decision times.
+        ray_address: play the pairs as Ray tasks on the cluster at this address (``"auto"``,
+            ``"HOST:PORT"``; ``spades_env.ray_cluster``), the package shipped to the nodes through
+            Ray's ``runtime_env``; same result as one process. Players must be ``make_bot`` names.
     Raises:
         ValueError: a bad count, an unknown bot name, or a player returning an illegal action
             (``IllegalActionError``).
@@ -379,10 +382,11 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
     if not isinstance(workers, (int, np.integer)) or isinstance(workers, bool) or workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     workers = int(workers)
-    if workers > 1:
+    if workers > 1 or ray_address is not None:
         for spec in (team0, team1):
             if not isinstance(spec, str):
-                raise ValueError("workers > 1 needs both players given by make_bot name (an "
+                raise ValueError("workers > 1 or ray_address needs both players given by make_bot "
+                                 "name (an "
                                  "object or factory player cannot be shared between processes); "
                                  f"got {spec!r}")
     labels = names or (_player_label(team0), _player_label(team1))
@@ -397,7 +401,11 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
                    dynamic_ncols=True)
     results: list = [None] * pairs
     try:
-        if workers == 1:
+        if ray_address is not None:
+            from .ray_cluster import play_pairs_on_ray
+            results = play_pairs_on_ray(ray_address, team0, team1, rules, mode, hand_cap,
+                                        pair_seqs, bar)
+        elif workers == 1:
             for i in range(pairs):
                 results[i] = _play_pair(team0, team1, rules, mode, hand_cap, pair_seqs[i])
                 if bar is not None:
@@ -534,6 +542,9 @@ def _parse_args(argv):
     p.add_argument("--json", default=None, help="also write the full result to this JSON file")
     p.add_argument("--workers", type=int, default=1,
                    help="processes playing duplicate pairs in parallel (same result as 1)")
+    p.add_argument("--ray", default=None, metavar="ADDRESS",
+                   help="play the duplicate pairs as Ray tasks on the cluster at ADDRESS ('auto' "
+                        "or HOST:PORT; needs pip install -e '.[ray]'); same result as 1 process")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return p.parse_args(argv)
 
@@ -557,8 +568,11 @@ def main(argv=None) -> int:
             rules = Rules.from_dict({**rules.to_dict(), "target_score": args.target})
         result = play_match(args.team0, args.team1, games=args.games, seed=args.seed,
                             rules=rules, hands=args.hands, hand_cap=args.hand_cap,
-                            progress=not args.no_progress, workers=args.workers)
-    except (ValueError, OSError) as e:  # OSError: e.g. checkpoint:PATH with no file there
+                            progress=not args.no_progress, workers=args.workers,
+                            ray_address=args.ray)
+    except (ValueError, OSError, RuntimeError) as e:
+        # OSError: e.g. checkpoint:PATH with no file there; RuntimeError: a Ray node that cannot
+        # import the package (spades_env.ray_cluster.check_cluster)
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

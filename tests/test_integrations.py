@@ -161,3 +161,12 @@ def test_turn_based_aec_to_parallel_passes_parallel_api_test():
     parallel_api_test(par, num_cycles=200)
     obs, infos = par.reset(seed=0)
     assert set(obs) == {"player_0", "player_2"}
+
+
+def test_arena_ray_without_ray_or_cluster_is_a_clear_error():
+    # the base install has no Ray; with Ray, nothing listens on port 1
+    with pytest.raises(ValueError, match=r"Ray is not installed|cannot connect to the Ray"):
+        play_match("easy", "easy", hands=2, ray_address="127.0.0.2:1")
+    with pytest.raises(ValueError, match="make_bot name"):
+        play_match(lambda seed: make_bot("easy", seed=seed), "easy", hands=2,
+                   ray_address="127.0.0.2:1")

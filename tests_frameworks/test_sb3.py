@@ -11,12 +11,10 @@ from conftest import assert_beats, assert_not_beats, run_example
 import spades_env  # noqa: F401
 
 HANDS = 300  # duplicate pairs in the arena check (the examples' default)
-SMOKE_LIMIT_S = 180
 
 
 def test_sb3_maskable_ppo_smoke_beats_random(tmp_path):
     r = run_example("sb3_maskable_ppo.py", "--smoke", tmp_path=tmp_path)
-    assert r["wall_s"] < SMOKE_LIMIT_S
     assert_beats(r, HANDS)
     assert np.isfinite(r["plain_eval_mean"])  # maskless evaluate_policy plays the hands out
 
@@ -27,7 +25,6 @@ def test_sb3_untrained_fails_the_arena_check(tmp_path):
 
 def test_gymnasium_vector_smoke_beats_random(tmp_path):
     r = run_example("gymnasium_vector.py", "--smoke", tmp_path=tmp_path)
-    assert r["wall_s"] < SMOKE_LIMIT_S
     assert_beats(r, HANDS)
 
 

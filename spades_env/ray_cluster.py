@@ -1,0 +1,148 @@
+"""Ray cluster helpers (``pip install -e '.[ray]'``): ship the package to the nodes, check it,
+and play the arena's duplicate pairs as Ray tasks (``python -m spades_env.arena ... --ray ADDR``).
+
+| name                | what                                                                  |
+|---------------------|-----------------------------------------------------------------------|
+| ``runtime_env``     | Ray ``runtime_env`` that ships ``spades_env`` and ``training`` (source folders, ``py_modules``) to every node; ``pip=True`` also installs the base dependencies there |
+| ``check_cluster``   | imports the needed modules in a task on every alive node; a ``RuntimeError`` naming the node and the module where one is missing |
+| ``play_pairs_on_ray`` | the arena's pure pair runner (``arena._play_pair``) as one Ray task per duplicate pair; results in pair order, so the match equals the one-process match |
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["runtime_env", "check_cluster", "play_pairs_on_ray", "connect"]
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise ValueError("Ray is not installed: pip install -e '.[ray]' (or '.[rllib]')") from None
+    return ray
+
+
+def runtime_env(pip: bool = False) -> dict:
+    """Ray ``runtime_env`` shipping this package (``spades_env`` and ``training`` as source
+    folders: ``py_modules``) to every node. ``pip=True`` also pip-installs the base dependencies
+    (``numpy``, ``gymnasium``, ``pettingzoo``, ``scipy``..., not torch) on the nodes, for nodes
+    whose Python lacks them (they then need PyPI)."""
+    import spades_env
+    folders = [os.path.dirname(os.path.abspath(spades_env.__file__))]
+    try:
+        import training
+        folders.append(os.path.dirname(os.path.abspath(training.__file__)))
+    except ImportError:
+        pass
+    env: dict = {"py_modules": folders}
+    if pip:
+        from importlib.metadata import requires
+        env["pip"] = [r for r in (requires("spades_env") or [])
+                      if "extra ==" not in r and not r.startswith("torch")]
+    return env
+
+
+def connect(address: str, ship: bool = True, pip: bool = False) -> bool:
+    """``ray.init(address=address)`` with the package shipped (``runtime_env``) unless Ray is
+    already initialised. Returns True when this call connected (the caller then shuts down).
+
+    Raises:
+        ValueError: Ray not installed, or the cluster cannot be reached (the message names the
+            address).
+    """
+    ray = _ray()
+    if ray.is_initialized():
+        return False
+    host, sep, port = str(address).rpartition(":")
+    if sep and host and port.isdigit() and "://" not in address:
+        import socket
+        try:  # fail fast (ray.init retries an unreachable address for a long time)
+            socket.create_connection((host, int(port)), timeout=10).close()
+        except OSError as e:
+            raise ValueError(f"cannot connect to the Ray cluster at {address!r}: {e}") from None
+    try:
+        ray.init(address=address, runtime_env=runtime_env(pip) if ship else {},
+                 log_to_driver=False)
+    except (ConnectionError, RuntimeError) as e:
+        raise ValueError(f"cannot connect to the Ray cluster at {address!r}: {e}") from None
+    return True
+
+
+def check_cluster(modules=("spades_env", "pettingzoo", "gymnasium", "scipy")) -> list[dict]:
+    """Import ``modules`` in a task on every alive Ray node (the current job's ``runtime_env``
+    applies). Returns one dict per node: ``node_id``, ``ip``, ``cpus``, ``spades_env`` version.
+
+    Raises:
+        RuntimeError: a node cannot import one of them; the message names the node and the
+            module and says how to ship the package.
+    """
+    ray = _ray()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    @ray.remote(num_cpus=0)
+    def probe(mods):
+        import importlib
+        missing = []
+        for m in mods:
+            try:
+                importlib.import_module(m)
+            except Exception as e:  # noqa: BLE001 (reported to the driver)
+                missing.append(f"{m} ({type(e).__name__}: {e})")
+        ver = None
+        if not missing and "spades_env" in mods:
+            ver = importlib.import_module("spades_env").__version__
+        return ray.util.get_node_ip_address(), missing, ver
+
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    refs = [probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
+        n["NodeID"], soft=False)).remote(tuple(modules)) for n in nodes]
+    out, bad = [], []
+    for n, (ip, missing, ver) in zip(nodes, ray.get(refs)):
+        out.append({"node_id": n["NodeID"], "ip": ip, "spades_env": ver,
+                    "cpus": n.get("Resources", {}).get("CPU", 0)})
+        if missing:
+            bad.append(f"node {ip} ({n['NodeID'][:8]}) cannot import {', '.join(missing)}")
+    if bad:
+        raise RuntimeError(
+            "the Ray cluster cannot run spades_env: " + "; ".join(bad) + ". Ship the package "
+            "with ray.init(address=..., runtime_env=spades_env.ray_cluster.runtime_env()) (what "
+            "the arena's --ray and examples/rllib_ppo.py --address do; pip=True also installs its "
+            "dependencies), or install spades_env and its dependencies on every node.")
+    return out
+
+
+def play_pairs_on_ray(address: str, team0, team1, rules, mode: str, hand_cap: int, pair_seqs,
+                      bar=None) -> list:
+    """Play each duplicate pair as a Ray task (``arena._play_pair``, one CPU each) on the
+    cluster at ``address``; returns the pair results in pair order (the one-process order).
+
+    Raises:
+        ValueError: Ray missing or the cluster unreachable.
+        RuntimeError: a node cannot import the package (``check_cluster``).
+    """
+    ray = _ray()
+    from .arena import _play_pair
+    started = connect(address)
+    try:
+        check_cluster(("spades_env", "scipy"))
+        task = ray.remote(num_cpus=1, max_retries=0)(_play_pair)
+        refs = [task.remote(team0, team1, rules, mode, hand_cap, seq) for seq in pair_seqs]
+        index = {r: i for i, r in enumerate(refs)}
+        results: list = [None] * len(refs)
+        pending = list(refs)
+        try:
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                for r in done:
+                    results[index[r]] = ray.get(r)
+                    if bar is not None:
+                        bar.update(2)
+        except BaseException:
+            for r in pending:
+                ray.cancel(r, force=True)
+            raise
+        return results
+    finally:
+        if started:
+            ray.shutdown()

@@ -1,0 +1,89 @@
+"""Ray beyond one machine, tested on a local cluster the test starts (a head and a worker node on
+a loopback address): the arena's duplicate pairs as Ray tasks give the one-process result, the
+RLlib example trains with env runners on the cluster, and a node without the package gives a
+clear error naming it."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import ROOT, run_example
+from ray_local import LocalRayCluster
+
+from spades_env.arena import play_match
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with LocalRayCluster(workers=1, cpus_per_node=1,
+                         log_dir=str(tmp_path_factory.mktemp("ray"))) as address:
+        yield address
+
+
+def test_arena_on_ray_equals_one_process(cluster, tmp_path):
+    out = tmp_path / "ray.json"
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "spades_env.arena", "--team0", "medium",
+                           "--team1", "easy", "--hands", "40", "--seed", "5", "--ray", cluster,
+                           "--no-progress", "--json", str(out)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    ray_s = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    on_ray = json.loads(out.read_text())
+    t0 = time.perf_counter()
+    local = play_match("medium", "easy", hands=40, seed=5).to_dict()
+    print(f"arena 40 duplicate hands: Ray cluster (2 nodes x 1 CPU) {ray_s:.1f} s incl. start-up,"
+          f" one process {time.perf_counter() - t0:.1f} s")
+    assert on_ray["pair_diffs"] == local["pair_diffs"]
+    assert on_ray["pair_seeds"] == local["pair_seeds"]
+    for a, b in zip(on_ray["sides"], local["sides"]):
+        for k in ("hands", "points", "contracts_set", "nil_bids", "nil_made", "bags"):
+            assert a[k] == b[k], k
+
+
+def test_arena_ray_needs_named_bots_and_a_reachable_cluster():
+    with pytest.raises(ValueError, match="make_bot name"):
+        play_match(lambda seed: None, "easy", hands=4, ray_address="127.0.0.2:1")
+    proc = subprocess.run([sys.executable, "-m", "spades_env.arena", "--team0", "easy",
+                           "--team1", "easy", "--hands", "4", "--ray", "127.0.0.2:1",
+                           "--no-progress"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 2 and "127.0.0.2:1" in proc.stderr
+
+
+_CHECK = """
+import json, sys, ray
+from spades_env.ray_cluster import check_cluster, runtime_env
+ray.init(address=sys.argv[1], runtime_env=runtime_env(), log_to_driver=False)
+nodes = check_cluster()
+try:
+    check_cluster(("spades_env", "no_such_module_xyz"))
+    err = None
+except RuntimeError as e:
+    err = str(e)
+print(json.dumps({"nodes": nodes, "error": err}))
+"""
+
+
+def test_check_cluster_names_the_node_missing_a_module(cluster):
+    # in a fresh process: Ray reads the token-authentication settings once per process
+    proc = subprocess.run([sys.executable, "-c", _CHECK, cluster], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(out["nodes"]) == 2 and all(n["spades_env"] for n in out["nodes"])
+    assert re.search(r"node 127\.0\.0\.2 .* cannot import no_such_module_xyz .*runtime_env",
+                     out["error"])
+
+
+def test_rllib_example_on_the_cluster(cluster, tmp_path):
+    r = run_example("rllib_ppo.py", "--address", cluster, "--env-runners", "2",
+                    "--iterations", "2", "--train-batch", "400", "--eval-hands", "10",
+                    tmp_path=tmp_path)
+    assert r["env_steps"] >= 800
+    assert r["arena"]["pairs"] == 10
