@@ -57,7 +57,6 @@ def test_without_the_credit_route_rewards_land_on_the_wrong_steps():
 
 def test_tianshou_dqn_smoke_beats_random(tmp_path):
     r = run_example("tianshou_dqn.py", "--smoke", tmp_path=tmp_path)
-    assert r["wall_s"] < 180
     assert_beats(r, HANDS)
 
 
