@@ -1,0 +1,434 @@
+"""One game of the play app: a ``SpadesGame``, its bots and its stored row.
+
+This is the only place that applies moves and advances bots. Every move goes through
+``SpadesGame.apply`` (the engine decides legality and scoring) and is saved in the same call
+(``Store.save_move``, one transaction). What leaves this module for the browser is built by
+``public_view`` from ``game.view(HUMAN_SEAT)`` and public history only (cards already played,
+bids, score tables), so it never holds a card the player may not see.
+
+The human sits at seat 2 (South, shown at the bottom); the partner at seat 0 (North, top), the
+opponents at seat 3 (West, left; next to act after the human, play goes clockwise) and seat 1
+(East, right). Bot line-ups by difficulty (``LINEUPS``): the partner plays at least at ``hard``,
+and at ``insane`` on Insane.
+
+Bots are deterministic: before each decision a bot's RNG is reseeded from the game's seed and the
+move number, so a game continued after a restart plays on exactly as it would have.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+import numpy as np
+
+from ..bots import make_bot
+from ..cards import (
+    BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, MAX_BID, NUM_CARDS, SUIT_NAMES, card_str,
+    mask_to_cards, partner_of, team_of,
+)
+from ..engine import Phase, SpadesGame
+from ..rules import Rules, trick_winner
+from .store import GameRow, StaleGameError, StatsDelta, Store
+
+__all__ = ["HUMAN_SEAT", "LEVELS", "TARGETS", "LINEUPS", "SEAT_NAMES", "Refused", "BotPool",
+           "GameSession", "display_order", "checkpoint_lineup"]
+
+HUMAN_SEAT = 2
+SEAT_NAMES = ("North", "East", "You", "West")
+_POSITIONS = ("bottom", "left", "top", "right")  # by (seat - HUMAN_SEAT) % 4, clockwise play
+LEVELS = ("easy", "medium", "hard", "insane")
+TARGETS = (500, 250)
+LINEUPS = {
+    "easy": {"partner": "hard", "opponents": "easy"},
+    "medium": {"partner": "hard", "opponents": "medium"},
+    "hard": {"partner": "hard", "opponents": "hard"},
+    "insane": {"partner": "insane", "opponents": "insane"},
+}
+"""Bot levels (``make_bot`` names) of the partner and the two opponents for each difficulty."""
+
+_PHASE_NAMES = ("bidding", "exchange", "play", "over")
+_SUIT_DISPLAY = (3, 2, 0, 1)  # spades, hearts, clubs, diamonds: colours alternate
+
+
+def checkpoint_lineup(path: str) -> dict:
+    """Line-up of the ``checkpoint`` difficulty: the trained agent at both opponent seats and a
+    ``hard`` partner."""
+    return {"partner": "hard", "opponents": f"checkpoint:{path}"}
+
+
+def display_order(cards) -> list[int]:
+    """Card ids sorted for showing a hand: spades, hearts, clubs, diamonds, each high to low."""
+    return sorted(cards, key=lambda c: (_SUIT_DISPLAY.index(c // 13), -(c % 13)))
+
+
+def _cards(mask: int) -> list[str]:
+    return [card_str(c) for c in display_order(mask_to_cards(mask))]
+
+
+def _bid_text(bid, blind) -> str | None:
+    if bid is None:
+        return None
+    if blind:
+        return "Blind Nil"
+    return "Nil" if bid == 0 else str(bid)
+
+
+def _action_text(action: int) -> str:
+    if action < NUM_CARDS:
+        return card_str(action)
+    if action == BLIND_NIL_ACTION:
+        return "Blind Nil"
+    if action == LOOK_ACTION:
+        return "looks at the cards"
+    b = action - BID_OFFSET
+    return "Nil" if b == 0 else str(b)
+
+
+class Refused(Exception):
+    """A request the game refuses; nothing changed. ``status`` is the HTTP status (404 unknown
+    game, 409 not now, 422 not a legal move), ``str()`` the reason for the player."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class BotPool:
+    """Bots by ``make_bot`` name, built once and shared by all games (bots keep no state between
+    decisions other than their RNG, which is reseeded before each decision).
+
+    Raises (``decide``): ``Refused`` (503) when a level cannot be built, e.g. a checkpoint that no
+    longer loads.
+    """
+
+    def __init__(self):
+        self._bots: dict = {}
+
+    def get(self, level: str):
+        """The bot for ``level`` (built on first use; ``ValueError`` for an unknown name)."""
+        bot = self._bots.get(level)
+        if bot is None:
+            bot = self._bots[level] = make_bot(level, seed=0)
+        return bot
+
+    def decide(self, level: str, view, seed: int, move_no: int) -> int:
+        """Action id of the ``level`` bot for ``view``, its RNG seeded from ``(seed, move_no)``."""
+        try:
+            bot = self.get(level)
+        except (ValueError, OSError) as e:
+            raise Refused(503, f"the bot {level!r} cannot be loaded: {e}") from None
+        bot.rng = np.random.default_rng([seed, move_no])
+        return int(bot.act(view))
+
+
+class GameSession:
+    """A stored game with its bots: load, apply one move, build the player's view.
+
+    Args:
+        row: the stored game (``Store.load_game``).
+        store: where moves are saved.
+        bots: the shared ``BotPool``.
+    Raises:
+        Refused: (500) the stored engine state does not load (a damaged row).
+    """
+
+    def __init__(self, row: GameRow, store: Store, bots: BotPool):
+        self.row = row
+        self.store = store
+        self.bots = bots
+        try:
+            self.game = SpadesGame.from_json(row.state)
+        except ValueError as e:
+            raise Refused(500, f"saved game {row.id} is damaged and cannot be continued: {e}"
+                          ) from None
+
+    # ------------------------------------------------------------------ creation
+    @classmethod
+    def create(cls, store: Store, bots: BotPool, player: str, difficulty: str, lineup: dict,
+               target: int, blind_nil: bool = False, seed: int | None = None) -> "GameSession":
+        """Start and save a new game.
+
+        Args:
+            player: owner id; difficulty: level key; lineup: ``{"partner": name, "opponents":
+            name}``; target: 500 or 250 (``Rules.target_score``); blind_nil: the Blind Nil switch;
+            seed: game seed (default: a random 63-bit int).
+        """
+        if seed is None:
+            seed = secrets.randbits(63)
+        rules = Rules(target_score=int(target), blind_nil=bool(blind_nil))
+        game = SpadesGame(rules, seed=seed)
+        seats = {str(s): (lineup["partner"] if s == partner_of(HUMAN_SEAT) else lineup["opponents"])
+                 for s in range(4) if s != HUMAN_SEAT}
+        now = time.time()
+        row = GameRow(id=secrets.token_urlsafe(18), player=player, difficulty=difficulty,
+                      target=int(target), lineup=seats, seed=int(seed), state=game.to_json(),
+                      moves=0, hands_acked=0, notes={"hands": 0, "last_trick": None,
+                                                     "last_move": None},
+                      over=False, created=now, updated=now)
+        store.create_game(row)
+        return cls(row, store, bots)
+
+    # ------------------------------------------------------------------ state questions
+    @property
+    def pending_table(self) -> bool:
+        """A finished hand's table is waiting for the player's Next."""
+        return self.row.hands_acked < self.game.hand_number
+
+    def _seat_name(self, seat: int) -> str:
+        return SEAT_NAMES[seat]
+
+    def _check_can_move(self) -> None:
+        g = self.game
+        if g.is_over and not self.pending_table:
+            raise Refused(409, "the game is over")
+        if self.pending_table:
+            raise Refused(409, f"hand {g.hand_number} is over: close its score table with Next "
+                               f"first")
+
+    # ------------------------------------------------------------------ moves
+    def human_action(self, action, seq: int | None = None) -> None:
+        """Apply the player's action id after the checks; save it.
+
+        Raises:
+            Refused: 409 game over / hand table open / not the player's turn / stale ``seq``;
+                422 an action the rules do not allow now (the engine's words). State unchanged.
+        """
+        self._check_can_move()
+        g = self.game
+        if seq is not None and seq != len(g.moves):
+            raise Refused(409, f"stale move: the game is at move {len(g.moves)}, not {seq}; "
+                               f"reload it")
+        if g.current_player != HUMAN_SEAT:
+            raise Refused(409, f"not your turn: {self._seat_name(g.current_player)} is to act")
+        why = g.explain_illegal(action, seat=HUMAN_SEAT)
+        if why is not None:
+            raise Refused(422, why)
+        self._apply(HUMAN_SEAT, int(action))
+
+    def advance(self, seq: int | None = None) -> None:
+        """Let the bot to act make exactly one move; save it.
+
+        Raises:
+            Refused: 409 when the game is over, a hand table is open, it is the player's turn, or
+                ``seq`` is stale; 503 when the bot cannot be loaded.
+        """
+        self._check_can_move()
+        g = self.game
+        if seq is not None and seq != len(g.moves):
+            raise Refused(409, f"stale move: the game is at move {len(g.moves)}, not {seq}; "
+                               f"reload it")
+        p = g.current_player
+        if p == HUMAN_SEAT:
+            raise Refused(409, "it is your turn: the bots wait for your move")
+        level = self.row.lineup[str(p)]
+        a = self.bots.decide(level, g.view(p), self.row.seed, len(g.moves))
+        self._apply(p, a)
+
+    def _apply(self, seat: int, action: int) -> None:
+        g = self.game
+        before_moves = len(g.moves)
+        before_hands = g.hand_number
+        trick_before = list(g.current_trick)
+        phase_before = g.phase
+        g.apply(action, seat=seat)  # legality was checked; raises IllegalActionError otherwise
+        notes = dict(self.row.notes)
+        notes["hands"] = g.hand_number
+        # public notes: the move (a passed card stays private to the two partners), the trick
+        if phase_before == Phase.EXCHANGE:
+            notes["last_move"] = {"seat": seat, "kind": "pass", "text": "passes a card",
+                                  "completed_trick": False}
+        else:
+            kind = "play" if phase_before == Phase.PLAY else "bid"
+            notes["last_move"] = {"seat": seat, "kind": kind, "text": _action_text(action),
+                                  "completed_trick": False}
+            if kind == "play" and len(trick_before) == 3:
+                cards = trick_before + [(seat, action)]
+                notes["last_trick"] = {
+                    "cards": [{"seat": s, "card": card_str(c)} for s, c in cards],
+                    "winner": trick_winner([c for _, c in cards], cards[0][0]),
+                    "number": 13 if g.hand_number > before_hands else g.trick_number,
+                }
+                notes["last_move"]["completed_trick"] = True
+        stats = None
+        if g.is_over:
+            stats = (self.row.player, self.row.difficulty, self.row.target, self._stats_delta())
+        state = g.to_json()
+        try:
+            self.store.save_move(self.row.id, before_moves, seat, action, state, len(g.moves),
+                                 notes, g.is_over, stats)
+        except StaleGameError:
+            raise Refused(409, "the game moved on in another request; reload it") from None
+        self.row.state = state
+        self.row.moves = len(g.moves)
+        self.row.notes = notes
+        self.row.over = g.is_over
+
+    def next_hand(self) -> None:
+        """Close the open hand table (the player pressed Next).
+
+        Raises:
+            Refused: 409 when no hand table is open.
+        """
+        if not self.pending_table:
+            raise Refused(409, "no hand score table is open")
+        notes = dict(self.row.notes)
+        notes["last_trick"] = None
+        notes["last_move"] = None
+        try:
+            self.store.set_hands_acked(self.row.id, self.row.moves, self.game.hand_number, notes)
+        except StaleGameError:
+            raise Refused(409, "the game moved on in another request; reload it") from None
+        self.row.hands_acked = self.game.hand_number
+        self.row.notes = notes
+
+    # ------------------------------------------------------------------ statistics
+    def _stats_delta(self) -> StatsDelta:
+        """The finished game's contribution to the player's statistics (the player's team)."""
+        g = self.game
+        team = team_of(HUMAN_SEAT)
+        d = StatsDelta(games=1, wins=int(g.winner == team), hands=len(g.hand_results))
+        for hr in g.hand_results:
+            ts = hr.teams[team]
+            d.points += ts.hand_points
+            if ts.made is not None:
+                d.contracts += 1
+                d.contracts_made += int(ts.made)
+            if hr.bids[HUMAN_SEAT] == 0:
+                d.nil_bids += 1
+                d.nil_made += int(hr.tricks[HUMAN_SEAT] == 0)
+        return d
+
+    # ------------------------------------------------------------------ the player's view
+    def public_view(self, stats: list[dict] | None = None) -> dict:
+        """JSON-ready view of the table for the player (seat 2), built from ``view(2)`` and
+        public history only. See docs/play.md for the fields."""
+        g = self.game
+        v = g.view(HUMAN_SEAT)
+        row = self.row
+        phase = _PHASE_NAMES[v.phase]
+        to_act = v.current_player
+        your_turn = to_act == HUMAN_SEAT and not self.pending_table and not g.is_over
+        legal = set(v.legal_actions) if your_turn else set()
+        hand = [{"card": card_str(c), "action": c, "legal": c in legal}
+                for c in display_order(mask_to_cards(v.hand))]
+        seats = []
+        for s in range(4):
+            level = None if s == HUMAN_SEAT else row.lineup.get(str(s))
+            seats.append({
+                "seat": s, "name": self._seat_name(s), "level": _level_label(level),
+                "position": _POSITIONS[(s - HUMAN_SEAT) % 4], "team": team_of(s),
+                "partner": s == partner_of(HUMAN_SEAT), "dealer": s == v.dealer,
+                "bid": v.bids[s], "bid_text": _bid_text(v.bids[s], v.blind[s]),
+                "blind": v.blind[s], "tricks": v.tricks_won[s], "cards_left": v.hand_sizes[s],
+                "to_act": s == to_act and not self.pending_table,
+            })
+        teams = []
+        for t in (0, 1):
+            members = [s for s in range(4) if team_of(s) == t]
+            bids = [v.bids[s] for s in members]
+            teams.append({
+                "team": t, "name": " & ".join(self._seat_name(s) for s in
+                                              sorted(members, key=lambda s: s != HUMAN_SEAT)),
+                "yours": t == team_of(HUMAN_SEAT), "score": v.scores[t], "bags": v.bags[t],
+                "tricks": sum(v.tricks_won[s] for s in members),
+                "contract": sum(b for b in bids if b),
+                "bids_complete": all(b is not None for b in bids),
+            })
+        bidding = None
+        if your_turn and v.phase == Phase.BIDDING:
+            bids = sorted(a - BID_OFFSET for a in legal if BID_OFFSET <= a <= BID_OFFSET + MAX_BID)
+            counts = [b for b in bids if b > 0]
+            bidding = {"min": min(counts, default=None), "max": max(counts, default=None),
+                       "nil": 0 in bids,
+                       "blind_nil": BLIND_NIL_ACTION in legal, "look": LOOK_ACTION in legal}
+        out = {
+            "id": row.id, "seq": len(g.moves), "difficulty": row.difficulty,
+            "target": row.target, "blind_nil_rule": g.rules.blind_nil,
+            "hand_number": v.hand_number + (0 if g.is_over else 1),
+            "phase": phase, "to_act": to_act, "your_turn": your_turn,
+            "dealer": v.dealer, "seats": seats, "teams": teams,
+            "hand": hand, "looked": v.looked, "bidding": bidding,
+            "trick": [{"seat": s, "card": card_str(c)} for s, c in v.current_trick],
+            "trick_number": v.trick_number, "spades_broken": v.spades_broken,
+            "last_trick": row.notes.get("last_trick"), "last_move": row.notes.get("last_move"),
+            "hand_results": self._hand_result_dicts(v.hand_results),
+            "hand_table": None, "result": None,
+        }
+        if self.pending_table:
+            out["hand_table"] = out["hand_results"][-1]
+        if g.is_over:
+            out["result"] = self._result(stats)
+        out["status"] = self._status(v, your_turn)
+        return out
+
+    def _hand_result_dicts(self, results) -> list[dict]:
+        """``HandResult.to_dict()`` of each finished hand (cached: a score table never changes)."""
+        cache = self.__dict__.setdefault("_hr_dicts", [])
+        del cache[len(results):]
+        while len(cache) < len(results):
+            cache.append(results[len(cache)].to_dict())
+        return list(cache)
+
+    def _result(self, stats) -> dict:
+        g = self.game
+        mine = team_of(HUMAN_SEAT)
+        contracts = []
+        for t in (0, 1):
+            made = sum(1 for hr in g.hand_results if hr.teams[t].made is True)
+            missed = sum(1 for hr in g.hand_results if hr.teams[t].made is False)
+            contracts.append({"team": t, "made": made, "missed": missed})
+        s = g.scores
+        won = g.winner == mine
+        text = (f"You win {s[mine]} to {s[1 - mine]}" if won
+                else f"You lose {s[mine]} to {s[1 - mine]}")
+        st = None
+        for rec in stats or ():
+            if rec["difficulty"] == self.row.difficulty and rec["target"] == self.row.target:
+                st = stats_summary(rec)
+        return {"winner": g.winner, "you_won": won, "text": text, "contracts": contracts,
+                "hands": g.hand_number, "stats": st}
+
+    def _status(self, v, your_turn: bool) -> str:
+        g = self.game
+        if g.is_over:
+            if self.pending_table:
+                return f"Game over after hand {g.hand_number}: see the score table, then Next"
+            return "Game over"
+        if self.pending_table:
+            return f"Hand {g.hand_number} is over: see the score table, then Next"
+        p = v.current_player
+        if your_turn:
+            if v.phase == Phase.BIDDING:
+                if not v.looked:
+                    return "Your turn: bid Blind Nil, or look at your cards"
+                return "Your turn: bid"
+            if v.phase == Phase.EXCHANGE:
+                return "Your turn: pass a card to your partner"
+            if v.current_trick:
+                return f"Your turn: play a card ({SUIT_NAMES[v.led_suit]}s led)"
+            return "Your turn: lead a card"
+        what = {Phase.BIDDING: "bidding", Phase.EXCHANGE: "passing a card",
+                Phase.PLAY: "playing"}[Phase(v.phase)]
+        return f"{self._seat_name(p)} is {what}…"
+
+
+def _level_label(level: str | None) -> str | None:
+    if level is None:
+        return None
+    if level.startswith("checkpoint:"):
+        return "agent"
+    return level
+
+
+def stats_summary(rec: dict) -> dict:
+    """One statistics record (``Store.stats`` item) with the derived rates: ``win_rate`` (won /
+    played), ``avg_points_per_hand`` (the player's team's hand points / hands), ``contract_rate``
+    (made / with a contract); rates are None without games, hands or contracts."""
+    out = dict(rec)
+    out["win_rate"] = rec["wins"] / rec["games"] if rec["games"] else None
+    out["avg_points_per_hand"] = rec["points"] / rec["hands"] if rec["hands"] else None
+    out["contract_rate"] = rec["contracts_made"] / rec["contracts"] if rec["contracts"] else None
+    return out
+

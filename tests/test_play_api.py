@@ -1,0 +1,704 @@
+"""API tests of the browser game (``spades_env.play``) through FastAPI's test client.
+
+Fast bots stand in for the slow PIMC levels where whole games are played (``lineups=``); the real
+difficulty mapping is checked separately. Every response of the played games is checked on the wire
+for cards the player may not see.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from spades_env import Rules, SpadesGame  # noqa: E402
+from spades_env.cards import BID_OFFSET, card_str, mask_to_cards  # noqa: E402
+from spades_env.play import cli  # noqa: E402
+from spades_env.play.app import COOKIE, MAX_BODY, create_app  # noqa: E402
+from spades_env.play.replay import (  # noqa: E402
+    RECORD_FORMAT, frames_from_game, load_record_file, write_game_record,
+)
+from spades_env.play.session import HUMAN_SEAT, LINEUPS, GameSession  # noqa: E402
+from spades_env.play.store import Store  # noqa: E402
+
+FAST = {k: {"partner": "medium", "opponents": "medium"} for k in ("easy", "medium", "hard",
+                                                                   "insane")}
+CARD_RE = re.compile(r"^(10|[2-9JQKA])[SHDC]$")
+SHIPPED = "checkpoints/shipped/agent.pt"
+
+
+_OPEN: list = []  # clients entered by _client, closed after each test (fixture below)
+
+
+def _client(app, cookies=None) -> TestClient:
+    """An entered test client (one event-loop portal for all its requests: 3x faster) that has
+    its player cookie (given, or received from the first request)."""
+    c = TestClient(app, raise_server_exceptions=False, cookies=cookies)
+    c.__enter__()
+    _OPEN.append(c)
+    if cookies is None:
+        assert c.get("/api/config").status_code == 200  # gets the player cookie
+    return c
+
+
+@pytest.fixture(autouse=True)
+def _close_clients():
+    n = len(_OPEN)
+    yield
+    while len(_OPEN) > n:
+        _OPEN.pop().__exit__(None, None, None)
+
+
+def _true_game(app, game_id: str) -> SpadesGame:
+    """The full stored state (test-side referee; never sent to the browser)."""
+    row = app.state.store._db.execute("SELECT state FROM games WHERE id = ?", (game_id,)).fetchone()
+    return SpadesGame.from_json(row[0])
+
+
+def _true_state(app, game_id: str) -> dict:
+    """The stored engine state as plain data (``SpadesGame.to_dict`` fields), read fast."""
+    row = app.state.store._db.execute("SELECT state FROM games WHERE id = ?", (game_id,)).fetchone()
+    return json.loads(row[0])
+
+
+def _card_strings(obj, out: set) -> set:
+    if isinstance(obj, dict):
+        for v in obj.values():
+            _card_strings(v, out)
+    elif isinstance(obj, list):
+        for v in obj:
+            _card_strings(v, out)
+    elif isinstance(obj, str) and CARD_RE.match(obj):
+        out.add(obj)
+    return out
+
+
+def assert_no_leak(app, resp) -> None:
+    """No card held by another seat (or by the player before looking) appears in the response:
+    neither as a card string anywhere in the JSON, nor as a token in the raw text."""
+    body = resp.json()
+    game_id = body["id"] if "id" in body else body["game"]["id"]
+    g = _true_state(app, game_id)
+    looked = g["looked"][HUMAN_SEAT]
+    hidden = set()
+    for s in range(4):
+        if s != HUMAN_SEAT or not looked:
+            hidden |= {card_str(c) for c in mask_to_cards(g["hands"][s])}
+    view = body if "hand" in body else body["game"]
+    text = resp.text
+    if view["hand_table"] and view["last_trick"] and view["last_trick"]["number"] == 13:
+        # the finished hand's last trick (public: it was played) is shown with its score table
+        # while the next deal already exists; it must be exactly the last 4 cards played
+        assert [x["card"] for x in view["last_trick"]["cards"]] == [
+            card_str(a) for a in g["moves"][-4:]]
+        view = dict(view, last_trick=None, last_move=None)
+        body = view
+        text = json.dumps(view)
+    # own cards, played cards and the current hand's history are allowed; nothing hidden
+    found = _card_strings(body, set())
+    assert not (found & hidden), f"hidden cards on the wire: {sorted(found & hidden)}"
+    text = text.replace(game_id, "")
+    for c in hidden:
+        assert not re.search(rf"(?<![0-9A-Za-z]){c}(?![0-9A-Za-z])", text), c
+    # the hand on the wire is exactly the player's own cards (none before looking)
+    own = {card_str(c) for c in mask_to_cards(g["hands"][HUMAN_SEAT])} if looked else set()
+    assert {h["card"] for h in view["hand"]} == own
+
+
+def human_choice(view: dict) -> dict:
+    """The test player (from its view only): bids Nil with no ace, king or queen and at most
+    three spades, else 3 (within
+    the offered range); plays its first legal card (the highest, in display order), or its last
+    one while its Nil stands."""
+    me = view["seats"][HUMAN_SEAT]
+    if view["bidding"]:
+        b = view["bidding"]
+        if b["min"] is None:
+            return {"action": 67, "seq": view["seq"]}  # look at the cards
+        low = (not any(h["card"][:-1] in "AKQ" for h in view["hand"])
+               and sum(h["card"].endswith("S") for h in view["hand"]) <= 3)
+        if b["nil"] and low:
+            return {"action": BID_OFFSET, "seq": view["seq"]}
+        return {"action": BID_OFFSET + max(b["min"], min(3, b["max"])), "seq": view["seq"]}
+    legal = [h["action"] for h in view["hand"] if h["legal"]]
+    nil = me["bid"] == 0 and me["tricks"] == 0
+    return {"action": legal[-1] if nil else legal[0], "seq": view["seq"]}
+
+
+def play_to_end(app, c: TestClient, view: dict, check_leaks: bool = True, limit: int = 3000):
+    """Drive a game through the API to its results screen; returns (final view, responses)."""
+    gid = view["id"]
+    responses = 0
+    while not (view["result"] and not view["hand_table"]):
+        if view["hand_table"]:
+            r = c.post(f"/api/games/{gid}/next")
+        elif view["your_turn"]:
+            r = c.post(f"/api/games/{gid}/action", json=human_choice(view))
+        else:
+            r = c.post(f"/api/games/{gid}/advance", json={"seq": view["seq"]})
+        assert r.status_code == 200, r.text
+        if check_leaks:
+            assert_no_leak(app, r)
+        view = r.json()
+        responses += 1
+        assert responses < limit, "the game did not end"
+    return view, responses
+
+
+# ---------------------------------------------------------------------- whole games, stats
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    """Three games to 250 against fast bots in one database: easy, easy, medium. Every response
+    of the first game is checked for hidden cards."""
+    db = tmp_path_factory.mktemp("play") / "games.sqlite3"
+    app = create_app(str(db), lineups=FAST, seed=0)  # seed 0: short games, a win, a loss, a Nil
+    c = _client(app)
+    finals = []
+    for i, difficulty in enumerate(("easy", "easy", "medium")):
+        r = c.post("/api/games", json={"difficulty": difficulty, "target": 250})
+        assert r.status_code == 201
+        assert_no_leak(app, r)
+        final, n = play_to_end(app, c, r.json(), check_leaks=i == 0)
+        finals.append(final)
+    return app, c, finals
+
+
+def test_whole_game_through_the_api(played):
+    app, c, finals = played
+    for f in finals:
+        g = _true_game(app, f["id"])
+        assert g.is_over and f["phase"] == "over"
+        assert [t["score"] for t in f["teams"]] == g.scores
+        assert max(g.scores) >= 250
+        assert f["result"]["winner"] == g.winner
+        won = g.winner == 0
+        assert f["result"]["you_won"] == won
+        assert f["result"]["text"].startswith("You win" if won else "You lose")
+        # contracts made / missed per team, counted from the public score tables
+        for t in (0, 1):
+            made = sum(1 for h in f["hand_results"] if h["teams"][t]["made"] is True)
+            missed = sum(1 for h in f["hand_results"] if h["teams"][t]["made"] is False)
+            assert f["result"]["contracts"][t] == {"team": t, "made": made, "missed": missed}
+        # the stored move log is the engine's, and the finished game refuses further moves
+        log = app.state.store.move_log(f["id"])
+        assert [a for _, _, a in log] == g.moves
+        r = c.post(f"/api/games/{f['id']}/action", json={"action": 0})
+        assert r.status_code == 409 and r.json()["detail"] == "the game is over"
+        assert c.post(f"/api/games/{f['id']}/advance").status_code == 409
+
+
+def test_statistics_after_several_games(played):
+    app, c, finals = played
+    stats = {(s["difficulty"], s["target"]): s for s in c.get("/api/stats").json()["stats"]}
+    assert set(stats) == {("easy", 250), ("medium", 250)}
+    # these seeded games cover a win and a loss at easy, and a Nil bid of the player
+    assert stats[("easy", 250)]["wins"] == 1 and stats[("easy", 250)]["nil_bids"] >= 1
+    for key, games in ((("easy", 250), finals[:2]), (("medium", 250), finals[2:])):
+        s = stats[key]
+        hands = [h for f in games for h in f["hand_results"]]
+        wins = sum(f["result"]["winner"] == 0 for f in games)
+        points = sum(h["teams"][0]["hand_points"] for h in hands)
+        contracts = [h["teams"][0]["made"] for h in hands if h["teams"][0]["made"] is not None]
+        nils = [h for h in hands if h["bids"][HUMAN_SEAT] == 0]
+        assert s["games"] == len(games)
+        assert s["wins"] == wins
+        assert s["win_rate"] == pytest.approx(wins / len(games))
+        assert s["hands"] == len(hands)
+        assert s["points"] == points
+        assert s["avg_points_per_hand"] == pytest.approx(points / len(hands))
+        assert s["contracts"] == len(contracts)
+        assert s["contracts_made"] == sum(contracts)
+        assert s["nil_bids"] == len(nils)
+        assert s["nil_made"] == sum(h["tricks"][HUMAN_SEAT] == 0 for h in nils)
+    # the results screen of the last game shows its own bucket
+    assert finals[2]["result"]["stats"]["games"] == 1
+    assert finals[2]["result"]["stats"]["difficulty"] == "medium"
+    # another player has no statistics
+    other = _client(app)
+    assert other.get("/api/stats").json() == {"stats": []}
+
+
+def test_hand_table_waits_for_next(tmp_path):
+    app = create_app(str(tmp_path / "db.sqlite3"), lineups=FAST)
+    c = _client(app)
+    view = c.post("/api/games", json={"difficulty": "easy", "target": 500}).json()
+    gid = view["id"]
+    while not view["hand_table"]:
+        if view["your_turn"]:
+            r = c.post(f"/api/games/{gid}/action", json=human_choice(view))
+        else:
+            r = c.post(f"/api/games/{gid}/advance")
+        view = r.json()
+    g = _true_game(app, gid)
+    hr = g.hand_results[0]
+    assert view["hand_table"] == hr.to_dict()
+    assert view["last_trick"]["number"] == 13 and len(view["last_trick"]["cards"]) == 4
+    # the hand's points are the engine's: contract points + Nil points + bag penalty
+    for t in hr.teams:
+        assert t.hand_points == t.contract_points + t.nil_points + t.bag_penalty
+        assert [x["score"] for x in view["teams"]][t.team] == t.total
+    # nothing moves until Next
+    before = c.get(f"/api/games/{gid}").json()
+    for path in ("advance", "action"):
+        r = c.post(f"/api/games/{gid}/{path}", json={"action": 52} if path == "action" else None)
+        assert r.status_code == 409 and "Next" in r.json()["detail"]
+    assert c.get(f"/api/games/{gid}").json() == before
+    after = c.post(f"/api/games/{gid}/next").json()
+    assert after["hand_table"] is None and after["hand_number"] == 2
+    assert c.post(f"/api/games/{gid}/next").status_code == 409  # no table open now
+
+
+# ---------------------------------------------------------------------- refusals
+@pytest.fixture()
+def seeded(tmp_path):
+    """An app, a client, and a game with a fixed seed whose dealer is East (seat 1), so that the
+    player (seat 2, on the dealer's left) bids first and leads the first trick."""
+    app = create_app(str(tmp_path / "db.sqlite3"), lineups=FAST)
+    c = _client(app)
+    player = c.cookies[COOKIE]
+    seed = next(s for s in range(100) if SpadesGame(Rules(target_score=250), seed=s).dealer == 1)
+    s = GameSession.create(app.state.store, app.state.bots, player, "easy", FAST["easy"], 250,
+                           seed=seed)
+    return app, c, s.row.id
+
+
+def _unchanged(app, c, gid, before_view, before_moves):
+    assert c.get(f"/api/games/{gid}").json() == before_view
+    assert len(app.state.store.move_log(gid)) == before_moves
+
+
+def test_refusals_leave_the_game_unchanged(seeded):
+    app, c, gid = seeded
+    view = c.get(f"/api/games/{gid}").json()
+    # East (seat 1) deals: the player, on the dealer's left, bids first, then West
+    assert view["dealer"] == 1 and view["to_act"] == HUMAN_SEAT and view["your_turn"]
+    assert view["bidding"]["min"] == 1 and view["bidding"]["max"] == 13 and view["bidding"]["nil"]
+    moves = len(app.state.store.move_log(gid))
+    bad = [
+        ({"action": 99}, 422, "action 99 is out of range 0..67"),
+        ({"action": -1}, 422, "action -1 is out of range 0..67"),
+        ({"action": 5}, 422, "it is the bidding phase: bid 0..13, not play 7C"),
+        ({"action": 66}, 422, "Blind Nil is not allowed under these rules"),
+        ({"action": "AS"}, 422, "bad request: action: Input should be a valid integer"),
+        ({"action": True}, 422, "bad request: action: Input should be a valid integer"),
+        ({"action": 1.5}, 422, "bad request: action: Input should be a valid integer"),
+        ({}, 422, "bad request: action: Field required"),
+        ({"action": 55, "extra": 1}, 422, "bad request: extra: Extra inputs are not permitted"),
+        ({"action": 55, "seq": 3}, 409, "stale move: the game is at move 0, not 3; reload it"),
+    ]
+    for body, status, detail in bad:
+        r = c.post(f"/api/games/{gid}/action", json=body)
+        assert (r.status_code, r.json()["detail"]) == (status, detail), body
+        _unchanged(app, c, gid, view, moves)
+    # malformed JSON, a JSON list, a body over the limit
+    r = c.post(f"/api/games/{gid}/action", content=b"{not json",
+               headers={"Content-Type": "application/json"})
+    assert r.status_code == 422 and r.json()["detail"].startswith("bad request")
+    r = c.post(f"/api/games/{gid}/action", json=[55])
+    assert r.status_code == 422
+    r = c.post(f"/api/games/{gid}/action", content=b'{"action": 55, "pad": "' + b"x" * MAX_BODY
+               + b'"}', headers={"Content-Type": "application/json"})
+    assert r.status_code == 413 and "too large" in r.json()["detail"]
+    _unchanged(app, c, gid, view, moves)
+    # advance on the player's turn
+    r = c.post(f"/api/games/{gid}/advance")
+    assert r.status_code == 409 and "your turn" in r.json()["detail"]
+    _unchanged(app, c, gid, view, moves)
+    # after the player's bid it is West's turn: another action is out of turn
+    view = c.post(f"/api/games/{gid}/action", json={"action": BID_OFFSET + 3, "seq": 0}).json()
+    assert view["seats"][HUMAN_SEAT]["bid"] == 3 and view["to_act"] == 3
+    r = c.post(f"/api/games/{gid}/action", json={"action": BID_OFFSET + 3})
+    assert r.status_code == 409 and r.json()["detail"] == "not your turn: West is to act"
+    _unchanged(app, c, gid, view, 1)
+    # unknown ids
+    for path, body in (("", None), ("/action", {"action": 55}), ("/advance", {}), ("/next", None)):
+        url = f"/api/games/{gid[:-2]}xy{path}"
+        r = c.get(url) if not path else c.post(url, json=body)
+        assert r.status_code == 404 and r.json()["detail"] == "unknown game id"
+    assert c.get("/api/games/" + "a" * 500).status_code == 404
+    # a bad new game
+    r = c.post("/api/games", json={"difficulty": "godlike", "target": 500})
+    assert r.status_code == 422 and "unknown difficulty 'godlike'" in r.json()["detail"]
+    r = c.post("/api/games", json={"difficulty": "easy", "target": 300})
+    assert r.status_code == 422 and "game length must be one of [500, 250]" in r.json()["detail"]
+
+
+def test_illegal_cards_refused_in_the_engines_words(seeded):
+    app, c, gid = seeded
+    view = c.get(f"/api/games/{gid}").json()
+    while view["phase"] != "play":
+        if view["your_turn"]:
+            r = c.post(f"/api/games/{gid}/action", json=human_choice(view))
+        else:
+            r = c.post(f"/api/games/{gid}/advance")
+        view = r.json()
+    # the player leads the first trick (East dealt): a spade is refused while others are held
+    assert view["your_turn"] and view["trick"] == [] and not view["spades_broken"]
+    spade = next(h for h in view["hand"] if h["card"].endswith("S"))
+    assert not spade["legal"]
+    assert all(h["legal"] != h["card"].endswith("S") for h in view["hand"])
+    moves = len(app.state.store.move_log(gid))
+    r = c.post(f"/api/games/{gid}/action", json={"action": spade["action"]})
+    assert r.status_code == 422
+    assert r.json()["detail"] == "spades are not broken yet: lead another suit"
+    _unchanged(app, c, gid, view, moves)
+    # a card the player does not hold
+    own = {h["action"] for h in view["hand"]}
+    other = next(a for a in range(52) if a not in own)
+    r = c.post(f"/api/games/{gid}/action", json={"action": other})
+    assert r.status_code == 422
+    assert r.json()["detail"] == f"{card_str(other)}: that card is not in your hand"
+    # play on until the player must follow suit while holding another suit too
+    found = False
+    while not found and not view["hand_table"]:
+        if view["your_turn"] and view["trick"]:
+            led = view["trick"][0]["card"][-1]
+            off = [h for h in view["hand"] if not h["card"].endswith(led)]
+            if off and any(h["card"].endswith(led) for h in view["hand"]):
+                assert not any(h["legal"] for h in off)
+                moves = len(app.state.store.move_log(gid))
+                r = c.post(f"/api/games/{gid}/action", json={"action": off[0]["action"]})
+                suit = {"C": "club", "D": "diamond", "H": "heart", "S": "spade"}[led]
+                assert r.status_code == 422
+                assert r.json()["detail"] == f"must follow suit: you hold a {suit}"
+                _unchanged(app, c, gid, view, moves)
+                found = True
+                break
+        if view["your_turn"]:
+            r = c.post(f"/api/games/{gid}/action", json=human_choice(view))
+        else:
+            r = c.post(f"/api/games/{gid}/advance")
+        view = r.json()
+    assert found, "no follow-suit situation in the first hand of this seed"
+
+
+def test_another_player_cannot_read_or_change_a_game(seeded):
+    app, c, gid = seeded
+    before = c.get(f"/api/games/{gid}").json()
+    stranger = _client(app)
+    assert stranger.cookies[COOKIE] != c.cookies[COOKIE]
+    assert stranger.get(f"/api/games/{gid}").status_code == 404
+    for path, body in (("/action", {"action": 55}), ("/advance", {}), ("/next", None)):
+        r = stranger.post(f"/api/games/{gid}{path}", json=body)
+        assert r.status_code == 404 and r.json()["detail"] == "unknown game id"
+    assert stranger.get(f"/api/watch/game/{gid}").status_code == 404
+    assert stranger.get("/api/games/active").json() == {"game": None}
+    assert stranger.get("/api/watch").json()["games"] == []
+    # a forged cookie is just another player
+    forged = _client(app, cookies={COOKIE: "x" * 10})
+    assert forged.get(f"/api/games/{gid}").status_code == 404
+    assert c.get(f"/api/games/{gid}").json() == before
+
+
+def test_game_ids_are_unguessable(tmp_path):
+    app = create_app(str(tmp_path / "db.sqlite3"), lineups=FAST)
+    c = _client(app)
+    ids = {c.post("/api/games", json={"difficulty": "easy"}).json()["id"] for _ in range(5)}
+    assert len(ids) == 5
+    for i in ids:
+        assert re.fullmatch(r"[A-Za-z0-9_-]{24}", i)  # secrets.token_urlsafe(18): 144 bits
+
+
+def test_foreign_host_header_refused(tmp_path):
+    """DNS rebinding: a page on another domain pointing at 127.0.0.1 cannot use the API."""
+    app = create_app(str(tmp_path / "db.sqlite3"), lineups=FAST)
+    c = TestClient(app, base_url="http://evil.example", raise_server_exceptions=False)
+    assert c.get("/api/config").status_code == 400
+
+
+def test_blind_nil_decision_hides_the_players_own_cards(tmp_path):
+    app = create_app(str(tmp_path / "db.sqlite3"), lineups=FAST)
+    c = _client(app)
+    r = c.post("/api/games", json={"difficulty": "easy", "target": 250, "blind_nil": True})
+    view = r.json()
+    assert view["blind_nil_rule"] is True
+    gid = view["id"]
+    while not view["your_turn"]:
+        r = c.post(f"/api/games/{gid}/advance")
+        assert_no_leak(app, r)
+        view = r.json()
+    assert not view["looked"] and view["hand"] == []
+    assert view["bidding"] == {"min": None, "max": None, "nil": False, "blind_nil": True,
+                               "look": True}
+    assert_no_leak(app, r)  # the player's own 13 cards count as hidden here
+    r = c.post(f"/api/games/{gid}/action", json={"action": 52 + 3})
+    assert r.status_code == 422
+    assert r.json()["detail"] == "decide first: bid Blind Nil or look at your cards"
+    r = c.post(f"/api/games/{gid}/action", json={"action": 67})
+    assert r.status_code == 200
+    assert_no_leak(app, r)
+    view = r.json()
+    assert view["looked"] and len(view["hand"]) == 13 and view["bidding"]["min"] == 1
+
+
+# ---------------------------------------------------------------------- difficulty mapping
+def test_difficulty_lineups(tmp_path):
+    assert LINEUPS == {
+        "easy": {"partner": "hard", "opponents": "easy"},
+        "medium": {"partner": "hard", "opponents": "medium"},
+        "hard": {"partner": "hard", "opponents": "hard"},
+        "insane": {"partner": "insane", "opponents": "insane"},
+    }
+    app = create_app(str(tmp_path / "db.sqlite3"), checkpoint=SHIPPED)
+    c = _client(app)
+    levels = c.get("/api/config").json()["levels"]
+    assert [lv["key"] for lv in levels] == ["easy", "medium", "hard", "insane", "checkpoint"]
+    assert levels[4] == {"key": "checkpoint", "partner": "hard", "opponents": "agent"}
+    store = app.state.store
+    player = c.cookies[COOKIE]
+    expect = {"easy": ("hard", "easy"), "medium": ("hard", "medium"), "hard": ("hard", "hard"),
+              "insane": ("insane", "insane"), "checkpoint": ("hard", f"checkpoint:{SHIPPED}")}
+    for difficulty, (partner, opp) in expect.items():
+        view = c.post("/api/games", json={"difficulty": difficulty}).json()
+        assert store.load_game(view["id"], player).lineup == {"0": partner, "1": opp, "3": opp}
+        labels = {s["seat"]: s["level"] for s in view["seats"]}
+        assert labels == {0: partner, 1: _label(opp), 2: None, 3: _label(opp)}
+    assert type(app.state.bots.get("insane")).__name__ == "InsaneBot"
+    assert type(app.state.bots.get("hard")).__name__ == "HardBot"
+    # the real bots decide: East (an opponent) bids first when North deals, then West, North
+    seed = next(s for s in range(100) if SpadesGame(Rules(), seed=s).dealer == 0)
+    for difficulty in ("easy", "checkpoint"):
+        s = GameSession.create(store, app.state.bots, player, difficulty,
+                               app.state.lineups[difficulty], 500, seed=seed)
+        view = c.get(f"/api/games/{s.row.id}").json()
+        for seat in (1, 2, 3, 0):
+            assert view["to_act"] == seat
+            if seat == HUMAN_SEAT:
+                view = c.post(f"/api/games/{s.row.id}/action", json={"action": 55}).json()
+            else:
+                r = c.post(f"/api/games/{s.row.id}/advance")
+                assert r.status_code == 200, r.text
+                view = r.json()
+                assert 0 <= view["seats"][seat]["bid"] <= 13
+        assert view["phase"] == "play"
+
+
+def _label(level: str) -> str:
+    return "agent" if level.startswith("checkpoint:") else level
+
+
+# ---------------------------------------------------------------------- save, kill, continue
+def test_save_kill_restart_continue_identically(tmp_path):
+    db = tmp_path / "db.sqlite3"
+    app1 = create_app(str(db), lineups=FAST)
+    c1 = _client(app1)
+    view = c1.post("/api/games", json={"difficulty": "medium", "target": 500}).json()
+    gid = view["id"]
+    for _ in range(17):  # into the play phase, mid-trick
+        if view["your_turn"]:
+            r = c1.post(f"/api/games/{gid}/action", json=human_choice(view))
+        else:
+            r = c1.post(f"/api/games/{gid}/advance")
+        view = r.json()
+    assert view["phase"] == "play" and view["seq"] == 17
+    # a second copy of the database as it is now (SQLite's online backup)
+    db2 = tmp_path / "copy.sqlite3"
+    src, dst = sqlite3.connect(db), sqlite3.connect(db2)
+    src.backup(dst)
+    src.close()
+    dst.close()
+    # "kill": app1 is dropped without any shutdown; a new app opens the same file
+    app2 = create_app(str(db), lineups=FAST)
+    c2 = _client(app2, cookies={COOKIE: c1.cookies[COOKIE]})
+    active = c2.get("/api/games/active").json()["game"]
+    assert active == view
+    assert _true_game(app2, gid).to_json() == _true_game(app1, gid).to_json()
+    # continuing after the restart plays exactly the moves an uninterrupted server plays
+    app3 = create_app(str(db2), lineups=FAST)
+    c3 = _client(app3, cookies={COOKIE: c1.cookies[COOKIE]})
+    v2, v3 = active, c3.get(f"/api/games/{gid}").json()
+    for _ in range(12):
+        for c, v in ((c2, v2), (c3, v3)):
+            path = "action" if v["your_turn"] else "advance"
+            r = c.post(f"/api/games/{gid}/{path}", json=human_choice(v) if v["your_turn"] else None)
+            assert r.status_code == 200
+            if c is c2:
+                v2 = r.json()
+            else:
+                v3 = r.json()
+        assert v2 == v3
+
+
+def test_kill_in_the_middle_of_a_move_loses_nothing(tmp_path, monkeypatch):
+    db = tmp_path / "db.sqlite3"
+    app = create_app(str(db), lineups=FAST)
+    c = _client(app)
+    view = c.post("/api/games", json={"difficulty": "easy"}).json()
+    gid = view["id"]
+    while view["your_turn"]:
+        view = c.post(f"/api/games/{gid}/action", json=human_choice(view)).json()
+    before = c.get(f"/api/games/{gid}").json()
+    state_before = _true_game(app, gid).to_json()
+
+    def die(*args, **kwargs):  # the move row is written, the state not yet
+        raise RuntimeError("killed")
+    monkeypatch.setattr(Store, "_write_state", staticmethod(die))
+    r = c.post(f"/api/games/{gid}/advance")
+    assert r.status_code == 500
+    monkeypatch.undo()
+    app2 = create_app(str(db), lineups=FAST)
+    c2 = _client(app2, cookies={COOKIE: c.cookies[COOKIE]})
+    assert c2.get(f"/api/games/{gid}").json() == before
+    assert _true_game(app2, gid).to_json() == state_before
+    assert len(app2.state.store.move_log(gid)) == before["seq"]
+    # and the first app, after the failure, serves the stored state again
+    assert c.get(f"/api/games/{gid}").json() == before
+    assert c.post(f"/api/games/{gid}/advance").status_code == 200
+
+
+# ---------------------------------------------------------------------- bad database files
+def test_corrupt_database_is_a_clear_error(tmp_path, capsys):
+    bad = tmp_path / "garbage.sqlite3"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(ValueError, match=r"garbage\.sqlite3: not a usable spades_env play "
+                                         r"database \(file is not a database\)"):
+        create_app(str(bad))
+    assert cli.main(["--db", str(bad), "--no-browser", "--port", "8999"]) == 2
+    err = capsys.readouterr().err
+    assert "error:" in err and "garbage.sqlite3" in err and "Traceback" not in err
+    foreign = tmp_path / "foreign.sqlite3"
+    con = sqlite3.connect(foreign)
+    con.execute("CREATE TABLE people (name TEXT)")
+    con.commit()
+    con.close()
+    with pytest.raises(ValueError, match="a SQLite database of another program"):
+        create_app(str(foreign))
+    # a file damaged after a good start: truncated in the middle
+    good = tmp_path / "good.sqlite3"
+    app = create_app(str(good), lineups=FAST)
+    c = _client(app)
+    for _ in range(30):
+        c.post("/api/games", json={"difficulty": "easy"})
+    app.state.store.close()
+    data = good.read_bytes()
+    good.write_bytes(data[:4096] + b"\xff" * 4096 + data[8192:])
+    with pytest.raises(ValueError, match=r"good\.sqlite3: not a usable spades_env play database"):
+        create_app(str(good))
+
+
+def test_damaged_game_row_answers_a_clear_error(tmp_path):
+    app = create_app(str(tmp_path / "db.sqlite3"), lineups=FAST)
+    c = _client(app)
+    view = c.post("/api/games", json={"difficulty": "easy"}).json()
+    app.state.store._db.execute("UPDATE games SET state = '{\"format\": 1}', moves = 1")
+    r = c.get(f"/api/games/{view['id']}")
+    assert r.status_code == 500
+    assert r.json()["detail"].startswith(f"saved game {view['id']} is damaged")
+
+
+def test_cli_warns_off_localhost(monkeypatch, capsys, tmp_path):
+    import uvicorn
+    ran = {}
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self: ran.setdefault("host",
+                                                                          self.config.host))
+    assert cli.main(["--host", "0.0.0.0", "--no-browser", "--db", str(tmp_path / "x.db")]) == 1
+    assert ran["host"] == "0.0.0.0"
+    assert "warning: binding to 0.0.0.0" in capsys.readouterr().err
+    assert cli.main(["--no-browser", "--db", str(tmp_path / "x.db")]) == 1
+    assert "warning" not in capsys.readouterr().err
+    assert cli.is_local_host("127.0.0.1") and cli.is_local_host("localhost")
+    assert cli.is_local_host("::1") and not cli.is_local_host("192.168.1.2")
+
+
+# ---------------------------------------------------------------------- watch / replays
+def test_replay_of_a_finished_game(played, tmp_path):
+    app, c, finals = played
+    gid = finals[0]["id"]
+    g = _true_game(app, gid)
+    rep = c.get(f"/api/watch/game/{gid}").json()
+    frames = rep["frames"]
+    # one frame per move, plus the deal, plus a new-deal frame after every hand but the last
+    assert len(frames) == 1 + len(g.moves) + g.hand_number - 1
+    first = frames[0]
+    assert first["move"] == 0
+    assert [sorted(h) for h in first["hands"]] == [
+        sorted(card_str(c) for c in mask_to_cards(m)) for m in g.initial["hands"]]
+    assert all(len(h) == 13 for h in first["hands"])
+    # every frame shows the whole deck: held cards plus the cards taken in tricks or on the table
+    ends = [f for f in frames if f["hand_result"]]
+    assert [f["hand_result"] for f in ends] == [h.to_dict() for h in g.hand_results]
+    assert ends[-1]["scores"] == g.scores and frames[-1] is not None
+    assert frames[-1]["hand_result"] == g.hand_results[-1].to_dict()
+    for f in frames:
+        held = sum(len(h) for h in f["hands"])
+        if f["trick_complete"]:
+            assert held + 4 == 52 - 4 * (sum(f["tricks"]) - 1)
+        else:
+            assert held + len(f["trick"]) == 52 - 4 * sum(f["tricks"])
+    # the list of finished games, the record download, and the same replay from that record
+    keys = [x["key"] for x in c.get("/api/watch").json()["games"]]
+    assert f"game/{gid}" in keys and len(keys) == 3
+    rec = c.get(f"/api/watch/game/{gid}/record").json()
+    assert rec["format"] == RECORD_FORMAT and rec["players"][2] == "You"
+    assert rec["players"][0] == "North (medium)"
+    up = c.post("/api/watch/upload", content=json.dumps(rec).encode())
+    assert up.status_code == 200 and up.json()["frames"] == frames
+    # a bare engine save works too, and garbage is refused by name
+    up = c.post("/api/watch/upload", content=g.to_json().encode())
+    assert up.status_code == 200 and up.json()["frames"] == frames
+    r = c.post("/api/watch/upload", content=b'{"format": "chess"}')
+    assert r.status_code == 422 and r.json()["detail"].startswith(
+        "the uploaded file: not a spades_env game record")
+    broken = json.loads(g.to_json())
+    broken["moves"][5] = (broken["moves"][5] + 1) % 52
+    r = c.post("/api/watch/upload", content=json.dumps(broken).encode())
+    assert r.status_code == 422 and "corrupt spades_env saved game" in r.json()["detail"]
+
+
+def test_unfinished_game_has_no_replay(seeded):
+    app, c, gid = seeded
+    r = c.get(f"/api/watch/game/{gid}")
+    assert r.status_code == 409 and "not finished" in r.json()["detail"]
+    assert c.get(f"/api/watch/game/{gid}/record").status_code == 409
+
+
+def test_record_files_in_the_replay_view(tmp_path):
+    g = SpadesGame(Rules(target_score=100), seed=3)
+    bots = [__import__("spades_env.bots", fromlist=["make_bot"]).make_bot("medium", seed=s)
+            for s in range(4)]
+    while not g.is_over:
+        g.apply(bots[g.current_player].act(g.view(g.current_player)))
+    path = tmp_path / "one.json"
+    write_game_record(str(path), g, ["A", "B", "C", "D"])
+    lines = tmp_path / "many.jsonl"
+    lines.write_text(g.to_json() + "\n\n" + path.read_text() + "\n")
+    # teacher records of training (npz): two hands of random bots
+    from training.teacher_records import generate_chunk, save_records
+    npz = tmp_path / "teacher.npz"
+    save_records(str(npz), generate_chunk("random", 2, seed=1, chunk=0), "random")
+    app = create_app(str(tmp_path / "db.sqlite3"), records=[str(path), str(lines), str(npz)])
+    c = _client(app)
+    recs = c.get("/api/watch").json()["records"]
+    assert [(r["name"], r["kind"], r["games"]) for r in recs] == [
+        ("one.json", "games", 1), ("many.jsonl", "games", 2), ("teacher.npz", "teacher", 2)]
+    want = frames_from_game(g)["frames"]
+    assert c.get("/api/watch/file/0").json()["frames"] == want
+    assert c.get("/api/watch/file/0").json()["players"] == ["A", "B", "C", "D"]
+    assert c.get("/api/watch/file/1?game=0").json()["frames"] == want
+    assert c.get("/api/watch/file/1?game=1").json()["players"] == ["A", "B", "C", "D"]
+    r = c.get("/api/watch/file/1?game=2")
+    assert r.status_code == 422 and "holds 2 game(s)" in r.json()["detail"]
+    assert c.get("/api/watch/file/7").status_code == 404
+    # a teacher hand: 56 moves from its recorded start, ending on its score table
+    t = c.get("/api/watch/file/2?game=1").json()
+    assert len(t["frames"]) == 57
+    rec = np.load(npz)
+    h = SpadesGame(Rules(), seed=int(rec["seed"][1]))
+    h.scores = [int(x) for x in rec["scores"][1]]
+    h.bags = [int(x) for x in rec["bags"][1]]
+    for a in rec["moves"][1]:
+        h.apply(int(a))
+    assert t["frames"][-1]["hand_result"] == h.hand_results[0].to_dict()
+    # bad files fail when the app starts, naming the file
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(g.to_json() + "\n{oops\n")
+    with pytest.raises(ValueError, match=r"bad\.jsonl: line 2: invalid JSON"):
+        load_record_file(str(bad))
+    with pytest.raises(ValueError, match="no such record file"):
+        create_app(str(tmp_path / "db2.sqlite3"), records=[str(tmp_path / "missing.json")])
