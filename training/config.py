@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
+import os
+import re
 from dataclasses import dataclass, field, fields
+from typing import Callable
 
 import yaml
 
@@ -161,6 +165,460 @@ class Args:
 
 _FIELDS = {f.name: f for f in fields(Args)}
 
+# ============================================================================= field checks
+# One row per ``Args`` field: its type, its range, what ``--resume`` may do with it and, for fields
+# that name files, bots or devices, the start-up check. The same rows check YAML files,
+# command-line values, ``from_dict`` dicts and the configs stored in checkpoints (``validate``);
+# ``check_ready`` runs the start-up checks before a run does any work. A new field needs a row:
+# ``tests/test_config.py`` fails without one.
+
+MAX_WIDTH = 16384
+"""widest layer of the network (``hidden`` widths, ``head_hidden``)."""
+MAX_PARAMS = 100_000_000
+"""most network parameters (400 MB of float32 weights, plus twice that for Adam's moments)."""
+MAX_BATCH = 4_000_000
+"""most decisions per rollout (``num_envs * num_steps``): storage needs about 2.4 KB each."""
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+@dataclass(frozen=True)
+class FieldCheck:
+    """How one config field is checked (a row of ``FIELD_CHECKS``).
+
+    Attributes:
+        kind: ``int``, ``float``, ``bool``, ``str``, ``list[int]`` or ``list[str]``. An ``int`` is
+            never a bool (a float with an integral value is taken); a ``float`` must be finite.
+        lo, hi: inclusive bounds of numbers (and of list elements); ``lo_open``: ``lo`` excluded.
+        max_len: most characters of a string / elements of a list.
+        check: extra test of a string (each element of a ``list[str]``): returns an error phrase,
+            or None when the value is fine.
+        ready: start-up test (``check_ready``) of the whole value: a file that must exist, a bot
+            that must load, a device that must be present; returns an error phrase or None.
+        resume: ``"fixed"`` (a resumed run keeps the checkpoint's value; another is refused),
+            ``"free"`` (``--resume`` may change it) or ``"process"`` (belongs to one process: never
+            taken from a checkpoint).
+        rule: the allowed values in words (messages and ``field_table``); by default made from
+            the kind and bounds.
+    """
+
+    kind: str
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    max_len: int = 64
+    check: Callable[[str], str | None] | None = None
+    ready: Callable[[object], str | None] | None = None
+    resume: str = "fixed"
+    rule: str = ""
+
+    def describe(self) -> str:
+        """The allowed values in words, e.g. ``an integer in [1, 1048576]``."""
+        if self.rule:
+            return self.rule
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind in ("int", "float", "list[int]"):
+            lo = "(" if self.lo_open else "["
+            rng = f"in {lo}{_fmt(self.lo)}, {_fmt(self.hi)}]"
+            if self.kind == "list[int]":
+                return f"a list of at most {self.max_len} integers {rng}"
+            return f"{'an integer' if self.kind == 'int' else 'a finite number'} {rng}"
+        return f"a string of at most {self.max_len} characters"
+
+
+def _fmt(x) -> str:
+    if isinstance(x, float):
+        return str(int(x)) if x.is_integer() and abs(x) < 1e15 else f"{x:g}"
+    return str(x)
+
+
+def _int(lo, hi, resume="fixed") -> FieldCheck:
+    return FieldCheck("int", lo, hi, resume=resume)
+
+
+def _num(lo, hi, lo_open=False, resume="fixed") -> FieldCheck:
+    return FieldCheck("float", float(lo), float(hi), lo_open, resume=resume)
+
+
+def _flag(resume="fixed") -> FieldCheck:
+    return FieldCheck("bool", resume=resume)
+
+
+def _run_name(v: str) -> str | None:
+    if not _NAME_RE.fullmatch(v):
+        return ("must be one folder name: 1-128 letters, digits, '.', '_' or '-', starting with a "
+                "letter or digit (no '/', no '..')")
+    return None
+
+
+def _path(v: str) -> str | None:
+    if not v.strip():
+        return "must not be empty"
+    if "\0" in v:
+        return "must not contain a NUL character"
+    return None
+
+
+def _device(v: str) -> str | None:
+    import torch
+    try:
+        d = torch.device(v)
+    except (RuntimeError, ValueError, TypeError):
+        return "must be a torch device: cpu, cuda or cuda:N"
+    if d.type not in ("cpu", "cuda"):
+        return f"must be cpu, cuda or cuda:N (got device type {d.type!r})"
+    return None
+
+
+def _device_ready(v) -> str | None:
+    import torch
+    d = torch.device(v)
+    if d.type == "cuda":
+        if not torch.cuda.is_available():
+            return f"{v!r}: CUDA is not available on this machine (use --device cpu)"
+        if d.index is not None and d.index >= torch.cuda.device_count():
+            return f"{v!r}: this machine has {torch.cuda.device_count()} CUDA device(s)"
+    return None
+
+
+def _bot_name(v: str) -> str | None:
+    from spades_env.bots import BOT_LEVELS
+    if v in BOT_LEVELS:
+        return None
+    if v.startswith("checkpoint:") and not _path(v[len("checkpoint:"):]):
+        return None
+    return f"{v!r} is not a bot: choose one of {list(BOT_LEVELS)} or 'checkpoint:PATH'"
+
+
+def _teacher(v: str) -> str | None:
+    return None if v == "" else _bot_name(v)
+
+
+def _bots_ready(value) -> str | None:
+    """Each ``checkpoint:PATH`` bot must load (levels are checked by ``_bot_name``)."""
+    names = value if isinstance(value, list) else [value]
+    for n in names:
+        if isinstance(n, str) and n.startswith("checkpoint:"):
+            from spades_env.bots import make_bot
+            try:
+                make_bot(n, seed=0)
+            except (ValueError, OSError) as e:
+                return str(e)
+    return None
+
+
+def _rules(v: str) -> str | None:
+    from spades_env import Rules
+    try:
+        Rules.preset(v)
+    except (ValueError, KeyError) as e:
+        return str(e)
+    return None
+
+
+def _choice(*options, resume="fixed") -> FieldCheck:
+    def check(v):
+        return None if v in options else f"must be one of {list(options)}"
+    return FieldCheck("str", check=check, resume=resume, rule=" | ".join(options))
+
+
+FIELD_CHECKS: dict[str, FieldCheck] = {
+    # run
+    "name": FieldCheck("str", max_len=128, check=_run_name, resume="free",
+                       rule="one folder name: letters, digits, . _ - (no / or ..)"),
+    "seed": _int(0, 2**63 - 1),
+    "device": FieldCheck("str", check=_device, ready=_device_ready, resume="free",
+                         rule="cpu, cuda or cuda:N (present at start-up)"),
+    "torch_threads": _int(1, 1024, resume="free"),
+    "runs_dir": FieldCheck("str", max_len=4096, check=_path, resume="free",
+                           rule="non-empty path"),
+    "checkpoint_dir": FieldCheck("str", max_len=4096, check=_path, resume="free",
+                                 rule="non-empty path"),
+    "total_decisions": _int(1, 10**13, resume="free"),
+    "max_minutes": _num(0, 1e7, resume="free"),
+    "stop_after_iterations": _int(0, 10**9, resume="process"),
+    # environment
+    "num_envs": _int(1, 1 << 20),
+    "num_steps": _int(1, 1 << 20),
+    "rules": FieldCheck("str", check=_rules, rule="a Rules preset: standard, short or house"),
+    "hands_per_episode": _int(1, 10_000),
+    "random_start": _num(0, 1),
+    "reward_scale": _num(0, 1e3, lo_open=True),
+    "vector_env": _choice("auto", "scalar", "vector"),
+    # network
+    "hidden": FieldCheck("list[int]", 1, MAX_WIDTH, max_len=16),
+    "head_hidden": _int(1, MAX_WIDTH),
+    # behaviour cloning warm start
+    "bc_teacher": FieldCheck("str", max_len=4096, check=_teacher, ready=_bots_ready,
+                             rule="'' (none) or a bot: random easy medium hard insane "
+                                  "checkpoint:PATH"),
+    "bc_hands": _int(0, 10**8),
+    "bc_bid_deals": _int(0, 10**9),
+    "bc_epochs": _int(0, 100_000),
+    "bc_dagger_rounds": _int(0, 10_000),
+    "bc_dagger_hands": _int(0, 10**8),
+    "bc_dagger_epochs": _int(0, 100_000),
+    "bc_lr": _num(0, 10, lo_open=True),
+    "bc_batch": _int(1, 1 << 24),
+    "bc_value_coef": _num(0, 1e6),
+    # PPO
+    "lr": _num(0, 10, lo_open=True),
+    "anneal_lr": _flag(),
+    "gamma": _num(0, 1),
+    "gae_lambda": _num(0, 1),
+    "num_minibatches": _int(1, 1 << 24),
+    "update_epochs": _int(1, 100_000),
+    "clip_coef": _num(0, 100, lo_open=True),
+    "clip_vloss": _flag(),
+    "ent_coef": _num(0, 1e6),
+    "vf_coef": _num(0, 1e6),
+    "max_grad_norm": _num(0, 1e9, lo_open=True),
+    "target_kl": _num(0, 1e6),
+    "norm_adv": _flag(),
+    "ppo_teacher_coef": _num(0, 1e6),
+    "ppo_teacher_decay": _num(0, 1000),
+    # opponents
+    "opponent_share": _num(0, 1),
+    "pool_bots": FieldCheck("list[str]", max_len=32, check=_bot_name, ready=_bots_ready,
+                            rule="list of at most 32 bots: random easy medium hard insane "
+                                 "checkpoint:PATH"),
+    "pool_bot_share": _num(0, 1),
+    "pool_size": _int(0, 1000),
+    "pool_every": _int(1, 10**9),
+    # logging, checkpoints, evaluation
+    "save_every": _int(1, 10**9, resume="free"),
+    "eval_every": _int(0, 10**9, resume="free"),
+    "eval_opponents": FieldCheck("list[str]", max_len=32, check=_bot_name, ready=_bots_ready,
+                                 resume="free",
+                                 rule="list of at most 32 bots: random easy medium hard insane "
+                                      "checkpoint:PATH"),
+    "eval_deals": _int(1, 10**7, resume="free"),
+    "final_eval_deals": _int(0, 10**7, resume="free"),
+    "progress": _flag(resume="free"),
+}
+
+
+def _type_name(kind: str) -> str:
+    return {"int": "an integer", "float": "a number", "bool": "true/false", "str": "a string",
+            "list[int]": "a list of integers", "list[str]": "a list of strings"}[kind]
+
+
+def _coerce_one(kind: str, value):
+    """``value`` as ``kind`` (``int``/``float``/``bool``/``str``), or raise TypeError."""
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+    elif kind == "int":
+        if isinstance(value, int) and not isinstance(value, bool):
+            return int(value)
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            return int(value)
+    elif kind == "float":
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif kind == "str":
+        if isinstance(value, str):
+            return value
+    raise TypeError(kind)
+
+
+def _coerce(name: str, value):
+    """Coerce ``value`` to field ``name``'s type (its row, else the default's type).
+
+    Raises:
+        ValueError: a value of the wrong type, naming the field.
+    """
+    row = FIELD_CHECKS.get(name)
+    if row is None:
+        return _check_type(name, value)
+    try:
+        if row.kind.startswith("list["):
+            if not isinstance(value, (list, tuple)):
+                raise TypeError(row.kind)
+            return [_coerce_one(row.kind[5:-1], v) for v in value]
+        return _coerce_one(row.kind, value)
+    except (TypeError, OverflowError):
+        raise ValueError(f"config field {name!r} must be {_type_name(row.kind)}, got "
+                         f"{_short(value)}") from None
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _range_error(row: FieldCheck, value) -> str | None:
+    """Why ``value`` (already of ``row.kind``) is outside ``row``, or None."""
+    def number(x):
+        if row.kind == "float" and not math.isfinite(x):
+            return "is not finite"
+        if row.lo is not None and (x < row.lo or (row.lo_open and x == row.lo)):
+            return "is too small"
+        if row.hi is not None and x > row.hi:
+            return "is too large"
+        return None
+    if row.kind in ("int", "float"):
+        return number(value)
+    if row.kind == "str":
+        if len(value) > row.max_len:
+            return f"is longer than {row.max_len} characters"
+        return row.check(value) if row.check else None
+    if row.kind.startswith("list["):
+        if len(value) > row.max_len:
+            return f"has more than {row.max_len} elements"
+        for i, v in enumerate(value):
+            why = number(v) if row.kind == "list[int]" else (
+                "is longer than 4096 characters" if len(v) > 4096 else
+                (row.check(v) if row.check else None))
+            if why:
+                return f"element {i} ({_short(v)}) {why}" if row.kind == "list[int]" else \
+                    f"element {i}: {why}"
+    return None
+
+
+def check_field(name: str, value):
+    """Check one field's value against its row; return it coerced to the field's type (ints
+    given as integral floats become ints, numbers floats, tuples lists).
+
+    Raises:
+        ValueError: ``bad config: NAME must be RULE, got VALUE (WHY)``.
+    """
+    row = FIELD_CHECKS.get(name)
+    if row is None:
+        return value
+    try:
+        value = _coerce(name, value)
+    except ValueError as e:
+        raise ValueError(f"bad config: {e}") from None
+    why = _range_error(row, value)
+    if why and row.kind in ("str", "list[str]"):
+        raise ValueError(f"bad config: {name} = {_short(value)}: {why}")
+    if why:
+        raise ValueError(f"bad config: {name} must be {row.describe()}, got {_short(value)} "
+                         f"({why})")
+    return value
+
+
+def network_params(hidden, head_hidden: int) -> int:
+    """Parameter count of ``training.model.Agent(hidden, head_hidden)``'s trunk and three heads
+    (an upper estimate used to refuse absurd networks before anything is allocated)."""
+    from spades_env.observation import OBS_SIZE
+    n, w = 0, OBS_SIZE
+    for h in hidden:
+        n += w * h + h
+        w = h
+    return n + 3 * (w * head_hidden + head_hidden) + head_hidden * 69 + 69
+
+
+def validate(args: Args) -> None:
+    """Check every field against its row of ``FIELD_CHECKS``, then the limits that join fields
+    (rollout size, network size).
+
+    Raises:
+        ValueError: ``bad config: ...`` naming the field, the allowed values and the value given.
+    """
+    for name in _FIELDS:
+        check_field(name, getattr(args, name))
+    batch = args.num_envs * args.num_steps
+    if batch > MAX_BATCH:
+        raise ValueError(f"bad config: num_envs * num_steps = {batch} decisions per rollout "
+                         f"(about {batch * 2.4e3 / 2**30:.0f} GiB of storage); at most "
+                         f"{MAX_BATCH}")
+    params = network_params(args.hidden, args.head_hidden)
+    if params > MAX_PARAMS:
+        raise ValueError(f"bad config: hidden {args.hidden} with head_hidden {args.head_hidden} "
+                         f"makes a network of {params} parameters; at most {MAX_PARAMS}")
+
+
+def check_ready(args: Args) -> None:
+    """The start-up checks of a run, before any work: every row's ``ready`` test (the device is
+    present, every ``checkpoint:PATH`` bot in ``bc_teacher``, ``pool_bots`` and
+    ``eval_opponents`` loads, ...), after ``validate``.
+
+    Raises:
+        ValueError: ``bad config: NAME: WHY`` for the first failing field.
+    """
+    validate(args)
+    for name, row in FIELD_CHECKS.items():
+        if row.ready is not None and name in _FIELDS:
+            why = row.ready(getattr(args, name))
+            if why:
+                raise ValueError(f"bad config: {name}: {why}")
+
+
+def field_table() -> str:
+    """Markdown table of every field: type, allowed values, ``--resume`` policy, default."""
+    out = ["| field | type | allowed values | on --resume | default |",
+           "|---|---|---|---|---|"]
+    for name in _FIELDS:
+        row = FIELD_CHECKS.get(name)
+        default = getattr(Args(), name)
+        if row is None:
+            out.append(f"| {name} | ? | (no row) | fixed | {default!r} |")
+            continue
+        policy = {"fixed": "kept (change refused)", "free": "may change",
+                  "process": "not taken from the checkpoint"}[row.resume]
+        out.append(f"| {name} | {row.kind} | {row.describe()} | {policy} | {default!r} |")
+    return "\n".join(out)
+
+
+def resume_args(saved, given: Args, source: str = "checkpoint", log=print) -> Args:
+    """The config of a resumed run: the checkpoint's config ``saved`` (a dict, checked against the
+    table) with the fields where ``given`` differs applied when their row allows it.
+
+    ``"process"`` fields always come from ``given``; ``"free"`` fields that differ are applied and
+    each change is logged (``resume: total_decisions 4000 -> 20000``); a ``"fixed"`` field that
+    differs (network sizes, PPO and environment settings...) is refused by name.
+
+    Raises:
+        ValueError: a stored config that is not a valid config (naming ``source``), or changed
+            fixed fields (all of them named, with the saved and the given value).
+    """
+    try:
+        base = from_dict(saved)
+    except ValueError as e:
+        raise ValueError(f"{source}: stored config: {e}") from None
+    out = dataclasses.replace(base)
+    refused, changed = [], []
+    for name in _FIELDS:
+        new, old = getattr(given, name), getattr(base, name)
+        row = FIELD_CHECKS.get(name)
+        policy = row.resume if row is not None else "fixed"
+        if policy == "process":
+            setattr(out, name, new)
+        elif new != old:
+            if policy == "free":
+                setattr(out, name, new)
+                changed.append(f"{name} {old!r} -> {new!r}")
+            else:
+                refused.append(f"{name} (saved {_short(old)}, given {_short(new)})")
+    if refused:
+        raise ValueError(f"{source}: cannot change {', '.join(refused)} on --resume: the run "
+                         f"continues with its saved values; start a new run (another --name) to "
+                         f"train with others")
+    validate(out)
+    for c in changed:
+        log(f"resume: override {c}")
+    return out
+
+
+def resume_base(saved, source: str = "checkpoint") -> Args:
+    """The checkpoint's config as ``Args``, ``"process"`` fields reset to their defaults: the base
+    that command-line options of ``--resume`` are applied to.
+
+    Raises:
+        ValueError: a stored config that is not a valid config (naming ``source``).
+    """
+    try:
+        base = from_dict(saved)
+    except ValueError as e:
+        raise ValueError(f"{source}: stored config: {e}") from None
+    fresh = Args()
+    for name, row in FIELD_CHECKS.items():
+        if row.resume == "process" and name in _FIELDS:
+            setattr(base, name, getattr(fresh, name))
+    return base
+
 
 def _check_type(name: str, value):
     """Coerce ``value`` to the declared type of field ``name``; raise ValueError if impossible."""
@@ -201,62 +659,62 @@ def from_dict(d: dict, base: Args | None = None) -> Args:
         d = {}
     if not isinstance(d, dict):
         raise ValueError(f"a config must be a mapping of field: value, got {type(d).__name__}")
-    unknown = sorted(set(d) - set(_FIELDS))
+    unknown = sorted((k for k in d if not (isinstance(k, str) and k in _FIELDS)), key=repr)
     if unknown:
         raise ValueError(f"unknown config key(s) {unknown}; known keys: {sorted(_FIELDS)}")
     args = dataclasses.replace(base) if base is not None else Args()
     for k, v in d.items():
-        setattr(args, k, _check_type(k, v))
+        setattr(args, k, _coerce(k, v))
     validate(args)
     return args
 
 
-def validate(args: Args) -> None:
-    """Check value ranges; raise ValueError naming the field."""
-    def need(cond, msg):
-        if not cond:
-            raise ValueError(f"bad config: {msg}")
-    need(args.num_envs >= 1, f"num_envs must be >= 1, got {args.num_envs}")
-    need(args.num_steps >= 1, f"num_steps must be >= 1, got {args.num_steps}")
-    need(args.hands_per_episode >= 1, "hands_per_episode must be >= 1")
-    need(0.0 <= args.random_start <= 1.0, "random_start must be in [0, 1]")
-    need(args.num_minibatches >= 1, "num_minibatches must be >= 1")
-    need(args.update_epochs >= 1, "update_epochs must be >= 1")
-    need(0.0 <= args.opponent_share <= 1.0, "opponent_share must be in [0, 1]")
-    need(0.0 <= args.pool_bot_share <= 1.0, "pool_bot_share must be in [0, 1]")
-    need(args.lr > 0 and args.bc_lr > 0, "learning rates must be > 0")
-    need(0.0 <= args.gamma <= 1.0 and 0.0 <= args.gae_lambda <= 1.0, "gamma, gae_lambda in [0, 1]")
-    need(args.vector_env in ("auto", "scalar", "vector"), "vector_env must be auto, scalar or vector")
-    need(all(isinstance(h, int) and h > 0 for h in args.hidden), "hidden must be positive ints")
-    need(args.pool_size >= 0 and args.pool_every >= 1, "pool_size >= 0 and pool_every >= 1")
-    need(args.save_every >= 1, "save_every must be >= 1")
-    need(min(args.bc_hands, args.bc_bid_deals, args.bc_epochs, args.bc_dagger_rounds,
-             args.bc_dagger_hands, args.bc_dagger_epochs) >= 0, "bc_* counts must be >= 0")
-    need(args.eval_deals >= 1 and args.final_eval_deals >= 0, "eval_deals >= 1, final >= 0")
-    from spades_env import Rules
-    Rules.preset(args.rules)
+MAX_CONFIG_BYTES = 1 << 20
+"""largest YAML config file read (a config is a few KB)."""
 
 
 def load_yaml(path: str, base: Args | None = None) -> Args:
     """Read a YAML config file into ``Args``.
 
     Raises:
-        ValueError: unreadable YAML, a non-mapping document, or an unknown key (naming the file).
+        ValueError: a missing or unreadable file (a folder, a FIFO, no permission, not UTF-8, over
+            ``MAX_CONFIG_BYTES``), invalid YAML, a non-mapping document, an unknown key or a bad
+            value; the message names the file.
     """
     try:
-        with open(path, encoding="utf-8") as f:
-            d = yaml.safe_load(f)
+        if os.path.exists(path) and not os.path.isfile(path):  # a folder, a FIFO (would hang)...
+            raise ValueError("not a regular file")
+        with open(path, "rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ValueError(f"larger than {MAX_CONFIG_BYTES} bytes: not a config file")
+        d = yaml.safe_load(raw.decode("utf-8"))
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read the config: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a text (UTF-8) file") from None
     except yaml.YAMLError as e:
         raise ValueError(f"{path}: not valid YAML: {e}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not valid YAML: nested too deeply") from None
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
     try:
-        return from_dict(d or {}, base)
+        return from_dict(d if d is not None else {}, base)
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
 
 
 def parse_value(text: str):
-    """Parse a command-line value as a YAML scalar/list (``1e-4`` -> float, ``true`` -> bool)."""
-    v = yaml.safe_load(text)
+    """Parse a command-line value as a YAML scalar/list (``1e-4`` -> float, ``true`` -> bool).
+
+    Raises:
+        ValueError: text that is not valid YAML.
+    """
+    try:
+        v = yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError) as e:
+        raise ValueError(f"cannot read the value {text!r}: {str(e).splitlines()[0]}") from None
     # YAML 1.1 reads "1e-4" as a string; accept it as a float.
     if isinstance(v, str):
         try:
@@ -314,4 +772,6 @@ def to_dict(args: Args) -> dict:
 
 
 __all__ = ["Args", "from_dict", "load_yaml", "apply_overrides", "add_cli", "args_from_cli",
-           "to_dict", "validate", "parse_value"]
+           "to_dict", "validate", "parse_value", "FieldCheck", "FIELD_CHECKS", "check_field",
+           "check_ready", "field_table", "network_params", "resume_args", "resume_base",
+           "MAX_WIDTH", "MAX_PARAMS", "MAX_BATCH"]
