@@ -1,4 +1,4 @@
-"""Checkpoint files: atomic writes, safe loads, clear errors.
+"""Checkpoint files and run folders: atomic writes, checked loads, clear errors.
 
 A checkpoint is a ``torch.save``d dict with only tensors and plain Python values (so it loads with
 ``torch.load(..., weights_only=True)``):
@@ -9,93 +9,627 @@ A checkpoint is a ``torch.save``d dict with only tensors and plain Python values
 | version      | ``FORMAT_VERSION``                                                         |
 | config       | ``training.config.Args`` as a dict                                         |
 | model        | the ``Agent`` state dict                                                   |
-| model_shape  | ``{"hidden": [...], "head_hidden": int}``                                  |
+| model_shape  | ``{"hidden": [...], "head_hidden": int}`` (``Agent`` keyword arguments)    |
 | optimizer    | Adam state dict (absent in a shipped, stripped checkpoint)                 |
 | progress     | ``{"iteration", "decisions", "stage", ...}`` step counts                   |
 | rng          | python/numpy/torch RNG states (training only)                              |
 | env          | environment state for an exact resume (training only)                      |
 | pool         | opponent-pool snapshots (training only)                                    |
 | eval         | evaluation results (list of dicts)                                         |
+
+What a load checks, in order, before anything is built from the file (every failure is a
+``ValueError`` naming the file):
+
+1. the file is a zip archive (torch's format) of stored records whose CRC-32 all match
+   (``zipfile``; torch itself never checks them, so a flipped bit would load silently);
+2. ``torch.load(weights_only=True)``: no code runs; any error of the unpickler is mapped;
+3. no tensor claims more elements than its storage holds (a zero-stride tensor in a small file
+   could otherwise ask for gigabytes when copied);
+4. the format tag and version; ``config`` a mapping whose ``rules`` is a preset;
+5. ``model_shape``: the keyword arguments of ``Agent``, each checked by the row of the config
+   table (``training.config.FIELD_CHECKS``) and the whole network under ``MAX_PARAMS``;
+6. ``model``: exactly the names, shapes and dtypes of that network (computed on the ``meta``
+   device, nothing allocated) and finite values.
+
+``check_resume_state`` checks the training sections of a full checkpoint (config by the table,
+optimizer, progress, eval, env, pool) before a resumed run writes anything, and ``open_run`` gives
+a run its folders: locked for the run's life, never silently shared with an earlier run.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import glob
+import inspect
+import io
+import math
 import os
-import pickle
-import tempfile
+import socket
+import threading
+import time
 import zipfile
 
 import torch
 
+from spades_env.fileio import WriteError, check_output_file, clean_stale_temps, write_atomic
+
 FORMAT_TAG = "spades_env.ppo_checkpoint"
 FORMAT_VERSION = 1
+LOCK_NAME = ".lock"
+"""lock file in a run's checkpoint folder: held (``fcntl.flock``) by the process running it."""
 
 
+# ============================================================================= write
 def save_checkpoint(path: str, payload: dict) -> None:
-    """Write ``payload`` (tag and version added) to ``path`` atomically (temp file + os.replace)."""
-    d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
+    """Write ``payload`` (tag and version added) to ``path`` atomically: the bytes are made in
+    memory, then ``spades_env.fileio.write_atomic`` (complete file or none; a killed writer leaves
+    no temp file on Linux, and stale temp files of dead writers are removed elsewhere).
+
+    Raises:
+        OSError (``spades_env.fileio.WriteError``): ``could not write PATH: REASON`` (no space
+            left, file too large, is a directory, permission denied...); ``path`` is unchanged.
+    """
     data = {"format": FORMAT_TAG, "version": FORMAT_VERSION, **payload}
-    fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".pt", dir=d)
+    buf = io.BytesIO()
+    torch.save(data, buf)
+    folder = os.path.dirname(os.path.abspath(path))
     try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(data, f)
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual file mode
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise WriteError(e.errno, f"could not write {path}: cannot create {folder}: "
+                                  f"{e.strerror or e}") from None
+    write_atomic(path, buf.getbuffer(), prefix=".tmp_", suffix=".pt")
+
+
+# ============================================================================= load
+def _bad(path, why: str) -> ValueError:
+    return ValueError(f"{path}: {why}")
+
+
+def _check_zip(f, path) -> None:
+    """The zip layer: stored records only, every CRC-32 right."""
+    try:
+        with zipfile.ZipFile(f) as z:
+            infos = z.infolist()
+            if not infos:
+                raise _bad(path, "not a readable spades_env checkpoint (empty archive)")
+            for info in infos:
+                if info.compress_type != zipfile.ZIP_STORED:
+                    raise _bad(path, f"not a spades_env checkpoint (record {info.filename!r} is "
+                                     f"compressed; torch writes stored records)")
+            bad = z.testzip()
+    except zipfile.BadZipFile:
+        raise _bad(path, "not a readable spades_env checkpoint (not a torch zip archive)") \
+            from None
+    except ValueError:
         raise
+    except Exception as e:  # truncated records, odd headers: zlib/struct/EOF/OS errors
+        raise _bad(path, f"corrupt checkpoint ({type(e).__name__}: {e})") from None
+    if bad is not None:
+        raise _bad(path, f"corrupt checkpoint: record {bad!r} fails its CRC-32 check (the file was "
+                         f"damaged after it was written)")
+
+
+def check_tensors(obj, path, where: str = "", depth: int = 0) -> None:
+    """Every tensor in ``obj`` (nested dicts/lists) is a plain strided tensor whose elements fit
+    in its storage: a zero-stride (expanded) tensor of shape (200M, 4) in a 1 MB file is refused
+    before anything copies it.
+
+    Raises:
+        ValueError: naming ``path`` and the place of the tensor.
+    """
+    if depth > 64:
+        raise _bad(path, f"corrupt checkpoint: nested too deeply at {where or 'top'}")
+    if isinstance(obj, torch.Tensor):
+        if obj.layout != torch.strided or obj.is_quantized:
+            raise _bad(path, f"corrupt checkpoint: {where} is not a dense tensor")
+        need = obj.numel() * obj.element_size()
+        have = obj.untyped_storage().nbytes() - obj.storage_offset() * obj.element_size()
+        if need > have:
+            raise _bad(path, f"corrupt checkpoint: {where} has shape {tuple(obj.shape)} "
+                             f"({need} bytes) over a storage of {have} bytes")
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            check_tensors(v, path, f"{where}.{k}" if where else str(k), depth + 1)
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            check_tensors(v, path, f"{where}[{i}]", depth + 1)
 
 
 def load_checkpoint(path: str, map_location="cpu") -> dict:
-    """Load and check a checkpoint with ``torch.load(weights_only=True)``.
+    """Load and check a checkpoint (steps 1-6 of the module docstring).
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: not a torch file, corrupt/truncated, a foreign torch file (no spades_env
-            checkpoint tag) or an unsupported version; the message names the path.
+        ValueError: anything else: unreadable, not a torch zip, a damaged record (CRC), a pickle
+            that is not weights-only, a foreign torch file (no spades_env tag), an unsupported
+            version, bad metadata or weights; the message names the path.
     """
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         raise FileNotFoundError(f"no checkpoint at {path!r}")
+    if not os.path.isfile(path):
+        raise _bad(path, "not a file")
     try:
-        data = torch.load(path, map_location=map_location, weights_only=True)
-    except (RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile, EOFError, OSError,
-            ValueError, KeyError, AttributeError, TypeError) as e:
-        raise ValueError(f"{path}: not a readable spades_env checkpoint "
-                         f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
-                         ) from None
+        f = open(path, "rb")
+    except OSError as e:
+        raise _bad(path, f"cannot read the checkpoint: {e.strerror or e}") from None
+    with f:
+        _check_zip(f, path)
+        f.seek(0)
+        try:
+            data = torch.load(f, map_location=map_location, weights_only=True)
+        except Exception as e:  # noqa: BLE001 - any unpickler failure is a bad file
+            msg = str(e).splitlines()[0] if str(e) else ""
+            raise _bad(path, f"not a readable spades_env checkpoint ({type(e).__name__}: "
+                             f"{msg[:200]})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT_TAG:
-        raise ValueError(f"{path}: not a spades_env PPO checkpoint (missing format tag "
-                         f"{FORMAT_TAG!r})")
+        raise _bad(path, f"not a spades_env PPO checkpoint (missing format tag {FORMAT_TAG!r})")
     if data.get("version") != FORMAT_VERSION:
-        raise ValueError(f"{path}: checkpoint version {data.get('version')!r} is not supported "
-                         f"(this code reads version {FORMAT_VERSION})")
+        raise _bad(path, f"checkpoint version {data.get('version')!r} is not supported (this code "
+                         f"reads version {FORMAT_VERSION})")
+    try:
+        check_tensors(data, path)
+    except RecursionError:
+        raise _bad(path, "corrupt checkpoint: nested too deeply") from None
     for key in ("model", "model_shape", "config"):
         if key not in data:
-            raise ValueError(f"{path}: corrupt checkpoint, missing {key!r}")
+            raise _bad(path, f"corrupt checkpoint, missing {key!r}")
+    cfg = data["config"]
+    if not isinstance(cfg, dict) or not all(isinstance(k, str) for k in cfg):
+        raise _bad(path, f"corrupt checkpoint: config must be a mapping of field names, got "
+                         f"{type(cfg).__name__}")
+    if "rules" in cfg:
+        from .config import check_field
+        try:
+            check_field("rules", cfg["rules"])
+        except ValueError as e:
+            raise _bad(path, f"stored config: {e}") from None
+    for key, kind in (("progress", dict), ("eval", list)):
+        if key in data and not isinstance(data[key], kind):
+            raise _bad(path, f"corrupt checkpoint: {key} must be a {kind.__name__}")
+    check_model(data, path)
     return data
 
 
-def build_agent(data: dict, device="cpu"):
-    """Make an ``Agent`` from loaded checkpoint data and load its weights.
+# ============================================================================= network
+def agent_kwargs(shape, path="checkpoint") -> dict:
+    """``model_shape`` checked and coerced into ``Agent`` keyword arguments.
+
+    Every key must be a parameter of ``training.model.Agent``; ``hidden`` and ``head_hidden`` are
+    required; a key that is also a config field is checked by its row of the config table; the
+    network must stay under ``training.config.MAX_PARAMS``.
 
     Raises:
-        ValueError: the weights do not fit the recorded network shape.
+        ValueError: naming ``path`` and the bad key.
+    """
+    from .config import FIELD_CHECKS, MAX_PARAMS, check_field, network_params
+    from .model import Agent
+    if not isinstance(shape, dict):
+        raise _bad(path, f"corrupt checkpoint: model_shape must be a mapping, got "
+                         f"{type(shape).__name__}")
+    allowed = [n for n in inspect.signature(Agent.__init__).parameters if n != "self"]
+    out = {}
+    for k, v in shape.items():
+        if k not in allowed:
+            raise _bad(path, f"corrupt checkpoint: model_shape has {k!r}, which the network does "
+                             f"not take (it takes {allowed})")
+        try:
+            if k in FIELD_CHECKS:
+                v = check_field(k, v)
+            elif not isinstance(v, (bool, int, float, str)):
+                raise ValueError(f"{k} must be a plain value, got {type(v).__name__}")
+        except ValueError as e:
+            raise _bad(path, f"corrupt checkpoint: model_shape: {e}") from None
+        out[k] = v
+    for k in ("hidden", "head_hidden"):
+        if k not in out:
+            raise _bad(path, f"corrupt checkpoint: model_shape has no {k!r}")
+    n = network_params(out["hidden"], out["head_hidden"])
+    if n > MAX_PARAMS:
+        raise _bad(path, f"corrupt checkpoint: model_shape asks for a network of {n} parameters "
+                         f"(at most {MAX_PARAMS})")
+    return out
+
+
+def expected_state(kwargs: dict) -> dict:
+    """Names, shapes and dtypes of the state dict of ``Agent(**kwargs)``, computed on the
+    ``meta`` device (no memory, no initialisation work): ``{name: (shape tuple, dtype)}``."""
+    from .model import Agent
+    with torch.device("meta"):
+        ref = Agent(**kwargs)
+    return {k: (tuple(v.shape), v.dtype) for k, v in ref.state_dict().items()}
+
+
+def check_state_dict(sd, expected: dict, path, where: str) -> None:
+    """``sd`` has exactly the names, shapes and dtypes of ``expected`` and finite values.
+
+    Raises:
+        ValueError: ``PATH: WHERE: ...`` naming the first bad tensor (shape errors say "do not
+            match").
+    """
+    if not isinstance(sd, dict):
+        raise _bad(path, f"corrupt checkpoint: {where} must be a mapping of tensors")
+    missing = [k for k in expected if k not in sd]
+    extra = [k for k in sd if k not in expected]
+    if missing or extra:
+        raise _bad(path, f"corrupt checkpoint: {where}: weights do not match the network of "
+                         f"model_shape (missing {missing[:4]}, unexpected {extra[:4]})")
+    for k, (shape, dtype) in expected.items():
+        t = sd[k]
+        if not isinstance(t, torch.Tensor):
+            raise _bad(path, f"corrupt checkpoint: {where}.{k} is not a tensor")
+        if tuple(t.shape) != shape or t.dtype != dtype:
+            raise _bad(path, f"corrupt checkpoint: {where}: weights do not match the network of "
+                             f"model_shape: {k} is {tuple(t.shape)} {t.dtype}, the network needs "
+                             f"{shape} {dtype}")
+        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+            raise _bad(path, f"corrupt checkpoint: {where}.{k} holds NaN or infinite values")
+
+
+def check_model(data: dict, path="checkpoint") -> dict:
+    """Check ``model_shape`` and ``model`` of loaded checkpoint data without building anything;
+    return the ``Agent`` keyword arguments.
+
+    Raises:
+        ValueError: naming ``path`` and the bad key or tensor.
+    """
+    kwargs = agent_kwargs(data.get("model_shape"), path)
+    check_state_dict(data.get("model"), expected_state(kwargs), path, "model")
+    return kwargs
+
+
+def build_agent(data: dict, device="cpu", path="checkpoint"):
+    """Make an ``Agent`` from loaded checkpoint data and load its weights (checked first by
+    ``check_model``, so a bad file allocates nothing).
+
+    Raises:
+        ValueError: bad ``model_shape`` or weights that do not fit it, or non-finite weights.
     """
     from .model import Agent
-    shape = data["model_shape"]
-    agent = Agent(hidden=shape["hidden"], head_hidden=shape["head_hidden"]).to(device)
-    try:
-        agent.load_state_dict(data["model"])
-    except (RuntimeError, KeyError, TypeError) as e:
-        raise ValueError(f"corrupt checkpoint: weights do not match the network ({e})") from None
+    kwargs = check_model(data, path)
+    agent = Agent(**kwargs).to(device)
+    agent.load_state_dict(data["model"])
     agent.eval()
     return agent
 
 
-__all__ = ["save_checkpoint", "load_checkpoint", "build_agent", "FORMAT_TAG", "FORMAT_VERSION"]
+# ============================================================================= resume state
+def _is_int(x, lo=0, hi=2**62) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and lo <= x <= hi
+
+
+def _is_num(x, lo=-math.inf, hi=math.inf) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) \
+        and lo <= x <= hi
+
+
+def _check_progress(p, path) -> None:
+    def bad(why):
+        return _bad(path, f"corrupt resume state: progress: {why}")
+    if not isinstance(p, dict):
+        raise bad("not a mapping")
+    for k in ("iteration", "decisions"):
+        if not _is_int(p.get(k)):
+            raise bad(f"{k} must be an integer >= 0, got {p.get(k)!r}")
+    if p.get("stage") not in ("start", "ppo"):
+        raise bad(f"stage must be 'start' or 'ppo', got {p.get('stage')!r}")
+    if not _is_num(p.get("seconds", 0.0), 0.0):
+        raise bad(f"seconds must be a finite number >= 0, got {p.get('seconds')!r}")
+    if "best_score" in p and not _is_num(p["best_score"]):
+        raise bad(f"best_score must be a finite number, got {p['best_score']!r}")
+    if "best_iteration" in p and not _is_int(p["best_iteration"]):
+        raise bad(f"best_iteration must be an integer >= 0, got {p['best_iteration']!r}")
+
+
+def _check_eval(ev, path) -> None:
+    def bad(why):
+        return _bad(path, f"corrupt resume state: eval: {why}")
+    if not isinstance(ev, list):
+        raise bad("not a list")
+    for i, e in enumerate(ev):
+        if not isinstance(e, dict) or not isinstance(e.get("rows"), list):
+            raise bad(f"entry {i} must be a mapping with a list of rows")
+        for r in e["rows"]:
+            if not isinstance(r, dict) or not isinstance(r.get("opponent"), str) \
+                    or not _is_num(r.get("diff")):
+                raise bad(f"entry {i}: each row needs an opponent name and a finite diff")
+
+
+def _check_optimizer(opt, expected: dict, path) -> None:
+    def bad(why):
+        return _bad(path, f"corrupt resume state: optimizer: {why}")
+    if not isinstance(opt, dict) or not isinstance(opt.get("state"), dict) \
+            or not isinstance(opt.get("param_groups"), list) or not opt["param_groups"]:
+        raise bad("must be an optimizer state dict (state, param_groups)")
+    shapes = [shape for k, (shape, _) in expected.items()]  # parameters, in registration order
+    ids = []
+    for g in opt["param_groups"]:
+        if not isinstance(g, dict) or not isinstance(g.get("params"), list):
+            raise bad("each param group needs a list of params")
+        for key in ("lr", "eps", "weight_decay"):
+            if key in g and not _is_num(g[key], 0.0):
+                raise bad(f"{key} must be a finite number >= 0, got {g[key]!r}")
+        if "betas" in g and not (isinstance(g["betas"], (list, tuple)) and len(g["betas"]) == 2
+                                 and all(_is_num(b, 0.0, 1.0) for b in g["betas"])):
+            raise bad(f"betas must be two numbers in [0, 1], got {g['betas']!r}")
+        ids += g["params"]
+    if len(ids) != len(shapes) or len(set(ids)) != len(ids) or not all(_is_int(i) for i in ids):
+        raise bad(f"param groups list {len(ids)} parameter ids; the network has {len(shapes)}")
+    shape_of = dict(zip(ids, shapes))
+    for pid, st in opt["state"].items():
+        if pid not in shape_of or not isinstance(st, dict):
+            raise bad(f"state for unknown parameter {pid!r}")
+        for k, v in st.items():
+            if k == "step":
+                if not ((isinstance(v, torch.Tensor) and v.numel() == 1
+                         and bool(torch.isfinite(v).all()) and float(v) >= 0) or _is_num(v, 0)):
+                    raise bad(f"parameter {pid}: step must be a finite number >= 0")
+            elif isinstance(v, torch.Tensor):
+                if tuple(v.shape) != shape_of[pid]:
+                    raise bad(f"parameter {pid}: {k} has shape {tuple(v.shape)}, the parameter "
+                              f"{shape_of[pid]}")
+                if v.is_floating_point() and not bool(torch.isfinite(v).all()):
+                    raise bad(f"parameter {pid}: {k} holds NaN or infinite values")
+
+
+def _check_pool(pool, args, num_envs: int, expected: dict, path) -> None:
+    def bad(why):
+        return _bad(path, f"corrupt resume state: pool: {why}")
+    if not isinstance(pool, dict) or not all(k in pool for k in ("ctrl", "pool", "next_id",
+                                                                  "agents")):
+        raise bad("must hold ctrl, pool, next_id and agents")
+    agents = pool["agents"]
+    if not isinstance(agents, dict) or len(agents) > args.pool_size + 4 * num_envs:
+        raise bad("agents must be a mapping of at most pool_size + 4 * num_envs snapshots")
+    ids = set()
+    for k, sd in agents.items():
+        if not (isinstance(k, str) and k.isdigit() and _is_int(int(k), 1)):
+            raise bad(f"snapshot id {k!r} is not a positive integer")
+        ids.add(int(k))
+        check_state_dict(sd, expected, path, f"pool.agents[{k}]")
+    ring = pool["pool"]
+    if not isinstance(ring, list) or len(ring) > args.pool_size or \
+            not all(_is_int(i, 1) and i in ids for i in ring) or len(set(ring)) != len(ring):
+        raise bad(f"pool must list at most pool_size ({args.pool_size}) distinct snapshot ids "
+                  f"that are in agents, got {ring!r}"[:300])
+    if not _is_int(pool["next_id"], 1) or pool["next_id"] <= max(ids, default=0):
+        raise bad(f"next_id must be an integer above every snapshot id, got {pool['next_id']!r}")
+    ctrl = pool["ctrl"]
+    if not isinstance(ctrl, torch.Tensor) or ctrl.dtype != torch.int64 \
+            or tuple(ctrl.shape) != (num_envs, 4):
+        raise bad(f"ctrl must be an int64 tensor of shape ({num_envs}, 4)")
+    values = set(torch.unique(ctrl).tolist())
+    nbots = len(args.pool_bots)
+    wrong = sorted(v for v in values
+                   if not (v == 0 or (v < 0 and -v <= nbots) or (v > 0 and v in ids)))
+    if wrong:
+        raise bad(f"ctrl names players that do not exist: {wrong[:5]} (0 = learner, -1..-{nbots} "
+                  f"= pool_bots, > 0 = snapshot ids {sorted(ids)[:5]})")
+
+
+def check_resume_state(data: dict, args, path="checkpoint") -> None:
+    """Check every training section of a full checkpoint against the resumed run's config ``args``
+    (``training.config.Args``), before the run writes anything: model and ``model_shape`` against
+    ``args``' network, optimizer (parameter ids, moment shapes, finite), progress, eval, env (loaded
+    into a throwaway env of ``args``) and pool (snapshot weights, ids, ``ctrl`` values).
+
+    Raises:
+        ValueError: ``PATH: corrupt resume state: SECTION: ...`` (or a stripped checkpoint).
+    """
+    if "optimizer" not in data or "env" not in data:
+        raise _bad(path, "a stripped (shipped) checkpoint cannot be resumed")
+    for key in ("optimizer", "env", "pool", "progress", "eval"):
+        if key not in data:
+            raise _bad(path, f"corrupt resume state: missing {key!r}")
+    kwargs = check_model(data, path)
+    if list(kwargs["hidden"]) != list(args.hidden) or kwargs["head_hidden"] != args.head_hidden:
+        raise _bad(path, f"corrupt resume state: model_shape {kwargs} does not match the config "
+                         f"(hidden {args.hidden}, head_hidden {args.head_hidden})")
+    expected = expected_state(kwargs)
+    _check_progress(data["progress"], path)
+    _check_eval(data["eval"], path)
+    params = {k: v for k, v in expected.items()}
+    from .model import Agent
+    with torch.device("meta"):
+        names = [n for n, _ in Agent(**kwargs).named_parameters()]
+    _check_optimizer(data["optimizer"], {n: params[n] for n in names}, path)
+    from .envs import make_env
+    try:
+        env = make_env(args, seed=0)
+    except ValueError as e:
+        raise _bad(path, f"cannot make the environment of the stored config: {e}") from None
+    if data["env"] is not None:
+        try:
+            env.load_state_dict(data["env"])
+        except Exception as e:  # noqa: BLE001 - any failure of a foreign state is a bad file
+            raise _bad(path, f"corrupt resume state: env: {type(e).__name__}: "
+                             f"{str(e)[:300]}") from None
+    _check_pool(data["pool"], args, env.num_envs, expected, path)
+
+
+# ============================================================================= run folders
+try:
+    import fcntl
+except ImportError:  # not POSIX: folders are still never reused silently, but not locked
+    fcntl = None
+
+_held: dict[str, "RunFolder"] = {}
+_held_lock = threading.Lock()
+
+
+class RunFolder:
+    """A run's folders, held for its life (``open_run``).
+
+    Attributes:
+        args: the run's config (``name`` may differ from the one asked for, see ``open_run``).
+        ckpt_dir: ``<checkpoint_dir>/<name>`` (``latest.pt``, ``best.pt``, the lock file).
+        run_dir: ``<runs_dir>/<name>`` (TensorBoard event files).
+    """
+
+    def __init__(self, args, ckpt_dir: str, run_dir: str, fd: int | None, key: str):
+        self.args, self.ckpt_dir, self.run_dir = args, ckpt_dir, run_dir
+        self._fd, self._key = fd, key
+        self._thread = threading.get_ident()
+
+    def close(self) -> None:
+        """Release the lock (also done when the process ends or the object is collected)."""
+        with _held_lock:
+            if _held.get(self._key) is self:
+                del _held[self._key]
+        if self._fd is not None:
+            try:
+                os.close(self._fd)  # closing the descriptor releases the flock
+            except OSError:
+                pass
+            self._fd = None
+
+    def __del__(self):
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"RunFolder({self.ckpt_dir!r}, {self.run_dir!r})"
+
+
+def _lock(ckpt_dir: str):
+    """Lock ``ckpt_dir``: ``(fd, key)``, or ``(None, holder text)`` when another run holds it."""
+    os.makedirs(ckpt_dir, exist_ok=True)
+    key = os.path.realpath(ckpt_dir)
+    with _held_lock:
+        mine = _held.get(key)
+    if mine is not None:
+        if mine._thread != threading.get_ident():
+            return None, f"pid {os.getpid()} (this process, another thread)"
+        mine.close()  # left by an earlier run of this thread that ended with an exception
+    if fcntl is None:
+        return -1, key
+    path = os.path.join(ckpt_dir, LOCK_NAME)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        try:
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+        except OSError:
+            holder = "another process"
+        os.close(fd)
+        return None, holder
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since "
+                      f"{time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode(), 0)
+    except OSError:
+        pass
+    return fd, key
+
+
+def _event_files(run_dir: str) -> list[str]:
+    return sorted(glob.glob(os.path.join(glob.escape(run_dir), "events.out.tfevents.*")))
+
+
+def _same_file(a: str, b: str | None) -> bool:
+    try:
+        return b is not None and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _occupied(ckpt_dir: str, run_dir: str, resume: str | None) -> str | None:
+    """Why the folders belong to another run, or None."""
+    latest = os.path.join(ckpt_dir, "latest.pt")
+    if resume is not None:  # continuing: only a latest.pt other than the one resumed is foreign
+        if os.path.exists(latest) and not _same_file(latest, resume):
+            return f"{latest} is another checkpoint than the one resumed"
+        return None
+    have = [n for n in ("latest.pt", "best.pt") if os.path.exists(os.path.join(ckpt_dir, n))]
+    if have:
+        return f"{ckpt_dir} holds {' and '.join(have)} of an earlier run"
+    if _event_files(run_dir):
+        return f"{run_dir} holds TensorBoard logs of an earlier run"
+    return None
+
+
+def open_run(args, resume: str | None = None, data: dict | None = None,
+             overwrite: bool = False, log=print) -> RunFolder:
+    """Check everything a run needs, then give it its folders, before any work.
+
+    1. ``training.config.check_ready(args)``: every field, the device, every bot name (a
+       ``checkpoint:PATH`` bot must load);
+    2. for a resume, ``check_resume_state(data, args, resume)``;
+    3. the folders ``<checkpoint_dir>/<name>`` and ``<runs_dir>/<name>``: the checkpoint folder is
+       locked (``<ckpt>/.lock``, ``fcntl.flock``, held until ``close`` or the process ends) and
+       both must be free: no ``latest.pt``/``best.pt``/TensorBoard files of an earlier run (for a
+       resume: no ``latest.pt`` other than the file resumed). A folder that is not free is never
+       written: the run takes the next free name ``<name>-2``, ``<name>-3``... and says so, unless
+       ``overwrite`` (the old checkpoints and event files are deleted first). A folder locked by a
+       live run is never taken, even with ``overwrite``; a resume or ``overwrite`` refuses it.
+    4. stale temp files of killed saves in the checkpoint folder are removed; the TensorBoard
+       folder is checked writable.
+
+    Returns:
+        the held ``RunFolder`` (its ``args`` carry the name actually used).
+    Raises:
+        ValueError: a bad config, bot, device or resume state, or a folder in use.
+        OSError: a folder that cannot be created or written (the message names it).
+    """
+    from .config import check_ready
+    check_ready(args)
+    if data is not None:
+        check_resume_state(data, args, resume)
+    base, skipped = args.name, []
+    for k in range(1, 1000):
+        name = base if k == 1 else f"{base[:120]}-{k}"
+        ckpt_dir = os.path.join(args.checkpoint_dir, name)
+        run_dir = os.path.join(args.runs_dir, name)
+        try:
+            fd, key = _lock(ckpt_dir)
+        except OSError as e:
+            raise WriteError(e.errno, f"cannot use the checkpoint folder {ckpt_dir}: "
+                                      f"{e.strerror or e}") from None
+        if fd is None:
+            if data is not None or overwrite:
+                raise ValueError(f"{ckpt_dir} is in use by a running run ({key}); wait for it to "
+                                 f"end or choose another --name")
+            skipped.append(f"{ckpt_dir} is in use ({key})")
+            continue
+        run = RunFolder(dataclasses.replace(args, name=name), ckpt_dir, run_dir,
+                        fd if fd >= 0 else None, key)
+        why = _occupied(ckpt_dir, run_dir, resume if data is not None else None)
+        if why and not overwrite:
+            run.close()
+            skipped.append(why)
+            continue
+        with _held_lock:
+            _held[key] = run
+        try:
+            if why:  # overwrite
+                gone = []
+                for p in ([os.path.join(ckpt_dir, n) for n in ("latest.pt", "best.pt")]
+                          + ([] if data is not None else _event_files(run_dir))):
+                    if os.path.exists(p) and not _same_file(p, resume):
+                        os.unlink(p)
+                        gone.append(os.path.basename(p))
+                log(f"--overwrite: removed {', '.join(gone) or 'nothing'} of the earlier run in "
+                    f"{ckpt_dir} / {run_dir}")
+            clean_stale_temps(ckpt_dir, ".tmp_", ".pt")
+            os.makedirs(run_dir, exist_ok=True)
+            check_output_file(os.path.join(run_dir, "events.probe"), "TensorBoard folder")
+        except OSError as e:
+            run.close()
+            raise WriteError(e.errno, f"cannot use the run folder {ckpt_dir} / {run_dir}: "
+                                      f"{e.strerror or e}") from None
+        except ValueError:
+            run.close()
+            raise
+        if skipped:
+            log(f"note: {'; '.join(skipped)}: this run is named {name!r} (checkpoints in "
+                f"{ckpt_dir}, TensorBoard logs in {run_dir}); --overwrite replaces an earlier "
+                f"run, --resume PATH continues one")
+        elif data is not None and not _same_file(os.path.join(ckpt_dir, "latest.pt"), resume):
+            log(f"resume: the run continues in {ckpt_dir} (TensorBoard logs in {run_dir})")
+        return run
+    raise ValueError(f"no free run name {base!r}, {base}-2 ... {base}-999 in {args.checkpoint_dir}")
+
+
+__all__ = ["save_checkpoint", "load_checkpoint", "build_agent", "check_model", "agent_kwargs",
+           "expected_state", "check_state_dict", "check_tensors", "check_resume_state",
+           "open_run", "RunFolder", "FORMAT_TAG", "FORMAT_VERSION", "LOCK_NAME"]

@@ -147,13 +147,54 @@ class ScalarBatchEnv:
                 "start_hand": list(self.start_hand)}
 
     def load_state_dict(self, d: dict) -> None:
-        """Restore ``state_dict`` output. Raises ValueError on a mismatch in the number of envs."""
-        if len(d["games"]) != self.num_envs:
-            raise ValueError(f"saved env state has {len(d['games'])} games, need {self.num_envs}")
-        self.rng.bit_generator.state = d["rng"]
-        self.games = [SpadesGame.from_json(s) for s in d["games"]]
-        self.start_bags = [tuple(b) for b in d["start_bags"]]
-        self.start_hand = list(d["start_hand"])
+        """Restore ``state_dict`` output; everything is checked before anything changes.
+
+        Raises:
+            ValueError: not such a state, another number of envs, games saved with other rules, a
+                game that does not load, bad start bags / start hands or RNG state.
+        """
+        def bad(why):
+            return ValueError(f"bad scalar env state: {why}")
+        if not isinstance(d, dict) or not all(k in d for k in ("rng", "games", "start_bags",
+                                                                "start_hand")):
+            raise bad("must hold rng, games, start_bags and start_hand")
+        n = self.num_envs
+        games, bags, hands = d["games"], d["start_bags"], d["start_hand"]
+        for key, v in (("games", games), ("start_bags", bags), ("start_hand", hands)):
+            if not isinstance(v, list) or len(v) != n:
+                raise ValueError(f"saved env state has {len(v) if isinstance(v, list) else '?'} "
+                                 f"{key}, need {n}")
+        rng = np.random.default_rng(0)
+        try:
+            rng.bit_generator.state = d["rng"]
+        except Exception as e:  # noqa: BLE001 - numpy raises several types for a bad state
+            raise bad(f"rng: {type(e).__name__}: {e}") from None
+        loaded = []
+        for i, text in enumerate(games):
+            if not isinstance(text, str):
+                raise bad(f"game {i} is not a JSON string")
+            try:
+                g = SpadesGame.from_json(text)
+            except Exception as e:  # noqa: BLE001 - a foreign game: any failure is a bad state
+                raise bad(f"game {i}: {type(e).__name__}: {e}") from None
+            if g.rules.to_dict() != self.rules.to_dict():
+                raise bad(f"game {i} was saved with other rules")
+            if g.is_over or not g.view(g.current_player).legal_actions:
+                raise bad(f"game {i} is over (a live env always holds a game in play)")
+            loaded.append(g)
+        for i, b in enumerate(bags):
+            if not (isinstance(b, (list, tuple)) and len(b) == 2 and all(
+                    isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 10**6
+                    for x in b)):
+                raise bad(f"start_bags[{i}] must be two bag counts, got {b!r}"[:200])
+        for i, h in enumerate(hands):
+            if not (isinstance(h, int) and not isinstance(h, bool)
+                    and 0 <= h <= loaded[i].hand_number):
+                raise bad(f"start_hand[{i}] must be a hand number <= the game's, got {h!r}"[:200])
+        self.rng = rng
+        self.games = loaded
+        self.start_bags = [tuple(b) for b in bags]
+        self.start_hand = list(hands)
 
     def current(self):
         """``(obs, action_mask, seat)`` of the current decision in every env (after a restore)."""
