@@ -256,7 +256,13 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     torch.set_num_threads(1)
-    rules = Rules.preset(data["config"].get("rules", "standard"))
+    rules = Rules.preset(data["config"].get("rules", "standard"))  # checked by load_checkpoint
+    for opp in ns.vs:  # every opponent before the first match (a typo must not cost a match)
+        try:
+            make_bot(opp, seed=0)
+        except (ValueError, OSError) as e:
+            print(f"error: --vs {opp}: {e}", file=sys.stderr)
+            return 2
     results = []
     for opp in ns.vs:
         try:

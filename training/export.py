@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from spades_env.fileio import check_output_file
+
 from .checkpoint import load_checkpoint, save_checkpoint
 
 KEEP = ("config", "model", "model_shape", "progress", "eval")
@@ -19,7 +21,12 @@ KEEP = ("config", "model", "model_shape", "progress", "eval")
 
 def export_checkpoint(src: str, dst: str, note: str | None = None) -> dict:
     """Load ``src`` (raises ValueError/FileNotFoundError on a bad file), keep ``KEEP`` keys (plus
-    an optional ``note`` string), write ``dst`` atomically, return the written dict."""
+    an optional ``note`` string), write ``dst`` atomically, return the written dict.
+
+    Raises:
+        ValueError, FileNotFoundError: a bad or missing ``src``.
+        OSError: ``dst`` cannot be written (``could not write DST: REASON``; ``dst`` unchanged).
+    """
     data = load_checkpoint(src)
     out = {k: data[k] for k in KEEP if k in data}
     out["source"] = src
@@ -36,8 +43,9 @@ def main(argv=None) -> int:
     p.add_argument("--note", default=None, help="free text stored in the file")
     ns = p.parse_args(argv)
     try:
+        check_output_file(ns.dst, "destination", create_folder=True)  # before reading anything
         export_checkpoint(ns.src, ns.dst, ns.note)
-    except (ValueError, FileNotFoundError) as e:
+    except (ValueError, FileNotFoundError, OSError) as e:  # bad file, full disk, a folder...
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(f"wrote {ns.dst}")

@@ -625,30 +625,32 @@ def make_payload(args, agent, opt, progress, env, opp, eval_results, full=True) 
 
 
 # ============================================================================= train
-def train(args: Args, resume: str | None = None, log=print) -> dict:
+def train(args: Args, resume: str | None = None, log=print, overwrite: bool = False) -> dict:
     """Run warm start (optional) and PPO per ``args``; returns the final evaluation and paths.
 
     Args:
         args: the config.
-        resume: path of a ``latest.pt`` to continue exactly (its config is used; ``args`` may only
-            change ``device``, ``progress`` and ``max_minutes``).
+        resume: path of a ``latest.pt`` to continue exactly (its config is used; where ``args``
+            differs, ``training.config.resume_args`` applies the safe changes and refuses others).
+        overwrite: replace an earlier run of the same name (``training.checkpoint.open_run``;
+            default: take a free name ``NAME-2``...).
     Returns:
         ``{"eval": [rows], "checkpoint": path, "decisions": int, "iterations": int, "seconds"}``.
     """
     from torch.utils.tensorboard import SummaryWriter
-    from .config import from_dict
+    from .checkpoint import open_run
+    from .config import resume_args
     data = None
     if resume:
         data = load_checkpoint(resume, map_location=args.device)
         if "optimizer" not in data or "env" not in data:
             raise ValueError(f"{resume}: a stripped (shipped) checkpoint cannot be resumed")
-        keep = {"device": args.device, "progress": args.progress, "max_minutes": args.max_minutes,
-                "stop_after_iterations": args.stop_after_iterations}
-        args = from_dict({**data["config"], **keep})
+        args = resume_args(data["config"], args, resume, log)
+    # every value, bot, device and resume section checked; the run's folders locked (may rename)
+    run = open_run(args, resume, data, overwrite=overwrite, log=log)
+    args = run.args
     seed_everything(args.seed, args.torch_threads)
-    run_dir = os.path.join(args.runs_dir, args.name)
-    ckpt_dir = os.path.join(args.checkpoint_dir, args.name)
-    os.makedirs(ckpt_dir, exist_ok=True)
+    run_dir, ckpt_dir = run.run_dir, run.ckpt_dir
     writer = SummaryWriter(run_dir)
     writer.add_text("config", "\n".join(f"    {k}: {v}" for k, v in to_dict(args).items()))
 
@@ -807,11 +809,17 @@ def train(args: Args, resume: str | None = None, log=print) -> dict:
         bar.close()
     if stop_reason == "stop_after_iterations":  # behave like a killed run: no final save
         writer.close()
+        run.close()
         return {"eval": [], "checkpoint": os.path.join(ckpt_dir, "latest.pt"),
                 "decisions": progress["decisions"], "iterations": progress["iteration"],
                 "seconds": progress.get("seconds", 0.0)}
 
-    # ---- final evaluation and checkpoint
+    # ---- final checkpoint first (nothing after it can lose the run's work), then evaluation
+    progress["seconds"] = progress.get("seconds", 0.0) + (time.time() - t_start)
+    t_start = time.time()
+    progress["stop_reason"] = stop_reason
+    save_checkpoint(os.path.join(ckpt_dir, "latest.pt"),
+                    make_payload(args, agent, opt, progress, env, opp, eval_results))
     final_rows = []
     if args.final_eval_deals > 0 and args.eval_opponents:
         final_rows = run_eval(agent, args, args.final_eval_deals, seed=args.seed + 10_000)
@@ -828,6 +836,7 @@ def train(args: Args, resume: str | None = None, log=print) -> dict:
     path = os.path.join(ckpt_dir, "latest.pt")
     save_checkpoint(path, make_payload(args, agent, opt, progress, env, opp, eval_results))
     writer.close()
+    run.close()
     return {"eval": final_rows, "checkpoint": path, "decisions": progress["decisions"],
             "iterations": progress["iteration"], "seconds": progress["seconds"]}
 

@@ -1,11 +1,16 @@
 """Command line of the training run.
 
 ``python -m training.train --config configs/default.yaml [--device cuda] [--resume PATH]
-[--set name=value ...] [--<field> value ...]``
+[--overwrite] [--set name=value ...] [--<field> value ...]``
 
 Runs ``training.ppo_selfplay.train``: TensorBoard logs in ``runs/<name>/`` (open with
 ``tensorboard --logdir runs``), checkpoints in ``checkpoints/<name>/`` (``latest.pt``, ``best.pt``),
 a tqdm progress bar, and at the end the evaluation table against ``eval_opponents``.
+
+Before any work every config value, bot name, the device and (with ``--resume``) every section of
+the checkpoint are checked; a run never writes into the folders of an earlier or a running run
+with the same name (it takes ``NAME-2``... unless ``--overwrite``). Errors (bad input, a full disk,
+a folder that cannot be written) end with one ``error: ...`` line and exit status 2.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .config import add_cli, args_from_cli
+from .config import add_cli, args_from_cli, resume_base
 
 
 def main(argv=None) -> int:
@@ -24,18 +29,32 @@ def main(argv=None) -> int:
     add_cli(p)
     p.add_argument("--resume", metavar="PATH",
                    help="continue a run exactly from its checkpoint (e.g. "
-                        "checkpoints/default/latest.pt); the saved config is used")
+                        "checkpoints/default/latest.pt); the saved config is used, and options "
+                        "given here change it where that is safe (total_decisions, max_minutes, "
+                        "eval settings, device...); other changes are refused by name")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the checkpoints and TensorBoard logs of an earlier run with the "
+                        "same name (default: the run takes a free name NAME-2, NAME-3... and "
+                        "says so)")
     ns = p.parse_args(argv)
     try:
-        args = args_from_cli(ns)
-    except ValueError as e:
-        p.error(str(e))
-    from .ppo_selfplay import train
-    try:
-        out = train(args, resume=ns.resume)
+        base = None
+        if ns.resume:
+            from .checkpoint import load_checkpoint
+            base = resume_base(load_checkpoint(ns.resume)["config"], ns.resume)
+        args = args_from_cli(ns, base)
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    from .ppo_selfplay import train
+    try:
+        out = train(args, resume=ns.resume, overwrite=ns.overwrite)
+    except (ValueError, FileNotFoundError, OSError) as e:  # bad input, full disk, permissions
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted (the last checkpoint is the latest periodic save)", file=sys.stderr)
+        return 130
     print(f"checkpoint: {out['checkpoint']} ({out['iterations']} iterations, "
           f"{out['decisions']} learner decisions, {out['seconds'] / 60:.1f} min)")
     return 0
