@@ -33,9 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -508,18 +506,16 @@ def jsonable(obj):
 
 
 def write_json_atomic(path: str, obj) -> None:
-    """Write ``obj`` as strict JSON (NaN -> null) to ``path`` atomically (temp file in the same
-    folder, then ``os.replace``)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".arena-", suffix=".json", dir=folder)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(jsonable(obj), f, indent=1, allow_nan=False)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write ``obj`` as strict JSON (NaN -> null) to ``path`` atomically
+    (``spades_env.fileio.write_atomic``: complete or absent, mode 0o666 less the umask).
+
+    Raises:
+        OSError: the file cannot be written (the message names the path and the reason).
+        ValueError: ``obj`` is not JSON-serialisable.
+    """
+    from .fileio import write_atomic
+    text = json.dumps(jsonable(obj), indent=1, allow_nan=False)
+    write_atomic(path, text.encode("utf-8"), prefix=".arena-", suffix=".json")
 
 
 # --------------------------------------------------------------------------- CLI
@@ -558,10 +554,13 @@ def main(argv=None) -> int:
         return 2
     if args.games is None:
         args.games = 200
-    if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
-        # fail now, not after the whole match
-        print(f"error: --json {args.json}: no such folder", file=sys.stderr)
-        return 2
+    if args.json:  # fail now, not after the whole match
+        from .fileio import check_output_file
+        try:
+            check_output_file(args.json, "--json")
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     try:
         rules = Rules.preset(args.rules)
         if args.target is not None:
@@ -582,8 +581,8 @@ def main(argv=None) -> int:
     if args.json:
         try:
             write_json_atomic(args.json, result.to_dict())
-        except OSError as e:
-            print(f"error: could not write {args.json}: {e}", file=sys.stderr)
+        except OSError as e:  # the message names the file and the reason
+            print(f"error: {e}", file=sys.stderr)
             return 2
         print(f"wrote {args.json}")
     return 0
