@@ -316,7 +316,7 @@ async function pump() {
 async function nextHand() {
   if (!state) return;
   showLastTrickUntil = 0;
-  if (await send(`/api/games/${state.id}/next`)) route();
+  if (await send(`/api/games/${state.id}/next`, {})) route();
 }
 
 // ------------------------------------------------------------------ results
