@@ -280,6 +280,7 @@ def test_every_args_field_has_a_row_in_the_table():
         cfg.check_field(name, getattr(cfg.Args(), name))  # every default passes its own row
     table = cfg.field_table()
     assert all(f"| {n} |" in table for n in cfg.FIELD_CHECKS)
+    assert "| max_grad_norm | float | a finite number in (0, 1000000000] |" in table
 
 
 HOSTILE = [
@@ -587,3 +588,52 @@ def test_shipped_checkpoint_still_loads_and_plays():
     g = SpadesGame(seed=0)
     a = bot.act(g.view(g.current_player))
     assert a in g.view(g.current_player).legal_actions
+
+
+# ============================================================================ a second break-it pass
+def test_fifos_and_device_files_fail_at_once_instead_of_hanging(tmp_path):
+    """A named pipe given as a config or checkpoint used to block forever in open()."""
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="pipe.yaml: .*not a regular file"):
+        cfg.load_yaml(str(fifo))
+    for p in (str(fifo), "/dev/zero", str(tmp_path)):
+        with pytest.raises(ValueError, match="not a file"):
+            load_checkpoint(p)
+        with pytest.raises(ValueError):
+            train(_tiny(tmp_path), resume=p, **QUIET)
+
+
+def test_weights_of_another_dtype_are_refused(tmp_path):
+    d = _shipped()
+    d["model"] = {k: v.double() for k, v in d["model"].items()}
+    p = str(tmp_path / "f64.pt")
+    save_checkpoint(p, d)
+    with pytest.raises(ValueError, match="f64.pt.*float64"):
+        load_checkpoint(p)
+
+
+def test_a_tensorboard_folder_that_cannot_be_written_is_one_error_before_any_work(tmp_path,
+                                                                                   capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    path = tmp_path / "c.yaml"
+    path.write_text(f"name: t\nbc_teacher: ''\nruns_dir: {blocker / 'runs'}\n"
+                    f"checkpoint_dir: {tmp_path / 'ck'}\n")
+    r = _main("training.train", "--config", str(path), capsys=capsys)
+    assert "runs" in _one_line_error(r)
+    assert not os.path.exists(tmp_path / "ck" / "t" / "latest.pt")
+
+
+def test_resuming_a_copy_never_overwrites_the_runs_own_checkpoint(tmp_path):
+    """A copy of an older latest.pt resumed with the run's name must not replace the run's newer
+    latest.pt: the resumed run goes to NAME-2 (or --overwrite)."""
+    k = train(_tiny(tmp_path, stop_after_iterations=1), **QUIET)
+    copy_path = str(tmp_path / "backup.pt")
+    with open(k["checkpoint"], "rb") as f, open(copy_path, "wb") as g:
+        g.write(f.read())
+    a = train(_tiny(tmp_path), resume=k["checkpoint"], **QUIET)  # the run goes on in place
+    newest = open(a["checkpoint"], "rb").read()
+    b = train(_tiny(tmp_path), resume=copy_path, **QUIET)
+    assert b["checkpoint"] == str(tmp_path / "ck" / "tiny-2" / "latest.pt")
+    assert open(a["checkpoint"], "rb").read() == newest

@@ -179,3 +179,17 @@ def test_a_library_without_the_kernel_symbols_falls_back_or_raises(fresh, monkey
     assert env.backend == "torch"
     obs, mask, seat = env.reset()
     assert mask[:, 52:66].all()
+
+
+def test_a_symlink_in_the_private_cache_is_not_followed(fresh, monkeypatch, tmp_path):
+    marker = tmp_path / "ran"
+    evil = _evil(tmp_path, marker)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SPADES_ENV_CACHE", str(cache))
+    path = native.kernel_path()
+    _plant(evil, str(tmp_path / "elsewhere.so"), digest=True)
+    os.symlink(tmp_path / "elsewhere.so", path)
+    os.symlink(tmp_path / "elsewhere.so.sha256", path + ".sha256")
+    assert SpadesVectorEnv(2).backend == "native"
+    assert not marker.exists()
+    assert not os.path.islink(path)  # replaced by a fresh build

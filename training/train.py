@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .config import add_cli, args_from_cli, resume_base
+from .config import add_cli, args_from_cli, field_table, resume_base
 
 
 def main(argv=None) -> int:
@@ -36,7 +36,13 @@ def main(argv=None) -> int:
                    help="replace the checkpoints and TensorBoard logs of an earlier run with the "
                         "same name (default: the run takes a free name NAME-2, NAME-3... and "
                         "says so)")
+    p.add_argument("--fields", action="store_true",
+                   help="print the table of config fields (type, allowed values, --resume "
+                        "policy, default) and exit")
     ns = p.parse_args(argv)
+    if ns.fields:
+        print(field_table())
+        return 0
     try:
         base = None
         if ns.resume:
