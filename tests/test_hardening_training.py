@@ -437,6 +437,8 @@ CORRUPT_STATES = {
         "exp_avg", torch.zeros(3))),
     "optimizer_params": ("optimizer", _set(["optimizer", "param_groups"],
                                            lambda g: [{**g[0], "params": [0, 1]}])),
+    "optimizer_groups": ("optimizer", _set(["optimizer", "param_groups"], lambda g: [
+        {**g[0], "params": g[0]["params"][:2]}, {**g[0], "params": g[0]["params"][2:]}])),
     "eval_rows": ("eval", _set(["eval"], [{"rows": [{"opponent": 3}]}])),
     "config_name_escapes": ("name", _set(["config", "name"], "../outside")),
     "config_lr_inf": ("lr", _set(["config", "lr"], math.inf)),

@@ -342,6 +342,8 @@ def _check_optimizer(opt, expected: dict, path) -> None:
             or not isinstance(opt.get("param_groups"), list) or not opt["param_groups"]:
         raise bad("must be an optimizer state dict (state, param_groups)")
     shapes = [shape for k, (shape, _) in expected.items()]  # parameters, in registration order
+    if len(opt["param_groups"]) != 1:  # training.ppo_selfplay makes one Adam group
+        raise bad(f"{len(opt['param_groups'])} param groups; the run's optimizer has 1")
     ids = []
     for g in opt["param_groups"]:
         if not isinstance(g, dict) or not isinstance(g.get("params"), list):
