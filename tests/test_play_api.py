@@ -437,6 +437,39 @@ def test_blind_nil_decision_hides_the_players_own_cards(tmp_path):
     assert view["looked"] and len(view["hand"]) == 13 and view["bidding"]["min"] == 1
 
 
+def test_blind_nil_bid_and_card_exchange(tmp_path):
+    """The player bids Blind Nil: the partner passes 3 cards, the player passes 3 back (RULES.md
+    Blind Nil exchange), all through the API, with no hidden card on the wire."""
+    app = create_app(str(tmp_path / "db.sqlite3"), lineups=FAST, seed=1)
+    c = _client(app)
+    view = c.post("/api/games", json={"difficulty": "easy", "target": 250,
+                                      "blind_nil": True}).json()
+    gid = view["id"]
+    while not view["your_turn"]:
+        view = c.post(f"/api/games/{gid}/advance").json()
+    r = c.post(f"/api/games/{gid}/action", json={"action": 66})
+    assert r.status_code == 200
+    assert_no_leak(app, r)
+    view = r.json()
+    assert view["seats"][HUMAN_SEAT]["bid_text"] == "Blind Nil" and view["looked"]
+    own = {h["card"] for h in view["hand"]}
+    while not view["your_turn"]:
+        r = c.post(f"/api/games/{gid}/advance")
+        assert_no_leak(app, r)
+        view = r.json()
+    assert view["phase"] == "exchange"  # (the partner did not bid Blind Nil too)
+    assert len(view["hand"]) == 16 and all(h["legal"] for h in view["hand"])
+    assert view["status"] == "Your turn: pass a card to your partner"
+    assert len({h["card"] for h in view["hand"]} - own) == 3  # the partner's 3 cards
+    for _ in range(3):
+        r = c.post(f"/api/games/{gid}/action", json={"action": view["hand"][0]["action"]})
+        assert_no_leak(app, r)
+        view = r.json()
+        assert view["last_move"] == {"seat": HUMAN_SEAT, "kind": "pass", "text": "passes a card",
+                                     "completed_trick": False}
+    assert len(view["hand"]) == 13 and view["phase"] == "play"
+
+
 # ---------------------------------------------------------------------- difficulty mapping
 def test_difficulty_lineups(tmp_path):
     assert LINEUPS == {
