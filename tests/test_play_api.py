@@ -635,6 +635,20 @@ def test_cli_warns_off_localhost(monkeypatch, capsys, tmp_path):
     assert "warning: binding to 0.0.0.0" in capsys.readouterr().err
     assert cli.main(["--no-browser", "--db", str(tmp_path / "x.db")]) == 1
     assert "warning" not in capsys.readouterr().err
+    # Host headers: any when serving the network; else localhost names and the bound address
+    import spades_env.play.app as app_module
+    seen = []
+    real = app_module.create_app
+    monkeypatch.setattr(app_module, "create_app",
+                        lambda *a, **k: seen.append(k["allowed_hosts"]) or real(*a, **k))
+    for host in ("0.0.0.0", "127.0.0.2"):
+        cli.main(["--host", host, "--no-browser", "--db", str(tmp_path / "x.db")])
+    assert seen[0] == ["*"]
+    assert "127.0.0.2" in seen[1] and "localhost" in seen[1] and "*" not in seen[1]
+    c = _client(real(str(tmp_path / "y.db"), allowed_hosts=seen[1]), cookies={COOKIE: "p" * 20})
+    assert c.get("http://127.0.0.2:8000/api/config").status_code == 200
+    assert c.get("http://localhost:8000/api/config").status_code == 200
+    assert c.get("http://evil.example:8000/api/config").status_code == 400
     assert cli.is_local_host("127.0.0.1") and cli.is_local_host("localhost")
     assert cli.is_local_host("::1") and not cli.is_local_host("192.168.1.2")
 

@@ -54,7 +54,7 @@ def main(argv=None) -> int:
     try:
         import uvicorn
 
-        from .app import create_app, default_db_path
+        from .app import LOCAL_HOSTS, create_app, default_db_path
     except ImportError as e:
         print(f"error: the play app needs the 'play' extra ({e}); install it with "
               f"pip install 'spades_env[play]'", file=sys.stderr)
@@ -76,8 +76,12 @@ def main(argv=None) -> int:
             print(f"error: --checkpoint {args.checkpoint}: {e}", file=sys.stderr)
             return 2
     try:
+        # Host headers: localhost names and the bound address (a web page elsewhere cannot use
+        # the API through DNS rebinding); any host when serving beyond this machine
+        bare = args.host.strip("[]")
+        hosts = [*LOCAL_HOSTS, bare, f"[{bare}]"] if local else ["*"]
         app = create_app(db, checkpoint=args.checkpoint, records=args.records,
-                         allowed_hosts=None if local else ["*"])
+                         allowed_hosts=hosts)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
