@@ -615,6 +615,23 @@ def test_corrupt_database_is_a_clear_error(tmp_path, capsys):
         create_app(str(good))
 
 
+def test_database_failure_while_serving_is_a_clear_error(tmp_path, monkeypatch):
+    app = create_app(str(tmp_path / "db.sqlite3"), lineups=FAST)
+    c = _client(app)
+    view = c.post("/api/games", json={"difficulty": "easy"}).json()
+
+    def broken(*args, **kwargs):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+    monkeypatch.setattr(Store, "_write_state", staticmethod(broken))
+    r = c.post(f"/api/games/{view['id']}/{'action' if view['your_turn'] else 'advance'}",
+               json={"action": 55} if view["your_turn"] else None)
+    assert r.status_code == 503
+    assert r.json()["detail"] == (f"the database {tmp_path / 'db.sqlite3'} failed (database disk "
+                                  f"image is malformed); nothing was changed")
+    monkeypatch.undo()
+    assert c.get(f"/api/games/{view['id']}").json() == view
+
+
 def test_damaged_game_row_answers_a_clear_error(tmp_path):
     app = create_app(str(tmp_path / "db.sqlite3"), lineups=FAST)
     c = _client(app)

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import secrets
+import sqlite3
 import threading
 from collections import OrderedDict
 from importlib import resources
@@ -169,6 +170,11 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
     @app.exception_handler(Refused)
     async def _refused(request: Request, exc: Refused):
         return JSONResponse({"detail": exc.message}, status_code=exc.status)
+
+    @app.exception_handler(sqlite3.Error)
+    async def _database(request: Request, exc: sqlite3.Error):
+        return JSONResponse({"detail": f"the database {store.path} failed ({exc}); nothing was "
+                                       f"changed"}, status_code=503)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):
