@@ -77,14 +77,34 @@ class Seat(IntEnum):
         return team_of(self)
 
 
+def _int_in(x, lo: int, hi: int, what: str) -> int:
+    """``x`` as an int in ``lo..hi``; ``ValueError`` naming ``what`` for anything else (bools,
+    floats, strings, arrays, out-of-range ints)."""
+    if type(x) is not int:
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+            raise ValueError(f"{what} must be an int {lo}..{hi}, got {x!r}")
+        x = int(x)
+    if not lo <= x <= hi:
+        raise ValueError(f"{what} must be an int {lo}..{hi}, got {x}")
+    return x
+
+
 def team_of(seat: int) -> int:
-    """Team of a seat: team 0 = seats 0 and 2, team 1 = seats 1 and 3 (RULES.md, Table)."""
-    return seat & 1
+    """Team of a seat: team 0 = seats 0 and 2, team 1 = seats 1 and 3 (RULES.md, Table).
+
+    Raises:
+        ValueError: ``seat`` is not an int 0..3.
+    """
+    return _int_in(seat, 0, 3, "seat") & 1
 
 
 def partner_of(seat: int) -> int:
-    """Seat opposite ``seat`` (its partner): ``(seat + 2) % 4``."""
-    return (seat + 2) & 3
+    """Seat opposite ``seat`` (its partner): ``(seat + 2) % 4``.
+
+    Raises:
+        ValueError: ``seat`` is not an int 0..3.
+    """
+    return (_int_in(seat, 0, 3, "seat") + 2) & 3
 
 
 SUIT_LETTERS = "CDHS"
@@ -100,18 +120,30 @@ FULL_DECK = (1 << NUM_CARDS) - 1
 
 
 def card_id(suit: int, rank: int) -> int:
-    """Card id ``suit * 13 + rank`` (int in 0..51)."""
-    return suit * 13 + rank
+    """Card id ``suit * 13 + rank`` (int in 0..51).
+
+    Raises:
+        ValueError: ``suit`` not an int 0..3 or ``rank`` not an int 0..12.
+    """
+    return _int_in(suit, 0, 3, "suit") * 13 + _int_in(rank, 0, 12, "rank")
 
 
 def suit_of(card: int) -> int:
-    """Suit (0 clubs .. 3 spades) of a card id."""
-    return card // 13
+    """Suit (0 clubs .. 3 spades) of a card id.
+
+    Raises:
+        ValueError: ``card`` is not an int 0..51.
+    """
+    return _int_in(card, 0, NUM_CARDS - 1, "card id") // 13
 
 
 def rank_of(card: int) -> int:
-    """Rank (0 = two .. 12 = ace) of a card id."""
-    return card % 13
+    """Rank (0 = two .. 12 = ace) of a card id.
+
+    Raises:
+        ValueError: ``card`` is not an int 0..51.
+    """
+    return _int_in(card, 0, NUM_CARDS - 1, "card id") % 13
 
 
 _RANK_PARSE = {r: i for i, r in enumerate(RANK_LETTERS)}
@@ -141,9 +173,15 @@ def parse_card(text: str) -> int:
 
 
 def parse_cards(text: str | list[str]) -> list[int]:
-    """Parse a space- or comma-separated list of cards (or a list of strings)."""
+    """Parse a space- or comma-separated list of cards (or a list of strings).
+
+    Raises:
+        ValueError: not a string or a list of card strings, or a string that is not a card.
+    """
     if isinstance(text, str):
         parts = text.replace(",", " ").split()
+    elif isinstance(text, (bytes, dict, set)):
+        raise ValueError(f"not a list of cards: {text!r}")
     else:
         try:
             parts = list(text)
@@ -169,8 +207,20 @@ _CHUNK_CARDS = tuple(
 )
 
 
+def _check_mask(mask) -> int:
+    if type(mask) is not int or not 0 <= mask <= FULL_DECK:
+        return _int_in(mask, 0, FULL_DECK, "card mask (52 bits)")
+    return mask
+
+
 def mask_to_cards(mask: int) -> list[int]:
-    """Card ids (ascending) of the bits set in a 52-bit mask."""
+    """Card ids (ascending) of the bits set in a 52-bit mask (a new list).
+
+    Raises:
+        ValueError: ``mask`` is not an int in 0..2**52-1.
+    """
+    if type(mask) is not int or not 0 <= mask <= FULL_DECK:
+        mask = _check_mask(mask)
     out: list[int] = []
     if mask & 0x1FFF:
         out.extend(_CHUNK_CARDS[0][mask & 0x1FFF])
@@ -184,16 +234,26 @@ def mask_to_cards(mask: int) -> list[int]:
 
 
 def cards_to_mask(cards) -> int:
-    """52-bit mask with the bits of the given card ids set."""
+    """52-bit mask with the bits of the given card ids set.
+
+    Raises:
+        ValueError: ``cards`` is not an iterable of card ids 0..51.
+    """
+    if isinstance(cards, (str, bytes, dict, set)) or not hasattr(cards, "__iter__"):
+        raise ValueError(f"cards must be a list of card ids 0..51, got {cards!r}")
     m = 0
     for c in cards:
-        m |= 1 << c
+        m |= 1 << _int_in(c, 0, NUM_CARDS - 1, "card id")
     return m
 
 
 def popcount(mask: int) -> int:
-    """Number of cards in a mask."""
-    return mask.bit_count()
+    """Number of cards in a mask.
+
+    Raises:
+        ValueError: ``mask`` is not an int in 0..2**52-1.
+    """
+    return _check_mask(mask).bit_count()
 
 
 def bid_action(bid: int) -> int:
@@ -210,7 +270,15 @@ def bid_action(bid: int) -> int:
 
 
 def action_str(action: int, symbols: bool = False) -> str:
-    """Readable name of an action id."""
+    """Readable name of an action id (0..67).
+
+    Raises:
+        ValueError: ``action`` is not an int.
+    """
+    if type(action) is not int:
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise ValueError(f"action must be an int action id, got {action!r}")
+        action = int(action)
     if 0 <= action < NUM_CARDS:
         return card_str(action, symbols)
     if BID_OFFSET <= action <= BID_OFFSET + MAX_BID:
@@ -224,7 +292,12 @@ def action_str(action: int, symbols: bool = False) -> str:
 
 
 def format_hand(mask: int, symbols: bool = True) -> str:
-    """Hand text grouped by suit, spades first, high to low: ``♠ A K 4  ♥ Q 10 ...``."""
+    """Hand text grouped by suit, spades first, high to low: ``♠ A K 4  ♥ Q 10 ...``.
+
+    Raises:
+        ValueError: ``mask`` is not an int in 0..2**52-1.
+    """
+    mask = _check_mask(mask)
     parts = []
     suits = SUIT_SYMBOLS if symbols else SUIT_LETTERS
     for s in (3, 2, 1, 0):

@@ -23,7 +23,7 @@ from .cards import (
     NUM_CARDS, SPADES_MASK, SUIT_MASKS, SUIT_NAMES, _CHUNK_CARDS, action_str, card_str,
     mask_to_cards,
 )
-from .rules import HandResult, Rules, game_outcome, score_hand, trick_winner
+from .rules import HandResult, Rules, _trick_winner, game_outcome, score_hand
 
 FORMAT_TAG = "spades_env.game"
 FORMAT_VERSION = 1
@@ -664,7 +664,7 @@ class SpadesGame:
             trick.append(card)
             self.current_player = (p + 1) & 3
             return
-        w = trick_winner(trick, self.trick_leader)
+        w = _trick_winner(trick, self.trick_leader)
         self.tricks_won[w] += 1
         self.trick = []
         self.trick_number += 1
@@ -1012,7 +1012,7 @@ class SpadesGame:
                     broken = True
                 cards.append(c)
             if len(cards) == 4:
-                leader = trick_winner(cards, leader)
+                leader = _trick_winner(cards, leader)
                 won[leader] += 1
         if played != self.played or voids != self.voids or won != self.tricks_won:
             bad("played cards, voids or tricks won do not match the play log")
@@ -1185,7 +1185,7 @@ class SpadesGame:
 
 
 def cards_mask(cards) -> int:
-    m = 0
-    for c in cards:
-        m |= 1 << c
-    return m
+    """52-bit mask of the given card ids (``cards.cards_to_mask``: ``ValueError`` for anything
+    that is not a list of card ids 0..51)."""
+    from .cards import cards_to_mask
+    return cards_to_mask(cards)

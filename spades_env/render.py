@@ -17,7 +17,22 @@ def _bid_text(bid, blind) -> str:
 
 def render_score_table(hand_results, last: int | None = None) -> str:
     """Score table lines for finished hands (each team: bids, tricks, contract points, bags,
-    Nil points, bag penalty, hand points, total, bags after)."""
+    Nil points, bag penalty, hand points, total, bags after).
+
+    Raises:
+        ValueError: ``hand_results`` is not a list of ``HandResult`` or ``last`` not None or an
+            int >= 0.
+    """
+    from .rules import HandResult
+    if isinstance(hand_results, (str, bytes, dict)) or not hasattr(hand_results, "__iter__"):
+        raise ValueError(f"hand_results must be a list of HandResult, got {hand_results!r}")
+    hand_results = list(hand_results)
+    if not all(isinstance(h, HandResult) for h in hand_results):
+        raise ValueError("hand_results must be a list of HandResult (game.hand_results)")
+    if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 0):
+        raise ValueError(f"last must be None or an int >= 0, got {last!r}")
+    if last == 0:
+        hand_results = []
     rows = [f"{'hand':>4} {'team':>4} {'bids':>13} {'tricks':>7} {'contract':>8} {'bags':>4} "
             f"{'nil':>5} {'bagpen':>6} {'hand':>5} {'total':>6} {'bags':>4}"]
     results = hand_results if last is None else hand_results[-last:]
@@ -32,7 +47,14 @@ def render_score_table(hand_results, last: int | None = None) -> str:
 
 
 def render_game(game, symbols: bool = True) -> str:
-    """Readable text of the whole table (all four hands: a referee's view)."""
+    """Readable text of the whole table (all four hands: a referee's view).
+
+    Raises:
+        ValueError: ``game`` is not a ``SpadesGame``.
+    """
+    from .engine import SpadesGame
+    if not isinstance(game, SpadesGame):
+        raise ValueError(f"render_game needs a SpadesGame, got {type(game).__name__}")
     # once the game is over, hand_number counts the finished hands and no trick is in progress
     over = game.is_over
     lines = [f"Hand {game.hand_number + (0 if over else 1)}, dealer: seat {game.dealer}, "
@@ -58,7 +80,15 @@ def render_game(game, symbols: bool = True) -> str:
 
 def render_view(view, symbols: bool = True) -> str:
     """Text of one seat's view (only what that seat may know): its hand, bids, tricks, the
-    current trick, known voids, scores and its legal actions."""
+    current trick, known voids, scores and its legal actions.
+
+    Raises:
+        ValueError: ``view`` is not a ``PlayerView``.
+    """
+    from .engine import PlayerView
+    if not isinstance(view, PlayerView):
+        raise ValueError(f"render_view needs a PlayerView (game.view(seat)), got "
+                         f"{type(view).__name__}")
     suits = SUIT_SYMBOLS if symbols else SUIT_LETTERS
     lines = [f"Seat {view.seat}, phase {_PHASES[view.phase]}, dealer seat {view.dealer}",
              f"Your hand: {format_hand(view.hand, symbols) if view.looked else '(not looked)'}",

@@ -96,10 +96,9 @@ class Rules:
     def preset(cls, name: str) -> "Rules":
         """Named presets: ``standard`` (RULES.md defaults), ``short`` (target 250), ``house``
         (target 500, loss at -200, Blind Nil on)."""
-        try:
-            return PRESETS[name]
-        except KeyError:
-            raise ValueError(f"unknown rules preset {name!r}; known: {sorted(PRESETS)}") from None
+        if not isinstance(name, str) or name not in PRESETS:
+            raise ValueError(f"unknown rules preset {name!r}; known: {sorted(PRESETS)}")
+        return PRESETS[name]
 
 
 _RULES_FIELDS = tuple(f.name for f in fields(Rules))
@@ -111,6 +110,23 @@ PRESETS = {
 }
 
 
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _check_trick(cards, leader) -> None:
+    """``trick_winner``'s arguments: ``ValueError`` unless 4 distinct card ids and a seat."""
+    if not _is_int(leader) or not 0 <= leader <= 3:
+        raise ValueError(f"leader must be a seat 0..3 (int), got {leader!r}")
+    try:
+        vals = list(cards)
+    except TypeError:
+        raise ValueError(f"a trick is 4 card ids, got {cards!r}") from None
+    if len(vals) != 4 or not all(_is_int(c) and 0 <= c < 52 for c in vals) \
+            or len(set(int(c) for c in vals)) != 4:
+        raise ValueError(f"a trick is 4 distinct card ids 0..51, got {cards!r}")
+
+
 def trick_winner(cards, leader: int) -> int:
     """Seat that wins a complete trick (RULES.md, Play).
 
@@ -119,7 +135,15 @@ def trick_winner(cards, leader: int) -> int:
         leader: seat (0..3) that led.
     Returns:
         The winning seat: highest spade, else highest card of the led suit.
+    Raises:
+        ValueError: not 4 distinct card ids 0..51, or ``leader`` not a seat 0..3.
     """
+    _check_trick(cards, leader)
+    return _trick_winner([int(c) for c in cards], int(leader))
+
+
+def _trick_winner(cards, leader: int) -> int:
+    """``trick_winner`` without the argument checks (the engine's and the bots' inner loops)."""
     best = cards[0]
     bi = 0
     for i in (1, 2, 3):
@@ -372,7 +396,20 @@ def game_outcome(scores, rules: Rules) -> int | None:
     Returns:
         0 or 1 for the winning team; ``None`` when nobody has won yet (including equal totals when
         both teams reached an ending condition).
+    Raises:
+        ValueError: ``scores`` is not 2 ints, or ``rules`` is not a ``Rules``.
     """
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a spades_env.Rules, got {type(rules).__name__}")
+    if not (isinstance(scores, (list, tuple)) and len(scores) == 2
+            and _is_int(scores[0]) and _is_int(scores[1])):
+        try:
+            vals = None if isinstance(scores, (str, bytes, dict)) else list(scores)
+        except TypeError:
+            vals = None
+        if vals is None or len(vals) != 2 or not all(map(_is_int, vals)):
+            raise ValueError(f"scores must be 2 ints (one per team), got {scores!r}")
+        scores = vals
     ended = []
     for t in (0, 1):
         if scores[t] >= rules.target_score:

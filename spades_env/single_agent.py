@@ -65,7 +65,8 @@ class SpadesSingleAgentEnv(gymnasium.Env):
         opponents: bot for both opponents, or a pair ``(left, right)`` (seats ``seat+1``,
             ``seat+3``).
         illegal_action: ``"terminate"`` (default), ``"raise"`` or ``"random_legal"``.
-        illegal_reward: reward for an illegal action under ``"terminate"`` (float, default -1).
+        illegal_reward: reward for an illegal action under ``"terminate"`` (finite float, default
+            -1).
         render_mode: None, ``"ansi"``, ``"human"`` or ``"rgb_array"``.
         **options: ``spades_v0.raw_env`` options (``reward``, ``hands_per_episode``,
             ``max_hands``, ``history``, ``rules`` and ``Rules`` fields).
@@ -103,6 +104,10 @@ class SpadesSingleAgentEnv(gymnasium.Env):
             if isinstance(spec, str):
                 make_bot(spec, seed=0)  # fail now, with make_bot's message, on a bad name
         self.illegal_action = illegal_action
+        if isinstance(illegal_reward, (bool, np.bool_)) \
+                or not isinstance(illegal_reward, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(illegal_reward):
+            raise ValueError(f"illegal_reward must be a finite number, got {illegal_reward!r}")
         self.illegal_reward = float(illegal_reward)
         self.render_mode = render_mode
         self._env = raw_env(render_mode=render_mode, **options)
@@ -123,10 +128,41 @@ class SpadesSingleAgentEnv(gymnasium.Env):
         return self._env.rules
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        """Start a game; bots play until ``seat`` is to act. Returns ``(obs, info)``."""
-        super().reset(seed=seed)
+        """Start a game; bots play until ``seat`` is to act. Returns ``(obs, info)``.
+
+        Args:
+            seed: None or an int >= 0 (Gymnasium's seeding).
+            options: None or a dict with the one option ``spades_v0`` honours: ``"game"``, a
+                running ``SpadesGame`` under the env's rules to start from (a copy is played;
+                e.g. ``SpadesGame.from_deal(...)``), or None.
+        Raises:
+            ValueError: a bad seed, ``options`` that is not a dict, an option other than
+                ``"game"`` (named in the message), or a ``game`` that is not a running
+                ``SpadesGame`` under the env's rules; nothing changes then.
+        """
+        if seed is not None and (isinstance(seed, (bool, np.bool_))
+                                 or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be None or a dict, got {type(options).__name__}")
+        unknown = sorted(map(repr, set(options or {}) - {"game"}))
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {', '.join(unknown)}; "
+                             f"SpadesSingleAgentEnv.reset takes options={{'game': SpadesGame}}")
+        game = (options or {}).get("game")
+        if game is not None:
+            from .engine import SpadesGame
+            if not isinstance(game, SpadesGame):
+                raise ValueError(f"options['game'] must be a SpadesGame, got {game!r}")
+            if game.rules != self.rules:
+                raise ValueError(f"options['game'] has rules {game.rules}, the env has "
+                                 f"{self.rules}")
+            if game.is_over:
+                raise ValueError("options['game'] is already over")
+        super().reset(seed=None if seed is None else int(seed))
         rng = self.np_random
-        self._env.reset(seed=int(rng.integers(2 ** 63)))
+        self._env.reset(seed=int(rng.integers(2 ** 63)),
+                        options=None if game is None else {"game": game})
         self._bots = {}
         for s in sorted(self._specs):
             spec = self._specs[s]

@@ -120,8 +120,11 @@ sum of an agent's rewards over a game is (own total - other total) / 100 (the en
 `AssertOutOfBoundsWrapper` and `OrderEnforcingWrapper` (fast subclasses with the same behaviour,
 tested move by move against PettingZoo's classes; one difference: after an illegal move every
 mask is all zeros): an illegal action ends the episode with -1 for the agent that took it and 0
-for the others, as PettingZoo documents for its classic games. `raw_env.step` raises `IllegalActionError` (a
-`ValueError`) with the reason instead, and leaves the state unchanged.
+for the others, as PettingZoo documents for its classic games. Something that is not an action
+id 0..67 at all (a float, a string, a bool, -1, 68...) raises `ActionOutOfSpaceError` (a
+`ValueError` and the `AssertionError` of PettingZoo's wrapper, raised even under `python -O`).
+`raw_env.step` raises `IllegalActionError` (a `ValueError`) with the reason instead, and leaves
+the state unchanged.
 
 ## Infos
 
@@ -436,8 +439,8 @@ def _check_options(render_mode, reward, hands_per_episode, max_hands, metadata):
         raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
     for name, v in (("hands_per_episode", hands_per_episode), ("max_hands", max_hands)):
         if v is not None and (not isinstance(v, (int, np.integer)) or isinstance(v, bool)
-                              or v < 1):
-            raise ValueError(f"{name} must be None or a positive int, got {v!r}")
+                              or not 1 <= v <= 10 ** 9):
+            raise ValueError(f"{name} must be None or an int in 1..10**9, got {v!r}")
 
 
 def observation_space(history: bool = False, rules: Rules | None = None,
@@ -529,12 +532,15 @@ class raw_env(AECEnv, EzPickle):
         (PettingZoo's api_test passes some).
 
         Raises:
-            ValueError: a ``game`` that is not a running
-                ``SpadesGame`` under the env's rules.
+            ValueError: a seed that is not None or an int >= 0, ``options`` that is not a dict,
+                or a ``game`` that is not a running ``SpadesGame`` under the env's rules
+                (nothing changes then).
         """
-        if seed is not None or self._np_random is None:
-            self._np_random = np.random.default_rng(seed)
-        game_seed = int(self._np_random.integers(2 ** 63))
+        if seed is not None and (isinstance(seed, (bool, np.bool_))
+                                 or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be None or a dict, got {type(options).__name__}")
         start = None
         if options:
             start = options.get("game")
@@ -546,6 +552,9 @@ class raw_env(AECEnv, EzPickle):
                                      f"{self.rules}")
                 if start.is_over:
                     raise ValueError("options['game'] is already over")
+        if seed is not None or self._np_random is None:
+            self._np_random = np.random.default_rng(None if seed is None else int(seed))
+        game_seed = int(self._np_random.integers(2 ** 63))
         self.game = SpadesGame(self.rules, seed=game_seed) if start is None else start.clone()
         self._episode_hands = 0
         self._done = False
@@ -569,8 +578,14 @@ class raw_env(AECEnv, EzPickle):
     def observe(self, agent):
         """``{"observation": float32 (width,), "action_mask": int8 (68,)}`` for ``agent``.
 
-        Both arrays are fresh copies; the mask is all zeros unless ``agent`` is to act."""
-        seat = self._seat[agent]
+        Both arrays are fresh copies; the mask is all zeros unless ``agent`` is to act.
+
+        Raises:
+            ValueError: ``agent`` is not one of ``possible_agents``."""
+        try:
+            seat = self._seat[agent]
+        except (KeyError, TypeError):
+            raise ValueError(f"unknown agent {agent!r}; the agents are {list(AGENTS)}") from None
         game = self.game
         obs = self._enc.buf[seat].copy()
         if not self._done and seat == game.current_player:
@@ -750,6 +765,12 @@ class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
             raw.step(action)
 
 
+class ActionOutOfSpaceError(ValueError, AssertionError):
+    """``env()``'s step was given something that is not an action id 0..67 (a float, a string,
+    a bool, an out-of-range int...). A ``ValueError``, and an ``AssertionError`` as PettingZoo's
+    ``AssertOutOfBoundsWrapper`` raises; the state is unchanged."""
+
+
 class _AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
     def __init__(self, env):
         super().__init__(env)
@@ -760,10 +781,14 @@ class _AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
         agent = raw.agent_selection
         if type(action) is int or (isinstance(action, np.integer) and action.shape == ()):
             ok = 0 <= action < NUM_ACTIONS
+        elif isinstance(action, (bool, np.bool_)):
+            ok = False  # Discrete.contains(True) holds (a bool is an int): not an action id here
         else:
             ok = (action is None and (raw.terminations[agent] or raw.truncations[agent])) \
                 or raw.action_spaces[agent].contains(action)
-        assert ok, "action is not in action space"
+        if not ok:  # raised, not asserted: ``python -O`` must not let -1 or 99 through
+            raise ActionOutOfSpaceError(f"action is not in action space: {action!r} (an int "
+                                        f"action id 0..{NUM_ACTIONS - 1})")
         self.env.step(action)
 
 
@@ -792,6 +817,6 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
             self.env.step(action)
 
 
-__all__ = ["env", "raw_env", "AGENTS", "HISTORY_SIZE", "HISTORY_SLOT", "HISTORY_OFFSET",
+__all__ = ["env", "raw_env", "ActionOutOfSpaceError", "AGENTS", "HISTORY_SIZE", "HISTORY_SLOT", "HISTORY_OFFSET",
            "IncrementalEncoder", "encode_full", "encode_history", "observation_space",
            "REWARD_MODES"]

@@ -15,7 +15,10 @@ class Bot:
     name = "bot"
 
     def __init__(self, seed=None):
-        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        """``seed``: None, an int >= 0, a ``np.random.SeedSequence`` or a ``np.random.Generator``
+        (used as is); anything else (negative, float, str, bool...) raises ``ValueError``."""
+        from ..engine import _make_rng
+        self.rng = _make_rng(seed)
 
     def act(self, view) -> int:
         raise NotImplementedError

@@ -38,7 +38,7 @@ from math import exp
 
 from ..cards import BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION
 from ..engine import Phase
-from ..rules import trick_winner
+from ..rules import _trick_winner as trick_winner  # unchecked: inner loop
 from .base import Bot
 from .sampler import DealSampler, as_random, check_deal
 from .solver import ABOVE, BELOW, HandUtility, _high_rank, _low_rank, estimate_tricks, nil_risk, \
