@@ -69,17 +69,17 @@ def main(argv=None) -> int:
     import ray
     import torch
 
-    from spades_env.integrations.rllib import check_cluster, ppo_config, runtime_env
+    from spades_env.integrations.rllib import ppo_config
+    from spades_env.ray_cluster import check_cluster, connect
     torch.set_num_threads(1)
     if args.untrained:  # the freshly initialised module, no Ray needed
         return evaluate(args, untrained_module(args), 0.0, 0)
     # ---------------------------------------------------------------- Ray
     if args.address:
-        renv = {} if args.no_ship else runtime_env(pip=args.ship_deps)
-        ray.init(address=args.address, runtime_env=renv, log_to_driver=False)
-        try:
+        try:  # ship the package (runtime_env), then check that every node imports it
+            connect(args.address, ship=not args.no_ship, pip=args.ship_deps)
             nodes = check_cluster()
-        except RuntimeError as e:
+        except (ValueError, RuntimeError) as e:
             print(f"error: {e}", file=sys.stderr)
             ray.shutdown()
             return 2
