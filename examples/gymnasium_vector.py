@@ -57,7 +57,7 @@ def parse_args(argv=None):
 
 
 class ActorCritic(nn.Module):
-    """obs (B, 575) float32 -> masked logits (B, 68), value (B,)."""
+    """obs (B, OBS_SIZE) float32 -> masked logits (B, 68), value (B,)."""
 
     def __init__(self, obs_dim: int, n_actions: int, hidden: int = 128):
         super().__init__()

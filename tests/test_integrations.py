@@ -12,7 +12,7 @@ from spades_env import SpadesGame, spades_v0
 from spades_env.arena import play_match
 from spades_env.bots import make_bot
 from spades_env.integrations import PolicyPlayer, TurnCreditWrapper, legal_mask
-from spades_env.observation import encode
+from spades_env.observation import OBS_SIZE, encode
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -35,7 +35,7 @@ def test_policy_player_sees_the_env_observation_and_mask():
     assert np.array_equal(legal_mask(view), mask)
     hp = PolicyPlayer(lambda o, m: (calls.append(o), int(np.flatnonzero(m)[0]))[1], history=True)
     hp.act(view)
-    assert calls[-1].shape == (575 + 2912,)
+    assert calls[-1].shape == (OBS_SIZE + spades_v0.HISTORY_SIZE,)
 
 
 def test_policy_player_matches_the_bot_it_wraps_in_the_arena():

@@ -39,11 +39,12 @@ class PolicyPlayer:
     """An arena player (``act(view) -> action id``) from any policy ``fn(obs, mask) -> action``.
 
     Args:
-        fn: called with ``obs`` (float32 ``(575,)``, the ``spades_v0`` observation of the seat, or
+        fn: called with ``obs`` (float32 ``(OBS_SIZE,)``, the ``spades_v0`` observation of the seat, or
             what ``encoder`` returns) and ``mask`` (int8 ``(68,)``, 1 = legal); returns an action
             id (int, numpy integer or 0-d integer array).
         name: label in the arena's table.
-        history: encode with the ``history`` piece (``(3487,)``), as ``spades_v0.env(history=True)``.
+        history: encode with the ``history`` piece (``OBS_SIZE + HISTORY_SIZE``), as
+            ``spades_v0.env(history=True)``.
         encoder: ``view -> obs`` to use instead (e.g. a newer observation version).
     Raises:
         ValueError: from ``act``, when ``fn`` returns something that is not a legal action id

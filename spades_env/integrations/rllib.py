@@ -2,7 +2,7 @@
 
 | name                      | what                                                              |
 |---------------------------|-------------------------------------------------------------------|
-| ``SpadesRLlibEnv``        | ``MultiAgentEnv`` over ``spades_v0.env(**config)``: observations ``{"observations": float32 (575,), "action_mask": float32 (68,)}``; ``config["bots"]`` seats bots inside the env (train against ``medium``: ``{"bots": {"player_1": "medium", "player_3": "medium"}}``) |
+| ``SpadesRLlibEnv``        | ``MultiAgentEnv`` over ``spades_v0.env(**config)``: observations ``{"observations": float32 (OBS_SIZE,), "action_mask": float32 (68,)}``; ``config["bots"]`` seats bots inside the env (train against ``medium``: ``{"bots": {"player_1": "medium", "player_3": "medium"}}``) |
 | ``ActionMaskingPPOModule``| PPO torch RLModule that sets the logits of illegal actions to the float minimum |
 | ``ppo_config``            | a ``PPOConfig`` with the env, one shared module for every learning agent and the masking module |
 | ``policy_fn``             | ``fn(obs, mask) -> action`` from a trained algorithm, for ``PolicyPlayer`` / the arena |
@@ -170,6 +170,10 @@ def ppo_config(env_config: dict | None = None, *, num_env_runners: int = 0,
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     env_config = dict(env_config or {})
+    # the module's spaces given explicitly (from the env as the driver builds it), not inferred
+    # from a remote env runner
+    probe = SpadesRLlibEnv(env_config)
+    agent = probe.possible_agents[0]
     return (
         PPOConfig()
         # RLlib's env pre-check steps with an unmasked random action, which the env answers as
@@ -179,6 +183,8 @@ def ppo_config(env_config: dict | None = None, *, num_env_runners: int = 0,
                      policy_mapping_fn=lambda agent_id, episode, **kw: MODULE_ID)
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
             MODULE_ID: RLModuleSpec(module_class=_masking_module_class(),
+                                    observation_space=probe.observation_spaces[agent],
+                                    action_space=probe.action_spaces[agent],
                                     model_config={"fcnet_hiddens": list(hidden),
                                                   "vf_share_layers": False})}))
         .env_runners(num_env_runners=num_env_runners, num_envs_per_env_runner=1,
