@@ -161,6 +161,8 @@ class PlayerView:
         hand_number: hands completed so far.
         legal_actions: the seat's legal action ids when it is to act, else ().
         hand_results: score tables of finished hands (public).
+        exchange: this hand's Blind Nil exchange as this seat saw it: the ``(from, to, card)``
+            passes it made or received (both partners of an exchange see it; others see ``()``).
     """
 
     seat: int
@@ -187,6 +189,31 @@ class PlayerView:
     hand_number: int
     legal_actions: tuple
     hand_results: tuple
+    exchange: tuple = ()
+
+    @property
+    def known_voids(self) -> tuple:
+        """Suits each seat is known to hold none of: 4 suit masks by seat (bit ``s``: void in
+        suit ``s``). ``voids`` (failed to follow suit), plus the inference from a spade led
+        before spades were broken: that lead is legal only from a hand of nothing but spades
+        (RULES.md, Play), so the leader held no club, diamond or heart (and cannot get one
+        later in the hand)."""
+        voids = list(self.voids)
+        broken = False
+        flb = self.rules.forced_spade_lead_breaks
+        hist = self.play_history
+        for i in range(0, len(hist), 4):
+            trick = hist[i:i + 4]
+            leader, lead = trick[0]
+            led = lead // 13
+            if led == 3 and not broken:
+                voids[leader] |= 0b0111
+                if flb:
+                    broken = True
+            for _s, c in trick[1:]:
+                if c // 13 == 3 and led != 3:
+                    broken = True
+        return tuple(voids)
 
     @property
     def unseen(self) -> int:
@@ -204,7 +231,7 @@ class PlayerView:
         return (self.seat, self.phase, self.current_player, self.dealer, self.hand, self.looked,
                 self.bids, self.blind, self.tricks_won, self.trick_leader, self.current_trick,
                 self.play_history, self.voids, self.known_cards, self.hand_sizes,
-                self.spades_broken, self.scores, self.bags, self.hand_number)
+                self.spades_broken, self.scores, self.bags, self.hand_number, self.exchange)
 
 
 class SpadesGame:
@@ -718,6 +745,7 @@ class SpadesGame:
             spades_broken=self.spades_broken, trick_number=self.trick_number,
             scores=tuple(self.scores), bags=tuple(self.bags), hand_number=self.hand_number,
             legal_actions=legal, hand_results=tuple(self.hand_results),
+            exchange=tuple(x for x in self.exchanges if seat in (x[0], x[1])),
         )
 
     # ------------------------------------------------------------------ copy / save

@@ -14,7 +14,7 @@ observer: ``rel = (seat - me) % 4`` so 0 = me, 1 = left (next to act after me), 
 | led_suit       | 4     | one-hot suit led to the current trick (all 0 before the lead)           |
 | bids           | 4x16  | per relative seat, one-hot: 0 not yet bid, 1 Nil, 1+b bid b (1..13), 15 Blind Nil |
 | tricks_won     | 4     | tricks won this hand by relative seat / 13                              |
-| voids          | 4x4   | known voids by relative seat (shown by failing to follow suit), by suit |
+| voids          | 4x4   | known voids by relative seat, by suit: failed to follow suit, or led a spade before spades were broken (void in clubs, diamonds, hearts) |
 | spades_broken  | 1     | 1 when spades are broken                                                |
 | trick_number   | 1     | completed tricks / 13                                                   |
 | dealer         | 4     | one-hot relative seat of the dealer                                     |
@@ -22,8 +22,18 @@ observer: ``rel = (seat - me) % 4`` so 0 = me, 1 = left (next to act after me), 
 | scores         | 2     | team totals (mine, theirs) / target_score                               |
 | bags           | 2     | team bag counts (mine, theirs) / bag_limit                              |
 | target         | 1     | target_score / 500                                                      |
+| exchange       | 2x52  | this hand's Blind Nil exchange as the observer saw it: [0:52] the cards it passed to its partner that the partner still holds, [52:104] the cards it received from its partner; all 0 without an exchange |
 
-``OBS_SIZE`` is the total (575). ``OFFSETS[name]`` gives ``(start, stop)``.
+``OBS_SIZE`` is the total (679). ``OFFSETS[name]`` gives ``(start, stop)``.
+
+Version history (``OBS_VERSION``):
+
+- 2 (679 floats): the ``exchange`` piece appended (the cards passed and received in a Blind Nil
+  exchange); ``voids`` also shows the voids a spade lead before spades were broken reveals. Every
+  piece of version 1 keeps its offset, so a version-2 vector's first 575 floats are the
+  version-1 observation of the same view except for those extra voids
+  (``OBS_SIZE_V1``; a policy trained on version 1 is fed ``obs[:OBS_SIZE_V1]``).
+- 1 (575 floats): the pieces up to ``target``.
 """
 
 from __future__ import annotations
@@ -49,6 +59,7 @@ PIECES: tuple[tuple[str, int], ...] = (
     ("scores", 2),
     ("bags", 2),
     ("target", 1),
+    ("exchange", 2 * 52),  # version 2: new pieces go at the end, earlier offsets never move
 )
 
 OFFSETS: dict[str, tuple[int, int]] = {}
@@ -58,6 +69,10 @@ for _name, _size in PIECES:
     _o += _size
 OBS_SIZE = _o
 del _o, _name, _size
+OBS_VERSION = 2
+# size of the version-1 observation: the pieces up to ``target`` (trained checkpoints read these)
+OBS_SIZE_V1 = OFFSETS["target"][1]
+assert OBS_SIZE_V1 == 575 and OBS_SIZE == 679
 
 BID_SLOTS = 16
 BID_NOT_YET = 0
@@ -65,12 +80,48 @@ BID_BLIND_NIL = 15
 
 
 def bid_slot(bid, blind: bool) -> int:
-    """Index inside one seat's 16-wide bid block."""
+    """Index inside one seat's 16-wide bid block: ``bid`` None (not yet bid) or 0..13, ``blind``
+    a bool (Blind Nil, only with ``bid == 0``).
+
+    Raises:
+        ValueError: anything else.
+    """
     if bid is None:
         return BID_NOT_YET
+    if isinstance(bid, (bool, np.bool_)) or not isinstance(bid, (int, np.integer)) \
+            or not 0 <= bid <= 13:
+        raise ValueError(f"bid must be None or an int 0..13, got {bid!r}")
     if blind:
+        if bid != 0:
+            raise ValueError(f"a Blind Nil bid is 0, got {bid}")
         return BID_BLIND_NIL
-    return 1 + bid
+    return 1 + int(bid)
+
+
+def _check_write_mask(out, start, mask) -> None:
+    def is_int(x):
+        return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+    if not is_int(mask) or not 0 <= mask < 1 << 52:
+        raise ValueError(f"mask must be an int in 0..2**52-1 (a 52-bit card mask), got {mask!r}")
+    if not isinstance(out, np.ndarray) or out.ndim != 1:
+        raise ValueError(f"out must be a 1-d numpy array, got {type(out).__name__}")
+    if not is_int(start) or not 0 <= start <= out.shape[0] - 52:
+        raise ValueError(f"start must be an int with room for 52 entries in out (size "
+                         f"{out.shape[0]}), got {start!r}")
+
+
+def check_out(out, size: int):
+    """``out`` for an encoder: ``None`` (a new zero vector) or a writeable float32 numpy array of
+    shape ``(size,)`` (zeroed); ``ValueError`` otherwise."""
+    if out is None:
+        return np.zeros(size, dtype=np.float32)
+    if not isinstance(out, np.ndarray) or out.shape != (size,) or out.dtype != np.float32 \
+            or not out.flags.writeable:
+        raise ValueError(f"out must be a writeable float32 numpy array of shape ({size},), got "
+                         f"{getattr(out, 'dtype', type(out).__name__)} "
+                         f"{getattr(out, 'shape', '')}")
+    out[:] = 0.0
+    return out
 
 
 # 13-bit chunk -> float32 vector of its bits, to write 13 card flags with one slice copy.
@@ -78,7 +129,15 @@ _CHUNK_BITS = ((np.arange(1 << 13)[:, None] >> np.arange(13)[None, :]) & 1).asty
 
 
 def write_mask(out: np.ndarray, start: int, mask: int) -> None:
-    """Write a 52-bit card mask into ``out[start:start+52]`` as 0/1 floats."""
+    """Write a 52-bit card mask into ``out[start:start+52]`` as 0/1 floats.
+
+    Raises:
+        ValueError: ``out`` is not a 1-d numpy array with room for 52 floats at ``start``, or
+            ``mask`` is not an int in 0..2**52-1.
+    """
+    if type(mask) is not int or not 0 <= mask < 1 << 52 or type(start) is not int \
+            or not isinstance(out, np.ndarray) or not 0 <= start <= out.shape[-1] - 52:
+        _check_write_mask(out, start, mask)
     out[start:start + 13] = _CHUNK_BITS[mask & 0x1FFF]
     out[start + 13:start + 26] = _CHUNK_BITS[(mask >> 13) & 0x1FFF]
     out[start + 26:start + 39] = _CHUNK_BITS[(mask >> 26) & 0x1FFF]
@@ -86,27 +145,35 @@ def write_mask(out: np.ndarray, start: int, mask: int) -> None:
 
 
 def encode(view, out: np.ndarray | None = None) -> np.ndarray:
-    """Observation vector of ``view`` (a ``PlayerView``), shape ``(OBS_SIZE,)``, ``float32``.
+    """Observation vector of ``view`` (a ``PlayerView``), shape ``(OBS_SIZE,)``, ``float32``
+    (the module docstring's table). ``out`` (float32, that shape) is overwritten and returned
+    when given.
 
     This is the reference encoder; faster incremental encoders must match it exactly.
+
+    Raises:
+        ValueError: ``view`` is not a ``PlayerView`` or ``out`` is not a writeable float32 array
+            of shape ``(OBS_SIZE,)``.
     """
-    if out is None:
-        out = np.zeros(OBS_SIZE, dtype=np.float32)
-    else:
-        out[:] = 0.0
+    from .engine import PlayerView
+    if not isinstance(view, PlayerView):
+        raise ValueError(f"encode needs a PlayerView (game.view(seat)), got "
+                         f"{type(view).__name__}")
+    out = check_out(out, OBS_SIZE)
     me = view.seat
     o = OFFSETS
     if view.phase < 3:
         out[o["phase"][0] + view.phase] = 1.0
     out[o["looked"][0]] = 1.0 if view.looked else 0.0
     write_mask(out, o["hand"][0], view.hand)
+    voids = view.known_voids
     for s in range(4):
         r = (s - me) & 3
         write_mask(out, o["played"][0] + 52 * r, view.played[s])
         out[o["bids"][0] + BID_SLOTS * r + bid_slot(view.bids[s], view.blind[s])] = 1.0
         out[o["tricks_won"][0] + r] = view.tricks_won[s] / 13.0
         for suit in range(4):
-            if (view.voids[s] >> suit) & 1:
+            if (voids[s] >> suit) & 1:
                 out[o["voids"][0] + 4 * r + suit] = 1.0
     for s, c in view.current_trick:
         out[o["trick"][0] + 52 * ((s - me) & 3) + c] = 1.0
@@ -124,6 +191,15 @@ def encode(view, out: np.ndarray | None = None) -> np.ndarray:
     out[o["bags"][0]] = view.bags[mine] / rules.bag_limit
     out[o["bags"][0] + 1] = view.bags[theirs] / rules.bag_limit
     out[o["target"][0]] = rules.target_score / 500.0
+    # the Blind Nil exchange: cards passed to the partner that it still holds (known_cards), and
+    # the cards received from it
+    ex = o["exchange"][0]
+    write_mask(out, ex, view.known_cards[(me + 2) & 3])
+    received = 0
+    for _frm, to, c in view.exchange:
+        if to == me:
+            received |= 1 << c
+    write_mask(out, ex + 52, received)
     return out
 
 
@@ -133,9 +209,20 @@ def decode(obs: np.ndarray) -> dict:
     Returns a dict with ``phase`` (int or None), ``looked``, ``hand`` (list of card ids),
     ``played`` (4 lists), ``trick`` (4 card ids or None), ``led_suit``, ``bids`` (4 x (bid or None,
     blind)), ``tricks_won`` (4 ints), ``voids`` (4 lists of suits), ``spades_broken``,
-    ``trick_number``, ``dealer``, ``to_act``, ``scores`` and ``bags`` (scaled floats), ``target``.
+    ``trick_number``, ``dealer``, ``to_act``, ``scores`` and ``bags`` (scaled floats), ``target``,
+    ``passed`` and ``received`` (the exchange piece's two card lists).
+
+    Raises:
+        ValueError: ``obs`` is not a 1-d array of at least ``OBS_SIZE`` numbers (a longer one,
+            e.g. with the env's history piece, is decoded from its first ``OBS_SIZE``).
     """
-    obs = np.asarray(obs)
+    try:
+        obs = np.asarray(obs, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"obs must be an array of numbers, got {type(obs).__name__}") from None
+    if obs.ndim != 1 or obs.shape[0] < OBS_SIZE:
+        raise ValueError(f"obs must be a 1-d array of at least {OBS_SIZE} floats, got shape "
+                         f"{obs.shape}")
     o = OFFSETS
 
     def seg(name):
@@ -179,8 +266,10 @@ def decode(obs: np.ndarray) -> dict:
         "scores": [float(x) for x in seg("scores")],
         "bags": [float(x) for x in seg("bags")],
         "target": float(seg("target")[0]),
+        "passed": cards(seg("exchange")[:52]),
+        "received": cards(seg("exchange")[52:]),
     }
 
 
-__all__ = ["PIECES", "OFFSETS", "OBS_SIZE", "encode", "decode", "write_mask", "bid_slot",
-           "NUM_CARDS"]
+__all__ = ["PIECES", "OFFSETS", "OBS_SIZE", "OBS_SIZE_V1", "OBS_VERSION", "encode", "decode",
+           "write_mask", "bid_slot", "check_out", "NUM_CARDS"]

@@ -7,7 +7,7 @@ same options) and lets bots play every seat but ``seat``. A bot is a level name 
 
 | item              | value                                                                 |
 |-------------------|-----------------------------------------------------------------------|
-| observation_space | ``Box`` float32, shape ``(575,)`` (``(3487,)`` with ``history=True``): the ``spades_v0`` vector of ``seat`` |
+| observation_space | ``Box`` float32, shape ``(679,)`` (``(3591,)`` with ``history=True``): the ``spades_v0`` vector of ``seat`` |
 | action_space      | ``Discrete(68)``: the engine's action ids                              |
 | action_masks()    | bool ``(68,)``: legal actions now (what ``sb3_contrib.MaskablePPO`` calls); also ``info["action_mask"]`` as int8 |
 | reward            | the ``spades_v0`` reward of ``seat``, summed over its own move and the bots' moves up to its next turn |

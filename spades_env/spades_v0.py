@@ -15,7 +15,7 @@ module only passes them through).
 | Agents             | 4                                                          |
 | Action Shape       | Discrete(68)                                               |
 | Action Values      | 0..67                                                      |
-| Observation Shape  | (575,) (3487,) with `history=True`                         |
+| Observation Shape  | (679,) (3591,) with `history=True`                         |
 | Observation Values | mostly [0, 1]; finite bounds for scores (see the table)    |
 | State Shape        | (735,) full information, `state()` / `state_space`         |
 
@@ -78,7 +78,7 @@ defined in `spades_env/observation.py` (shared with the batched torch engine):
 | 472 - 475   | led_suit       | one-hot suit led to the current trick (all 0 before the lead)           |
 | 476 - 539   | bids           | 4 x 16 one-hot by relative seat: 0 not yet bid, 1 Nil, 1+b bid b, 15 Blind Nil |
 | 540 - 543   | tricks_won     | tricks won this hand by relative seat / 13                              |
-| 544 - 559   | voids          | 4 x 4: known voids by relative seat (failed to follow suit), by suit    |
+| 544 - 559   | voids          | 4 x 4: known voids by relative seat, by suit: failed to follow suit, or led a spade before spades were broken (then void in clubs, diamonds and hearts) |
 | 560         | spades_broken  | 1 when spades are broken                                                |
 | 561         | trick_number   | completed tricks / 13                                                   |
 | 562 - 565   | dealer         | one-hot relative seat of the dealer                                     |
@@ -86,7 +86,8 @@ defined in `spades_env/observation.py` (shared with the batched torch engine):
 | 570 - 571   | scores         | team totals (mine, theirs) / target_score (unbounded, may be negative)  |
 | 572 - 573   | bags           | team bag counts (mine, theirs) / bag_limit                              |
 | 574         | target         | target_score / 500                                                      |
-| 575 - 3486  | history        | only with `history=True`: 52 slots x 56, slot k = the k-th card played this hand: one-hot relative seat (4) then one-hot card id (52); unused slots all 0 |
+| 575 - 678   | exchange       | 2 x 52, this hand's Blind Nil exchange as the observer saw it: 575 - 626 the cards it passed to its partner that the partner still holds (known until played), 627 - 678 the cards it received from its partner; all 0 without an exchange (other seats never see it) |
+| 679 - 3590  | history        | only with `history=True`: 52 slots x 56, slot k = the k-th card played this hand: one-hot relative seat (4) then one-hot card id (52); unused slots all 0 |
 
 All values are in [0, 1] except `scores` and `target`. The space's bounds are finite: `scores`
 within +-`spades_env.state.score_bound(rules, max_hands)` (the most a team total can move in
@@ -141,6 +142,11 @@ the env's own generator (seeded from entropy only if the env was never seeded).
 ## Version History
 
 * v0: Initial release (spades_env 0.1.0).
+* v0, observation version 2 (`spades_env.observation.OBS_VERSION`): 679 floats. New `exchange`
+  piece (575 - 678: the cards passed and received in a Blind Nil exchange); `voids` also shows the
+  voids revealed by a spade led before spades were broken. Pieces 0 - 574 keep their offsets:
+  a policy trained on version 1 (575 floats) reads `obs[:575]` (`OBS_SIZE_V1`); the history
+  piece moved to 679.
 """
 
 from __future__ import annotations
@@ -229,6 +235,11 @@ class IncrementalEncoder:
                     for s in range(4)]
         self._led = [rows + o["led_suit"] + su for su in range(4)]
         self._void = [[rows + o["voids"] + 4 * rel[s] + su for su in range(4)] for s in range(4)]
+        # a spade led before spades are broken: the leader is void in clubs, diamonds, hearts
+        self._lead_void = [np.concatenate(self._void[s][:3]) for s in range(4)]
+        # a card played by seat s leaves the "passed" half of its partner's exchange piece
+        self._passed = [[((s + 2) & 3) * W + o["exchange"] + c for c in range(52)]
+                        for s in range(4)]
         self._sb = rows + o["spades_broken"]
         self._to_act = per_seat(o["to_act"], 1)
         self._dealer = per_seat(o["dealer"], 1)
@@ -352,8 +363,11 @@ class IncrementalEncoder:
         flat[p * self.width + self._hand0 + c] = 0.0
         if self.history:
             flat[self._hist[p][c] + k * HISTORY_SLOT] = 1.0
+        flat[self._passed[p][c]] = 0.0
         if tl == 0:
             flat[self._led[c // 13]] = 1.0
+            if c >= 39 and not sb:
+                flat[self._lead_void[p]] = 1.0
         elif c // 13 != led:
             flat[self._void[p][led]] = 1.0
         if not sb:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-from .observation import BID_SLOTS, bid_slot, write_mask
+from .observation import BID_SLOTS, bid_slot, check_out, write_mask
 from .rules import Rules
 
 STATE_PIECES: tuple[tuple[str, int], ...] = (
@@ -86,7 +86,17 @@ def hand_points_bound(rules: Rules) -> int:
 
 def score_bound(rules: Rules, max_hands: int | None) -> float:
     """Bound on ``|team total| / target_score`` over a game of at most ``max_hands`` hands started
-    from 0-0 (float). ``max_hands=None``: float32's largest finite value (no total is bounded)."""
+    from 0-0 (float). ``max_hands=None``: float32's largest finite value (no total is bounded).
+
+    Raises:
+        ValueError: ``rules`` is not a ``Rules`` or ``max_hands`` not None or an int >= 1.
+    """
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a spades_env.Rules, got {type(rules).__name__}")
+    if max_hands is not None and (isinstance(max_hands, (bool, np.bool_))
+                                  or not isinstance(max_hands, (int, np.integer))
+                                  or max_hands < 1):
+        raise ValueError(f"max_hands must be None or an int >= 1, got {max_hands!r}")
     if max_hands is None:
         return float(np.finfo(np.float32).max)
     return float(max_hands) * hand_points_bound(rules) / rules.target_score
@@ -110,11 +120,15 @@ def encode_state(game, out: np.ndarray | None = None) -> np.ndarray:
 
     Layout: the module docstring table (absolute seats, all hands). ``out`` (float32, that shape)
     is overwritten and returned when given.
+
+    Raises:
+        ValueError: ``game`` is not a ``SpadesGame`` or ``out`` is not a writeable float32 array
+            of shape ``(STATE_SIZE,)``.
     """
-    if out is None:
-        out = np.zeros(STATE_SIZE, dtype=np.float32)
-    else:
-        out[:] = 0.0
+    from .engine import SpadesGame
+    if not isinstance(game, SpadesGame):
+        raise ValueError(f"encode_state needs a SpadesGame, got {type(game).__name__}")
+    out = check_out(out, STATE_SIZE)
     o = {k: v[0] for k, v in STATE_OFFSETS.items()}
     out[o["phase"] + int(game.phase)] = 1.0
     if game.current_player >= 0 and not game.is_over:

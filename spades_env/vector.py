@@ -15,10 +15,10 @@ API (N = ``num_envs``)
 ----------------------
 | call | returns |
 |---|---|
-| ``reset(seed=None, holder=None, dealer=None)`` | ``obs (N,575) f32, mask (N,68) bool, seat (N,)``
+| ``reset(seed=None, holder=None, dealer=None)`` | ``obs (N,679) f32, mask (N,68) bool, seat (N,)``
 | ``step(actions (N,))`` | ``obs, mask, seat, rewards (N, 4) float32, dones (N,) bool, info`` |
 | ``get_game(i)`` | a ``SpadesGame`` equal to game i's state (for scalar bots: ``.view(seat)``) |
-| ``observe(i, seat)`` | any seat's observation of game i, ``(575,)`` float32 numpy |
+| ``observe(i, seat)`` | any seat's observation of game i, ``(679,)`` float32 numpy |
 | ``state_dict()`` / ``load_state_dict(d)`` | exact save / restore (generator included) |
 
 ``info`` always holds ``terminated`` and ``truncated`` ``(N,)`` bool; on a hand's last step also
@@ -62,7 +62,7 @@ Figures (``benchmarks/results/vector.md``, 2-core x86_64): the native backend wi
 1024-4096 games makes 10-12.8 M decisions/s with a random legal action drawn per game, 19-24x
 OpenSpiel's random loop without observations; the env step alone is 24-31x. With 1 thread it is
 about 14x, and the torch backend on the CPU about 2-4x. The rate is bounded by writing each
-decision's 575-float (2.3 KB) observation.
+decision's 679-float (2.7 KB) observation (the figures above are for the 575-float version 1).
 
 Episodes and rewards (the AEC env's definitions, ``spades_v0``)
 ----------------------------------------------------------------
@@ -81,7 +81,10 @@ Determinism: every deal and first dealer come from one ``torch.Generator`` on th
 ``seed``, so the same seed gives the same games on every device. The deals are not the scalar
 engine's RNG stream; ``get_game(i)`` rebuilds a ``SpadesGame`` equal to game ``i``'s state.
 
-Version history: 1 (first version); 1.2 int64 score records (int32 ones are widened on load);
+Version history: 1 (first version); 1.3 observation version 2 (679 floats: the Blind Nil exchange
+piece, all 0 here, and the voids a spade led before spades were broken reveals; states of
+earlier versions are refused by ``load_state_dict``, their observation rows are 576 bytes);
+1.2 int64 score records (int32 ones are widened on load);
 1.1 native CPU backend, stable argsort for the deal
 (identical deals except for ties between two of a game's 52 floats).
 """
@@ -96,7 +99,7 @@ import torch
 
 from .cards import BID_OFFSET, MAX_BID, NUM_ACTIONS, NUM_CARDS, NUM_TRICKS
 from .engine import SpadesGame
-from .observation import BID_SLOTS, OBS_SIZE, OFFSETS
+from .observation import BID_SLOTS, OBS_SIZE, OBS_VERSION, OFFSETS
 from .rules import HandResult, Rules, TeamScore
 
 HAND_STEPS = 4 + NUM_CARDS  # decisions in one hand without Blind Nil: 4 bids + 52 cards
@@ -829,6 +832,11 @@ class SpadesVectorEnv:
             self._leader.copy_(p)
             self._led.copy_(suit)
             obs.scatter_(1, _take(c.led, suit), c.ones4)
+            # a spade led before spades are broken: the leader held only spades, so it is void
+            # in clubs, diamonds and hearts (observation version 2)
+            lead_void = (suit == 3) & ~self._broken
+            if bool(lead_void.any()):
+                self._lead_voids(p, lead_void)
             if self.rules.forced_spade_lead_breaks:
                 self._broken.logical_or_(suit == 3)
                 self._v_broken.copy_(self._broken.view(-1, 1))
@@ -1002,7 +1010,8 @@ class SpadesVectorEnv:
     def state_dict(self) -> dict:
         """Everything needed to continue exactly: CPU tensor copies, ints, and the generator."""
         d = {k: getattr(self, k).detach().cpu().clone() for k in self._STATE}
-        d.update(format="spades_env.vector", version=1, num_envs=self.num_envs, t=self._t,
+        d.update(format="spades_env.vector", version=1, obs_version=OBS_VERSION,
+                 num_envs=self.num_envs, t=self._t,
                  started=self._started, seed=self.seed, gen=self._gen.get_state(),
                  rules=self.rules.to_dict(), hands_per_episode=self.hands_per_episode,
                  max_hands=self.max_hands, reward=self.reward)
@@ -1024,6 +1033,10 @@ class SpadesVectorEnv:
         if not isinstance(d, dict) or d.get("format") != "spades_env.vector" \
                 or d.get("version") != 1:
             raise ValueError("not a spades_env.vector state dict (format/version tag missing)")
+        if d.get("obs_version", 1) != OBS_VERSION:
+            raise ValueError(f"state was saved with observation version {d.get('obs_version', 1)}"
+                             f"; this spades_env uses version {OBS_VERSION} "
+                             f"(spades_env.observation)")
         if d.get("num_envs") != self.num_envs:
             raise ValueError(f"state has {d.get('num_envs')} envs, this env has {self.num_envs}")
         if d.get("rules") != self.rules.to_dict() or d.get("reward") != self.reward or \
@@ -1187,6 +1200,18 @@ class SpadesVectorEnv:
         why = self.get_game(i).explain_illegal(act) or "not in the action mask"
         raise ValueError(f"illegal action {act} in env {i} (seat {int(self._cur[i])} to act): "
                          f"{why}")
+
+    def _lead_voids(self, p: torch.Tensor, which: torch.Tensor) -> None:
+        """Mark seat ``p[i]`` void in suits 0..2 (state and every observer's row) in the games
+        where ``which[i]``; other games unchanged."""
+        c, obs = self._c, self._obs4
+        w8 = which.to(torch.uint8).view(-1, 1)
+        for su in range(3):
+            slot = p * 4 + su
+            self._voids.scatter_(1, slot.view(-1, 1),
+                                 self._voids.gather(1, slot.view(-1, 1)) | which.view(-1, 1))
+            idx = _take(c.void, slot)
+            obs.scatter_(1, idx, obs.gather(1, idx) | w8)
 
     def _lead_mask(self) -> None:
         """Legal leads of the seat to act: any card, but no spade before spades are broken unless

@@ -240,3 +240,40 @@ def test_vector_entry_points_check_their_arguments(backend):
     for bad in ([1.5, 52], ["52", "53"], [True, False], [2 ** 70, 52], [[52], [52]]):
         _value_error(env.step, bad)
     assert env.reset(seed=2 ** 64 - 1)[0].shape[0] == 2
+
+
+# ------------------------------------------------------------------ encoders
+def test_encoders_refuse_foreign_views_games_and_out_buffers():
+    from spades_env.observation import OBS_SIZE, bid_slot, decode, encode, write_mask
+    from spades_env.state import STATE_SIZE, encode_state, state_space
+    g = SpadesGame(seed=0)
+    v = g.view(0)
+    for bad in (None, "x", 3, g, g.to_dict()):
+        _value_error(encode, bad)
+    for bad in (np.zeros(10, np.float32), np.zeros(OBS_SIZE, np.float64),
+                np.zeros(OBS_SIZE, np.int8), [0.0] * OBS_SIZE, np.zeros((1, OBS_SIZE), np.float32)):
+        _value_error(encode, v, bad)
+        _value_error(encode_state, g, bad)
+    ro = np.zeros(OBS_SIZE, np.float32)
+    ro.flags.writeable = False
+    _value_error(encode, v, ro)
+    out = np.full(OBS_SIZE, 7.0, np.float32)
+    assert encode(v, out) is out and np.array_equal(out, encode(v))
+    assert encode_state(g, np.zeros(STATE_SIZE, np.float32)).shape == (STATE_SIZE,)
+    for bad in (None, v, "x"):
+        _value_error(encode_state, bad)
+    for bad in (None, "x", 3, np.zeros(10), np.zeros((2, OBS_SIZE)), [[1, 2]]):
+        _value_error(decode, bad)
+    buf = np.zeros(60, np.float32)
+    for args in ((buf, 0, -1), (buf, 0, 2 ** 52), (buf, 0, 1.5), (buf, 9, 1), (buf, -1, 1),
+                 (buf, 1.0, 1), ([0.0] * 60, 0, 1), (buf, True, 1)):
+        _value_error(write_mask, *args)
+    write_mask(buf, 8, (1 << 51) | 1)
+    assert buf[8] == 1.0 and buf[59] == 1.0 and buf.sum() == 2
+    for args in ((14, False), (-1, False), (1.0, False), (True, False), ("3", False), (3, True)):
+        _value_error(bid_slot, *args)
+    assert (bid_slot(None, False), bid_slot(0, False), bid_slot(13, False),
+            bid_slot(0, True)) == (0, 1, 14, 15)
+    for bad in (0, -1, 1.5, True, "x"):
+        _value_error(state_space, Rules(), bad)
+    _value_error(state_space, "standard")

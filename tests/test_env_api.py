@@ -42,7 +42,7 @@ def test_metadata_and_spaces():
         assert sp["observation"].shape == (OBS_SIZE,) and sp["observation"].dtype == np.float32
         assert sp["action_mask"].shape == (68,) and sp["action_mask"].dtype == np.int8
     hist = spades_v0.env(history=True)
-    assert hist.observation_space("player_0")["observation"].shape == (575 + 2912,)
+    assert hist.observation_space("player_0")["observation"].shape == (679 + 2912,)
 
 
 # ----------------------------------------------------------------------------- random games

@@ -22,7 +22,7 @@ def test_offsets_match_spades_v0_docstring_table():
     expected = dict(OFFSETS)
     expected["history"] = (HISTORY_OFFSET, HISTORY_OFFSET + HISTORY_SIZE)
     assert table == expected
-    assert OBS_SIZE == 575 and HISTORY_OFFSET == 575 and HISTORY_SIZE == 52 * 56
+    assert OBS_SIZE == 679 and HISTORY_OFFSET == 679 and HISTORY_SIZE == 52 * 56
 
 
 def test_pieces_match_observation_docstring_table():

@@ -162,7 +162,7 @@ def test_env_history_must_be_a_bool():
     for bad in ("no", 1, None):
         with pytest.raises(ValueError, match="history must be True or False"):
             spades_v0.env(history=bad)
-    assert spades_v0.env(history=False).observation_space("player_0")["observation"].shape == (575,)
+    assert spades_v0.env(history=False).observation_space("player_0")["observation"].shape == (679,)
 
 
 def test_vector_env_bad_device_is_a_value_error():
@@ -313,7 +313,7 @@ def test_vector_observe_and_given_deal_argument_types():
     with pytest.raises(ValueError, match="integer seats"):
         env.reset(holder=holder.double() + 0.4, dealer=torch.zeros(2))
     obs, mask, seat = env.reset(holder=holder, dealer=torch.zeros(2, dtype=torch.long))
-    assert seat.tolist() == [1, 1] and env.observe(0, 1).shape == (575,)
+    assert seat.tolist() == [1, 1] and env.observe(0, 1).shape == (679,)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")

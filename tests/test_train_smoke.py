@@ -9,6 +9,7 @@ import torch
 
 from spades_env import SpadesGame
 from spades_env.bots import make_bot
+from spades_env.observation import OBS_SIZE
 from training import config as cfg
 from training.checkpoint import build_agent, load_checkpoint
 from training.envs import ScalarBatchEnv
@@ -150,7 +151,7 @@ def test_rollout_links_each_seat_and_pays_hand_rewards():
 def test_masked_policy_gives_illegal_actions_zero_probability():
     torch.manual_seed(0)
     agent = Agent([16], 8)
-    obs = torch.randn(3, 575)
+    obs = torch.randn(3, OBS_SIZE)
     mask = torch.zeros(3, 68, dtype=torch.bool)
     mask[0, [3, 17]] = True
     mask[1, 52:66] = True

@@ -9,7 +9,7 @@ A checkpoint is a ``torch.save``d dict with only tensors and plain Python values
 | version      | ``FORMAT_VERSION``                                                         |
 | config       | ``training.config.Args`` as a dict                                         |
 | model        | the ``Agent`` state dict                                                   |
-| model_shape  | ``{"hidden": [...], "head_hidden": int}`` (``Agent`` keyword arguments)    |
+| model_shape  | ``{"hidden": [...], "head_hidden": int, "obs_size": int}`` (``Agent`` keyword arguments; no ``obs_size``: 575, observation version 1) |
 | optimizer    | Adam state dict (absent in a shipped, stripped checkpoint)                 |
 | progress     | ``{"iteration", "decisions", "stage", ...}`` step counts                   |
 | rng          | python/numpy/torch RNG states (training only)                              |
@@ -224,6 +224,14 @@ def agent_kwargs(shape, path="checkpoint") -> dict:
     for k in ("hidden", "head_hidden"):
         if k not in out:
             raise _bad(path, f"corrupt checkpoint: model_shape has no {k!r}")
+    # the observation width: checkpoints from before observation version 2 have no obs_size and
+    # read the 575 floats of version 1 (the first 575 of version 2: same pieces, same offsets)
+    from spades_env.observation import OBS_SIZE, OBS_SIZE_V1
+    out.setdefault("obs_size", OBS_SIZE_V1)
+    if type(out["obs_size"]) is not int or out["obs_size"] not in (OBS_SIZE_V1, OBS_SIZE):
+        raise _bad(path, f"corrupt checkpoint: model_shape: obs_size must be {OBS_SIZE_V1} "
+                         f"(observation version 1) or {OBS_SIZE} (version 2), got "
+                         f"{out['obs_size']!r}")
     n = network_params(out["hidden"], out["head_hidden"])
     if n > MAX_PARAMS:
         raise _bad(path, f"corrupt checkpoint: model_shape asks for a network of {n} parameters "
@@ -270,11 +278,21 @@ def check_model(data: dict, path="checkpoint") -> dict:
     """Check ``model_shape`` and ``model`` of loaded checkpoint data without building anything;
     return the ``Agent`` keyword arguments.
 
+    A ``model_shape`` without ``obs_size`` (written before observation version 2) takes the
+    input width of the weights' first layer when it is a known observation size (575 or 679).
+
     Raises:
         ValueError: naming ``path`` and the bad key or tensor.
     """
-    kwargs = agent_kwargs(data.get("model_shape"), path)
-    check_state_dict(data.get("model"), expected_state(kwargs), path, "model")
+    shape, model = data.get("model_shape"), data.get("model")
+    if isinstance(shape, dict) and "obs_size" not in shape and isinstance(model, dict):
+        from spades_env.observation import OBS_SIZE, OBS_SIZE_V1
+        first = model.get("trunk.0.weight" if shape.get("hidden") else "play_head.0.weight")
+        if isinstance(first, torch.Tensor) and first.dim() == 2 \
+                and int(first.shape[1]) in (OBS_SIZE_V1, OBS_SIZE):
+            shape = {**shape, "obs_size": int(first.shape[1])}
+    kwargs = agent_kwargs(shape, path)
+    check_state_dict(model, expected_state(kwargs), path, "model")
     return kwargs
 
 
@@ -424,6 +442,11 @@ def check_resume_state(data: dict, args, path="checkpoint") -> None:
         if key not in data:
             raise _bad(path, f"corrupt resume state: missing {key!r}")
     kwargs = check_model(data, path)
+    from spades_env.observation import OBS_SIZE
+    if kwargs["obs_size"] != OBS_SIZE:
+        raise _bad(path, f"this checkpoint's network reads {kwargs['obs_size']} observation floats "
+                         f"(observation version 1): it still plays as a bot, but training can "
+                         f"only resume on the current observation ({OBS_SIZE} floats)")
     if list(kwargs["hidden"]) != list(args.hidden) or kwargs["head_hidden"] != args.head_hidden:
         raise _bad(path, f"corrupt resume state: model_shape {kwargs} does not match the config "
                          f"(hidden {args.hidden}, head_hidden {args.head_hidden})")

@@ -1,6 +1,7 @@
 """The policy/value network shared by all four seats.
 
-Input: the 575-float observation of ``spades_env.observation`` (one seat's information set).
+Input: the observation of ``spades_env.observation`` (one seat's information set; 679 floats in
+version 2, a network trained on version 1's 575 reads the first 575, ``obs_size``).
 A shared ReLU trunk feeds three heads:
 
 | head    | output                         | used in phase            |
@@ -40,12 +41,16 @@ class Agent(nn.Module):
     Args:
         hidden: trunk widths (list of ints), e.g. ``[512, 256]``.
         head_hidden: width of each head's hidden layer.
-    Shapes: ``obs`` float32 ``[B, 575]``, ``mask`` bool ``[B, 68]`` (True = legal).
+        obs_size: input width: ``OBS_SIZE`` (observation version 2), or ``OBS_SIZE_V1`` (575)
+            for a network trained on version 1; a wider observation is cut to its first
+            ``obs_size`` floats (version 1's pieces keep their offsets in version 2).
+    Shapes: ``obs`` float32 ``[B, OBS_SIZE]`` (or ``[B, obs_size]``), ``mask`` bool ``[B, 68]``
+    (True = legal).
     """
 
-    def __init__(self, hidden=(512, 256), head_hidden: int = 128):
+    def __init__(self, hidden=(512, 256), head_hidden: int = 128, obs_size: int = OBS_SIZE):
         super().__init__()
-        layers, w = [], OBS_SIZE
+        layers, w = [], obs_size
         for h in hidden:
             layers += [_layer(w, h), nn.ReLU()]
             w = h
@@ -58,15 +63,16 @@ class Agent(nn.Module):
                                         _layer(head_hidden, 1, 1.0))
         self.hidden = list(hidden)
         self.head_hidden = head_hidden
+        self.obs_size = obs_size
 
     def forward(self, obs: torch.Tensor):
         """Returns ``(logits [B, 68] unmasked, value [B])``."""
-        z = self.trunk(obs)
+        z = self.trunk(obs[..., :self.obs_size])
         logits = torch.cat([self.play_head(z), self.bid_head(z)], dim=-1)
         return logits, self.value_head(z).squeeze(-1)
 
     def get_value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.value_head(self.trunk(obs)).squeeze(-1)
+        return self.value_head(self.trunk(obs[..., :self.obs_size])).squeeze(-1)
 
     @staticmethod
     def masked(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -614,7 +614,8 @@ def rng_states() -> dict:
 def make_payload(args, agent, opt, progress, env, opp, eval_results, full=True) -> dict:
     """The checkpoint dict (see ``training/checkpoint.py``); ``full=False`` keeps weights only."""
     d = {"config": to_dict(args), "model": agent.state_dict(),
-         "model_shape": {"hidden": list(agent.hidden), "head_hidden": agent.head_hidden},
+         "model_shape": {"hidden": list(agent.hidden), "head_hidden": agent.head_hidden,
+                         "obs_size": agent.obs_size},
          "progress": dict(progress), "eval": list(eval_results)}
     if full:
         d["optimizer"] = opt.state_dict()

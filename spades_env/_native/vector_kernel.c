@@ -133,6 +133,14 @@ int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
             e->leader[i] = p;
             e->led[i] = suit;
             for (int o = 0; o < 4; o++) ob[o * row + e->o_led + suit] = 1;
+            if (suit == 3 && !e->broken[i]) {
+                /* a spade led before spades are broken: the leader held only spades, so it is
+                 * void in clubs, diamonds and hearts (observation version 2) */
+                for (int s = 0; s < 3; s++) {
+                    e->voids[i * 16 + p * 4 + s] = 1;
+                    for (int o = 0; o < 4; o++) ob[o * row + e->o_voids + 4 * ((p - o) & 3) + s] = 1;
+                }
+            }
             if (e->flb && suit == 3) e->broken[i] = 1;
         } else {
             const int64_t led = e->led[i];
