@@ -162,8 +162,8 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 from .cards import BLIND_NIL_ACTION, LOOK_ACTION, NUM_ACTIONS
-from .engine import IllegalActionError, Phase, SpadesGame
-from .observation import BID_SLOTS, OBS_SIZE, OFFSETS, encode, write_mask
+from .engine import IllegalActionError, Phase, PlayerView, SpadesGame
+from .observation import BID_SLOTS, OBS_SIZE, OFFSETS, check_out, encode, write_mask
 from .render import render_game, render_score_table
 from .state import encode_state, score_bound, state_space
 from .rules import HandResult, Rules, TeamScore
@@ -183,11 +183,15 @@ def encode_history(view, out: np.ndarray | None = None) -> np.ndarray:
 
     Slot ``k`` (56 floats) holds the ``k``-th card played this hand (``view.play_history``): a
     one-hot of the player's seat relative to ``view.seat`` (4) then a one-hot of the card (52).
+
+    Raises:
+        ValueError: ``view`` is not a ``PlayerView`` or ``out`` is not a writeable float32 array
+            of shape ``(HISTORY_SIZE,)``.
     """
-    if out is None:
-        out = np.zeros(HISTORY_SIZE, dtype=np.float32)
-    else:
-        out[:] = 0.0
+    if not isinstance(view, PlayerView):
+        raise ValueError(f"encode_history needs a PlayerView (game.view(seat)), got "
+                         f"{type(view).__name__}")
+    out = check_out(out, HISTORY_SIZE)
     me = view.seat
     for k, (s, c) in enumerate(view.play_history):
         out[k * HISTORY_SLOT + ((s - me) & 3)] = 1.0
@@ -464,7 +468,13 @@ def observation_space(history: bool = False, rules: Rules | None = None,
     The bounds are finite: ``scores`` within ``+-spades_env.state.score_bound(rules, max_hands)``
     (the most a total can reach in ``max_hands`` hands from 0-0, over ``target_score``), ``target``
     in ``[0, target_score / 500]`` (its value is that bound).
+
+    Raises:
+        ValueError: ``history`` not a bool, ``rules`` not a ``Rules`` or ``max_hands`` not None
+            or an int >= 1.
     """
+    if not isinstance(history, (bool, np.bool_)):
+        raise ValueError(f"history must be True or False, got {history!r}")
     rules = rules if rules is not None else Rules()
     width = OBS_SIZE + (HISTORY_SIZE if history else 0)
     low = np.zeros(width, dtype=np.float32)

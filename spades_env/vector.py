@@ -697,7 +697,11 @@ class SpadesVectorEnv:
         if (holder is None) != (dealer is None):
             raise ValueError("give both holder and dealer (a given first deal), or neither")
         if holder is not None:
-            holder, dealer = torch.as_tensor(holder), torch.as_tensor(dealer)
+            try:
+                holder, dealer = torch.as_tensor(holder), torch.as_tensor(dealer)
+            except (TypeError, ValueError, RuntimeError, OverflowError) as e:
+                raise ValueError(f"holder and dealer must be integer seats (arrays of ints): "
+                                 f"{e}") from None
             if holder.dtype.is_floating_point or dealer.dtype.is_floating_point \
                     or holder.dtype == torch.bool or dealer.dtype == torch.bool:
                 raise ValueError(f"holder and dealer must hold integer seats, got dtypes "
@@ -774,6 +778,7 @@ class SpadesVectorEnv:
                 if bad >= 0:
                     self._illegal(int(bad), int(a[bad]))
             if t == HAND_STEPS - 1:
+                self._reserve_hist()  # before anything changes: may refuse for lack of memory
                 r = k.sp_step(self._spenv_ref, a.data_ptr(), t)
                 if r < 0:
                     self._refused(r, a)
@@ -801,6 +806,8 @@ class SpadesVectorEnv:
                 {"terminated": lean[3], "truncated": lean[4]}
         if self.validate:
             self._check(a)
+        if t == HAND_STEPS - 1:
+            self._reserve_hist()  # before anything changes: may refuse for lack of memory
         c = self._c
         p = self._cur
         self._actions[:, t] = a
@@ -1200,6 +1207,27 @@ class SpadesVectorEnv:
         why = self.get_game(i).explain_illegal(act) or "not in the action mask"
         raise ValueError(f"illegal action {act} in env {i} (seat {int(self._cur[i])} to act): "
                          f"{why}")
+
+    def _reserve_hist(self) -> None:
+        """Room for this hand's score record in every game (``_hist`` doubles when the longest
+        running game needs it). Raises ``ValueError`` with the memory needed, before anything
+        changes, when the larger table does not fit."""
+        need = int(self._hand_count.max()) + 1
+        cap = self._hist.shape[1]
+        if need <= cap:
+            return
+        new = max(need, 2 * cap)
+        n = self.num_envs
+        extra = n * new * _HIST_WIDTH * 8
+        avail, what = available_memory(self.device)
+        if avail is not None and extra > avail:
+            raise ValueError(f"the score records of {n} games need {extra / 2 ** 30:.2f} GiB to "
+                             f"hold {new} hands (a game has run {need - 1} hands), more than the "
+                             f"{avail / 2 ** 30:.2f} GiB of {what}: set max_hands or use fewer "
+                             f"games")
+        grow = torch.zeros((n, new, _HIST_WIDTH), dtype=torch.int64, device=self.device)
+        grow[:, :cap] = self._hist
+        self._hist = grow
 
     def _lead_voids(self, p: torch.Tensor, which: torch.Tensor) -> None:
         """Mark seat ``p[i]`` void in suits 0..2 (state and every observer's row) in the games

@@ -277,3 +277,64 @@ def test_encoders_refuse_foreign_views_games_and_out_buffers():
     for bad in (0, -1, 1.5, True, "x"):
         _value_error(state_space, Rules(), bad)
     _value_error(state_space, "standard")
+
+
+# ------------------------------------------------------------------ second pass (new inputs)
+@pytest.mark.parametrize("name,kw", [
+    ("hard", {"samples": 10 ** 12}), ("insane", {"bid_samples": 10 ** 9}),
+    ("hard", {"inference_factor": 10 ** 6}), ("hard", {"infer_bids": "yes"}),
+    ("hard", {"verify": 1}), ("hard", {"blind_nil_deficit": "x"}), ("hard", {"bid_window": True}),
+    ("hard", {"endgame_tricks": False}), ("easy", {"careless": True}),
+    ("easy", {"careless": "0.5"}), ("medium", {"cover_nil": "x"}), ("medium", {"duck": None}),
+    ("medium", {"blind_nil_deficit": 1.5}), ("medium", {"blind_nil_deficit": True}),
+])
+def test_bot_options_are_checked_by_type_and_size(name, kw):
+    with pytest.raises(ValueError, match=next(iter(kw))):
+        make_bot(name, seed=0, **kw)
+
+
+def test_bot_options_in_range_still_build():
+    assert make_bot("easy", careless=np.float64(0.5)).careless == 0.5
+    assert make_bot("medium", blind_nil_deficit=None).blind_nil_deficit is None
+    assert make_bot("hard", samples=3, infer_bids=np.bool_(True)).infer_bids is True
+
+
+def test_vector_reset_with_a_deal_of_odd_objects_is_a_value_error():
+    env = SpadesVectorEnv(2, seed=0, backend="torch")
+    env.reset()
+    for holder in (np.array([[None] * 52] * 2, dtype=object), [["a"] * 52] * 2, "deal"):
+        with pytest.raises(ValueError, match="holder"):
+            env.reset(holder=holder, dealer=[0, 0])
+
+
+def test_env_space_and_history_encoder_check_their_arguments():
+    from spades_env.spades_v0 import HISTORY_SIZE, encode_history, observation_space
+    for bad in ("yes", 1, None):
+        _value_error(observation_space, history=bad)
+    v = SpadesGame(seed=0).view(1)
+    _value_error(encode_history, None)
+    _value_error(encode_history, v, np.zeros(3))
+    _value_error(encode_history, v, np.zeros(HISTORY_SIZE, np.float64))
+    assert encode_history(v, np.ones(HISTORY_SIZE, np.float32)).sum() == 0  # nothing played yet
+
+
+def test_score_records_that_outgrow_memory_are_refused_before_the_step(monkeypatch):
+    """A game running past 8 hands doubles the score-record table; when that does not fit, the
+    hand's last step is refused with the memory needed, and nothing changes."""
+    import spades_env.vector as vec
+    env = SpadesVectorEnv(2, seed=3, backend="torch", max_hands=None,
+                          rules=Rules(target_score=10 ** 6))
+    env.reset()
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(8 * 56 + 55):                      # 8 hands recorded, the 9th one's last card
+        env.step(env.sample_actions(gen))
+    assert env._hist.shape[1] == 8 and env.hand_step == 55
+    monkeypatch.setattr(vec, "available_memory", lambda device: (1000, "a test budget"))
+    before = env.state_dict()
+    with pytest.raises(ValueError, match=r"score records of 2 games need .* 16 hands"):
+        env.step(env.sample_actions(torch.Generator().manual_seed(1)))
+    after = env.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in env._STATE)
+    monkeypatch.undo()
+    env.step(env.sample_actions(gen))
+    assert env._hist.shape[1] == 16 and int(env._hand_count.max()) == 9

@@ -244,3 +244,76 @@ def test_from_json_refusals_are_value_errors_for_deep_or_odd_json():
                  json.dumps({**base, "rng": {**base["rng"], "bit_generator": "object"}})):
         with pytest.raises(ValueError):
             SpadesGame.from_json(text)
+
+
+def _random_games():
+    """Saved games at many points: a fresh deal, Blind Nil bidding and exchange, the play, a
+    finished game; with their move logs and without."""
+    import random
+    out = []
+    for seed, rules, n in ((0, Rules(), 0), (2, Rules.preset("house"), 9), (3, Rules(), 30),
+                           (4, Rules(loss_threshold=-100, target_score=100), 400),
+                           (5, Rules.preset("house"), 80),
+                           (6, Rules(forced_spade_lead_breaks=True), 150)):
+        r = random.Random(seed)
+        g = SpadesGame(rules, seed=seed)
+        for _ in range(n):
+            if g.is_over:
+                break
+            la = g.legal_actions()
+            g.apply(BLIND_NIL_ACTION if BLIND_NIL_ACTION in la and r.random() < .4
+                    else r.choice(la))
+        d = g.to_dict()
+        out.append(d)
+        e = copy.deepcopy(d)
+        e["moves"], e["initial"] = [], {}
+        out.append(e)
+    return out
+
+
+def test_random_edits_of_saved_games_are_refused_or_load_whole():
+    """Second break-it pass (new inputs): 1 to 3 random edits (garbage values, off-by-one ints,
+    deleted keys, extra list items) anywhere in saved games of every phase. Each load raises
+    ValueError, or the game prints, saves, loads again and plays 20 more moves that save too."""
+    import random
+    rng = random.Random(11)
+    bases = _random_games()
+    for d in bases:
+        _load_ok(copy.deepcopy(d))
+    garbage = [None, "x", -1, 0, 1, 3, 13, 52, 10 ** 30, 1.5, float("nan"), True, [], {},
+               [0] * 4, [[0, 1]]]
+    refused = loaded = 0
+    for _ in range(600):
+        d = copy.deepcopy(rng.choice(bases))
+        paths = list(_leaf_paths(d))
+        for _ in range(rng.choice([1, 1, 2, 3])):
+            path = rng.choice(paths)
+            x = d
+            try:
+                for k in path[:-1]:
+                    x = x[k]
+                op = rng.random()
+                if op < 0.6:
+                    x[path[-1]] = copy.deepcopy(rng.choice(garbage))
+                elif op < 0.8 and type(x[path[-1]]) is int:
+                    x[path[-1]] += rng.choice([-1, 1, 13])
+                elif op < 0.9:
+                    del x[path[-1]]
+                elif isinstance(x[path[-1]], list):
+                    x[path[-1]].append(rng.choice(garbage))
+            except (KeyError, IndexError, TypeError, AttributeError):
+                pass
+        try:
+            g = SpadesGame.from_dict(d)
+        except ValueError:
+            refused += 1
+            continue
+        loaded += 1
+        str(g)
+        assert SpadesGame.from_json(g.to_json()).to_json() == g.to_json()
+        for _ in range(20):
+            if g.is_over:
+                break
+            g.apply(rng.choice(g.legal_actions()))
+        assert SpadesGame.from_json(g.to_json()).to_json() == g.to_json()
+    assert refused > 400 and loaded > 20

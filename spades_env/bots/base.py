@@ -30,6 +30,22 @@ class Bot:
         return f"{type(self).__name__}()"
 
 
+def check_probability(name: str, v) -> float:
+    """``v`` as a float in [0, 1]; ``ValueError`` naming ``name`` for anything else (bools,
+    strings, NaN)."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) \
+            or not 0.0 <= v <= 1.0:
+        raise ValueError(f"{name} must be a number in [0, 1], got {v!r}")
+    return float(v)
+
+
+def check_flag(name: str, v) -> bool:
+    """``v`` as a bool; ``ValueError`` naming ``name`` for anything but True/False."""
+    if not isinstance(v, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {v!r}")
+    return bool(v)
+
+
 class RandomBot(Bot):
     """Uniform over the legal actions (bids, Blind Nil decisions and cards alike)."""
 

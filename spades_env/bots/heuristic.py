@@ -28,11 +28,13 @@ is the usual practice: the Nil hand wants low cards, the covering hand wants the
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..cards import (
     BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NON_SPADES_MASK, SPADES_MASK, SUIT_MASKS,
 )
 from ..engine import Phase
-from .base import Bot
+from .base import Bot, check_flag, check_probability
 from .knowledge import beats, can_beat, current_winner, higher_in_suit, possible_holdings
 
 __all__ = ["EasyBot", "MediumBot", "medium_trick_estimate", "medium_nil_safe", "easy_trick_count"]
@@ -250,9 +252,7 @@ class EasyBot(_ScriptedBot):
 
     def __init__(self, seed=None, careless: float = 0.25):
         super().__init__(seed)
-        if not 0.0 <= careless <= 1.0:
-            raise ValueError(f"careless must be a probability in 0..1, got {careless!r}")
-        self.careless = float(careless)
+        self.careless = check_probability("careless", careless)
 
     def _bid(self, view) -> int:
         return BID_OFFSET + easy_trick_count(view.hand)
@@ -300,11 +300,16 @@ class MediumBot(_ScriptedBot):
     def __init__(self, seed=None, blind_nil_deficit: int | None = 200, cover_nil: bool = True,
                  attack_nil: bool = True, set_opponents: bool = True, duck: bool = True):
         super().__init__(seed)
-        self.blind_nil_deficit = blind_nil_deficit
-        self.cover_nil = cover_nil
-        self.attack_nil = attack_nil
-        self.set_opponents = set_opponents
-        self.duck = duck
+        if blind_nil_deficit is not None and (
+                isinstance(blind_nil_deficit, (bool, np.bool_))
+                or not isinstance(blind_nil_deficit, (int, np.integer))):
+            raise ValueError(f"blind_nil_deficit must be None or an int (points), got "
+                             f"{blind_nil_deficit!r}")
+        self.blind_nil_deficit = None if blind_nil_deficit is None else int(blind_nil_deficit)
+        self.cover_nil = check_flag("cover_nil", cover_nil)
+        self.attack_nil = check_flag("attack_nil", attack_nil)
+        self.set_opponents = check_flag("set_opponents", set_opponents)
+        self.duck = check_flag("duck", duck)
 
     # ------------------------------------------------------------ bidding
     def _blind(self, view) -> int:

@@ -36,10 +36,12 @@ from __future__ import annotations
 
 from math import exp
 
+import numpy as np
+
 from ..cards import BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION
 from ..engine import Phase
 from ..rules import _trick_winner as trick_winner  # unchecked: inner loop
-from .base import Bot
+from .base import Bot, check_flag, check_probability
 from .sampler import DealSampler, as_random, check_deal
 from .solver import ABOVE, BELOW, HandUtility, _high_rank, _low_rank, estimate_tricks, nil_risk, \
     playout, solve
@@ -93,6 +95,9 @@ def _finish_trick(hands, trick, leader, won, broken, card, p, flb):
     return hands, trick, leader, won, broken
 
 
+# most samples a PIMC bot may take per decision (the insane level uses 400; more runs for hours)
+MAX_SAMPLES = 100_000
+
 class PIMCBot(Bot):
     """Perfect-Information Monte Carlo bot (base of ``hard`` and ``insane``).
 
@@ -123,28 +128,33 @@ class PIMCBot(Bot):
                  blind_nil_deficit: int = 200, bid_window: int = 2, bid_shade: float = 0.75,
                  nil_shade: float = 0.2, verify: bool = False):
         super().__init__(seed)
-        for nm, v in (("samples", samples), ("bid_samples", bid_samples),
-                      ("inference_factor", inference_factor)):
+        for nm, v, most in (("samples", samples, MAX_SAMPLES),
+                            ("bid_samples", bid_samples, MAX_SAMPLES),
+                            ("inference_factor", inference_factor, 1000)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{nm} must be a positive int, got {v!r}")
-        if not isinstance(endgame_tricks, int) or not 0 <= endgame_tricks <= 5:
+            if v > most:  # a decision would run for hours
+                raise ValueError(f"{nm} must be at most {most}, got {v}")
+        if not isinstance(endgame_tricks, int) or isinstance(endgame_tricks, bool) \
+                or not 0 <= endgame_tricks <= 5:
             raise ValueError(f"endgame_tricks must be an int in 0..5, got {endgame_tricks!r}")
         self.samples = samples
         self.bid_samples = bid_samples
         self.endgame_tricks = endgame_tricks
-        self.infer_bids = bool(infer_bids)
+        self.infer_bids = check_flag("infer_bids", infer_bids)
         self.inference_factor = inference_factor
-        self.blind_nil_deficit = blind_nil_deficit
-        if not isinstance(bid_window, int) or not 0 <= bid_window <= 13:
+        if isinstance(blind_nil_deficit, (bool, np.bool_)) \
+                or not isinstance(blind_nil_deficit, (int, np.integer)):
+            raise ValueError(f"blind_nil_deficit must be an int (points), got "
+                             f"{blind_nil_deficit!r}")
+        self.blind_nil_deficit = int(blind_nil_deficit)
+        if not isinstance(bid_window, int) or isinstance(bid_window, bool) \
+                or not 0 <= bid_window <= 13:
             raise ValueError(f"bid_window must be an int in 0..13, got {bid_window!r}")
         self.bid_window = bid_window
-        if not 0.0 <= bid_shade <= 1.0:
-            raise ValueError(f"bid_shade must be in [0, 1], got {bid_shade!r}")
-        self.bid_shade = float(bid_shade)
-        if not 0.0 <= nil_shade <= 1.0:
-            raise ValueError(f"nil_shade must be in [0, 1], got {nil_shade!r}")
-        self.nil_shade = float(nil_shade)
-        self.verify = bool(verify)
+        self.bid_shade = check_probability("bid_shade", bid_shade)
+        self.nil_shade = check_probability("nil_shade", nil_shade)
+        self.verify = check_flag("verify", verify)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(samples={self.samples}, bid_samples={self.bid_samples}, "
