@@ -129,15 +129,16 @@ def test_games_seeded_with_any_numpy_bit_generator_save_and_load():
 def test_vector_get_game_returns_a_game_of_its_own():
     env = SpadesVectorEnv(2, seed=0, backend="torch")
     env.reset()
+    gen = torch.Generator().manual_seed(0)
     for _ in range(10):
-        env.step(env.sample_actions())
+        env.step(env.sample_actions(gen))
     a = env.get_game(1)
     ref = a.to_json()
+    a.apply(a.legal_actions()[0])                    # play ahead on it, then vandalise it
     a.scores[0] += 1000
     a.hands[0] = 0
-    a.apply(a.legal_actions()[0])
     assert env.get_game(1).to_json() == ref
-    env.step(env.sample_actions())
+    env.step(env.sample_actions(gen))
     b = env.get_game(1)
     assert len(b.moves) == 11 and b.hands[0] != 0
 
