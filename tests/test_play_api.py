@@ -158,7 +158,9 @@ def played(tmp_path_factory):
     of the first game is checked for hidden cards."""
     db = tmp_path_factory.mktemp("play") / "games.sqlite3"
     app = create_app(str(db), lineups=FAST, seed=0)  # seed 0: short games, a win, a loss, a Nil
-    c = _client(app)
+    c = TestClient(app, raise_server_exceptions=False)
+    c.__enter__()
+    assert c.get("/api/config").status_code == 200
     finals = []
     for i, difficulty in enumerate(("easy", "easy", "medium")):
         r = c.post("/api/games", json={"difficulty": difficulty, "target": 250})
@@ -166,7 +168,8 @@ def played(tmp_path_factory):
         assert_no_leak(app, r)
         final, n = play_to_end(app, c, r.json(), check_leaks=i == 0)
         finals.append(final)
-    return app, c, finals
+    yield app, c, finals
+    c.__exit__(None, None, None)
 
 
 def test_whole_game_through_the_api(played):
