@@ -29,6 +29,9 @@ bench: $(VENV)/.installed
 # its own environment under .nox/, torch $(TORCH_SPEC) installed first).
 test: $(VENV)/.installed
 	$(PY) -m pytest -q -n 2 tests
+
+# The framework sessions (sb3, tianshou, rllib) in their own environments; not yet part of CI.
+test-frameworks: $(VENV)/.installed
 	TORCH_SPEC="$(TORCH_SPEC)" $(VENV)/bin/nox
 
 train: $(VENV)/.installed
