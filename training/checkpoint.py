@@ -509,7 +509,10 @@ class RunFolder:
             self._fd = None
 
     def __del__(self):
-        self.close()
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - at interpreter exit the module globals may be gone;
+            pass           # the process's end releases the lock then anyway
 
     def __repr__(self) -> str:
         return f"RunFolder({self.ckpt_dir!r}, {self.run_dir!r})"
