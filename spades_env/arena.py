@@ -23,6 +23,15 @@ total difference divided by its number of hands), so the interval respects the p
 contracts made/set, Nil and Blind Nil bids and successes, bags per hand, average team contract, and
 seconds per decision (mean and median of the time spent in ``act``).
 
+**Game records** (``--records PATH.jsonl``; ``play_match(..., keep_records=True)``): every game
+of the match as a game record of the play app's replay view (``spades_env.play.replay``: one JSON
+object per line, ``{"format": "spades_env.game_record", "version": 1, "players": [4 names by
+seat], "game": SpadesGame.to_dict()}``), line ``2k`` and ``2k + 1`` the two games of duplicate pair
+``k``; names say the side and player, e.g. ``North (A: hard)``. In ``--hands`` mode each record is
+a game stopped after its single hand. The file is written atomically after the match (complete or
+absent) and its path is checked before the match starts. Open it with
+``python -m spades_env.play --records PATH.jsonl`` (Watch).
+
 As a library: ``result = play_match("medium", "easy", games=100, seed=1)`` returns an ``ArenaResult``.
 A player is a ``make_bot`` name, an object with ``act(view)`` (used for both seats of its side), or a
 callable ``factory(seed) -> player`` (called once per seat, per game, with a derived seed).
@@ -33,9 +42,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 from scipy import stats
@@ -43,7 +53,8 @@ from scipy import stats
 from .engine import IllegalActionError, Phase, SpadesGame
 from .rules import Rules
 
-__all__ = ["SideStats", "ArenaResult", "play_match", "write_json_atomic", "jsonable", "main"]
+__all__ = ["SideStats", "ArenaResult", "play_match", "write_json_atomic", "write_records_atomic",
+           "jsonable", "main"]
 
 
 @dataclass
@@ -109,6 +120,9 @@ class ArenaResult:
             mode, where the penalty is played out.
         pair_seeds: the game seed of each pair (both games of a pair use the same deals).
         seconds: wall time of the match.
+        records: with ``keep_records``, a game record (dict, the play app's replay format; see
+            the module docstring) of every game in order (pair ``k``: ``2k`` and ``2k + 1``), else
+            empty. Not part of ``to_dict``.
     """
 
     mode: str
@@ -126,9 +140,12 @@ class ArenaResult:
     seconds: float
     bag_adjusted_diff: float = float("nan")
     bag_adjusted_ci: tuple = (float("nan"), float("nan"))
+    records: list = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict:
-        d = asdict(self)
+        """The result as plain data (``--json``), without the private fields and ``records``."""
+        d = asdict(replace(self, records=[]))
+        d.pop("records")
         for s in d["sides"]:
             s.pop("_bid_total", None)
             s.pop("_bag_penalty_points", None)
@@ -282,13 +299,15 @@ def _merge_side(into: SideStats, part: SideStats) -> None:
     into._times.extend(part._times)
 
 
-def _play_pair(team0, team1, rules: Rules, mode: str, hand_cap: int, seq) -> tuple:
+def _play_pair(team0, team1, rules: Rules, mode: str, hand_cap: int, seq,
+               keep_games: bool = False) -> tuple:
     """Play one duplicate pair (two games or two single hands on one deal sequence).
 
     ``seq`` is the pair's ``np.random.SeedSequence``: the game seed and the four bot seeds derive
     from it alone, so a pair's result does not depend on which process plays it. Returns
     ``(side totals (SideStats, SideStats), point difference per hand, game seed, truncated games,
-    games won per side, wins per side with a truncation as 1/2)``.
+    games won per side, wins per side with a truncation as 1/2, games)``; ``games`` is the two
+    games' ``SpadesGame.to_dict()`` (rotation 0, then 1) with ``keep_games``, else None.
     """
     sides = (SideStats(name="A"), SideStats(name="B"))
     game_seed, bot_seq = seq.generate_state(2, dtype=np.uint64).tolist()
@@ -298,6 +317,7 @@ def _play_pair(team0, team1, rules: Rules, mode: str, hand_cap: int, seq) -> tup
     truncated = 0
     wins = [0, 0]
     halves = [0.0, 0.0]
+    games = [] if keep_games else None
     for rot in (0, 1):
         # rot 0: side A on seats 0 and 2; rot 1: seats rotated by one, A on 1 and 3
         seat_side = [(s + rot) & 1 for s in range(4)]
@@ -312,6 +332,8 @@ def _play_pair(team0, team1, rules: Rules, mode: str, hand_cap: int, seq) -> tup
         trunc, win_side = _play_one(game, seat_players, seat_side, sides, hand_cap,
                                     mode == "hands")
         p = _record_hands(game, seat_side, sides)
+        if games is not None:
+            games.append(game.to_dict())
         pts[0] += p[0]
         pts[1] += p[1]
         n_hands += len(game.hand_results)
@@ -323,13 +345,28 @@ def _play_pair(team0, team1, rules: Rules, mode: str, hand_cap: int, seq) -> tup
             else:
                 wins[win_side] += 1
                 halves[win_side] += 1.0
-    return sides, (pts[0] - pts[1]) / max(1, n_hands), int(game_seed), truncated, wins, halves
+    return (sides, (pts[0] - pts[1]) / max(1, n_hands), int(game_seed), truncated, wins, halves,
+            games)
+
+
+_SEAT_NAMES = ("North", "East", "South", "West")
+
+
+def _seat_names(labels, rot: int) -> list[str]:
+    """Record names by seat for rotation ``rot``: ``North (A: hard)``, ``East (B: medium)``...
+    (side A holds the seats ``rot`` and ``rot + 2``)."""
+    out = []
+    for s in range(4):
+        side = (s + rot) & 1
+        out.append(f"{_SEAT_NAMES[s]} ({'AB'[side]}: {labels[side]})"[:40])
+    return out
 
 
 def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
                rules: Rules | None = None, hands: int | None = None, hand_cap: int = 100,
                progress: bool = False, names: tuple | None = None,
-               workers: int = 1, ray_address: str | None = None) -> ArenaResult:
+               workers: int = 1, ray_address: str | None = None,
+               keep_records: bool = False) -> ArenaResult:
     """Play a duplicate match between two players and return an ``ArenaResult``.
 
     Args:
@@ -353,6 +390,8 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
         ray_address: play the pairs as Ray tasks on the cluster at this address (``"auto"``,
             ``"HOST:PORT"``; ``spades_env.ray_cluster``), the package shipped to the nodes through
             Ray's ``runtime_env``; same result as one process. Players must be ``make_bot`` names.
+        keep_records: keep every game as a game record of the play app's replay view in
+            ``result.records`` (see the module docstring; ``write_records_atomic`` writes them).
     Raises:
         ValueError: a bad count, an unknown bot name, or a player returning an illegal action
             (``IllegalActionError``).
@@ -380,6 +419,8 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
     if not isinstance(workers, (int, np.integer)) or isinstance(workers, bool) or workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     workers = int(workers)
+    if not isinstance(keep_records, bool):
+        raise ValueError(f"keep_records must be a bool, got {keep_records!r}")
     if workers > 1 or ray_address is not None:
         for spec in (team0, team1):
             if not isinstance(spec, str):
@@ -402,10 +443,11 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
         if ray_address is not None:
             from .ray_cluster import play_pairs_on_ray
             results = play_pairs_on_ray(ray_address, team0, team1, rules, mode, hand_cap,
-                                        pair_seqs, bar)
+                                        pair_seqs, bar, keep_games=keep_records)
         elif workers == 1:
             for i in range(pairs):
-                results[i] = _play_pair(team0, team1, rules, mode, hand_cap, pair_seqs[i])
+                results[i] = _play_pair(team0, team1, rules, mode, hand_cap, pair_seqs[i],
+                                        keep_records)
                 if bar is not None:
                     bar.update(2)
         else:
@@ -415,7 +457,7 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
             pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
             try:
                 futs = {pool.submit(_play_pair, team0, team1, rules, mode, hand_cap,
-                                    pair_seqs[i]): i for i in range(pairs)}
+                                    pair_seqs[i], keep_records): i for i in range(pairs)}
                 for f in as_completed(futs):
                     results[futs[f]] = f.result()
                     if bar is not None:
@@ -437,8 +479,15 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
     pair_seeds: list[int] = []
     truncated = 0
     wins_half = [0.0, 0.0]
+    records: list[dict] = []
+    if keep_records:
+        from .play.replay import RECORD_FORMAT, RECORD_VERSION
     for r in results:
-        part, diff, game_seed, trunc, wins, halves = r
+        part, diff, game_seed, trunc, wins, halves, games = r
+        if keep_records:
+            records += [{"format": RECORD_FORMAT, "version": RECORD_VERSION,
+                         "players": _seat_names(labels, rot), "game": g}
+                        for rot, g in enumerate(games)]
         pair_seeds.append(game_seed)
         pair_diffs.append(diff)
         truncated += trunc
@@ -479,7 +528,7 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
         hand_cap=hand_cap, games=n_games, pairs=pairs, truncated=truncated, sides=sides,
         point_diff_per_hand=mean, point_diff_ci=ci, pair_diffs=[float(x) for x in d],
         pair_seeds=pair_seeds, seconds=time.perf_counter() - t_start,
-        bag_adjusted_diff=adj_mean, bag_adjusted_ci=adj_ci,
+        bag_adjusted_diff=adj_mean, bag_adjusted_ci=adj_ci, records=records,
     )
 
 
@@ -518,6 +567,20 @@ def write_json_atomic(path: str, obj) -> None:
     write_atomic(path, text.encode("utf-8"), prefix=".arena-", suffix=".json")
 
 
+def write_records_atomic(path: str, records) -> None:
+    """Write game records (``ArenaResult.records``) to ``path`` as JSON lines, one game a line,
+    atomically (``spades_env.fileio.write_atomic``: complete or absent, mode 0o666 less the umask).
+    The play app's replay view opens the file (``python -m spades_env.play --records PATH``).
+
+    Raises:
+        OSError: the file cannot be written (the message names the path and the reason).
+        ValueError: a record is not JSON-serialisable.
+    """
+    from .fileio import write_atomic
+    text = "".join(json.dumps(r, separators=(",", ":"), allow_nan=False) + "\n" for r in records)
+    write_atomic(path, text.encode("utf-8"), prefix=".arena-", suffix=".jsonl")
+
+
 # --------------------------------------------------------------------------- CLI
 def _parse_args(argv):
     p = argparse.ArgumentParser(
@@ -536,6 +599,9 @@ def _parse_args(argv):
     p.add_argument("--target", type=int, default=None, help="override the target score")
     p.add_argument("--hand-cap", type=int, default=100, help="hands before a game is truncated")
     p.add_argument("--json", default=None, help="also write the full result to this JSON file")
+    p.add_argument("--records", default=None, metavar="PATH.jsonl",
+                   help="also write every game as a game record (one JSON line each) that the "
+                        "play app's replay view opens: python -m spades_env.play --records PATH")
     p.add_argument("--workers", type=int, default=1,
                    help="processes playing duplicate pairs in parallel (same result as 1)")
     p.add_argument("--ray", default=None, metavar="ADDRESS",
@@ -554,13 +620,20 @@ def main(argv=None) -> int:
         return 2
     if args.games is None:
         args.games = 200
-    if args.json:  # fail now, not after the whole match
-        from .fileio import check_output_file
-        try:
+    from .fileio import check_output_file
+    try:  # fail now, not after the whole match
+        if args.json:
             check_output_file(args.json, "--json")
-        except ValueError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
+        if args.records:
+            if not args.records.endswith(".jsonl"):
+                raise ValueError(f"--records {args.records}: the file name must end in .jsonl "
+                                 f"(one game record per line, what the replay view reads)")
+            check_output_file(args.records, "--records")
+            if args.json and os.path.abspath(args.json) == os.path.abspath(args.records):
+                raise ValueError(f"--json and --records name the same file {args.json}")
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     try:
         rules = Rules.preset(args.rules)
         if args.target is not None:
@@ -568,7 +641,7 @@ def main(argv=None) -> int:
         result = play_match(args.team0, args.team1, games=args.games, seed=args.seed,
                             rules=rules, hands=args.hands, hand_cap=args.hand_cap,
                             progress=not args.no_progress, workers=args.workers,
-                            ray_address=args.ray)
+                            ray_address=args.ray, keep_records=bool(args.records))
     except (ValueError, OSError, RuntimeError) as e:
         # OSError: e.g. checkpoint:PATH with no file there; RuntimeError: a Ray node that cannot
         # import the package (spades_env.ray_cluster.check_cluster)
@@ -585,6 +658,13 @@ def main(argv=None) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 2
         print(f"wrote {args.json}")
+    if args.records:
+        try:
+            write_records_atomic(args.records, result.records)
+        except OSError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        print(f"wrote {args.records} ({len(result.records)} game records)")
     return 0
 
 

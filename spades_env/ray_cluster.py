@@ -113,9 +113,10 @@ def check_cluster(modules=("spades_env", "pettingzoo", "gymnasium", "scipy")) ->
 
 
 def play_pairs_on_ray(address: str, team0, team1, rules, mode: str, hand_cap: int, pair_seqs,
-                      bar=None) -> list:
+                      bar=None, keep_games: bool = False) -> list:
     """Play each duplicate pair as a Ray task (``arena._play_pair``, one CPU each) on the
-    cluster at ``address``; returns the pair results in pair order (the one-process order).
+    cluster at ``address``; returns the pair results in pair order (the one-process order), with
+    the games' saves when ``keep_games`` (the arena's ``--records``).
 
     Raises:
         ValueError: Ray missing or the cluster unreachable.
@@ -127,7 +128,8 @@ def play_pairs_on_ray(address: str, team0, team1, rules, mode: str, hand_cap: in
     try:
         check_cluster(("spades_env", "scipy"))
         task = ray.remote(num_cpus=1, max_retries=0)(_play_pair)
-        refs = [task.remote(team0, team1, rules, mode, hand_cap, seq) for seq in pair_seqs]
+        refs = [task.remote(team0, team1, rules, mode, hand_cap, seq, keep_games)
+                for seq in pair_seqs]
         index = {r: i for i, r in enumerate(refs)}
         results: list = [None] * len(refs)
         pending = list(refs)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from spades_env import Phase, Rules
+from spades_env import Phase, Rules, SpadesGame
 from spades_env.arena import ArenaResult, main, play_match
 from spades_env.bots import make_bot
 from spades_env.bots.heuristic import MediumBot
@@ -144,8 +144,13 @@ def test_workers_give_the_same_result_as_one_process():
     """Each pair's seeds derive from the match seed and its index alone, so playing the pairs in
     two processes changes nothing but the timing."""
     one = play_match("medium", "easy", games=8, seed=5, rules=SHORT)
-    two = play_match("medium", "easy", games=8, seed=5, rules=SHORT, workers=2)
+    two = play_match("medium", "easy", games=8, seed=5, rules=SHORT, workers=2,
+                     keep_records=True)
     assert two.pair_diffs == one.pair_diffs and two.pair_seeds == one.pair_seeds
+    # the game records made in the workers are the games one process plays
+    assert one.records == [] and len(two.records) == 8
+    assert two.records == play_match("medium", "easy", games=8, seed=5, rules=SHORT,
+                                     keep_records=True).records
     assert two.point_diff_ci == one.point_diff_ci and two.truncated == one.truncated
     for a, b in zip(one.sides, two.sides):
         for f in ("games_won", "hands", "points", "contracts_set", "nil_bids", "nil_made", "bags",
@@ -266,3 +271,67 @@ def test_ctrl_c_stops_a_multi_process_match_at_once():
     assert proc.stdout.read() == b""  # no summary of a match that did not finish
     proc.stdout.close()
     proc.stderr.close()
+
+
+# ---------------------------------------------------------------------- game records (--records)
+def test_records_hold_every_game_of_the_match():
+    """keep_records: one record per game in pair order, names by seat and side, the games the
+    statistics were made from (their hand points add up to the sides' points)."""
+    r = play_match("medium", "easy", games=4, seed=3, rules=SHORT, keep_records=True)
+    assert len(r.records) == 4 and "records" not in r.to_dict()
+    assert r.records[0]["players"] == ["North (A: medium)", "East (B: easy)",
+                                       "South (A: medium)", "West (B: easy)"]
+    assert r.records[1]["players"] == ["North (B: easy)", "East (A: medium)",
+                                       "South (B: easy)", "West (A: medium)"]
+    points, won = [0, 0], [0, 0]
+    for i, rec in enumerate(r.records):
+        assert (rec["format"], rec["version"]) == ("spades_env.game_record", 1)
+        g = SpadesGame.from_dict(rec["game"])  # replays and checks the move log
+        pair, rot = divmod(i, 2)
+        # both games of a pair are dealt from the pair's seed: the same first deal
+        assert g.initial["hands"] == SpadesGame(SHORT, seed=r.pair_seeds[pair]).hands
+        for hr in g.hand_results:  # side A holds team `rot` in the pair's game `rot`
+            points[rot] += hr.teams[0].hand_points
+            points[1 - rot] += hr.teams[1].hand_points
+        if g.is_over:
+            won[(g.winner + rot) % 2] += 1
+    assert points == [r.sides[0].points, r.sides[1].points]
+    assert won == [r.sides[0].games_won, r.sides[1].games_won]
+    assert sum(won) + r.truncated == 4
+
+
+def test_records_in_hands_mode_stop_after_the_hand():
+    r = play_match("medium", "easy", hands=2, seed=1, keep_records=True)
+    games = [SpadesGame.from_dict(rec["game"]) for rec in r.records]
+    assert len(games) == 4 and all(len(g.hand_results) == 1 and not g.is_over for g in games)
+    assert sum(g.hand_results[0].teams[(k % 2)].hand_points for k, g in enumerate(games)) \
+        == r.sides[0].points
+    with pytest.raises(ValueError, match="keep_records must be a bool"):
+        play_match("medium", "easy", hands=2, keep_records="yes")
+
+
+def test_cli_records_checked_before_the_match_and_written_whole(tmp_path, capsys):
+    base = ["--team0", "medium", "--team1", "easy", "--hands", "2", "--no-progress"]
+    cases = [(tmp_path / "games.json", "must end in .jsonl"),
+             (tmp_path / "nofolder" / "g.jsonl", "no such folder"),
+             (tmp_path, "must end in .jsonl")]
+    (tmp_path / "dir.jsonl").mkdir()
+    cases.append((tmp_path / "dir.jsonl", "is a folder, not a file"))
+    for path, msg in cases:
+        assert main(base + ["--records", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert msg in err and str(path) in err and "Traceback" not in err
+    same = str(tmp_path / "same.jsonl")
+    assert main(base + ["--records", same, "--json", same]) == 2
+    assert "--json and --records name the same file" in capsys.readouterr().err
+    # a match that fails writes nothing
+    out = tmp_path / "g.jsonl"
+    assert main(["--team0", "medium", "--team1", "nobody", "--games", "2", "--no-progress",
+                 "--records", str(out)]) == 2
+    assert not out.exists()
+    assert main(base + ["--seed", "4", "--records", str(out)]) == 0
+    assert f"wrote {out} (4 game records)" in capsys.readouterr().out
+    lines = out.read_text().splitlines()
+    assert [json.loads(x) for x in lines] == play_match(
+        "medium", "easy", hands=2, seed=4, keep_records=True).records
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp files

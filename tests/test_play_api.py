@@ -769,3 +769,47 @@ def test_record_files_in_the_replay_view(tmp_path):
         load_record_file(str(bad))
     with pytest.raises(ValueError, match="no such record file"):
         create_app(str(tmp_path / "db2.sqlite3"), records=[str(tmp_path / "missing.json")])
+
+
+def test_arena_records_open_in_the_replay_view(tmp_path, capsys):
+    """The arena's --records file is listed by the replay view and every game replays through
+    the API: the deals of the pair's seed, the seats' names, and the hand points and wins the
+    arena counted."""
+    from spades_env.arena import main as arena_main
+    out, res = tmp_path / "arena.jsonl", tmp_path / "arena.json"
+    assert arena_main(["--team0", "medium", "--team1", "easy", "--games", "4", "--target", "150",
+                       "--seed", "3", "--no-progress", "--records", str(out),
+                       "--json", str(res)]) == 0
+    capsys.readouterr()
+    result = json.loads(res.read_text())
+    app = create_app(str(tmp_path / "db.sqlite3"), records=[str(out)])
+    c = _client(app)
+    assert c.get("/api/watch").json()["records"] == [
+        {"key": "file/0", "name": "arena.jsonl", "kind": "games", "games": 4}]
+    points, won = [0, 0], [0, 0]
+    for i in range(4):
+        pair, rot = divmod(i, 2)
+        r = c.get(f"/api/watch/file/0?game={i}")
+        assert r.status_code == 200, r.text
+        rep = r.json()
+        assert rep["title"] == f"arena.jsonl #{i}"
+        a, b = "(A: medium)", "(B: easy)"
+        assert rep["players"] == ([f"North {a}", f"East {b}", f"South {a}", f"West {b}"]
+                                  if rot == 0 else
+                                  [f"North {b}", f"East {a}", f"South {b}", f"West {a}"])
+        first = rep["frames"][0]
+        deal = SpadesGame(Rules(target_score=150), seed=result["pair_seeds"][pair])
+        assert [sorted(h) for h in first["hands"]] == [
+            sorted(card_str(x) for x in mask_to_cards(deal.hands[s])) for s in range(4)]
+        assert all(len(h) == 13 for h in first["hands"])
+        tables = [f["hand_result"] for f in rep["frames"] if f["hand_result"]]
+        for t in tables:
+            points[rot] += t["teams"][0]["hand_points"]
+            points[1 - rot] += t["teams"][1]["hand_points"]
+        last = rep["frames"][-1]
+        assert last["scores"] == [tables[-1]["teams"][0]["total"], tables[-1]["teams"][1]["total"]]
+        if rep["winner"] is not None:
+            assert max(last["scores"]) >= 150
+            won[(rep["winner"] + rot) % 2] += 1
+    assert points == [result["sides"][0]["points"], result["sides"][1]["points"]]
+    assert won == [result["sides"][0]["games_won"], result["sides"][1]["games_won"]]

@@ -26,17 +26,18 @@ def cluster(tmp_path_factory):
 
 
 def test_arena_on_ray_equals_one_process(cluster, tmp_path):
-    out = tmp_path / "ray.json"
+    out, recs = tmp_path / "ray.json", tmp_path / "ray.jsonl"
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "spades_env.arena", "--team0", "medium",
                            "--team1", "easy", "--hands", "40", "--seed", "5", "--ray", cluster,
-                           "--no-progress", "--json", str(out)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
+                           "--no-progress", "--json", str(out), "--records", str(recs)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     ray_s = time.perf_counter() - t0
     assert proc.returncode == 0, proc.stderr[-3000:]
     on_ray = json.loads(out.read_text())
     t0 = time.perf_counter()
-    local = play_match("medium", "easy", hands=40, seed=5).to_dict()
+    local_result = play_match("medium", "easy", hands=40, seed=5, keep_records=True)
+    local = local_result.to_dict()
     print(f"arena 40 duplicate hands: Ray cluster (2 nodes x 1 CPU) {ray_s:.1f} s incl. start-up,"
           f" one process {time.perf_counter() - t0:.1f} s")
     assert on_ray["pair_diffs"] == local["pair_diffs"]
@@ -44,6 +45,8 @@ def test_arena_on_ray_equals_one_process(cluster, tmp_path):
     for a, b in zip(on_ray["sides"], local["sides"]):
         for k in ("hands", "points", "contracts_set", "nil_bids", "nil_made", "bags"):
             assert a[k] == b[k], k
+    # --records: the games played on the nodes, in pair order, are the one-process games
+    assert [json.loads(line) for line in recs.read_text().splitlines()] == local_result.records
 
 
 def test_arena_ray_needs_named_bots_and_a_reachable_cluster():
