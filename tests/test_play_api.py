@@ -588,6 +588,162 @@ def test_kill_in_the_middle_of_a_move_loses_nothing(tmp_path, monkeypatch):
     assert c.post(f"/api/games/{gid}/advance").status_code == 200
 
 
+class _Server:
+    """``python -m spades_env.play`` as a user starts it (real line-ups, uvicorn), in its own
+    process on a free port; ``kill()`` is SIGKILL (no shutdown code runs)."""
+
+    def __init__(self, db, port: int, log):
+        import subprocess
+        import sys
+        self.base = f"http://127.0.0.1:{port}"
+        self.log = log
+        with open(log, "ab") as f:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "spades_env.play", "--no-browser", "--port", str(port),
+                 "--db", str(db)], stdout=f, stderr=subprocess.STDOUT)
+
+    def wait_ready(self, cookie: str | None = None, timeout: float = 300.0) -> str:
+        """Wait until the server answers; returns the player cookie (given or received)."""
+        import time
+        import urllib.error
+        deadline = time.time() + timeout
+        while True:
+            assert self.proc.poll() is None, f"the server exited: {self.log.read_text()[-2000:]}"
+            try:
+                status, _, headers = self.call("GET", "/api/config", cookie=cookie)
+                assert status == 200
+                if cookie is None:
+                    cookie = re.search(rf"{COOKIE}=([A-Za-z0-9_-]+)",
+                                       headers.get("set-cookie", "")).group(1)
+                return cookie
+            except (urllib.error.URLError, ConnectionError):
+                assert time.time() < deadline, f"no answer: {self.log.read_text()[-2000:]}"
+                time.sleep(0.2)
+
+    def call(self, method: str, path: str, body=None, cookie: str | None = None,
+             timeout: float = 300.0):
+        """One HTTP request; returns (status, JSON body, headers)."""
+        import urllib.error
+        import urllib.request
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method)
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        if cookie is not None:
+            req.add_header("Cookie", f"{COOKIE}={cookie}")
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return r.status, json.loads(r.read()), {k.lower(): v for k, v in r.headers.items()}
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read()), {}
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=60)
+
+
+def _step(view: dict) -> tuple[str, dict]:
+    """The request that moves ``view``'s game on by one move: the player's, or a bot's."""
+    if view["your_turn"]:
+        return "action", human_choice(view)
+    return "advance", {"seq": view["seq"]}
+
+
+def test_real_server_killed_during_a_move_continues_where_it_stopped(tmp_path):
+    """A real server process (``python -m spades_env.play``) plays moves over HTTP, is SIGKILLed
+    while a move is in flight, and is started again on the same database: every answered move is
+    there, the game is at the last answered move or (if the killed move had committed) exactly
+    one move further, and it plays on exactly as a server that was never killed (an in-process
+    app on a copy of the database taken before the kill)."""
+    import socket
+    import threading
+    import time
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    db, log = tmp_path / "play.sqlite3", tmp_path / "server.log"
+    srv = _Server(db, port, log)
+    try:
+        cookie = srv.wait_ready()
+        status, view, _ = srv.call("POST", "/api/games", {"difficulty": "easy", "target": 500},
+                                   cookie=cookie)
+        assert status == 201, view
+        gid = view["id"]
+        answered = [view]
+        while view["seq"] < 20:  # the bids, then into the first tricks
+            path, body = _step(view)
+            status, view, _ = srv.call("POST", f"/api/games/{gid}/{path}", body, cookie=cookie)
+            assert status == 200, view
+            answered.append(view)
+        assert view["phase"] == "play"
+        log_before = [(seat, a) for _, seat, a in _move_log(db, gid)]
+        assert len(log_before) == view["seq"] == 20
+        # the uninterrupted reference: a copy of the database as it is now
+        ref_db = tmp_path / "reference.sqlite3"
+        src, dst = sqlite3.connect(db), sqlite3.connect(ref_db)
+        src.backup(dst)
+        src.close()
+        dst.close()
+        # the next move goes out; the server is killed while it works on it
+        path, body = _step(view)
+        in_flight = threading.Thread(target=lambda: _ignore_errors(
+            srv.call, "POST", f"/api/games/{gid}/{path}", body, cookie=cookie), daemon=True)
+        in_flight.start()
+        time.sleep(0.1)  # sent; the server is on it (or has just saved it)
+        srv.kill()
+        in_flight.join(timeout=30)
+    finally:
+        srv.kill()
+    srv = _Server(db, port, log)  # started again on the same file and port
+    try:
+        assert srv.wait_ready(cookie) == cookie
+        status, active, _ = srv.call("GET", "/api/games/active", cookie=cookie)
+        assert status == 200
+        now = active["game"]
+        log_after = [(seat, a) for _, seat, a in _move_log(db, gid)]
+        assert log_after[:20] == log_before  # nothing answered is lost
+        assert now["seq"] == len(log_after) in (20, 21)
+        print(f"killed during {path}: the game restarts at move {now['seq']}")
+        ref = create_app(str(ref_db))
+        c = _client(ref, cookies={COOKIE: cookie})
+        if now["seq"] == 20:
+            assert now == view  # exactly the last answered state
+        else:  # the killed move had committed: the same move on the reference
+            r = c.post(f"/api/games/{gid}/{path}", json=body)
+            assert r.status_code == 200 and r.json()["seq"] == 21
+            if path == "action":
+                assert log_after[20] == (HUMAN_SEAT, body["action"])
+        assert c.get(f"/api/games/{gid}").json() == now
+        # both play on identically (bots are reseeded from the game seed and move number)
+        for _ in range(8):
+            path, body = _step(now)
+            status, now, _ = srv.call("POST", f"/api/games/{gid}/{path}", body, cookie=cookie)
+            assert status == 200, now
+            r = c.post(f"/api/games/{gid}/{path}", json=body)
+            assert r.status_code == 200 and r.json() == now
+        assert len(_move_log(db, gid)) == now["seq"]
+    finally:
+        srv.kill()
+
+
+def _ignore_errors(fn, *args, **kwargs):
+    try:
+        fn(*args, **kwargs)
+    except Exception:  # the connection dies with the killed server
+        pass
+
+
+def _move_log(db, gid: str) -> list:
+    """(seq, seat, action) rows of a game, read straight from the database file."""
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("SELECT seq, seat, action FROM moves WHERE game_id = ? ORDER BY seq",
+                           (gid,)).fetchall()
+    finally:
+        con.close()
+
+
 # ---------------------------------------------------------------------- bad database files
 def test_corrupt_database_is_a_clear_error(tmp_path, capsys):
     bad = tmp_path / "garbage.sqlite3"
