@@ -227,8 +227,9 @@ def test_ctrl_c_stops_a_multi_process_match_at_once():
     workers stopped, and the CLI exits with 130 at once.
 
     The signal goes only once the progress bar shows a finished pair (the workers are really
-    playing, however loaded the machine), with up to 199 pairs still queued: far more work than
-    the 15 s bound below (with the queued pairs kept, the stop took longer and this failed)."""
+    playing, however loaded the machine), with up to 999 pairs still queued (about 0.25 s each
+    on two workers here: minutes of work, far over the 15 s bound below; with the queued pairs
+    kept, this failed)."""
     import os
     import re
     import signal
@@ -236,8 +237,13 @@ def test_ctrl_c_stops_a_multi_process_match_at_once():
     import sys
     import threading
     import time
-    proc = subprocess.Popen([sys.executable, "-m", "spades_env.arena", "--team0", "medium",
-                             "--team1", "easy", "--games", "400", "--workers", "2", "--seed", "1"],
+    # the CLI's main() as `python -m spades_env.arena` runs it, with Ctrl-C's default Python
+    # handler set first: a process started in the background (`pytest ... &`, nohup) inherits
+    # SIGINT ignored, as Unix shells do for background jobs, and would rightly ignore the signal
+    run_cli = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+               "from spades_env.arena import main; sys.exit(main(sys.argv[1:]))")
+    proc = subprocess.Popen([sys.executable, "-c", run_cli, "--team0", "medium", "--team1", "easy",
+                             "--games", "2000", "--workers", "2", "--seed", "1"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     err_parts: list[bytes] = []
     started = threading.Event()
@@ -248,7 +254,7 @@ def test_ctrl_c_stops_a_multi_process_match_at_once():
             if not chunk:
                 return
             err_parts.append(chunk)
-            if re.search(rb"\b([2-9]|\d\d+)/400\b", b"".join(err_parts)):
+            if re.search(rb"\b([2-9]|\d\d+)/2000\b", b"".join(err_parts)):
                 started.set()
 
     reader = threading.Thread(target=read_stderr, daemon=True)
