@@ -232,7 +232,7 @@ def agent_kwargs(shape, path="checkpoint") -> dict:
         raise _bad(path, f"corrupt checkpoint: model_shape: obs_size must be {OBS_SIZE_V1} "
                          f"(observation version 1) or {OBS_SIZE} (version 2), got "
                          f"{out['obs_size']!r}")
-    n = network_params(out["hidden"], out["head_hidden"])
+    n = network_params(out["hidden"], out["head_hidden"], out.get("critic_hidden", ()))
     if n > MAX_PARAMS:
         raise _bad(path, f"corrupt checkpoint: model_shape asks for a network of {n} parameters "
                          f"(at most {MAX_PARAMS})")
@@ -399,7 +399,7 @@ def _check_pool(pool, args, num_envs: int, expected: dict, path) -> None:
                                                                   "agents")):
         raise bad("must hold ctrl, pool, next_id and agents")
     agents = pool["agents"]
-    if not isinstance(agents, dict) or len(agents) > args.pool_size + 4 * num_envs:
+    if not isinstance(agents, dict) or len(agents) > args.pool_size + 1 + 4 * num_envs:
         raise bad("agents must be a mapping of at most pool_size + 4 * num_envs snapshots")
     ids = set()
     for k, sd in agents.items():
@@ -414,6 +414,9 @@ def _check_pool(pool, args, num_envs: int, expected: dict, path) -> None:
                   f"that are in agents, got {ring!r}"[:300])
     if not _is_int(pool["next_id"], 1) or pool["next_id"] <= max(ids, default=0):
         raise bad(f"next_id must be an integer above every snapshot id, got {pool['next_id']!r}")
+    anchor = pool.get("anchor", 0)
+    if not (anchor == 0 or (_is_int(anchor, 1) and anchor in ids and anchor not in ring)):
+        raise bad(f"anchor must be 0 or a snapshot id in agents outside the ring, got {anchor!r}")
     ctrl = pool["ctrl"]
     if not isinstance(ctrl, torch.Tensor) or ctrl.dtype != torch.int64 \
             or tuple(ctrl.shape) != (num_envs, 4):
@@ -447,9 +450,11 @@ def check_resume_state(data: dict, args, path="checkpoint") -> None:
         raise _bad(path, f"this checkpoint's network reads {kwargs['obs_size']} observation floats "
                          f"(observation version 1): it still plays as a bot, but training can "
                          f"only resume on the current observation ({OBS_SIZE} floats)")
-    if list(kwargs["hidden"]) != list(args.hidden) or kwargs["head_hidden"] != args.head_hidden:
+    if list(kwargs["hidden"]) != list(args.hidden) or kwargs["head_hidden"] != args.head_hidden \
+            or list(kwargs.get("critic_hidden", [])) != list(args.critic_hidden):
         raise _bad(path, f"corrupt resume state: model_shape {kwargs} does not match the config "
-                         f"(hidden {args.hidden}, head_hidden {args.head_hidden})")
+                         f"(hidden {args.hidden}, head_hidden {args.head_hidden}, critic_hidden "
+                         f"{args.critic_hidden})")
     expected = expected_state(kwargs)
     _check_progress(data["progress"], path)
     _check_eval(data["eval"], path)

@@ -78,8 +78,15 @@ class Args:
     """widths of the shared trunk (ReLU MLP on the 575-float observation)."""
     head_hidden: int = 128
     """width of the hidden layer of each head (bidding, card play, value)."""
+    critic_hidden: list = field(default_factory=list)
+    """widths of the privileged critic (``training.model``: a value network that also reads the
+    other three hands, used only for the advantages during training; the acting policy never
+    reads it). Empty: no privileged critic, the value head is the critic."""
 
     # --- behaviour cloning warm start ---------------------------------------------------------
+    bc_records: str = ""
+    """teacher game records (``training.teacher_records``, e.g.
+    ``checkpoints/records/hard_records.npz``) replayed and added to the warm-start data ('' = none)."""
     bc_teacher: str = "medium"
     """bot imitated in the warm-start stage (empty string = no warm start): behaviour cloning on
     its games, then DAgger rounds (the network plays, the teacher labels every position)."""
@@ -147,6 +154,13 @@ class Args:
     """past checkpoints kept in the pool (the oldest is dropped)."""
     pool_every: int = 20
     """add a snapshot of the learner to the pool every this many iterations."""
+    pool_anchor: bool = False
+    """keep the network as it was when PPO started (the warm start) in the pool for the whole run,
+    beside the ``pool_size`` most recent snapshots."""
+    bag_cost: float = 0.0
+    """reward: each bag a team takes costs this many points and the bag penalty reached in the
+    hand is left out (``training.teacher_records.team_points``); 0 = the plain hand score. Over a
+    game to 500 a bag costs about 10 points (10 bags = -100)."""
 
     # --- logging, checkpoints, evaluation -----------------------------------------------------
     save_every: int = 20
@@ -157,6 +171,9 @@ class Args:
     """bots measured against during training and at the end."""
     eval_deals: int = 100
     """duplicate deals per opponent in interval evaluations (each deal is played twice)."""
+    slow_eval_deals: int = 20
+    """duplicate deals against the search bots ``hard`` and ``insane`` (tens of ms a decision) in
+    interval and final evaluations, instead of ``eval_deals``/``final_eval_deals``."""
     final_eval_deals: int = 200
     """duplicate deals per opponent in the final evaluation table."""
     progress: bool = True
@@ -307,6 +324,17 @@ def _bots_ready(value) -> str | None:
     return None
 
 
+def _records_ready(v: str) -> str | None:
+    if not v:
+        return None
+    from .teacher_records import load_records
+    try:
+        load_records(v)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
 def _rules(v: str) -> str | None:
     from spades_env import Rules
     try:
@@ -348,10 +376,13 @@ FIELD_CHECKS: dict[str, FieldCheck] = {
     # network
     "hidden": FieldCheck("list[int]", 1, MAX_WIDTH, max_len=16),
     "head_hidden": _int(1, MAX_WIDTH),
+    "critic_hidden": FieldCheck("list[int]", 1, MAX_WIDTH, max_len=16),
     # behaviour cloning warm start
     "bc_teacher": FieldCheck("str", max_len=4096, check=_teacher, ready=_bots_ready,
                              rule="'' (none) or a bot: random easy medium hard insane "
                                   "checkpoint:PATH"),
+    "bc_records": FieldCheck("str", max_len=4096, ready=lambda v: _records_ready(v),
+                             rule="'' (none) or the path of a teacher-records .npz file"),
     "bc_hands": _int(0, 10**8),
     "bc_bid_deals": _int(0, 10**9),
     "bc_epochs": _int(0, 100_000),
@@ -385,6 +416,8 @@ FIELD_CHECKS: dict[str, FieldCheck] = {
     "pool_bot_share": _num(0, 1),
     "pool_size": _int(0, 1000),
     "pool_every": _int(1, 10**9),
+    "pool_anchor": _flag(),
+    "bag_cost": _num(0, 1000),
     # logging, checkpoints, evaluation
     "save_every": _int(1, 10**9, resume="free"),
     "eval_every": _int(0, 10**9, resume="free"),
@@ -394,6 +427,7 @@ FIELD_CHECKS: dict[str, FieldCheck] = {
                                       "checkpoint:PATH"),
     "eval_deals": _int(1, 10**7, resume="free"),
     "final_eval_deals": _int(0, 10**7, resume="free"),
+    "slow_eval_deals": _int(1, 10**7, resume="free"),
     "progress": _flag(resume="free"),
 }
 
@@ -499,15 +533,21 @@ def check_field(name: str, value):
     return value
 
 
-def network_params(hidden, head_hidden: int) -> int:
-    """Parameter count of ``training.model.Agent(hidden, head_hidden)``'s trunk and three heads
-    (an upper estimate used to refuse absurd networks before anything is allocated)."""
+def network_params(hidden, head_hidden: int, critic_hidden=()) -> int:
+    """Parameter count of ``training.model.Agent(hidden, head_hidden, critic_hidden=...)``'s trunk,
+    three heads and privileged critic (an upper estimate used to refuse absurd networks before
+    anything is allocated)."""
     from spades_env.observation import OBS_SIZE
     n, w = 0, OBS_SIZE
     for h in hidden:
         n += w * h + h
         w = h
-    return n + 3 * (w * head_hidden + head_hidden) + head_hidden * 69 + 69
+    n += 3 * (w * head_hidden + head_hidden) + head_hidden * 69 + 69
+    w = OBS_SIZE + 156
+    for h in critic_hidden:
+        n += w * h + h
+        w = h
+    return n + (w + 1 if len(critic_hidden) else 0)
 
 
 def validate(args: Args) -> None:
@@ -524,7 +564,7 @@ def validate(args: Args) -> None:
         raise ValueError(f"bad config: num_envs * num_steps = {batch} decisions per rollout "
                          f"(about {batch * 2.4e3 / 2**30:.0f} GiB of storage); at most "
                          f"{MAX_BATCH}")
-    params = network_params(args.hidden, args.head_hidden)
+    params = network_params(args.hidden, args.head_hidden, args.critic_hidden)
     if params > MAX_PARAMS:
         raise ValueError(f"bad config: hidden {args.hidden} with head_hidden {args.head_hidden} "
                          f"makes a network of {params} parameters; at most {MAX_PARAMS}")

@@ -202,6 +202,27 @@ class ScalarBatchEnv:
         return torch.from_numpy(obs), torch.from_numpy(mask), torch.from_numpy(seat)
 
 
+_BITS = (1 << np.arange(52, dtype=np.uint64)).astype(np.uint64)
+
+
+def masks_to_bool(masks) -> np.ndarray:
+    """52-bit hand masks (ints, ``SpadesGame.hands``) -> bool ``[..., 52]`` by card id."""
+    m = np.asarray(masks, dtype=np.uint64)
+    return (m[..., None] & _BITS) != 0
+
+
+def env_hands(env) -> torch.Tensor:
+    """The cards every seat holds now in every env: bool ``[num_envs, 4, 52]`` (absolute seats),
+    on the CPU. Full information: for the privileged critic only (``training.model``).
+
+    Works for ``ScalarBatchEnv`` (from its games) and ``spades_env.vector.SpadesVectorEnv`` (its
+    hands tensor, which the engine clears card by card as they are played).
+    """
+    if hasattr(env, "games"):
+        return torch.from_numpy(masks_to_bool([g.hands for g in env.games]))
+    return env._hands.view(env.num_envs, 4, 52).cpu()
+
+
 def make_env(args, seed: int):
     """Build the training env for ``args`` (``training.config.Args``).
 

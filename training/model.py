@@ -10,6 +10,14 @@ A shared ReLU trunk feeds three heads:
 | bid     | 16 logits: bid 0..13, Blind Nil, look | bidding (action ids 52..67) |
 | value   | 1 scalar: expected scaled point difference of the seat's team until the episode ends |
 
+Privileged critic (optional, ``critic_hidden`` non-empty): a separate value network that reads the
+observation *and* the cards the seat cannot see (the other three seats' current hands, ``PRIV_SIZE``
+= 156 floats, seat-relative: left, partner, right; ``privileged_features``). It is used only to
+compute advantages during training ("perfect-training, imperfect-execution" as in PerfectDou, Yang
+et al. 2022; the centralised critic of MAPPO, Yu et al. 2022). The acting policy (``forward``,
+``get_action_and_value`` without ``priv``) never reads it, so what plays at evaluation and in
+``make_bot("checkpoint:...")`` decides from the seat's observation only.
+
 The two policy heads are concatenated into the 68-wide action space (``spades_env.cards``); in each
 phase the legal mask zeroes the other head's actions, so bidding and card play are separate
 distributions that share features. Illegal logits are set to ``finfo.min`` (STYLE.md, Masks).
@@ -26,6 +34,22 @@ from spades_env.cards import NUM_ACTIONS, NUM_CARDS
 from spades_env.observation import OBS_SIZE
 
 NUM_BID_ACTIONS = NUM_ACTIONS - NUM_CARDS  # 16
+PRIV_SIZE = 3 * NUM_CARDS  # the other three seats' hands, seat-relative
+
+
+def privileged_features(hands: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
+    """The hidden cards from seat ``seat``'s point of view, for the privileged critic.
+
+    Args:
+        hands: bool ``[B, 4, 52]``: the cards each seat (absolute seat index) holds now.
+        seat: int64 ``[B]``: the deciding seat of each row.
+    Returns:
+        float32 ``[B, 156]``: the hands of the seats to the left (seat + 1), opposite (partner,
+        seat + 2) and right (seat + 3), in that order, 0/1 per card id.
+    """
+    b = torch.arange(len(seat), device=hands.device)[:, None]
+    order = (seat.to(hands.device)[:, None] + torch.arange(1, 4, device=hands.device)) % 4
+    return hands[b, order].reshape(len(seat), PRIV_SIZE).float()
 
 
 def _layer(i: int, o: int, std: float = float(np.sqrt(2))) -> nn.Linear:
@@ -44,11 +68,13 @@ class Agent(nn.Module):
         obs_size: input width: ``OBS_SIZE`` (observation version 2), or ``OBS_SIZE_V1`` (575)
             for a network trained on version 1; a wider observation is cut to its first
             ``obs_size`` floats (version 1's pieces keep their offsets in version 2).
+        critic_hidden: widths of the privileged critic (empty: none; the value head is the critic).
     Shapes: ``obs`` float32 ``[B, OBS_SIZE]`` (or ``[B, obs_size]``), ``mask`` bool ``[B, 68]``
     (True = legal).
     """
 
-    def __init__(self, hidden=(512, 256), head_hidden: int = 128, obs_size: int = OBS_SIZE):
+    def __init__(self, hidden=(512, 256), head_hidden: int = 128, obs_size: int = OBS_SIZE,
+                 critic_hidden=()):
         super().__init__()
         layers, w = [], obs_size
         for h in hidden:
@@ -61,15 +87,51 @@ class Agent(nn.Module):
                                       _layer(head_hidden, NUM_BID_ACTIONS, 0.01))
         self.value_head = nn.Sequential(_layer(w, head_hidden), nn.ReLU(),
                                         _layer(head_hidden, 1, 1.0))
+        self.critic = None
+        if len(critic_hidden):
+            c, w = [], obs_size + PRIV_SIZE
+            for h in critic_hidden:
+                c += [_layer(w, h), nn.ReLU()]
+                w = h
+            self.critic = nn.Sequential(*c, _layer(w, 1, 1.0))
         self.hidden = list(hidden)
         self.head_hidden = head_hidden
         self.obs_size = obs_size
+        self.critic_hidden = list(critic_hidden)
+
+    def critic_value(self, obs: torch.Tensor, priv: torch.Tensor | None) -> torch.Tensor:
+        """Training-time value ``[B]``: the privileged critic on ``obs`` and ``priv`` (float
+        ``[B, 156]``, ``privileged_features``) when the network has one, else the value head."""
+        if self.critic is None or priv is None:
+            return self.get_value(obs)
+        return self.critic(torch.cat([obs[..., :self.obs_size], priv], -1)).squeeze(-1)
 
     def forward(self, obs: torch.Tensor):
         """Returns ``(logits [B, 68] unmasked, value [B])``."""
         z = self.trunk(obs[..., :self.obs_size])
         logits = torch.cat([self.play_head(z), self.bid_head(z)], dim=-1)
         return logits, self.value_head(z).squeeze(-1)
+
+    def policy_logits(self, obs: torch.Tensor) -> torch.Tensor:
+        """The acting policy's unmasked logits ``[B, 68]`` (no value computed)."""
+        z = self.trunk(obs[..., :self.obs_size])
+        return torch.cat([self.play_head(z), self.bid_head(z)], dim=-1)
+
+    def act(self, obs: torch.Tensor, mask: torch.Tensor, greedy: bool = False,
+            generator: torch.Generator | None = None):
+        """Sample (or take the argmax of) the masked policy from the observation only.
+
+        Returns ``(action [B] int64, log_prob [B] float32)``.
+        Raises:
+            ValueError: a row of ``mask`` with no legal action.
+        """
+        logits = self.masked(self.policy_logits(obs), mask)
+        logp_all = torch.log_softmax(logits, -1)
+        if greedy:
+            action = logits.argmax(-1)
+        else:
+            action = torch.multinomial(logp_all.exp(), 1, generator=generator).squeeze(-1)
+        return action, logp_all.gather(-1, action[:, None]).squeeze(-1)
 
     def get_value(self, obs: torch.Tensor) -> torch.Tensor:
         return self.value_head(self.trunk(obs[..., :self.obs_size])).squeeze(-1)
@@ -98,4 +160,4 @@ class Agent(nn.Module):
         return action, dist.log_prob(action), dist.entropy(), value
 
 
-__all__ = ["Agent", "NUM_BID_ACTIONS"]
+__all__ = ["Agent", "NUM_BID_ACTIONS", "PRIV_SIZE", "privileged_features"]

@@ -40,19 +40,29 @@ class CheckpointBot(Bot):
         self.greedy = greedy
 
     @torch.no_grad()
-    def act(self, view) -> int:
+    def action_probs(self, view) -> np.ndarray:
+        """The policy's probabilities of the 68 actions, float64 ``[68]`` (0 for illegal ones),
+        computed from ``encode(view)`` and the view's legal actions only (the acting policy:
+        ``Agent.policy_logits``; a privileged critic in the checkpoint is never read).
+
+        Raises:
+            ValueError: the view's seat has no legal action.
+        """
         legal = view.legal_actions
         if not legal:
             raise ValueError(f"seat {view.seat} has no legal action (not its turn?)")
         obs = torch.as_tensor(encode(view), device=self.device).unsqueeze(0)
         mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
         mask[0, list(legal)] = True
-        logits, _ = self.agent(obs)
+        logits = self.agent.policy_logits(obs)
         logits = self.agent.masked(logits, torch.as_tensor(mask, device=self.device))[0].cpu()
-        if self.greedy:
-            return int(logits.argmax())
         p = torch.softmax(logits.double(), -1).numpy()
-        p = p / p.sum()
+        return p / p.sum()
+
+    def act(self, view) -> int:
+        p = self.action_probs(view)
+        if self.greedy:
+            return int(p.argmax())
         return int(self.rng.choice(len(p), p=p))
 
     def __repr__(self) -> str:

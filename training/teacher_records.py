@@ -134,7 +134,8 @@ def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
     points - other team's) * ``reward_scale``, with bags at ``bag_cost`` each (``team_points``).
 
     Returns ``obs`` [D, OBS_SIZE] float16, ``mask`` [D, 68] bool, ``action`` [D] int64,
-    ``ret`` [D] float32, with D = 56 * hands.
+    ``ret`` [D] float32, ``priv`` [D, 156] bool (the other three hands from the acting seat's side,
+    for the privileged critic only), with D = 56 * hands.
     Raises:
         ValueError: a recorded move that the engine refuses (a corrupt or foreign record).
     """
@@ -146,7 +147,9 @@ def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
     mask = np.zeros((D, NUM_ACTIONS), bool)
     act = rec["moves"][:n].reshape(-1).astype(np.int64)
     ret = np.zeros(D, np.float32)
+    priv = np.zeros((D, 3 * 52), bool)
     seats = np.zeros(MOVES_PER_HAND, np.int64)
+    from .envs import masks_to_bool
     for h in range(n):
         g = SpadesGame(rules, seed=int(rec["seed"][h]))
         g.scores = [int(x) for x in rec["scores"][h]]
@@ -160,6 +163,7 @@ def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
             obs[r] = row
             legal = list(v.legal_actions)
             mask[r, legal] = True
+            priv[r] = masks_to_bool(g.hands)[[(p + 1) & 3, (p + 2) & 3, (p + 3) & 3]].reshape(-1)
             a = int(act[r])
             if a not in v.legal_actions:
                 raise ValueError(f"record {h}: move {k} ({a}) is illegal in the replayed game")
@@ -168,7 +172,7 @@ def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
         hr = g.hand_results[0]
         d = (team_points(hr.teams[0], bag_cost) - team_points(hr.teams[1], bag_cost)) * reward_scale
         ret[h * MOVES_PER_HAND:(h + 1) * MOVES_PER_HAND] = np.where(seats % 2 == 0, d, -d)
-    return {"obs": obs, "mask": mask, "action": act, "ret": ret}
+    return {"obs": obs, "mask": mask, "action": act, "ret": ret, "priv": priv}
 
 
 def merge_chunks(paths: list[str]) -> dict:

@@ -1,7 +1,8 @@
 """Command line of the training run.
 
 ``python -m training.train --config configs/default.yaml [--device cuda] [--resume PATH]
-[--overwrite] [--set name=value ...] [--<field> value ...]``
+[--overwrite] [--evaluate BOT ... [--evaluate-games N]] [--set name=value ...]
+[--<field> value ...]``
 
 Runs ``training.ppo_selfplay.train``: TensorBoard logs in ``runs/<name>/`` (open with
 ``tensorboard --logdir runs``), checkpoints in ``checkpoints/<name>/`` (``latest.pt``, ``best.pt``),
@@ -36,10 +37,19 @@ def main(argv=None) -> int:
                    help="replace the checkpoints and TensorBoard logs of an earlier run with the "
                         "same name (default: the run takes a free name NAME-2, NAME-3... and "
                         "says so)")
+    p.add_argument("--evaluate", nargs="+", metavar="BOT", default=None,
+                   help="after training, evaluate the run's final checkpoint against these bots "
+                        "in the arena (python -m training.evaluate; full games in duplicate "
+                        "pairs): the checkpoint of this run, whatever name it took")
+    p.add_argument("--evaluate-games", type=int, default=200, metavar="N",
+                   help="full games per opponent for --evaluate (default 200 = 100 duplicate "
+                        "pairs)")
     p.add_argument("--fields", action="store_true",
                    help="print the table of config fields (type, allowed values, --resume "
                         "policy, default) and exit")
     ns = p.parse_args(argv)
+    if ns.evaluate_games < 2:
+        p.error("--evaluate-games must be >= 2")
     if ns.fields:
         print(field_table())
         return 0
@@ -49,6 +59,13 @@ def main(argv=None) -> int:
             from .checkpoint import load_checkpoint
             base = resume_base(load_checkpoint(ns.resume)["config"], ns.resume)
         args = args_from_cli(ns, base)
+        if ns.evaluate:
+            from spades_env.bots import make_bot
+            for opp in ns.evaluate:  # a typo must not cost a training run
+                try:
+                    make_bot(opp, seed=0)
+                except ValueError as e:
+                    raise ValueError(f"--evaluate {opp}: {e}") from None
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -63,6 +80,10 @@ def main(argv=None) -> int:
         return 130
     print(f"checkpoint: {out['checkpoint']} ({out['iterations']} iterations, "
           f"{out['decisions']} learner decisions, {out['seconds'] / 60:.1f} min)")
+    if ns.evaluate:
+        from .evaluate import main as evaluate
+        return evaluate([out["checkpoint"], "--vs", *ns.evaluate, "--games",
+                         str(ns.evaluate_games), "--quiet"])
     return 0
 
 

@@ -1,0 +1,88 @@
+"""Learning curves of a training run as a PNG (matplotlib).
+
+``plot_curve(eval_results, path)`` draws the run's evaluation points (``progress`` entries of a
+checkpoint's ``eval`` list: points per hand of the greedy policy against each evaluation opponent
+on duplicate deals, with their 95% intervals) twice: against learner decisions (left) and against
+wall-clock minutes (right). The point at 0 decisions is the warm start; the last point, if marked
+``final``, is the final evaluation. The file is written atomically.
+
+Command line: ``python -m training.plot CHECKPOINT [OUT.png]`` (default: ``curve.png`` beside the
+checkpoint).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from spades_env.fileio import write_atomic  # noqa: E402
+
+COLORS = {"random": "tab:gray", "easy": "tab:green", "medium": "tab:blue", "hard": "tab:red",
+          "insane": "tab:purple"}
+
+
+def plot_curve(eval_results: list[dict], path: str, title: str = "") -> None:
+    """Draw the evaluation points in ``eval_results`` into the PNG ``path``.
+
+    Args:
+        eval_results: entries ``{"decisions": int, "seconds": float (optional), "rows": [{
+            "opponent": str, "diff": float, "diff_lo": float, "diff_hi": float}, ...]}``.
+        path: output file (PNG), replaced atomically.
+    Raises:
+        ValueError: no evaluation points.
+    """
+    if not eval_results:
+        raise ValueError("no evaluation points to plot")
+    series: dict[str, list] = {}
+    for e in eval_results:
+        for r in e["rows"]:
+            series.setdefault(r["opponent"], []).append(
+                (e["decisions"], e.get("seconds", float("nan")) / 60, r["diff"],
+                 r.get("diff_lo", r["diff"]), r.get("diff_hi", r["diff"]), bool(e.get("final"))))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True)
+    for ax, x_i, label in ((axes[0], 0, "learner decisions"), (axes[1], 1, "wall-clock minutes")):
+        for name, pts in series.items():
+            pts = sorted(pts, key=lambda p: (p[0], p[5]))
+            xs = [p[x_i] for p in pts]
+            c = COLORS.get(name, None)
+            ax.plot(xs, [p[2] for p in pts], "o-", ms=3, color=c, label=f"vs {name}")
+            ax.fill_between(xs, [p[3] for p in pts], [p[4] for p in pts], color=c, alpha=0.15)
+        ax.axhline(0, color="black", lw=0.8)
+        ax.set_xlabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("points per hand (agent - opponent), 95% CI")
+    axes[0].legend(loc="best", fontsize=8)
+    fig.suptitle(title or "evaluation over the run (duplicate single-hand deals, greedy policy; "
+                          "decisions 0 = warm start)", fontsize=10)
+    fig.tight_layout()
+    import io
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    write_atomic(path, buf.getvalue())
+
+
+def main(argv=None) -> int:
+    from .checkpoint import load_checkpoint
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or len(argv) > 2:
+        print("usage: python -m training.plot CHECKPOINT [OUT.png]", file=sys.stderr)
+        return 2
+    try:
+        data = load_checkpoint(argv[0])
+        out = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(argv[0]), "curve.png")
+        plot_curve(data.get("eval", []), out)
+    except (ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
