@@ -3,16 +3,19 @@
 The frameworks pin conflicting versions (``ray[rllib]`` pins its own Gymnasium, Tianshou pulls
 numba/pandas), so each one is installed and tested on its own:
 
-| session    | installs                                   | runs                                       |
-|------------|--------------------------------------------|--------------------------------------------|
-| ``sb3``      | ``torch==2.13.0``, ``-e .[sb3,test]``      | ``tests_frameworks/test_sb3.py`` (examples sb3_maskable_ppo.py, gymnasium_vector.py) |
-| ``tianshou`` | ``torch==2.13.0``, ``-e .[tianshou,test]`` | ``tests_frameworks/test_tianshou.py`` (examples/tianshou_dqn.py) |
-| ``rllib``    | ``torch==2.13.0``, ``-e .[rllib,ray,test]`` | ``tests_frameworks/test_rllib.py`` and ``test_ray_cluster.py`` (a local Ray cluster) |
+| session      | installs                                        | runs                                       |
+|--------------|-------------------------------------------------|--------------------------------------------|
+| ``sb3``      | ``torch==2.13.0``, ``-e .[sb3]``, pytest        | ``tests_frameworks/test_sb3.py`` (examples sb3_maskable_ppo.py, gymnasium_vector.py) |
+| ``tianshou`` | ``torch==2.13.0``, ``-e .[tianshou]``, pytest   | ``tests_frameworks/test_tianshou.py`` (examples/tianshou_dqn.py) |
+| ``rllib``    | ``torch==2.13.0``, ``-e .[rllib,ray]``, pytest  | ``tests_frameworks/test_rllib.py`` and ``test_ray_cluster.py`` (a local Ray cluster) |
 
-``make test`` runs the main suite and then ``nox`` (all three sessions). One session:
-``.venv/bin/nox -s sb3``; keep the environments between runs with ``-R`` (reuse, no re-install).
-``TORCH_SPEC`` (environment variable, default ``torch==2.13.0``) is installed first in every
-session, so pip never swaps in another torch build.
+``make test`` runs the main suite and then these sessions in two parallel lanes (``rllib`` and
+``sb3,tianshou``: ``tests_frameworks/run_lanes.py``); ``make test-frameworks`` runs ``nox`` (all
+three, one after another). One session: ``.venv/bin/nox -s sb3``; keep the environments between
+runs with ``-R`` (reuse, no re-install). ``TORCH_SPEC`` (environment variable, default
+``torch==2.13.0``) is installed first in every session, so pip never swaps in another torch
+build. Packages are installed without byte-compiling (``--no-compile``: about half the install
+time; the modules a test imports are compiled then).
 """
 
 from __future__ import annotations
@@ -26,12 +29,13 @@ nox.options.reuse_existing_virtualenvs = True  # re-created only with --no-reuse
 nox.options.error_on_missing_interpreters = True
 
 TORCH_SPEC = os.environ.get("TORCH_SPEC", "torch==2.13.0")
-PYTEST = ("pytest", "-q", "-p", "no:cacheprovider")
+PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "--durations=5")  # the slowest five, timed
 
 
 def _install(session: nox.Session, extras: str) -> None:
-    session.install("-q", TORCH_SPEC)
-    session.install("-q", "-e", f".[{extras},test]")
+    session.install("-q", "--no-compile", TORCH_SPEC)
+    # pytest alone, not the main suite's extra (browser, video, property-test packages)
+    session.install("-q", "--no-compile", "-e", f".[{extras}]", "pytest>=7.4")
 
 
 @nox.session

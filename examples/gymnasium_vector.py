@@ -15,12 +15,15 @@ next``). The learner (seat 0; bots in the other seats) is a small actor-critic t
 advantage actor-critic updates; masked logits are set to the dtype's minimum. Then it plays
 duplicate hands against ``random`` in the arena through ``PolicyPlayer``. Expected after
 ``--smoke``: the learner beats ``random`` (95% interval of the point difference per hand above
-0).
+0) and it also beats its own untrained start head to head (``--init-hands`` duplicate pairs:
+an untrained policy that happens never to bid Nil can beat ``random`` too, so this is the
+check that training did it).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 import time
@@ -48,7 +51,11 @@ def parse_args(argv=None):
     p.add_argument("--autoreset", choices=("same", "next"), default="same")
     p.add_argument("--eval-hands", type=int, default=300)
     p.add_argument("--vs", default="random")
-    p.add_argument("--untrained", action="store_true")
+    p.add_argument("--init-hands", type=int, default=100,
+                   help="duplicate pairs of the trained learner against its untrained start "
+                        "(0: skip)")
+    p.add_argument("--untrained", action="store_true",
+                   help="skip training: measure the freshly initialised policy")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     if args.smoke:
@@ -85,6 +92,7 @@ def main(argv=None) -> int:
                         partner=args.opponents, opponents=args.opponents)
     n_act = envs.single_action_space.n
     net = ActorCritic(envs.single_observation_space.shape[0], n_act)
+    init_net = copy.deepcopy(net)  # the untrained start, for the head-to-head after training
     opt = torch.optim.Adam(net.parameters(), lr=args.lr)
     obs, infos = envs.reset(seed=args.seed)
     masks = infos["action_mask"].astype(bool)
@@ -143,20 +151,31 @@ def main(argv=None) -> int:
     print(f"trained {args.updates} updates in {train_s:.1f} s")
 
     # ---------------------------------------------------------------- measure in the arena
-    def policy(obs, mask):
-        with torch.no_grad():
-            logits, _ = net(torch.as_tensor(obs)[None], torch.as_tensor(mask.astype(bool))[None])
-        return int(logits.argmax(dim=1))
+    def greedy(model):
+        def policy(obs, mask):
+            with torch.no_grad():
+                logits, _ = model(torch.as_tensor(obs)[None],
+                                  torch.as_tensor(mask.astype(bool))[None])
+            return int(logits.argmax(dim=1))
+        return policy
 
-    result = play_match(PolicyPlayer(policy, name="vector_a2c"), args.vs, hands=args.eval_hands,
-                        seed=args.seed + 1000)
+    learner = PolicyPlayer(greedy(net), name="vector_a2c")
+    result = play_match(learner, args.vs, hands=args.eval_hands, seed=args.seed + 1000)
     print(result.summary())
     lo, hi = result.point_diff_ci
     beats = lo > 0
     print(f"learner beats {args.vs}: {beats} (95% CI of points per hand [{lo:+.1f}, {hi:+.1f}])")
+    vs_init = None
+    if args.init_hands and not args.untrained:  # what training changed: against its start
+        vs_init = play_match(learner, PolicyPlayer(greedy(init_net), name="untrained"),
+                             hands=args.init_hands, seed=args.seed + 2000)
+        print(vs_init.summary())
+        lo, hi = vs_init.point_diff_ci
+        print(f"learner beats its untrained start: {lo > 0} (95% CI [{lo:+.1f}, {hi:+.1f}])")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(jsonable({"arena": result.to_dict(), "beats": beats, "train_s": train_s}), f)
+            json.dump(jsonable({"arena": result.to_dict(), "beats": beats, "train_s": train_s,
+                                "vs_init": vs_init.to_dict() if vs_init else None}), f)
     return 0
 
 

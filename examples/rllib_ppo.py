@@ -19,12 +19,16 @@ node through Ray's ``runtime_env`` (``py_modules``; ``--ship-deps`` also pip-ins
 dependencies there) and checked on each node first: a node that cannot import it stops the run
 with a message naming the node. In self-play RLlib's ``episode_return_mean`` is always 0 (the two
 teams' rewards sum to zero): the script prints player_0's mean return and the arena result.
-Expected after ``--smoke``: the learner beats ``random`` (95% interval above 0).
+Expected after ``--smoke``: the learner beats ``random`` (95% interval above 0) and it also
+beats its own untrained start head to head (``--init-hands`` duplicate pairs: an untrained
+policy that happens never to bid Nil can beat ``random`` too, so this is the check that training
+did it).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import sys
@@ -55,7 +59,11 @@ def parse_args(argv=None):
                    help="with --address: do not ship the package (nodes must have it)")
     p.add_argument("--eval-hands", type=int, default=300)
     p.add_argument("--vs", default="random")
-    p.add_argument("--untrained", action="store_true")
+    p.add_argument("--init-hands", type=int, default=100,
+                   help="duplicate pairs of the trained learner against its untrained start "
+                        "(0: skip)")
+    p.add_argument("--untrained", action="store_true",
+                   help="skip training: measure a freshly initialised module")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     if args.smoke:
@@ -69,7 +77,7 @@ def main(argv=None) -> int:
     import ray
     import torch
 
-    from spades_env.integrations.rllib import ppo_config
+    from spades_env.integrations.rllib import MODULE_ID, ppo_config
     from spades_env.ray_cluster import check_cluster, connect
     torch.set_num_threads(1)
     if args.untrained:  # the freshly initialised module, no Ray needed
@@ -97,6 +105,7 @@ def main(argv=None) -> int:
                         train_batch_size=args.train_batch, minibatch_size=250, num_epochs=4,
                         lr=args.lr, seed=args.seed)
     algo = config.build_algo()
+    init_module = copy.deepcopy(algo.get_module(MODULE_ID))  # the untrained start
     # ---------------------------------------------------------------- train
     t0 = time.perf_counter()
     steps = 0
@@ -111,7 +120,7 @@ def main(argv=None) -> int:
     train_s = time.perf_counter() - t0
     print(f"trained {args.iterations} iterations ({steps} env steps) in {train_s:.1f} s "
           f"= {steps / max(train_s, 1e-9):.0f} env steps/s")
-    rc = evaluate(args, algo, train_s, steps)
+    rc = evaluate(args, algo, train_s, steps, init_module)
     algo.stop()
     ray.shutdown()
     return rc
@@ -130,23 +139,31 @@ def untrained_module(args):
                                                 "vf_share_layers": False})
 
 
-def evaluate(args, algo_or_module, train_s: float, steps: int) -> int:
-    """The greedy masked policy against ``args.vs`` in the arena (duplicate single hands)."""
+def evaluate(args, algo_or_module, train_s: float, steps: int, init_module=None) -> int:
+    """The greedy masked policy against ``args.vs`` in the arena (duplicate single hands), then
+    (given ``init_module``, the module before training) against its untrained start."""
     from spades_env.arena import jsonable, play_match
     from spades_env.integrations import PolicyPlayer
     from spades_env.integrations.rllib import policy_fn
     # ---------------------------------------------------------------- measure in the arena
-    fn = policy_fn(algo_or_module)
-    result = play_match(PolicyPlayer(fn, name="rllib_ppo"), args.vs, hands=args.eval_hands,
-                        seed=args.seed + 1000)
+    learner = PolicyPlayer(policy_fn(algo_or_module), name="rllib_ppo")
+    result = play_match(learner, args.vs, hands=args.eval_hands, seed=args.seed + 1000)
     print(result.summary())
     lo, hi = result.point_diff_ci
     beats = lo > 0
     print(f"learner beats {args.vs}: {beats} (95% CI of points per hand [{lo:+.1f}, {hi:+.1f}])")
+    vs_init = None
+    if args.init_hands and init_module is not None:  # what training changed: against its start
+        vs_init = play_match(learner, PolicyPlayer(policy_fn(init_module), name="untrained"),
+                             hands=args.init_hands, seed=args.seed + 2000)
+        print(vs_init.summary())
+        lo, hi = vs_init.point_diff_ci
+        print(f"learner beats its untrained start: {lo > 0} (95% CI [{lo:+.1f}, {hi:+.1f}])")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(jsonable({"arena": result.to_dict(), "beats": beats, "train_s": train_s,
-                                "env_steps": steps}), f)
+                                "env_steps": steps,
+                                "vs_init": vs_init.to_dict() if vs_init else None}), f)
     return 0
 
 

@@ -10,8 +10,11 @@ What it does: ``make_vec_env("SpadesHand-v0")`` (one hand per episode; seat 0 le
 the other seats), ``MaskablePPO`` with the env's ``action_masks()`` (reached through
 ``gym.make``'s wrappers by SB3's ``env_method``), then the trained policy plays duplicate hands
 against ``random`` in ``spades_env.arena`` through ``PolicyPlayer`` (it uses the mask, as in
-training). Expected: after ``--smoke`` the learner beats ``random`` (the 95% interval of the point
-difference per hand is above 0; about +60 to +120 points per hand), and the script exits with 0.
+training), then against its own untrained start. Expected: after ``--smoke`` the learner beats
+``random`` (the 95% interval of the point difference per hand is above 0; about +150 points per
+hand) and it also beats its own untrained start head to head (``--init-hands`` duplicate pairs:
+an untrained policy that happens never to bid Nil can beat ``random`` too, so this is the
+check that training did it).
 
 Evaluating without masks (``model.predict(obs)``, SB3's plain ``evaluate_policy``) can pick an
 illegal action: build the env with ``illegal_action="random_legal"`` so that those are replaced
@@ -22,6 +25,7 @@ hand; the last lines of this script show it.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 import time
@@ -49,8 +53,11 @@ def parse_args(argv=None):
     p.add_argument("--eval-hands", type=int, default=300,
                    help="duplicate single-hand deals vs random in the arena")
     p.add_argument("--vs", default="random", help="bot to measure against in the arena")
+    p.add_argument("--init-hands", type=int, default=100,
+                   help="duplicate pairs of the trained learner against its untrained start "
+                        "(0: skip)")
     p.add_argument("--untrained", action="store_true",
-                   help="skip training (to check that the arena check fails without learning)")
+                   help="skip training: measure the freshly initialised policy")
     p.add_argument("--save", default=None, help="save the model here (.zip)")
     p.add_argument("--json", default=None, help="write the arena result here")
     args = p.parse_args(argv)
@@ -68,6 +75,7 @@ def main(argv=None) -> int:
     model = MaskablePPO("MlpPolicy", venv, n_steps=512, batch_size=256, n_epochs=4,
                         learning_rate=3e-4, ent_coef=0.01, gamma=1.0,
                         policy_kwargs={"net_arch": [128, 128]}, seed=args.seed, verbose=0)
+    init_policy = copy.deepcopy(model.policy)  # the untrained start, for the head-to-head
     # ---------------------------------------------------------------- train
     t0 = time.perf_counter()
     if not args.untrained:
@@ -78,16 +86,25 @@ def main(argv=None) -> int:
         model.save(args.save)
 
     # ---------------------------------------------------------------- measure in the arena
-    def policy(obs, mask):
-        action, _ = model.predict(obs, action_masks=mask.astype(bool), deterministic=True)
-        return int(action)
+    def greedy(policy):
+        def fn(obs, mask):
+            action, _ = policy.predict(obs, action_masks=mask.astype(bool), deterministic=True)
+            return int(action)
+        return fn
 
-    result = play_match(PolicyPlayer(policy, name="maskable_ppo"), args.vs,
-                        hands=args.eval_hands, seed=args.seed + 1000)
+    learner = PolicyPlayer(greedy(model), name="maskable_ppo")
+    result = play_match(learner, args.vs, hands=args.eval_hands, seed=args.seed + 1000)
     print(result.summary())
     lo, hi = result.point_diff_ci
     beats = lo > 0
     print(f"learner beats {args.vs}: {beats} (95% CI of points per hand [{lo:+.1f}, {hi:+.1f}])")
+    vs_init = None
+    if args.init_hands and not args.untrained:  # what training changed: against its start
+        vs_init = play_match(learner, PolicyPlayer(greedy(init_policy), name="untrained"),
+                             hands=args.init_hands, seed=args.seed + 2000)
+        print(vs_init.summary())
+        lo, hi = vs_init.point_diff_ci
+        print(f"learner beats its untrained start: {lo > 0} (95% CI [{lo:+.1f}, {hi:+.1f}])")
 
     # ---------------------------------------------------------------- evaluation with SB3
     eval_env = gym.make("SpadesHand-v0", **env_kwargs)
@@ -100,7 +117,8 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(jsonable({"arena": result.to_dict(), "beats": beats, "train_s": train_s,
-                                "masked_eval_mean": m_mean, "plain_eval_mean": p_mean}), f)
+                                "masked_eval_mean": m_mean, "plain_eval_mean": p_mean,
+                                "vs_init": vs_init.to_dict() if vs_init else None}), f)
     return 0
 
 

@@ -13,12 +13,15 @@ learning agent is credited with its own hand rewards), one DQN shared by ``playe
 ``mask`` key), trained with ``OffPolicyTrainerParams``; then the greedy masked policy plays
 duplicate hands against ``random`` in ``spades_env.arena`` through ``PolicyPlayer``. Expected
 after ``--smoke``: the learner beats ``random`` (95% interval of the point difference per hand
-above 0).
+above 0) and it also beats its own untrained start head to head (``--init-hands`` duplicate pairs:
+an untrained policy that happens never to bid Nil can beat ``random`` too, so this is the
+check that training did it).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import sys
@@ -53,7 +56,11 @@ def parse_args(argv=None):
     p.add_argument("--opponents", default="random", help="make_bot spec for seats 1 and 3")
     p.add_argument("--eval-hands", type=int, default=300)
     p.add_argument("--vs", default="random")
-    p.add_argument("--untrained", action="store_true")
+    p.add_argument("--init-hands", type=int, default=100,
+                   help="duplicate pairs of the trained learner against its untrained start "
+                        "(0: skip)")
+    p.add_argument("--untrained", action="store_true",
+                   help="skip training: measure the freshly initialised network")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     if args.smoke:
@@ -76,6 +83,7 @@ def main(argv=None) -> int:
     n_actions = env.action_space.n
     # ---------------------------------------------------------------- agent (shared by both seats)
     net = Net(state_shape=obs_space.shape, action_shape=n_actions, hidden_sizes=[128, 128])
+    init_net = copy.deepcopy(net)  # the untrained start, for the head-to-head after training
     policy = DiscreteQLearningPolicy(model=net, action_space=env.action_space,
                                      observation_space=obs_space, eps_training=0.2)
     dqn = DQN(policy=policy, optim=AdamOptimizerFactory(lr=1e-3), gamma=0.99,
@@ -102,21 +110,32 @@ def main(argv=None) -> int:
 
     # ---------------------------------------------------------------- measure in the arena
     net.eval()
+    init_net.eval()
 
-    def greedy(obs, mask):
-        with torch.no_grad():
-            q, _ = net(torch.as_tensor(obs)[None])
-        return masked_argmax(q[0].numpy(), mask)
+    def greedy(model):
+        def fn(obs, mask):
+            with torch.no_grad():
+                q, _ = model(torch.as_tensor(obs)[None])
+            return masked_argmax(q[0].numpy(), mask)
+        return fn
 
-    result = play_match(PolicyPlayer(greedy, name="tianshou_dqn"), args.vs,
-                        hands=args.eval_hands, seed=args.seed + 1000)
+    learner = PolicyPlayer(greedy(net), name="tianshou_dqn")
+    result = play_match(learner, args.vs, hands=args.eval_hands, seed=args.seed + 1000)
     print(result.summary())
     lo, hi = result.point_diff_ci
     beats = lo > 0
     print(f"learner beats {args.vs}: {beats} (95% CI of points per hand [{lo:+.1f}, {hi:+.1f}])")
+    vs_init = None
+    if args.init_hands and not args.untrained:  # what training changed: against its start
+        vs_init = play_match(learner, PolicyPlayer(greedy(init_net), name="untrained"),
+                             hands=args.init_hands, seed=args.seed + 2000)
+        print(vs_init.summary())
+        lo, hi = vs_init.point_diff_ci
+        print(f"learner beats its untrained start: {lo > 0} (95% CI [{lo:+.1f}, {hi:+.1f}])")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(jsonable({"arena": result.to_dict(), "beats": beats, "train_s": train_s}), f)
+            json.dump(jsonable({"arena": result.to_dict(), "beats": beats, "train_s": train_s,
+                                "vs_init": vs_init.to_dict() if vs_init else None}), f)
     return 0
 
 

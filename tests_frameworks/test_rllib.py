@@ -1,15 +1,16 @@
 """RLlib (new API stack): the MultiAgentEnv adapter, the masking module, and the example's
---smoke beats random in the arena (the untrained policy does not)."""
+--smoke beats random and its own untrained start in the arena; self-play runs."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_beats, assert_not_beats, run_example
+from conftest import assert_beats, run_example
 
 from spades_env.integrations.rllib import SpadesRLlibEnv
 
-HANDS = 300
+HANDS = 300  # duplicate pairs against random (the example's default)
+INIT_HANDS = 100  # against the untrained start (the example's default)
 
 
 def test_rllib_env_keys_masks_and_rewards():
@@ -62,10 +63,11 @@ def test_masking_module_never_picks_an_illegal_action():
 def test_rllib_ppo_smoke_beats_random(tmp_path):
     r = run_example("rllib_ppo.py", "--smoke", tmp_path=tmp_path)
     assert_beats(r, HANDS)
+    assert_beats(r, INIT_HANDS, "vs_init")
 
 
-def test_rllib_untrained_fails_and_self_play_runs(tmp_path):
-    assert_not_beats(run_example("rllib_ppo.py", "--untrained", tmp_path=tmp_path))
+def test_rllib_self_play_runs(tmp_path):
     r = run_example("rllib_ppo.py", "--self-play", "--iterations", "1", "--train-batch", "400",
-                    "--eval-hands", "10", tmp_path=tmp_path)
+                    "--eval-hands", "10", "--init-hands", "0", tmp_path=tmp_path)
     assert r["env_steps"] >= 400
+    assert r["arena"]["pairs"] == 10 and r["vs_init"] is None

@@ -1,37 +1,46 @@
-"""SB3 (sb3-contrib MaskablePPO) and Gymnasium vector envs: each example's --smoke trains and its
-learner beats random in the arena; the same check fails without training."""
+"""SB3 (sb3-contrib MaskablePPO) and Gymnasium vector envs: each example's --smoke trains, and its
+learner beats random and its own untrained start in the arena."""
 
 from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import assert_beats, assert_not_beats, run_example
+from conftest import assert_beats, run_example
 
 import spades_env  # noqa: F401
 
 HANDS = 300  # duplicate pairs in the arena check (the examples' default)
+INIT_HANDS = 100  # duplicate pairs against the untrained start (the examples' default)
 
 
 def test_sb3_maskable_ppo_smoke_beats_random(tmp_path):
     r = run_example("sb3_maskable_ppo.py", "--smoke", tmp_path=tmp_path)
     assert_beats(r, HANDS)
+    assert_beats(r, INIT_HANDS, "vs_init")
     assert np.isfinite(r["plain_eval_mean"])  # maskless evaluate_policy plays the hands out
-
-
-def test_sb3_untrained_fails_the_arena_check(tmp_path):
-    assert_not_beats(run_example("sb3_maskable_ppo.py", "--untrained", tmp_path=tmp_path))
 
 
 def test_gymnasium_vector_smoke_beats_random(tmp_path):
     r = run_example("gymnasium_vector.py", "--smoke", tmp_path=tmp_path)
     assert_beats(r, HANDS)
+    assert_beats(r, INIT_HANDS, "vs_init")
 
 
-def test_gymnasium_vector_untrained_fails_and_next_step_mode_runs(tmp_path):
-    assert_not_beats(run_example("gymnasium_vector.py", "--untrained", tmp_path=tmp_path))
-    run_example("gymnasium_vector.py", "--autoreset", "next", "--updates", "5",
-                "--eval-hands", "10", tmp_path=tmp_path)
+def test_the_check_against_the_untrained_start_fails_without_training(tmp_path):
+    # 0 updates: the learner is its start; a deterministic policy against itself in duplicate
+    # pairs (the same deal, sides swapped) scores exactly 0 per pair
+    r = run_example("gymnasium_vector.py", "--updates", "0", "--eval-hands", "10",
+                    "--init-hands", "20", tmp_path=tmp_path)
+    assert r["vs_init"]["pair_diffs"] == [0] * 20
+    with pytest.raises(AssertionError, match="does not beat untrained"):
+        assert_beats(r, 20, "vs_init")
+
+
+def test_gymnasium_vector_next_step_mode_runs(tmp_path):
+    r = run_example("gymnasium_vector.py", "--autoreset", "next", "--updates", "5",
+                    "--eval-hands", "10", "--init-hands", "0", tmp_path=tmp_path)
+    assert r["arena"]["pairs"] == 10 and r["vs_init"] is None
 
 
 def test_make_vec_env_and_masks_through_wrappers():

@@ -1,15 +1,16 @@
 """Tianshou: the credit route through Tianshou's own collector and buffer, and the example's
---smoke beats random in the arena (the untrained policy does not)."""
+--smoke beats random and its own untrained start in the arena."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_beats, assert_not_beats, run_example
+from conftest import assert_beats, run_example
 
 from spades_env import spades_v0
 
-HANDS = 300
+HANDS = 300  # duplicate pairs against random (the example's default)
+INIT_HANDS = 100  # against the untrained start (the example's default)
 BOTS = {"player_1": "random", "player_3": "random"}
 
 
@@ -58,7 +59,4 @@ def test_without_the_credit_route_rewards_land_on_the_wrong_steps():
 def test_tianshou_dqn_smoke_beats_random(tmp_path):
     r = run_example("tianshou_dqn.py", "--smoke", tmp_path=tmp_path)
     assert_beats(r, HANDS)
-
-
-def test_tianshou_untrained_fails_the_arena_check(tmp_path):
-    assert_not_beats(run_example("tianshou_dqn.py", "--untrained", tmp_path=tmp_path))
+    assert_beats(r, INIT_HANDS, "vs_init")
