@@ -34,9 +34,11 @@ test: $(VENV)/.installed
 test-frameworks: $(VENV)/.installed
 	TORCH_SPEC="$(TORCH_SPEC)" $(VENV)/bin/nox
 
+# Trains on configs/default.yaml, then evaluates that run's final checkpoint (whatever name the run
+# took: a second `make train` trains into checkpoints/default-2/ and evaluates that) in the arena:
+# 200 full games (100 duplicate pairs) against each bot.
 train: $(VENV)/.installed
-	$(PY) -m training.train --config configs/default.yaml
-	$(PY) -m training.evaluate checkpoints/default/latest.pt --vs random easy medium --games 100
+	$(PY) -m training.train --config configs/default.yaml --evaluate random easy medium --evaluate-games 200
 
 clean:
 	rm -rf $(VENV) runs .nox

@@ -331,8 +331,9 @@ def _check_progress(p, path) -> None:
             raise bad(f"{k} must be an integer >= 0, got {p.get(k)!r}")
     if p.get("stage") not in ("start", "ppo"):
         raise bad(f"stage must be 'start' or 'ppo', got {p.get('stage')!r}")
-    if not _is_num(p.get("seconds", 0.0), 0.0):
-        raise bad(f"seconds must be a finite number >= 0, got {p.get('seconds')!r}")
+    for k in ("seconds", "ppo_seconds"):
+        if not _is_num(p.get(k, 0.0), 0.0):
+            raise bad(f"{k} must be a finite number >= 0, got {p.get(k)!r}")
     if "best_score" in p and not _is_num(p["best_score"]):
         raise bad(f"best_score must be a finite number, got {p['best_score']!r}")
     if "best_iteration" in p and not _is_int(p["best_iteration"]):

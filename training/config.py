@@ -84,6 +84,9 @@ class Args:
     reads it). Empty: no privileged critic, the value head is the critic."""
 
     # --- behaviour cloning warm start ---------------------------------------------------------
+    init_from: str = ""
+    """start from the network of this checkpoint (same network shape) instead of the warm-start
+    stage, e.g. a run's ``warmstart.pt`` ('' = train the warm start)."""
     bc_records: str = ""
     """teacher game records (``training.teacher_records``, e.g.
     ``checkpoints/records/hard_records.npz``) replayed and added to the warm-start data ('' = none)."""
@@ -324,6 +327,17 @@ def _bots_ready(value) -> str | None:
     return None
 
 
+def _init_ready(v: str) -> str | None:
+    if not v:
+        return None
+    from .checkpoint import check_model, load_checkpoint
+    try:
+        check_model(load_checkpoint(v), v)
+    except (ValueError, FileNotFoundError) as e:
+        return str(e)
+    return None
+
+
 def _records_ready(v: str) -> str | None:
     if not v:
         return None
@@ -381,6 +395,8 @@ FIELD_CHECKS: dict[str, FieldCheck] = {
     "bc_teacher": FieldCheck("str", max_len=4096, check=_teacher, ready=_bots_ready,
                              rule="'' (none) or a bot: random easy medium hard insane "
                                   "checkpoint:PATH"),
+    "init_from": FieldCheck("str", max_len=4096, ready=lambda v: _init_ready(v),
+                            rule="'' (none) or the path of a checkpoint"),
     "bc_records": FieldCheck("str", max_len=4096, ready=lambda v: _records_ready(v),
                              rule="'' (none) or the path of a teacher-records .npz file"),
     "bc_hands": _int(0, 10**8),

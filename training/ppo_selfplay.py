@@ -836,8 +836,27 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
         log(f"resumed {resume}: iteration {progress['iteration']}, "
             f"{progress['decisions']} decisions")
     else:
+        if args.init_from:  # a given network instead of the warm-start stage
+            from .checkpoint import check_model
+            init = load_checkpoint(args.init_from, map_location=args.device)
+            kw = check_model(init, args.init_from)
+            if kw != {"hidden": list(args.hidden), "head_hidden": args.head_hidden,
+                      "obs_size": OBS_SIZE, "critic_hidden": list(args.critic_hidden)}:
+                raise ValueError(f"init_from {args.init_from}: its network {kw} is not the "
+                                 f"config's (hidden {args.hidden}, head_hidden "
+                                 f"{args.head_hidden}, critic_hidden {args.critic_hidden})")
+            agent.load_state_dict(init["model"])
+            log(f"network initialised from {args.init_from}")
+            if args.eval_every > 0 and args.eval_opponents:
+                rows = run_eval(agent, args, args.eval_deals, seed=args.seed)
+                eval_results.append({"iteration": 0, "decisions": 0, "deals": args.eval_deals,
+                                     "rows": rows, "after": "init_from",
+                                     "seconds": time.time() - t_start})
+                write_curve(eval_results, ckpt_dir, log)
+                log("eval of the initial network: points/hand " +
+                    " ".join(f"{r['opponent']} {r['diff']:+.1f}" for r in rows))
         # ---- warm start by behaviour cloning
-        if args.bc_teacher and args.bc_hands > 0:
+        if args.bc_teacher and args.bc_hands > 0 and not args.init_from:
             t0 = time.time()
             progress["warmstart"] = warm_start(agent, args, writer, log)
             progress["warmstart_seconds"] = time.time() - t0
@@ -880,10 +899,12 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
                                                            args.total_decisions),
                    unit="dec", dynamic_ncols=True, smoothing=0.1)
     t_ppo = time.time()
+    ppo_before = float(progress.get("ppo_seconds", 0.0))  # PPO time of the run before a resume
     stop_reason = "total_decisions"
     it_first = progress["iteration"]
     while progress["decisions"] < args.total_decisions:
-        if args.max_minutes > 0 and time.time() - t_ppo > 60 * args.max_minutes:
+        progress["ppo_seconds"] = ppo_before + time.time() - t_ppo
+        if args.max_minutes > 0 and progress["ppo_seconds"] > 60 * args.max_minutes:
             stop_reason = "max_minutes"
             break
         it = progress["iteration"]
