@@ -201,7 +201,7 @@ def test_decode_reads_a_longer_vector_and_refuses_a_short_one():
 
 
 # ------------------------------------------------------------------ trained checkpoints
-SHIPPED = "checkpoints/shipped/agent.pt"
+SHIPPED = "tests/data/agent_v1.pt"  # the agent shipped before observation version 2 (575 floats)
 
 
 def test_a_version_1_checkpoint_still_plays_reading_the_first_575_floats():

@@ -191,3 +191,66 @@ def test_curve_png_is_written(tmp_path):
         assert im.format == "PNG" and im.size[0] > 600
     with pytest.raises(ValueError, match="no evaluation points"):
         plot_curve([], str(tmp_path / "x.png"))
+
+
+# ------------------------------------------------------------------ whole runs (tiny)
+def _tiny_cfg(tmp_path, **over):
+    import yaml
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "configs", "smoke.yaml")) as f:
+        d = yaml.safe_load(f)
+    d.update(runs_dir=str(tmp_path / "runs"), checkpoint_dir=str(tmp_path / "ck"),
+             total_decisions=3000, bc_hands=40, bc_bid_deals=100, bc_dagger_rounds=0,
+             eval_every=0, final_eval_deals=4, eval_opponents=["random"], critic_hidden=[16],
+             hidden=[32], head_hidden=16, bag_cost=10, pool_anchor=True, vector_env="vector",
+             random_start=0.0, num_envs=8)
+    d.update(over)
+    p = tmp_path / "tiny.yaml"
+    p.write_text(yaml.safe_dump(d))
+    return str(p)
+
+
+def test_a_run_saves_its_warm_start_and_curve_and_init_from_starts_from_it(tmp_path, capsys):
+    from training.checkpoint import load_checkpoint
+    from training.train import main
+    cfg = _tiny_cfg(tmp_path)
+    assert main(["--config", cfg, "--name", "a"]) == 0
+    ws = load_checkpoint(str(tmp_path / "ck" / "a" / "warmstart.pt"))
+    assert "optimizer" not in ws and ws["model_shape"]["critic_hidden"] == [16]
+    assert (tmp_path / "ck" / "a" / "curve.png").stat().st_size > 1000
+    final = load_checkpoint(str(tmp_path / "ck" / "a" / "latest.pt"))
+    assert final["pool"]["anchor"] >= 1  # the warm start stays in the pool
+    changed = [k for k in ws["model"] if not torch.equal(ws["model"][k], final["model"][k])]
+    assert changed  # PPO moved the network
+    # a second run from that warm start: its first save holds exactly the warm-start weights
+    capsys.readouterr()
+    assert main(["--config", cfg, "--name", "b", "--init_from",
+                 str(tmp_path / "ck" / "a" / "warmstart.pt"), "--stop_after_iterations", "1",
+                 "--save_every", "1000"]) == 0
+    assert "network initialised from" in capsys.readouterr().out
+    b0 = load_checkpoint(str(tmp_path / "ck" / "b" / "latest.pt"))
+    assert b0["progress"]["iteration"] == 0 and b0["progress"]["decisions"] == 0
+    assert all(torch.equal(ws["model"][k], b0["model"][k]) for k in ws["model"])
+    # a network of another shape is refused before any work, naming the field
+    assert main(["--config", cfg, "--name", "c", "--hidden", "[64]", "--init_from",
+                 str(tmp_path / "ck" / "a" / "warmstart.pt")]) == 2
+    assert "init_from" in capsys.readouterr().err
+    assert not (tmp_path / "ck" / "c" / "latest.pt").exists()
+
+
+def test_evaluate_after_training_checks_its_bots_first_and_evaluates_the_runs_own_folder(
+        tmp_path, capsys):
+    from training.train import main
+    cfg = _tiny_cfg(tmp_path)
+    assert main(["--config", cfg, "--name", "e", "--evaluate", "randm"]) == 2
+    assert "--evaluate randm" in capsys.readouterr().err
+    assert not (tmp_path / "ck" / "e").exists()
+    assert main(["--config", cfg, "--name", "e", "--evaluate", "random",
+                 "--evaluate-games", "2"]) == 0
+    out = capsys.readouterr().out
+    assert main(["--config", cfg, "--name", "e", "--evaluate", "random",
+                 "--evaluate-games", "2"]) == 0
+    out2 = capsys.readouterr().out
+    # the second run took the name e-2 and its own checkpoint was the one evaluated
+    assert "ck/e/latest.pt vs bots" in out and "ck/e-2/latest.pt vs bots" in out2
+    assert "| random | games | 2 (" in out2
