@@ -26,11 +26,13 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/bench_vector.py --kernel-threads 1 2
 
 # The main suite, then the framework sessions (noxfile.py: sb3, tianshou, rllib; each framework in
-# its own environment under .nox/, torch $(TORCH_SPEC) installed first).
+# its own environment under .nox/, torch $(TORCH_SPEC) installed first) in two parallel lanes,
+# rllib and sb3 then tianshou (tests_frameworks/run_lanes.py; each session trains on one thread).
 test: $(VENV)/.installed
 	$(PY) -m pytest -q -n 2 tests
+	TORCH_SPEC="$(TORCH_SPEC)" $(PY) tests_frameworks/run_lanes.py
 
-# The framework sessions (sb3, tianshou, rllib) in their own environments; not yet part of CI.
+# The framework sessions alone, one after another (one session: .venv/bin/nox -s sb3).
 test-frameworks: $(VENV)/.installed
 	TORCH_SPEC="$(TORCH_SPEC)" $(VENV)/bin/nox
 
