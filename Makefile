@@ -40,7 +40,7 @@ test-frameworks: $(VENV)/.installed
 # took: a second `make train` trains into checkpoints/default-2/ and evaluates that) in the arena:
 # 200 full games (100 duplicate pairs) against each bot.
 train: $(VENV)/.installed
-	$(PY) -m training.train --config configs/default.yaml --evaluate random easy medium --evaluate-games 200
+	$(PY) -m training.train --config configs/default.yaml --evaluate easy medium --evaluate-games 200
 
 clean:
 	rm -rf $(VENV) runs .nox
