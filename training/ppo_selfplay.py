@@ -836,6 +836,7 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
         log(f"resumed {resume}: iteration {progress['iteration']}, "
             f"{progress['decisions']} decisions")
     else:
+        started = None  # what the network comes from: "init_from", "warm start" or nothing
         if args.init_from:  # a given network instead of the warm-start stage
             from .checkpoint import check_model
             init = load_checkpoint(args.init_from, map_location=args.device)
@@ -847,16 +848,9 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
                                  f"{args.head_hidden}, critic_hidden {args.critic_hidden})")
             agent.load_state_dict(init["model"])
             log(f"network initialised from {args.init_from}")
-            if args.eval_every > 0 and args.eval_opponents:
-                rows = run_eval(agent, args, args.eval_deals, seed=args.seed)
-                eval_results.append({"iteration": 0, "decisions": 0, "deals": args.eval_deals,
-                                     "rows": rows, "after": "init_from",
-                                     "seconds": time.time() - t_start})
-                write_curve(eval_results, ckpt_dir, log)
-                log("eval of the initial network: points/hand " +
-                    " ".join(f"{r['opponent']} {r['diff']:+.1f}" for r in rows))
+            started = "init_from"
         # ---- warm start by behaviour cloning
-        if args.bc_teacher and args.bc_hands > 0 and not args.init_from:
+        elif args.bc_teacher and args.bc_hands > 0:
             t0 = time.time()
             progress["warmstart"] = warm_start(agent, args, writer, log)
             progress["warmstart_seconds"] = time.time() - t0
@@ -864,22 +858,23 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
             save_checkpoint(os.path.join(ckpt_dir, "warmstart.pt"),
                             make_payload(args, agent, opt, progress, env, opp, eval_results,
                                          full=False))
-            if args.eval_every > 0 and args.eval_opponents:
-                rows = run_eval(agent, args, args.eval_deals, seed=args.seed)
-                eval_results.append({"iteration": 0, "decisions": 0, "deals": args.eval_deals,
-                                     "rows": rows, "after": "warm start",
-                                     "seconds": time.time() - t_start})
-                write_curve(eval_results, ckpt_dir, log)
-                for r in rows:
-                    writer.add_scalar(f"eval/diff_vs_{r['opponent']}", r["diff"], 0)
-                    writer.add_scalar(f"eval/win_rate_vs_{r['opponent']}", r["win_rate"], 0)
-                log("eval after warm start: points/hand " +
-                    " ".join(f"{r['opponent']} {r['diff']:+.1f}" for r in rows))
-                progress["best_score"] = float(np.mean([r["diff"] for r in rows]))
-                progress["best_iteration"] = 0
-                save_checkpoint(os.path.join(ckpt_dir, "best.pt"),
-                                make_payload(args, agent, opt, progress, env, opp, eval_results,
-                                             full=False))
+            started = "warm start"
+        if started and args.eval_every > 0 and args.eval_opponents:
+            rows = run_eval(agent, args, args.eval_deals, seed=args.seed)
+            eval_results.append({"iteration": 0, "decisions": 0, "deals": args.eval_deals,
+                                 "rows": rows, "after": started,
+                                 "seconds": time.time() - t_start})
+            write_curve(eval_results, ckpt_dir, log)
+            for r in rows:
+                writer.add_scalar(f"eval/diff_vs_{r['opponent']}", r["diff"], 0)
+                writer.add_scalar(f"eval/win_rate_vs_{r['opponent']}", r["win_rate"], 0)
+            log(f"eval after {started}: points/hand " +
+                " ".join(f"{r['opponent']} {r['diff']:+.1f}" for r in rows))
+            progress["best_score"] = float(np.mean([r["diff"] for r in rows]))
+            progress["best_iteration"] = 0
+            save_checkpoint(os.path.join(ckpt_dir, "best.pt"),
+                            make_payload(args, agent, opt, progress, env, opp, eval_results,
+                                         full=False))
         progress["stage"] = "ppo"
         if args.pool_anchor:
             opp.add_anchor(agent)
