@@ -247,8 +247,11 @@ def make_env(args, seed: int):
             return SpadesVectorEnv(args.num_envs, device=args.device, seed=seed % 2**62,
                                    rules=rules, hands_per_episode=args.hands_per_episode)
         if args.vector_env == "vector":
-            raise ValueError("vector_env=vector but spades_env.vector.SpadesVectorEnv is missing "
-                             "or does not support this configuration")
+            why = ("spades_env.vector is not available" if SpadesVectorEnv is None else
+                   f"the batched engine starts every game at 0-0 and scales rewards by 0.01: it "
+                   f"needs random_start 0 (got {args.random_start}) and reward_scale 0.01 (got "
+                   f"{args.reward_scale})")
+            raise ValueError(f"vector_env=vector cannot be used: {why}")
     return ScalarBatchEnv(args.num_envs, seed=seed, rules=rules,
                           hands_per_episode=args.hands_per_episode,
                           random_start=args.random_start,

@@ -69,10 +69,13 @@ def plot_curve(eval_results: list[dict], path: str, title: str = "") -> None:
 
 def main(argv=None) -> int:
     from .checkpoint import load_checkpoint
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv or len(argv) > 2:
-        print("usage: python -m training.plot CHECKPOINT [OUT.png]", file=sys.stderr)
-        return 2
+    import argparse
+    p = argparse.ArgumentParser(prog="python -m training.plot",
+                                description="Draw a run's evaluation points as a PNG.")
+    p.add_argument("checkpoint", help="a checkpoint of the run (e.g. checkpoints/default/latest.pt)")
+    p.add_argument("out", nargs="?", help="output .png (default: curve.png beside the checkpoint)")
+    ns = p.parse_args(sys.argv[1:] if argv is None else argv)
+    argv = [ns.checkpoint] + ([ns.out] if ns.out else [])
     try:
         data = load_checkpoint(argv[0])
         out = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(argv[0]), "curve.png")
