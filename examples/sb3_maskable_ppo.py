@@ -39,8 +39,8 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.evaluation import evaluate_policy
 
 import spades_env  # noqa: F401  (registers the Gymnasium ids)
-from spades_env.arena import jsonable, play_match
-from spades_env.integrations import PolicyPlayer
+from spades_env.arena import jsonable
+from spades_env.integrations import PolicyPlayer, measure_learner
 
 
 def parse_args(argv=None):
@@ -93,18 +93,9 @@ def main(argv=None) -> int:
         return fn
 
     learner = PolicyPlayer(greedy(model), name="maskable_ppo")
-    result = play_match(learner, args.vs, hands=args.eval_hands, seed=args.seed + 1000)
-    print(result.summary())
-    lo, hi = result.point_diff_ci
-    beats = lo > 0
-    print(f"learner beats {args.vs}: {beats} (95% CI of points per hand [{lo:+.1f}, {hi:+.1f}])")
-    vs_init = None
-    if args.init_hands and not args.untrained:  # what training changed: against its start
-        vs_init = play_match(learner, PolicyPlayer(greedy(init_policy), name="untrained"),
-                             hands=args.init_hands, seed=args.seed + 2000)
-        print(vs_init.summary())
-        lo, hi = vs_init.point_diff_ci
-        print(f"learner beats its untrained start: {lo > 0} (95% CI [{lo:+.1f}, {hi:+.1f}])")
+    start = None if args.untrained else PolicyPlayer(greedy(init_policy), name="untrained")
+    result, beats, vs_init = measure_learner(learner, args.vs, args.eval_hands, args.seed, start,
+                                             args.init_hands)
 
     # ---------------------------------------------------------------- evaluation with SB3
     eval_env = gym.make("SpadesHand-v0", **env_kwargs)

@@ -41,8 +41,8 @@ from tianshou.env import DummyVectorEnv
 from tianshou.trainer import OffPolicyTrainerParams
 from tianshou.utils.net.common import Net
 
-from spades_env.arena import jsonable, play_match
-from spades_env.integrations import PolicyPlayer
+from spades_env.arena import jsonable
+from spades_env.integrations import PolicyPlayer, measure_learner
 from spades_env.integrations.tianshou import masked_argmax, tianshou_env
 
 
@@ -120,18 +120,9 @@ def main(argv=None) -> int:
         return fn
 
     learner = PolicyPlayer(greedy(net), name="tianshou_dqn")
-    result = play_match(learner, args.vs, hands=args.eval_hands, seed=args.seed + 1000)
-    print(result.summary())
-    lo, hi = result.point_diff_ci
-    beats = lo > 0
-    print(f"learner beats {args.vs}: {beats} (95% CI of points per hand [{lo:+.1f}, {hi:+.1f}])")
-    vs_init = None
-    if args.init_hands and not args.untrained:  # what training changed: against its start
-        vs_init = play_match(learner, PolicyPlayer(greedy(init_net), name="untrained"),
-                             hands=args.init_hands, seed=args.seed + 2000)
-        print(vs_init.summary())
-        lo, hi = vs_init.point_diff_ci
-        print(f"learner beats its untrained start: {lo > 0} (95% CI [{lo:+.1f}, {hi:+.1f}])")
+    start = None if args.untrained else PolicyPlayer(greedy(init_net), name="untrained")
+    result, beats, vs_init = measure_learner(learner, args.vs, args.eval_hands, args.seed, start,
+                                             args.init_hands)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(jsonable({"arena": result.to_dict(), "beats": beats, "train_s": train_s,

@@ -24,7 +24,7 @@ from pettingzoo import AECEnv
 
 from ..cards import NUM_ACTIONS
 
-__all__ = ["PolicyPlayer", "TurnCreditWrapper", "vector_masks", "legal_mask"]
+__all__ = ["PolicyPlayer", "TurnCreditWrapper", "vector_masks", "legal_mask", "measure_learner"]
 
 
 def legal_mask(view) -> np.ndarray:
@@ -225,3 +225,28 @@ class TurnCreditWrapper(AECEnv):
         self.terminations = dict.fromkeys(self.agents, not trunc)
         self.truncations = dict.fromkeys(self.agents, trunc)
         self.infos = {a: dict(env.infos.get(a, {})) for a in self.agents}
+
+
+def measure_learner(learner, vs: str, hands: int, seed: int, untrained=None,
+                    init_hands: int = 0, log=print):
+    """The examples' check of a trained policy, in the arena (``spades_env.arena.play_match``):
+    ``hands`` single-hand duplicate deals against bot ``vs`` (seed ``seed + 1000``) and, with
+    an ``untrained`` player and ``init_hands`` > 0, ``init_hands`` deals against the learner's own
+    untrained start (seed ``seed + 2000``): what training changed.
+
+    Returns ``(result, beats, vs_init)``: the ``ArenaResult`` against ``vs``, whether its 95%
+    interval of points per hand is above 0, and the ``ArenaResult`` against the start (or None).
+    """
+    from spades_env.arena import play_match
+    result = play_match(learner, vs, hands=hands, seed=seed + 1000)
+    log(result.summary())
+    lo, hi = result.point_diff_ci
+    beats = lo > 0
+    log(f"learner beats {vs}: {beats} (95% CI of points per hand [{lo:+.1f}, {hi:+.1f}])")
+    vs_init = None
+    if init_hands and untrained is not None:
+        vs_init = play_match(learner, untrained, hands=init_hands, seed=seed + 2000)
+        log(vs_init.summary())
+        lo, hi = vs_init.point_diff_ci
+        log(f"learner beats its untrained start: {lo > 0} (95% CI [{lo:+.1f}, {hi:+.1f}])")
+    return result, beats, vs_init
