@@ -12,7 +12,7 @@ from .cards import (
 from .engine import IllegalActionError, Phase, PlayerView, SpadesGame
 from .rules import PRESETS, HandResult, Rules, TeamScore, game_outcome, score_hand, trick_winner
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "BID_OFFSET", "BLIND_NIL_ACTION", "LOOK_ACTION", "NUM_ACTIONS", "NUM_CARDS", "Rank", "Seat",
@@ -23,9 +23,9 @@ __all__ = [
 ]
 
 
-# Gymnasium ids of the single-agent env (``gym.make("Spades-v0")``, ``gym.make_vec``, SB3's
+# Gymnasium ids of the single-agent env (``gym.make("Spades-v1")``, ``gym.make_vec``, SB3's
 # ``make_vec_env``). Registering imports gymnasium's registry (not the env itself, nor torch).
-GYM_IDS = {"Spades-v0": {}, "SpadesHand-v0": {"hands_per_episode": 1}}
+GYM_IDS = {"Spades-v1": {}, "SpadesHand-v1": {"hands_per_episode": 1}}
 
 
 def _register_gymnasium_ids() -> None:
@@ -43,8 +43,8 @@ def __getattr__(name):
     # Lazy imports so the engine never pulls in pettingzoo/torch (only gymnasium's registry).
     # importlib, not ``from . import``: that form calls this __getattr__ again (endless recursion).
     import importlib
-    if name == "spades_v0":
-        return importlib.import_module(".spades_v0", __name__)
+    if name in ("spades_v0", "spades_v1"):  # v0: the deprecated alias of v1
+        return importlib.import_module("." + name, __name__)
     if name == "SpadesSingleAgentEnv":
         return importlib.import_module(".single_agent", __name__).SpadesSingleAgentEnv
     raise AttributeError(f"module 'spades_env' has no attribute {name!r}")

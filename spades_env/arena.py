@@ -11,7 +11,7 @@ side A sits in seats 0 and 2 and side B in seats 1 and 3; in the second the seat
 so each side receives the cards the other side held. Luck of the deal cancels within a pair.
 
 **Full games** (default) are played to the rules' target (``Rules``, default 500). A game still
-running after ``hand_cap`` hands (default 100) stops as a *truncation* and counts as a draw (RULES.md
+running after ``hand_cap`` hands (default 100) stops as a *truncation* and counts as a draw (docs/rules.md
 allows a hand cap as a truncation). **Single hands** (``--hands N``): N deals, each played twice (the
 sides swapped), one hand each from 0-0; only point differences and contract statistics are reported.
 
@@ -481,7 +481,7 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
     wins_half = [0.0, 0.0]
     records: list[dict] = []
     if keep_records:
-        from .play.replay import RECORD_FORMAT, RECORD_VERSION
+        from .records import RECORD_FORMAT, RECORD_VERSION
     for r in results:
         part, diff, game_seed, trunc, wins, halves, games = r
         if keep_records:

@@ -1,6 +1,6 @@
-"""Bots seated inside the AEC env: ``spades_v0.env(bots={"player_1": "medium", ...})``.
+"""Bots seated inside the AEC env: ``spades_v1.env(bots={"player_1": "medium", ...})``.
 
-``BotSeatsEnv`` runs a ``spades_v0.raw_env`` and plays the seats named in ``bots`` itself, so a
+``BotSeatsEnv`` runs a ``spades_v1.raw_env`` and plays the seats named in ``bots`` itself, so a
 framework sees only the learning agents (``possible_agents`` = the other seats, in seat order).
 After each learning agent's move (and at ``reset``) the bots play until a learning agent is to act
 or the episode ends.
@@ -8,9 +8,9 @@ or the episode ends.
 | item            | value                                                                     |
 |-----------------|---------------------------------------------------------------------------|
 | agents          | the seats not in ``bots`` (1 to 4 agents), e.g. ``['player_0', 'player_2']`` |
-| observation     | the ``spades_v0`` observation of that agent (unchanged)                    |
-| reward          | the ``spades_v0`` reward of that agent, summed over its own move and the bots' moves that follow it (a hand ended by a bot's card is credited in that step) |
-| info            | the agent's ``spades_v0`` info (``hand_result`` after a hand, ``winner``)  |
+| observation     | the ``spades_v1`` observation of that agent (unchanged)                    |
+| reward          | the ``spades_v1`` reward of that agent, summed over its own move and the bots' moves that follow it (a hand ended by a bot's card is credited in that step) |
+| info            | the agent's ``spades_v1`` info (``hand_result`` after a hand, ``winner``)  |
 | state()         | the full-information state (``spades_env.state``), as ``raw_env.state()``  |
 | render()        | as ``raw_env.render()``                                                    |
 
@@ -18,7 +18,7 @@ A bot is a ``make_bot`` spec (``"random"``, ``"easy"``, ``"medium"``, ``"hard"``
 ``"checkpoint:PATH"``), an object with ``act(view) -> action id`` or a callable
 ``view -> action id``; it receives only its seat's ``PlayerView``. Named bots are rebuilt at every
 ``reset`` with seeds drawn from the env's generator, so ``reset(seed=s)`` replays the same game for
-the same learner actions; the deals are those of ``spades_v0.env().reset(seed=s)``.
+the same learner actions; the deals are those of ``spades_v1.env().reset(seed=s)``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from .engine import IllegalActionError
-from .spades_v0 import AGENTS, raw_env
+from .spades_v1 import AGENTS, raw_env
 
 __all__ = ["BotSeatsEnv"]
 
@@ -60,12 +60,12 @@ class BotSeatsEnv(AECEnv, EzPickle):
     Args:
         bots: ``{agent: bot}`` for 1 to 3 of ``player_0..3`` (bot: ``make_bot`` spec, object with
             ``act(view)``, or callable ``view -> action``).
-        **kwargs: ``spades_v0.raw_env`` options.
+        **kwargs: ``spades_v1.raw_env`` options.
     Raises:
         ValueError: a bad ``bots`` dict (unknown agent, bad spec, all four seats) or a bad env
             option; at ``step``, a bot that returns an illegal action (names the seat and bot).
         IllegalActionError: from ``step``, a learning agent's illegal action (the state is
-            unchanged); ``spades_v0.env`` wraps this class to end the episode instead.
+            unchanged); ``spades_v1.env`` wraps this class to end the episode instead.
     """
 
     def __init__(self, bots, **kwargs):
@@ -104,7 +104,7 @@ class BotSeatsEnv(AECEnv, EzPickle):
         return {AGENTS[s]: b for s, b in self._bots.items()}
 
     def observe(self, agent):
-        """The ``spades_v0`` observation of ``agent`` (all-zero mask once the episode is over)."""
+        """The ``spades_v1`` observation of ``agent`` (all-zero mask once the episode is over)."""
         d = self.inner.observe(agent)
         if self._done:
             d["action_mask"][:] = 0

@@ -54,7 +54,7 @@ class Rank(IntEnum):
 
 
 class Seat(IntEnum):
-    """Seats 0..3 clockwise; partners sit opposite (RULES.md, Table)."""
+    """Seats 0..3 clockwise; partners sit opposite (docs/rules.md, Table)."""
 
     NORTH = 0
     EAST = 1
@@ -90,7 +90,7 @@ def _int_in(x, lo: int, hi: int, what: str) -> int:
 
 
 def team_of(seat: int) -> int:
-    """Team of a seat: team 0 = seats 0 and 2, team 1 = seats 1 and 3 (RULES.md, Table).
+    """Team of a seat: team 0 = seats 0 and 2, team 1 = seats 1 and 3 (docs/rules.md, Table).
 
     Raises:
         ValueError: ``seat`` is not an int 0..3.

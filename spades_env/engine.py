@@ -1,4 +1,4 @@
-"""The Spades game engine: one full partnership game to the target (``../shared/RULES.md``).
+"""The Spades game engine: one full partnership game to the target (``docs/rules.md``).
 
 ``SpadesGame`` holds the state of one game (the current hand plus the game totals) in plain ints
 and lists: hands are 52-bit masks, so legality checks are a few bit operations. Rules decisions
@@ -20,7 +20,7 @@ import numpy as np
 
 from .cards import (
     BID_OFFSET, BLIND_NIL_ACTION, FULL_DECK, LOOK_ACTION, MAX_BID, NON_SPADES_MASK, NUM_ACTIONS,
-    NUM_CARDS, SPADES_MASK, SUIT_MASKS, SUIT_NAMES, _CHUNK_CARDS, action_str, card_str,
+    NUM_CARDS, SUIT_MASKS, SUIT_NAMES, _CHUNK_CARDS, action_str, card_str,
     mask_to_cards,
 )
 from .rules import HandResult, Rules, _trick_winner, game_outcome, score_hand
@@ -196,7 +196,7 @@ class PlayerView:
         """Suits each seat is known to hold none of: 4 suit masks by seat (bit ``s``: void in
         suit ``s``). ``voids`` (failed to follow suit), plus the inference from a spade led
         before spades were broken: that lead is legal only from a hand of nothing but spades
-        (RULES.md, Play), so the leader held no club, diamond or heart (and cannot get one
+        (docs/rules.md, Play), so the leader held no club, diamond or heart (and cannot get one
         later in the hand)."""
         voids = list(self.voids)
         broken = False
@@ -235,7 +235,7 @@ class PlayerView:
 
 
 class SpadesGame:
-    """One full game of partnership Spades (RULES.md), seeded and replayable.
+    """One full game of partnership Spades (docs/rules.md), seeded and replayable.
 
     Args:
         rules: a ``Rules`` (default ``standard``).

@@ -30,11 +30,12 @@ def runtime_env(pip: bool = False) -> dict:
     whose Python lacks them (they then need PyPI)."""
     import spades_env
     folders = [os.path.dirname(os.path.abspath(spades_env.__file__))]
-    try:
-        import training
-        folders.append(os.path.dirname(os.path.abspath(training.__file__)))
-    except ImportError:
-        pass
+    # the training package sits beside spades_env in a source checkout; it is found, not imported
+    # (the library never imports the trainer)
+    from importlib.util import find_spec
+    spec = find_spec("training")
+    if spec is not None and spec.origin and os.path.basename(spec.origin) == "__init__.py":
+        folders.append(os.path.dirname(os.path.abspath(spec.origin)))
     env: dict = {"py_modules": folders}
     if pip:
         from importlib.metadata import requires

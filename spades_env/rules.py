@@ -1,4 +1,4 @@
-"""The rules object, trick winner and hand scoring (``../shared/RULES.md``).
+"""The rules object, trick winner and hand scoring (``docs/rules.md``).
 
 Everything here is a pure function of its arguments; the engine calls these and nothing else
 decides a trick or a score.
@@ -21,10 +21,10 @@ RULES_INT_MAX = 10 ** 6
 
 @dataclass(frozen=True)
 class Rules:
-    """Variant switches of the ``standard`` profile (RULES.md); every default is the spec's.
+    """Variant switches of the ``standard`` profile (docs/rules.md); every default is the spec's.
 
     Attributes:
-        target_score: points (int) at which a game ends (RULES.md, End of the game). 500; 250 is the
+        target_score: points (int) at which a game ends (docs/rules.md, End of the game). 500; 250 is the
             common short game.
         loss_threshold: a team at or below this total after a hand loses; ``None`` = off.
         blind_nil: allow Blind Nil (bid before looking, then a 3-card exchange with the partner).
@@ -94,7 +94,7 @@ class Rules:
 
     @classmethod
     def preset(cls, name: str) -> "Rules":
-        """Named presets: ``standard`` (RULES.md defaults), ``short`` (target 250), ``house``
+        """Named presets: ``standard`` (docs/rules.md defaults), ``short`` (target 250), ``house``
         (target 500, loss at -200, Blind Nil on)."""
         if not isinstance(name, str) or name not in PRESETS:
             raise ValueError(f"unknown rules preset {name!r}; known: {sorted(PRESETS)}")
@@ -128,7 +128,7 @@ def _check_trick(cards, leader) -> None:
 
 
 def trick_winner(cards, leader: int) -> int:
-    """Seat that wins a complete trick (RULES.md, Play).
+    """Seat that wins a complete trick (docs/rules.md, Play).
 
     Args:
         cards: 4 card ids in play order; ``cards[0]`` was led by ``leader``.
@@ -158,7 +158,7 @@ def _trick_winner(cards, leader: int) -> int:
 
 @dataclass(frozen=True)
 class TeamScore:
-    """One team's line of the per-hand score table (RULES.md, Scoring a hand).
+    """One team's line of the per-hand score table (docs/rules.md, Scoring a hand).
 
     Attributes:
         team: 0 (seats 0, 2) or 1 (seats 1, 3).
@@ -274,7 +274,7 @@ _TEAM_SCORE_KEYS = frozenset(f.name for f in fields(TeamScore))
 
 def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,
                scores_before=(0, 0)) -> tuple[TeamScore, TeamScore]:
-    """Score one hand for both teams (RULES.md, Scoring a hand).
+    """Score one hand for both teams (docs/rules.md, Scoring a hand).
 
     Args:
         bids: 4 ints by seat, 0..13; 0 is Nil.
@@ -389,7 +389,7 @@ def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,
 
 
 def game_outcome(scores, rules: Rules) -> int | None:
-    """Winner after a complete hand, or ``None`` to play on (RULES.md, End of the game).
+    """Winner after a complete hand, or ``None`` to play on (docs/rules.md, End of the game).
 
     Args:
         scores: 2 ints, team totals after the hand.

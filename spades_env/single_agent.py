@@ -1,16 +1,16 @@
 """Gymnasium single-agent Spades: one learned seat, bots in the other three.
 
-``SpadesSingleAgentEnv`` runs the ``spades_v0`` AEC env (same observation vector, same rewards,
+``SpadesSingleAgentEnv`` runs the ``spades_v1`` AEC env (same observation vector, same rewards,
 same options) and lets bots play every seat but ``seat``. A bot is a level name for
 ``spades_env.bots.make_bot`` (``"random"``, ``"easy"``, ``"medium"``, ...) or any callable
 ``view -> action id`` taking a ``PlayerView`` (so it sees only its own seat's information).
 
 | item              | value                                                                 |
 |-------------------|-----------------------------------------------------------------------|
-| observation_space | ``Box`` float32, shape ``(679,)`` (``(3591,)`` with ``history=True``): the ``spades_v0`` vector of ``seat`` |
+| observation_space | ``Box`` float32, shape ``(679,)`` (``(3591,)`` with ``history=True``): the ``spades_v1`` vector of ``seat`` |
 | action_space      | ``Discrete(68)``: the engine's action ids                              |
 | action_masks()    | bool ``(68,)``: legal actions now (what ``sb3_contrib.MaskablePPO`` calls); also ``info["action_mask"]`` as int8 |
-| reward            | the ``spades_v0`` reward of ``seat``, summed over its own move and the bots' moves up to its next turn |
+| reward            | the ``spades_v1`` reward of ``seat``, summed over its own move and the bots' moves up to its next turn |
 | terminated        | the game (or the ``hands_per_episode`` episode) is over; or an illegal action (see below) |
 | truncated         | ``max_hands`` reached                                                  |
 | info              | ``action_mask``; ``hand_result`` (score table) after a hand ends; ``winner`` at game end |
@@ -30,9 +30,9 @@ the mask (``action_masks()``), never this replacement.
 up, the others' hidden), ``uint8`` ``(480, 640, 3)`` (``spades_env.render_image``); it works with
 Gymnasium's ``RecordVideo``.
 
-Registered Gymnasium ids (``import spades_env`` registers them): ``"Spades-v0"`` (full games,
-defaults as below) and ``"SpadesHand-v0"`` (one hand per episode); any argument below may be
-given to ``gym.make`` / ``gym.make_vec``, e.g. ``gym.make("Spades-v0", opponents="easy")``.
+Registered Gymnasium ids (``import spades_env`` registers them): ``"Spades-v1"`` (full games,
+defaults as below) and ``"SpadesHand-v1"`` (one hand per episode); any argument below may be
+given to ``gym.make`` / ``gym.make_vec``, e.g. ``gym.make("Spades-v1", opponents="easy")``.
 ``gym.make`` wraps the env, so reach ``action_masks()`` as ``env.unwrapped.action_masks()`` or
 ``env.get_wrapper_attr("action_masks")()`` (vector envs: ``envs.call("action_masks")``, or the
 ``"action_mask"`` info key).
@@ -50,7 +50,7 @@ from gymnasium import spaces
 from .bots import make_bot
 from .cards import NUM_ACTIONS
 from .engine import IllegalActionError
-from .spades_v0 import AGENTS, raw_env
+from .spades_v1 import AGENTS, raw_env
 
 BotSpec = "str | Callable"
 ILLEGAL_ACTION_MODES = ("terminate", "raise", "random_legal")
@@ -68,7 +68,7 @@ class SpadesSingleAgentEnv(gymnasium.Env):
         illegal_reward: reward for an illegal action under ``"terminate"`` (finite float, default
             -1).
         render_mode: None, ``"ansi"``, ``"human"`` or ``"rgb_array"``.
-        **options: ``spades_v0.raw_env`` options (``reward``, ``hands_per_episode``,
+        **options: ``spades_v1.raw_env`` options (``reward``, ``hands_per_episode``,
             ``max_hands``, ``history``, ``rules`` and ``Rules`` fields).
     Raises:
         ValueError: a bad seat, bot spec or option (the message names it).
@@ -132,7 +132,7 @@ class SpadesSingleAgentEnv(gymnasium.Env):
 
         Args:
             seed: None or an int >= 0 (Gymnasium's seeding).
-            options: None or a dict with the one option ``spades_v0`` honours: ``"game"``, a
+            options: None or a dict with the one option ``spades_v1`` honours: ``"game"``, a
                 running ``SpadesGame`` under the env's rules to start from (a copy is played;
                 e.g. ``SpadesGame.from_deal(...)``), or None.
         Raises:
@@ -253,7 +253,7 @@ class SpadesSingleAgentEnv(gymnasium.Env):
         return obs, float(reward), bool(env.terminations[me]), bool(env.truncations[me]), info
 
     def render(self):
-        """"ansi" returns text, "human" prints (``spades_v0``'s full table); "rgb_array" returns
+        """"ansi" returns text, "human" prints (``spades_v1``'s full table); "rgb_array" returns
         the table seen from ``seat``: ``uint8`` array ``(480, 640, 3)``."""
         if self.render_mode == "rgb_array":
             from .render_image import IMAGE_HEIGHT, IMAGE_WIDTH, draw_table

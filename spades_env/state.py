@@ -76,7 +76,7 @@ def hand_points_bound(rules: Rules) -> int:
 
     A gain is at most a 13-trick contract (130) plus 13 overtricks plus two made Nils; a loss at
     most a set 13-trick contract (130), two failed Nils and the bag penalties that at most
-    ``bag_limit - 1 + 13`` bags can trip (RULES.md, Scoring a hand).
+    ``bag_limit - 1 + 13`` bags can trip (docs/rules.md, Scoring a hand).
     """
     nil = max(rules.nil_bonus, rules.blind_nil_bonus)
     gain = 130 + 13 + 2 * nil

@@ -1,6 +1,6 @@
 """Batched Spades engine: ``num_envs`` games stepped together with torch ops (CPU or CUDA).
 
-``SpadesVectorEnv`` plays the ``standard`` rules of ``../shared/RULES.md`` (with the switches
+``SpadesVectorEnv`` plays the ``standard`` rules of ``docs/rules.md`` (with the switches
 ``target_score``, ``loss_threshold``, ``forced_spade_lead_breaks``, ``bag_limit``, ``bag_penalty``,
 ``nil_bonus``) in every game of a batch, and returns, for every game, the observation and legal
 action mask of the seat to act. The observation is exactly ``spades_env.observation.encode`` of
@@ -64,9 +64,9 @@ OpenSpiel's random loop without observations; the env step alone is 24-31x. With
 about 14x, and the torch backend on the CPU about 2-4x. The rate is bounded by writing each
 decision's 679-float (2.7 KB) observation (the figures above are for the 575-float version 1).
 
-Episodes and rewards (the AEC env's definitions, ``spades_v0``)
+Episodes and rewards (the AEC env's definitions, ``spades_v1``)
 ----------------------------------------------------------------
-- An episode is a full game to the target (RULES.md, End of the game): *terminated*; or
+- An episode is a full game to the target (docs/rules.md, End of the game): *terminated*; or
   ``hands_per_episode`` hands (if set): *terminated*, no winner; or ``max_hands`` hands (default
   100): *truncated* (not a win or a loss).
 - ``reward="hand"``: at the end of every hand each seat gets (its team's hand points - the other
@@ -95,7 +95,12 @@ import ctypes
 import os
 
 import numpy as np
-import torch
+
+try:
+    import torch
+except ImportError:  # the base install has no torch: say what to install
+    raise ImportError("spades_env.vector (the batched engine) needs PyTorch, which is not "
+                      "installed: pip install 'spades_env[torch]' (or torch>=2.2)") from None
 
 from .cards import BID_OFFSET, MAX_BID, NUM_ACTIONS, NUM_CARDS, NUM_TRICKS
 from .engine import SpadesGame
@@ -286,7 +291,7 @@ class FinalResults:
 
 
 def _score_records(dealer, bids, tricks, bags_before, scores_before, r: Rules):
-    """Score one hand in every game with tensor ops (RULES.md, Scoring a hand; the formulas of
+    """Score one hand in every game with tensor ops (docs/rules.md, Scoring a hand; the formulas of
     ``rules.score_hand`` without Blind Nil). ``dealer`` (N,), ``bids``/``tricks`` (N, 4) by seat,
     ``bags_before``/``scores_before`` (N, 2) by team, all int64. Returns ``(records (N, 27),
     hand_points (N, 2), scores after (N, 2), bags after (N, 2))``, int64."""
@@ -493,7 +498,7 @@ class SpadesVectorEnv:
         if rules.blind_nil:
             raise ValueError("SpadesVectorEnv does not implement Blind Nil "
                              "(Rules(blind_nil=True)); use the scalar engine "
-                             "(SpadesGame / spades_v0) for that variant")
+                             "(SpadesGame / spades_v1) for that variant")
         for name, v in (("hands_per_episode", hands_per_episode), ("max_hands", max_hands)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
                                   or not 1 <= v <= MAX_HANDS_LIMIT):
@@ -861,7 +866,7 @@ class SpadesVectorEnv:
             self._follow_mask()
             self._t = t + 1
             return self._finish_step()
-        # trick complete: the highest spade, else the highest card of the led suit (RULES.md)
+        # trick complete: the highest spade, else the highest card of the led suit (docs/rules.md)
         led = self._led
         value = c.card_val.index_select(0, (self._trick + led[:, None] * NUM_CARDS).view(-1))
         w = (self._leader + value.view(n, 4).argmax(1)).bitwise_and_(3)
@@ -1243,7 +1248,7 @@ class SpadesVectorEnv:
 
     def _lead_mask(self) -> None:
         """Legal leads of the seat to act: any card, but no spade before spades are broken unless
-        the hand holds only spades (RULES.md, Play)."""
+        the hand holds only spades (docs/rules.md, Play)."""
         h = self._hands_rows.index_select(0, self._c.row4 + self._cur)
         ns = h & self._c.non_spades
         use_ns = ns.any(1).logical_and_(~self._broken)
@@ -1301,7 +1306,7 @@ class SpadesVectorEnv:
     def _start_hands(self, holder: torch.Tensor | None = None) -> None:
         """Deal a new hand in every game (``_dealer``, ``_scores``, ``_bags`` already set) and
         rebuild every seat's observation from scratch. The deal: a uniform random permutation
-        of the deck dealt one card at a time from the left of the dealer (RULES.md, Deal), or
+        of the deck dealt one card at a time from the left of the dealer (docs/rules.md, Deal), or
         ``holder`` ``(N, 52)`` when given."""
         n, c, dev = self.num_envs, self._c, self.device
         if self._kernel is not None:
@@ -1353,7 +1358,7 @@ class SpadesVectorEnv:
         self._mask.copy_(c.bid_mask.expand(n, NUM_ACTIONS))
 
     def _end_hands(self):
-        """Score the hand in every game (RULES.md, Scoring a hand; End of the game), record it,
+        """Score the hand in every game (docs/rules.md, Scoring a hand; End of the game), record it,
         end and reset finished games, deal the next hand."""
         n, r, dev = self.num_envs, self.rules, self.device
         hc = self._hand_count
@@ -1422,7 +1427,7 @@ class SpadesVectorEnv:
         self._bags.copy_(bags_after)
         winner = _outcome(scores, r)
         s0, s1 = scores[:, 0], scores[:, 1]
-        # episode end, as the AEC env (spades_v0): a won game or hands_per_episode hands
+        # episode end, as the AEC env (spades_v1): a won game or hands_per_episode hands
         # terminate, max_hands truncates
         won = winner >= 0
         terminated = won.clone()

@@ -1,60 +1,34 @@
-"""Checkpoint files and run folders: atomic writes, checked loads, clear errors.
+"""Checkpoint writing and run folders for training: atomic writes, resume checks, locks.
 
-A checkpoint is a ``torch.save``d dict with only tensors and plain Python values (so it loads with
-``torch.load(..., weights_only=True)``):
+The file format and the checked load are the library's (``spades_env.agents.checkpoint``: its
+module docstring has the key table and the six checks every load makes; the names are re-exported
+here). This module adds what only training needs:
 
-| key          | content                                                                   |
-|--------------|---------------------------------------------------------------------------|
-| format       | ``"spades_env.ppo_checkpoint"`` (rejects foreign files)                    |
-| version      | ``FORMAT_VERSION``                                                         |
-| config       | ``training.config.Args`` as a dict                                         |
-| model        | the ``Agent`` state dict                                                   |
-| model_shape  | ``{"hidden": [...], "head_hidden": int, "obs_size": int}`` (``Agent`` keyword arguments; no ``obs_size``: 575, observation version 1) |
-| optimizer    | Adam state dict (absent in a shipped, stripped checkpoint)                 |
-| progress     | ``{"iteration", "decisions", "stage", ...}`` step counts                   |
-| rng          | python/numpy/torch RNG states (training only)                              |
-| env          | environment state for an exact resume (training only)                      |
-| pool         | opponent-pool snapshots (training only)                                    |
-| eval         | evaluation results (list of dicts)                                         |
-
-What a load checks, in order, before anything is built from the file (every failure is a
-``ValueError`` naming the file):
-
-1. the file is a zip archive (torch's format) of stored records whose CRC-32 all match
-   (``zipfile``; torch itself never checks them, so a flipped bit would load silently);
-2. ``torch.load(weights_only=True)``: no code runs; any error of the unpickler is mapped;
-3. no tensor claims more elements than its storage holds (a zero-stride tensor in a small file
-   could otherwise ask for gigabytes when copied);
-4. the format tag and version; ``config`` a mapping whose ``rules`` is a preset;
-5. ``model_shape``: the keyword arguments of ``Agent``, each checked by the row of the config
-   table (``training.config.FIELD_CHECKS``) and the whole network under ``MAX_PARAMS``;
-6. ``model``: exactly the names, shapes and dtypes of that network (computed on the ``meta``
-   device, nothing allocated) and finite values.
-
-``check_resume_state`` checks the training sections of a full checkpoint (config by the table,
-optimizer, progress, eval, env, pool) before a resumed run writes anything, and ``open_run`` gives
-a run its folders: locked for the run's life, never silently shared with an earlier run.
+- ``save_checkpoint``: the whole file made in memory, then written atomically;
+- ``check_resume_state``: the training sections of a full checkpoint (config by the table,
+  optimizer, progress, eval, env, pool) checked before a resumed run writes anything;
+- ``open_run``: a run's folders, locked for the run's life, never silently shared with an earlier
+  run.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import glob
-import inspect
 import io
 import math
 import os
 import socket
 import threading
 import time
-import zipfile
 
 import torch
 
+from spades_env.agents.checkpoint import (  # noqa: F401 - the loading half, re-exported
+    FORMAT_TAG, FORMAT_VERSION, _bad, agent_kwargs, build_agent, check_model, check_state_dict,
+    check_tensors, expected_state, load_checkpoint)
 from spades_env.fileio import WriteError, check_output_file, clean_stale_temps, write_atomic
 
-FORMAT_TAG = "spades_env.ppo_checkpoint"
-FORMAT_VERSION = 1
 LOCK_NAME = ".lock"
 """lock file in a run's checkpoint folder: held (``fcntl.flock``) by the process running it."""
 
@@ -79,236 +53,6 @@ def save_checkpoint(path: str, payload: dict) -> None:
         raise WriteError(e.errno, f"could not write {path}: cannot create {folder}: "
                                   f"{e.strerror or e}") from None
     write_atomic(path, buf.getbuffer(), prefix=".tmp_", suffix=".pt")
-
-
-# ============================================================================= load
-def _bad(path, why: str) -> ValueError:
-    return ValueError(f"{path}: {why}")
-
-
-def _check_zip(f, path) -> None:
-    """The zip layer: stored records only, every CRC-32 right."""
-    try:
-        with zipfile.ZipFile(f) as z:
-            infos = z.infolist()
-            if not infos:
-                raise _bad(path, "not a readable spades_env checkpoint (empty archive)")
-            for info in infos:
-                if info.compress_type != zipfile.ZIP_STORED:
-                    raise _bad(path, f"not a spades_env checkpoint (record {info.filename!r} is "
-                                     f"compressed; torch writes stored records)")
-            bad = z.testzip()
-    except zipfile.BadZipFile:
-        raise _bad(path, "not a readable spades_env checkpoint (not a torch zip archive)") \
-            from None
-    except ValueError:
-        raise
-    except Exception as e:  # truncated records, odd headers: zlib/struct/EOF/OS errors
-        raise _bad(path, f"corrupt checkpoint ({type(e).__name__}: {e})") from None
-    if bad is not None:
-        raise _bad(path, f"corrupt checkpoint: record {bad!r} fails its CRC-32 check (the file was "
-                         f"damaged after it was written)")
-
-
-def check_tensors(obj, path, where: str = "", depth: int = 0) -> None:
-    """Every tensor in ``obj`` (nested dicts/lists) is a plain strided tensor whose elements fit
-    in its storage: a zero-stride (expanded) tensor of shape (200M, 4) in a 1 MB file is refused
-    before anything copies it.
-
-    Raises:
-        ValueError: naming ``path`` and the place of the tensor.
-    """
-    if depth > 64:
-        raise _bad(path, f"corrupt checkpoint: nested too deeply at {where or 'top'}")
-    if isinstance(obj, torch.Tensor):
-        if obj.layout != torch.strided or obj.is_quantized:
-            raise _bad(path, f"corrupt checkpoint: {where} is not a dense tensor")
-        need = obj.numel() * obj.element_size()
-        have = obj.untyped_storage().nbytes() - obj.storage_offset() * obj.element_size()
-        if need > have:
-            raise _bad(path, f"corrupt checkpoint: {where} has shape {tuple(obj.shape)} "
-                             f"({need} bytes) over a storage of {have} bytes")
-    elif isinstance(obj, dict):
-        for k, v in obj.items():
-            check_tensors(v, path, f"{where}.{k}" if where else str(k), depth + 1)
-    elif isinstance(obj, (list, tuple)):
-        for i, v in enumerate(obj):
-            check_tensors(v, path, f"{where}[{i}]", depth + 1)
-
-
-def load_checkpoint(path: str, map_location="cpu") -> dict:
-    """Load and check a checkpoint (steps 1-6 of the module docstring).
-
-    Raises:
-        FileNotFoundError: no such file.
-        ValueError: anything else: unreadable, not a torch zip, a damaged record (CRC), a pickle
-            that is not weights-only, a foreign torch file (no spades_env tag), an unsupported
-            version, bad metadata or weights; the message names the path.
-    """
-    if not os.path.lexists(path):
-        raise FileNotFoundError(f"no checkpoint at {path!r}")
-    if not os.path.isfile(path):
-        raise _bad(path, "not a file")
-    try:
-        f = open(path, "rb")
-    except OSError as e:
-        raise _bad(path, f"cannot read the checkpoint: {e.strerror or e}") from None
-    with f:
-        _check_zip(f, path)
-        f.seek(0)
-        try:
-            data = torch.load(f, map_location=map_location, weights_only=True)
-        except Exception as e:  # noqa: BLE001 - any unpickler failure is a bad file
-            msg = str(e).splitlines()[0] if str(e) else ""
-            raise _bad(path, f"not a readable spades_env checkpoint ({type(e).__name__}: "
-                             f"{msg[:200]})") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT_TAG:
-        raise _bad(path, f"not a spades_env PPO checkpoint (missing format tag {FORMAT_TAG!r})")
-    if data.get("version") != FORMAT_VERSION:
-        raise _bad(path, f"checkpoint version {data.get('version')!r} is not supported (this code "
-                         f"reads version {FORMAT_VERSION})")
-    try:
-        check_tensors(data, path)
-    except RecursionError:
-        raise _bad(path, "corrupt checkpoint: nested too deeply") from None
-    for key in ("model", "model_shape", "config"):
-        if key not in data:
-            raise _bad(path, f"corrupt checkpoint, missing {key!r}")
-    cfg = data["config"]
-    if not isinstance(cfg, dict) or not all(isinstance(k, str) for k in cfg):
-        raise _bad(path, f"corrupt checkpoint: config must be a mapping of field names, got "
-                         f"{type(cfg).__name__}")
-    if "rules" in cfg:
-        from .config import check_field
-        try:
-            check_field("rules", cfg["rules"])
-        except ValueError as e:
-            raise _bad(path, f"stored config: {e}") from None
-    for key, kind in (("progress", dict), ("eval", list)):
-        if key in data and not isinstance(data[key], kind):
-            raise _bad(path, f"corrupt checkpoint: {key} must be a {kind.__name__}")
-    check_model(data, path)
-    return data
-
-
-# ============================================================================= network
-def agent_kwargs(shape, path="checkpoint") -> dict:
-    """``model_shape`` checked and coerced into ``Agent`` keyword arguments.
-
-    Every key must be a parameter of ``training.model.Agent``; ``hidden`` and ``head_hidden`` are
-    required; a key that is also a config field is checked by its row of the config table; the
-    network must stay under ``training.config.MAX_PARAMS``.
-
-    Raises:
-        ValueError: naming ``path`` and the bad key.
-    """
-    from .config import FIELD_CHECKS, MAX_PARAMS, check_field, network_params
-    from .model import Agent
-    if not isinstance(shape, dict):
-        raise _bad(path, f"corrupt checkpoint: model_shape must be a mapping, got "
-                         f"{type(shape).__name__}")
-    allowed = [n for n in inspect.signature(Agent.__init__).parameters if n != "self"]
-    out = {}
-    for k, v in shape.items():
-        if k not in allowed:
-            raise _bad(path, f"corrupt checkpoint: model_shape has {k!r}, which the network does "
-                             f"not take (it takes {allowed})")
-        try:
-            if k in FIELD_CHECKS:
-                v = check_field(k, v)
-            elif not isinstance(v, (bool, int, float, str)):
-                raise ValueError(f"{k} must be a plain value, got {type(v).__name__}")
-        except ValueError as e:
-            raise _bad(path, f"corrupt checkpoint: model_shape: {e}") from None
-        out[k] = v
-    for k in ("hidden", "head_hidden"):
-        if k not in out:
-            raise _bad(path, f"corrupt checkpoint: model_shape has no {k!r}")
-    # the observation width: checkpoints from before observation version 2 have no obs_size and
-    # read the 575 floats of version 1 (the first 575 of version 2: same pieces, same offsets)
-    from spades_env.observation import OBS_SIZE, OBS_SIZE_V1
-    out.setdefault("obs_size", OBS_SIZE_V1)
-    if type(out["obs_size"]) is not int or out["obs_size"] not in (OBS_SIZE_V1, OBS_SIZE):
-        raise _bad(path, f"corrupt checkpoint: model_shape: obs_size must be {OBS_SIZE_V1} "
-                         f"(observation version 1) or {OBS_SIZE} (version 2), got "
-                         f"{out['obs_size']!r}")
-    n = network_params(out["hidden"], out["head_hidden"], out.get("critic_hidden", ()))
-    if n > MAX_PARAMS:
-        raise _bad(path, f"corrupt checkpoint: model_shape asks for a network of {n} parameters "
-                         f"(at most {MAX_PARAMS})")
-    return out
-
-
-def expected_state(kwargs: dict) -> dict:
-    """Names, shapes and dtypes of the state dict of ``Agent(**kwargs)``, computed on the
-    ``meta`` device (no memory, no initialisation work): ``{name: (shape tuple, dtype)}``."""
-    from .model import Agent
-    with torch.device("meta"):
-        ref = Agent(**kwargs)
-    return {k: (tuple(v.shape), v.dtype) for k, v in ref.state_dict().items()}
-
-
-def check_state_dict(sd, expected: dict, path, where: str) -> None:
-    """``sd`` has exactly the names, shapes and dtypes of ``expected`` and finite values.
-
-    Raises:
-        ValueError: ``PATH: WHERE: ...`` naming the first bad tensor (shape errors say "do not
-            match").
-    """
-    if not isinstance(sd, dict):
-        raise _bad(path, f"corrupt checkpoint: {where} must be a mapping of tensors")
-    missing = [k for k in expected if k not in sd]
-    extra = [k for k in sd if k not in expected]
-    if missing or extra:
-        raise _bad(path, f"corrupt checkpoint: {where}: weights do not match the network of "
-                         f"model_shape (missing {missing[:4]}, unexpected {extra[:4]})")
-    for k, (shape, dtype) in expected.items():
-        t = sd[k]
-        if not isinstance(t, torch.Tensor):
-            raise _bad(path, f"corrupt checkpoint: {where}.{k} is not a tensor")
-        if tuple(t.shape) != shape or t.dtype != dtype:
-            raise _bad(path, f"corrupt checkpoint: {where}: weights do not match the network of "
-                             f"model_shape: {k} is {tuple(t.shape)} {t.dtype}, the network needs "
-                             f"{shape} {dtype}")
-        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
-            raise _bad(path, f"corrupt checkpoint: {where}.{k} holds NaN or infinite values")
-
-
-def check_model(data: dict, path="checkpoint") -> dict:
-    """Check ``model_shape`` and ``model`` of loaded checkpoint data without building anything;
-    return the ``Agent`` keyword arguments.
-
-    A ``model_shape`` without ``obs_size`` (written before observation version 2) takes the
-    input width of the weights' first layer when it is a known observation size (575 or 679).
-
-    Raises:
-        ValueError: naming ``path`` and the bad key or tensor.
-    """
-    shape, model = data.get("model_shape"), data.get("model")
-    if isinstance(shape, dict) and "obs_size" not in shape and isinstance(model, dict):
-        from spades_env.observation import OBS_SIZE, OBS_SIZE_V1
-        first = model.get("trunk.0.weight" if shape.get("hidden") else "play_head.0.weight")
-        if isinstance(first, torch.Tensor) and first.dim() == 2 \
-                and int(first.shape[1]) in (OBS_SIZE_V1, OBS_SIZE):
-            shape = {**shape, "obs_size": int(first.shape[1])}
-    kwargs = agent_kwargs(shape, path)
-    check_state_dict(model, expected_state(kwargs), path, "model")
-    return kwargs
-
-
-def build_agent(data: dict, device="cpu", path="checkpoint"):
-    """Make an ``Agent`` from loaded checkpoint data and load its weights (checked first by
-    ``check_model``, so a bad file allocates nothing).
-
-    Raises:
-        ValueError: bad ``model_shape`` or weights that do not fit it, or non-finite weights.
-    """
-    from .model import Agent
-    kwargs = check_model(data, path)
-    agent = Agent(**kwargs).to(device)
-    agent.load_state_dict(data["model"])
-    agent.eval()
-    return agent
 
 
 # ============================================================================= resume state
@@ -460,7 +204,7 @@ def check_resume_state(data: dict, args, path="checkpoint") -> None:
     _check_progress(data["progress"], path)
     _check_eval(data["eval"], path)
     params = {k: v for k, v in expected.items()}
-    from .model import Agent
+    from spades_env.agents.model import Agent
     with torch.device("meta"):
         names = [n for n, _ in Agent(**kwargs).named_parameters()]
     _check_optimizer(data["optimizer"], {n: params[n] for n in names}, path)

@@ -1,6 +1,6 @@
 """Training configuration: one dataclass, mirrored by ``configs/*.yaml``.
 
-The dataclass ``Args`` is the source of truth (STYLE.md, Configs). A YAML file may set any subset of
+The dataclass ``Args`` is the source of truth. A YAML file may set any subset of
 its fields; an unknown key is an error naming the key and the known fields. Any field can be
 overridden from the command line, either as ``--set name=value`` (repeatable) or as ``--name value``
 (values are parsed as YAML scalars, so ``--lr 1e-4``, ``--anneal_lr false``,
@@ -19,6 +19,8 @@ from typing import Callable
 
 import yaml
 
+from spades_env.agents import MAX_PARAMS, MAX_WIDTH, network_params
+
 
 @dataclass
 class Args:
@@ -32,7 +34,7 @@ class Args:
     name: str = "default"
     """run name: TensorBoard logs go to ``runs/<name>/``, checkpoints to ``checkpoints/<name>/``."""
     seed: int = 1
-    """seeds python, numpy and torch once, and every environment and bot (STYLE.md, Determinism)."""
+    """seeds python, numpy and torch once, and every environment and bot (the same seed gives the same run)."""
     device: str = "cpu"
     """torch device for the network: ``cpu`` or ``cuda`` (``cuda:0``...)."""
     torch_threads: int = 1
@@ -79,7 +81,7 @@ class Args:
     head_hidden: int = 128
     """width of the hidden layer of each head (bidding, card play, value)."""
     critic_hidden: list = field(default_factory=list)
-    """widths of the privileged critic (``training.model``: a value network that also reads the
+    """widths of the privileged critic (``spades_env.agents.model``: a value network that also reads the
     other three hands, used only for the advantages during training; the acting policy never
     reads it). Empty: no privileged critic, the value head is the critic."""
 
@@ -192,10 +194,6 @@ _FIELDS = {f.name: f for f in fields(Args)}
 # ``check_ready`` runs the start-up checks before a run does any work. A new field needs a row:
 # ``tests/test_config.py`` fails without one.
 
-MAX_WIDTH = 16384
-"""widest layer of the network (``hidden`` widths, ``head_hidden``)."""
-MAX_PARAMS = 100_000_000
-"""most network parameters (400 MB of float32 weights, plus twice that for Adam's moments)."""
 MAX_BATCH = 4_000_000
 """most decisions per rollout (``num_envs * num_steps``): storage needs about 2.4 KB each."""
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -547,23 +545,6 @@ def check_field(name: str, value):
         raise ValueError(f"bad config: {name} must be {row.describe()}, got {_short(value)} "
                          f"({why})")
     return value
-
-
-def network_params(hidden, head_hidden: int, critic_hidden=()) -> int:
-    """Parameter count of ``training.model.Agent(hidden, head_hidden, critic_hidden=...)``'s trunk,
-    three heads and privileged critic (an upper estimate used to refuse absurd networks before
-    anything is allocated)."""
-    from spades_env.observation import OBS_SIZE
-    n, w = 0, OBS_SIZE
-    for h in hidden:
-        n += w * h + h
-        w = h
-    n += 3 * (w * head_hidden + head_hidden) + head_hidden * 69 + 69
-    w = OBS_SIZE + 156
-    for h in critic_hidden:
-        n += w * h + h
-        w = h
-    return n + (w + 1 if len(critic_hidden) else 0)
 
 
 def validate(args: Args) -> None:

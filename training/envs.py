@@ -213,7 +213,7 @@ def masks_to_bool(masks) -> np.ndarray:
 
 def env_hands(env) -> torch.Tensor:
     """The cards every seat holds now in every env: bool ``[num_envs, 4, 52]`` (absolute seats),
-    on the CPU. Full information: for the privileged critic only (``training.model``).
+    on the CPU. Full information: for the privileged critic only (``spades_env.agents.model``).
 
     Works for ``ScalarBatchEnv`` (from its games) and ``spades_env.vector.SpadesVectorEnv`` (its
     hands tensor, which the engine clears card by card as they are played).

@@ -35,7 +35,7 @@ class NetPlayer:
     """A batched player backed by an ``Agent``: ``act_batch(obs [B,575], mask [B,68]) -> [B]``.
 
     Args:
-        agent: ``training.model.Agent`` (put in eval mode).
+        agent: ``spades_env.agents.model.Agent`` (put in eval mode).
         device: torch device of the agent.
         greedy: argmax of the masked policy; else sample with ``generator``.
         seed: seed of the sampling generator (used when ``greedy`` is False).
@@ -204,7 +204,7 @@ def arena_match(path: str, opponent: str, games: int | None, hands: int | None, 
     duplicate deals (``hands``). Returns the ``ArenaResult``."""
     from spades_env.arena import play_match
 
-    from .policy_bot import CheckpointBot
+    from spades_env.agents.bot import CheckpointBot
     bot = CheckpointBot(path, seed=seed, greedy=greedy)
     if hands is not None:
         return play_match(bot, opponent, hands=hands, seed=seed, rules=rules,

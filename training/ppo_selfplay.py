@@ -1,11 +1,11 @@
-"""Self-play PPO for partnership Spades, in one file (CleanRL style; STYLE.md, Training).
+"""Self-play PPO for partnership Spades, in one file (CleanRL style).
 
 Sections, in order: Args, seeding, envs, agent, warm start, storage, rollout, GAE, update, logging,
 checkpoint, and ``train`` which runs them.
 
 Algorithm: PPO with the clipped surrogate objective, clipped value loss and entropy bonus
 (Schulman et al. 2017, "Proximal Policy Optimization Algorithms"; implementation details as in
-CleanRL ``ppo.py``), advantages by GAE (Schulman et al. 2016). One network (``training.model.Agent``)
+CleanRL ``ppo.py``), advantages by GAE (Schulman et al. 2016). One network (``spades_env.agents.model.Agent``)
 plays every learner seat, each from its own seat's observation; illegal actions are masked to
 probability 0.
 
@@ -52,7 +52,7 @@ from .config import Args, to_dict
 from .envs import env_hands, make_env, masks_to_bool, randomize_start
 from .teacher_records import team_points
 from .evaluate import NetPlayer, duplicate_match, format_table, hand_stats
-from .model import PRIV_SIZE, Agent, privileged_features
+from spades_env.agents.model import PRIV_SIZE, Agent, privileged_features
 
 # ============================================================================= Args
 # ``Args`` lives in ``training/config.py`` (mirrored by configs/*.yaml).

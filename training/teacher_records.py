@@ -37,9 +37,10 @@ from spades_env.observation import OBS_SIZE, encode
 
 from .envs import randomize_start
 
-FORMAT = "spades_env.teacher_records"
-VERSION = 1
-MOVES_PER_HAND = 56  # 4 bids + 52 cards (the standard preset has no Blind Nil)
+from spades_env.records import HAND_FORMAT as FORMAT  # noqa: F401 - the format is the library's
+from spades_env.records import HAND_VERSION as VERSION
+from spades_env.records import MOVES_PER_HAND
+from spades_env.records import load_hand_records as load_records
 
 
 def generate_chunk(teacher: str, hands: int, seed: int, chunk: int,
@@ -88,31 +89,6 @@ def save_records(path: str, rec: dict, teacher: str, rules_preset: str = "standa
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-
-
-def load_records(path: str) -> dict:
-    """Read a records file; returns the four arrays plus ``teacher`` and ``rules`` (str).
-
-    Raises:
-        ValueError: missing, foreign or corrupt file, or arrays of inconsistent shapes, naming
-            ``path``.
-    """
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            d = {k: z[k] for k in z.files}
-    except Exception as e:  # noqa: BLE001 - zip/npz/OS errors of any kind
-        raise ValueError(f"{path}: not a readable teacher-records file ({type(e).__name__}: "
-                         f"{e})") from None
-    if str(d.get("format", "")) != FORMAT or int(d.get("version", -1)) != VERSION:
-        raise ValueError(f"{path}: not a {FORMAT} file of version {VERSION}")
-    n = len(d.get("seed", ()))
-    want = {"seed": ((n,), np.int64), "scores": ((n, 2), np.int16), "bags": ((n, 2), np.int8),
-            "moves": ((n, MOVES_PER_HAND), np.uint8)}
-    for k, (shape, dt) in want.items():
-        if k not in d or d[k].shape != shape or d[k].dtype != dt:
-            raise ValueError(f"{path}: field {k!r} missing or not {dt.__name__}{list(shape)}")
-    return {"seed": d["seed"], "scores": d["scores"], "bags": d["bags"], "moves": d["moves"],
-            "teacher": str(d["teacher"]), "rules": str(d["rules"])}
 
 
 def team_points(ts, bag_cost: float = 0.0) -> float:

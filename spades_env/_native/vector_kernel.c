@@ -4,7 +4,7 @@
  * pointers in struct sp_env) and does, game by game, exactly what the torch path of
  * SpadesVectorEnv.step / _output does with tensor ops: same buffers, same layout, same order of
  * writes. The torch path is the reference; tests/test_vector_parity.py checks both backends
- * against the scalar engine. Rules: ../shared/RULES.md (follow suit, spades break, trick winner).
+ * against the scalar engine. Rules: docs/rules.md (follow suit, spades break, trick winner).
  *
  * Built at first use by spades_env/native.py (plain C, no Python or torch headers; loaded with
  * ctypes). Compiled without -ffast-math: k / 13.0f must be IEEE float32 division. */
@@ -267,7 +267,7 @@ void sp_start_hands(const sp_env *e, const float *u, const int64_t *holder) {
     }
 }
 
-/* Score the finished hand in every game (RULES.md, Scoring a hand; End of the game), as the torch
+/* Score the finished hand in every game (docs/rules.md, Scoring a hand; End of the game), as the torch
  * path's SpadesVectorEnv._end_hands: rec[i] (27 int64) is the hand's score record, appended to
  * hist[i, hand_count[i]] (hist: (N, cap, 27) int64, the caller guarantees the room); scores, bags
  * and hand_count are updated in place; hand_points (N, 2), winner (N,: 0, 1 or -1),

@@ -1,4 +1,4 @@
-"""Baseline bots (``../shared/BOTS.md``): ``random``, ``easy``, ``medium``, ``hard``, ``insane``,
+"""Baseline bots (``docs/bots.md``): ``random``, ``easy``, ``medium``, ``hard``, ``insane``,
 and ``checkpoint:PATH`` for a trained policy.
 
 A bot decides from one seat's view only: ``bot.act(view) -> action id`` where
@@ -40,7 +40,13 @@ def make_bot(name: str, seed=None, **kwargs) -> Bot:
         path = name[len("checkpoint:"):]
         if not os.path.isfile(path):
             raise ValueError(f"bot {name!r}: no checkpoint file at {path!r}")
-        from training.policy_bot import CheckpointBot  # the trained-policy bot
+        try:
+            from spades_env.agents.bot import CheckpointBot  # the trained-policy bot (torch)
+        except ImportError as e:
+            if (e.name or "").split(".")[0] != "torch":
+                raise
+            raise ImportError(f"bot {name!r} needs PyTorch, which is not installed: pip install "
+                              f"'spades_env[torch]' (or torch>=2.2)") from None
         try:
             return CheckpointBot(path, seed=seed, **kwargs)
         except TypeError as e:

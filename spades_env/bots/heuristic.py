@@ -1,4 +1,4 @@
-"""The scripted bots ``easy`` and ``medium`` (``../shared/BOTS.md``).
+"""The scripted bots ``easy`` and ``medium`` (``docs/bots.md``).
 
 Both decide from one seat's ``PlayerView`` only, with bit operations on 52-bit card masks.
 
@@ -10,7 +10,7 @@ Both decide from one seat's ``PlayerView`` only, with bit operations on 52-bit c
 
 ``MediumBot``
     Bidding: counts high cards, long spades and short suits with spare spades for ruffing (the
-    strategy notes of BOTS.md); bids Nil with a safe hand (no high spades, few spades, no aces, no
+    strategy notes of docs/bots.md); bids Nil with a safe hand (no high spades, few spades, no aces, no
     unguarded kings or queens, many low cards); bids honestly (rounds down) when the partner already
     bid high. With ``Rules.blind_nil`` on it bids Blind Nil only as a comeback: its team is at least
     ``blind_nil_deficit`` (200) points behind and its partner has not bid Nil.
@@ -113,7 +113,7 @@ def easy_trick_count(hand: int) -> int:
 
 
 def medium_trick_estimate(hand: int) -> float:
-    """Medium's expected trick count for a 52-bit hand mask (BOTS.md strategy notes).
+    """Medium's expected trick count for a 52-bit hand mask (docs/bots.md strategy notes).
 
     Spades: A = 1, K = 1 with another spade, Q = 1 with two more (0.5 without A or K), J = 0.5 with
     three more; every spade beyond three plus the counted honours is a long trick. Side suits:
@@ -169,7 +169,7 @@ def medium_trick_estimate(hand: int) -> float:
 
 
 def medium_nil_safe(hand: int) -> bool:
-    """Whether medium would bid Nil with this 52-bit hand mask (BOTS.md: no high spades, many low
+    """Whether medium would bid Nil with this 52-bit hand mask (docs/bots.md: no high spades, many low
     cards, no unguarded kings or queens).
 
     Rules: at most 3 spades, none above the 10 (at most the 8 with three spades); no aces; a king
@@ -239,7 +239,7 @@ def _exchange_card(view) -> int:
 
 # --------------------------------------------------------------------------- easy
 class EasyBot(_ScriptedBot):
-    """The ``easy`` level (BOTS.md): rough bidding, simple play habits, some careless cards.
+    """The ``easy`` level (docs/bots.md): rough bidding, simple play habits, some careless cards.
 
     Args:
         seed: int / None / ``np.random.Generator`` for the bot's own RNG.
@@ -285,7 +285,7 @@ class EasyBot(_ScriptedBot):
 
 # --------------------------------------------------------------------------- medium
 class MediumBot(_ScriptedBot):
-    """The ``medium`` level (BOTS.md): counted bidding with Nil, card counting in play.
+    """The ``medium`` level (docs/bots.md): counted bidding with Nil, card counting in play.
 
     Args:
         seed: int / None / ``np.random.Generator`` (medium is deterministic; the RNG is unused).

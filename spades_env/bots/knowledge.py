@@ -4,7 +4,7 @@ Pure functions of the view, fast (a few bit operations on 52-bit int masks), sha
 bots (``heuristic.py``) and free for the Monte-Carlo bots to reuse. Nothing here reads hidden cards:
 the only inputs are the public history and the seat's own hand.
 
-Terms (``../shared/RULES.md``): a seat is **void** in a suit once it failed to follow that suit; a card
+Terms (``docs/rules.md``): a seat is **void** in a suit once it failed to follow that suit; a card
 is the **boss** of its suit when no unseen card of that suit ranks higher; **unseen** cards are those
 neither in the observer's hand nor played yet (they lie in the other three hands).
 """
@@ -103,7 +103,7 @@ def possible_holdings(view) -> tuple[int, int, int, int]:
 
 def current_winner(trick) -> tuple[int, int]:
     """``(seat, card)`` winning the (possibly incomplete) trick so far; ``trick`` is
-    ``((seat, card), ...)`` in play order and must not be empty (RULES.md: highest spade, else the
+    ``((seat, card), ...)`` in play order and must not be empty (docs/rules.md: highest spade, else the
     highest card of the led suit)."""
     if not trick:
         raise ValueError("current_winner needs at least one card in the trick")

@@ -1,4 +1,4 @@
-"""The ``hard`` and ``insane`` bots: Perfect-Information Monte Carlo (PIMC) players (BOTS.md).
+"""The ``hard`` and ``insane`` bots: Perfect-Information Monte Carlo (PIMC) players (docs/bots.md).
 
 Card play (Long et al., AAAI 2010; Ginsberg's GIB for bridge): before every card that is a real
 choice, draw deals of the unseen cards that agree with the seat's information set
@@ -391,7 +391,7 @@ class InsaneBot(PIMCBot):
     """``insane``: PIMC with 400 deals per card and 240 per bid (the last 3 tricks solved
     exactly), and bid-consistent inference (deals resampled by the likelihood of every observed
     bid). Its better-informed bidding is shaded less (``bid_shade=0.5``), which keeps the table's
-    bid total in the 9.5..11.5 range of issue 4. Options as ``PIMCBot``."""
+    bid total in the 9.5..11.5 range (the contract-quality target of benchmarks/bench_contract_quality.py). Options as ``PIMCBot``."""
 
     name = "insane"
 

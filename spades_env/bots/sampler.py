@@ -1,7 +1,7 @@
 """Deal sampler (determinization) for the Monte-Carlo bots.
 
 Given one seat's ``PlayerView`` (its information set), draw full deals of the cards it has not seen
-to the seats whose hands it does not know, agreeing with everything public (RULES.md, Play):
+to the seats whose hands it does not know, agreeing with everything public (docs/rules.md, Play):
 
 - the observer's own hand and every card played (``view.played``) are fixed;
 - each seat holds exactly ``view.hand_sizes[seat]`` cards;

@@ -439,7 +439,7 @@ _SHORT = (0.9, 0.55, 0.15)  # extra ruffing value of a void / singleton / double
 def estimate_tricks(hand: int) -> float:
     """Rough expected tricks of a 13-card hand (high cards, long spades, ruffing shortness).
 
-    A fast stand-in for a bidding model (BOTS.md strategy notes): aces, guarded kings, queens in
+    A fast stand-in for a bidding model (docs/bots.md strategy notes): aces, guarded kings, queens in
     3-4 card suits, spade honours and length beyond three, and voids/singletons/doubletons worth a
     ruff each while spare spades last. Returns a float (about the tricks such a hand takes).
     """
@@ -461,7 +461,7 @@ def estimate_tricks(hand: int) -> float:
 
 def nil_risk(hand: int) -> float:
     """Rough danger of a Nil with this hand: high spades, long spades, and unguarded high cards
-    (BOTS.md: a safe Nil has no high spades, many low cards, no unguarded kings or queens).
+    (docs/bots.md: a safe Nil has no high spades, many low cards, no unguarded kings or queens).
     0 = very safe; above about 2.5 a Nil is unlikely."""
     c3 = hand >> 39
     risk = 0.0
@@ -487,7 +487,7 @@ class HandUtility:
     its ``score_hand`` hand points (contract made/set, Nil bonus/penalty, a bag penalty if the bag
     count reaches ``bag_limit`` this hand) minus ``bag_value`` for each bag left on the bag count
     (bags carried over cost ``bag_penalty / bag_limit`` = 10 points each in the long run), so every
-    bag costs its real price whether or not it trips the penalty now (RULES.md, Scoring a hand).
+    bag costs its real price whether or not it trips the penalty now (docs/rules.md, Scoring a hand).
     Near the end of the game (a team within 100 of the target) carried bags are valued at half.
 
     Args:

@@ -39,12 +39,12 @@ class PolicyPlayer:
     """An arena player (``act(view) -> action id``) from any policy ``fn(obs, mask) -> action``.
 
     Args:
-        fn: called with ``obs`` (float32 ``(OBS_SIZE,)``, the ``spades_v0`` observation of the seat, or
+        fn: called with ``obs`` (float32 ``(OBS_SIZE,)``, the ``spades_v1`` observation of the seat, or
             what ``encoder`` returns) and ``mask`` (int8 ``(68,)``, 1 = legal); returns an action
             id (int, numpy integer or 0-d integer array).
         name: label in the arena's table.
         history: encode with the ``history`` piece (``OBS_SIZE + HISTORY_SIZE``), as
-            ``spades_v0.env(history=True)``.
+            ``spades_v1.env(history=True)``.
         encoder: ``view -> obs`` to use instead (e.g. a newer observation version).
     Raises:
         ValueError: from ``act``, when ``fn`` returns something that is not a legal action id
@@ -61,7 +61,7 @@ class PolicyPlayer:
         self.fn = fn
         self.name = str(name)
         if encoder is None:
-            from ..spades_v0 import encode_full
+            from ..spades_v1 import encode_full
 
             def encoder(view, _h=bool(history)):
                 return encode_full(view, _h)
@@ -123,7 +123,7 @@ class TurnCreditWrapper(AECEnv):
     hand ended (one move late), which matters only for one-step targets.
 
     Args:
-        env: a ``spades_v0.env(...)`` (bots allowed) or any AEC env with ``action_mask`` obs.
+        env: a ``spades_v1.env(...)`` (bots allowed) or any AEC env with ``action_mask`` obs.
     """
 
     def __init__(self, env):

@@ -2,13 +2,13 @@
 
 | name                      | what                                                              |
 |---------------------------|-------------------------------------------------------------------|
-| ``SpadesRLlibEnv``        | ``MultiAgentEnv`` over ``spades_v0.env(**config)``: observations ``{"observations": float32 (OBS_SIZE,), "action_mask": float32 (68,)}``; ``config["bots"]`` seats bots inside the env (train against ``medium``: ``{"bots": {"player_1": "medium", "player_3": "medium"}}``) |
+| ``SpadesRLlibEnv``        | ``MultiAgentEnv`` over ``spades_v1.env(**config)``: observations ``{"observations": float32 (OBS_SIZE,), "action_mask": float32 (68,)}``; ``config["bots"]`` seats bots inside the env (train against ``medium``: ``{"bots": {"player_1": "medium", "player_3": "medium"}}``) |
 | ``ActionMaskingPPOModule``| PPO torch RLModule that sets the logits of illegal actions to the float minimum |
 | ``ppo_config``            | a ``PPOConfig`` with the env, one shared module for every learning agent and the masking module |
 | ``policy_fn``             | ``fn(obs, mask) -> action`` from a trained algorithm, for ``PolicyPlayer`` / the arena |
 | ``runtime_env``, ``check_cluster`` | from ``spades_env.ray_cluster``: ship the package to every node through Ray's ``runtime_env``; check every node imports it (a ``RuntimeError`` naming the node otherwise) |
 
-Rewards: after each move every learning agent receives its ``spades_v0`` reward of that move
+Rewards: after each move every learning agent receives its ``spades_v1`` reward of that move
 (the hand rewards reach all four at the hand's last card); RLlib adds a reward to the agent's
 last action when the agent has no observation in that step. In self-play the two teams' rewards
 sum to zero, so RLlib's ``episode_return_mean`` (the sum over all agents) is always 0: read
@@ -22,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from .. import spades_v0
+from .. import spades_v1
 from ..cards import NUM_ACTIONS
 from ..ray_cluster import check_cluster, runtime_env  # noqa: F401  (re-exported)
 
@@ -33,19 +33,19 @@ MODULE_ID = "shared"
 
 
 class SpadesRLlibEnv(MultiAgentEnv):
-    """RLlib ``MultiAgentEnv`` over ``spades_v0.env(**config)`` (turn-based: only the agent to
+    """RLlib ``MultiAgentEnv`` over ``spades_v1.env(**config)`` (turn-based: only the agent to
     act receives an observation; at the end every agent receives its final one).
 
     Args:
-        config: ``spades_v0.env`` options as a dict (RLlib passes ``env_config``), ``bots``
+        config: ``spades_v1.env`` options as a dict (RLlib passes ``env_config``), ``bots``
             included.
     Raises:
-        ValueError: a bad option (from ``spades_v0.env``).
+        ValueError: a bad option (from ``spades_v1.env``).
     """
 
     def __init__(self, config=None):
         super().__init__()
-        self._env = spades_v0.env(**dict(config or {}))
+        self._env = spades_v1.env(**dict(config or {}))
         self.possible_agents = list(self._env.possible_agents)
         self.agents = list(self.possible_agents)
         a0 = self.possible_agents[0]
@@ -163,7 +163,7 @@ def ppo_config(env_config: dict | None = None, *, num_env_runners: int = 0,
     module ``MODULE_ID`` (self-play when there are no bots), ``ActionMaskingPPOModule``.
 
     Args:
-        env_config: ``spades_v0.env`` options (``bots``, ``hands_per_episode``...).
+        env_config: ``spades_v1.env`` options (``bots``, ``hands_per_episode``...).
         num_env_runners: remote env runners (0: sample in the driver process).
     """
     from ray.rllib.algorithms.ppo import PPOConfig

@@ -24,20 +24,18 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 
 from ..cards import BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NUM_CARDS, card_str, mask_to_cards
 from ..engine import FORMAT_TAG, Phase, SpadesGame
+from ..records import (DEFAULT_PLAYERS, RECORD_FORMAT, RECORD_VERSION, _players, game_record,
+                       load_hand_records, write_game_record)
 from ..rules import Rules, trick_winner
 
 __all__ = ["RECORD_FORMAT", "RECORD_VERSION", "game_record", "write_game_record",
            "parse_record", "frames_from_game", "frames_from_json_text", "load_record_file",
            "RecordSource", "seat_labels", "replay_frames"]
 
-RECORD_FORMAT = "spades_env.game_record"
-RECORD_VERSION = 1
-DEFAULT_PLAYERS = ("North", "East", "South", "West")
 _PHASES = ("bidding", "exchange", "play", "over")
 _SUIT_DISPLAY = (3, 2, 0, 1)
 
@@ -59,37 +57,6 @@ def seat_labels(lineup: dict) -> list[str]:
             label = "agent" if level.startswith("checkpoint:") else level
             out.append(f"{SEAT_NAMES[s]} ({label})")
     return out
-
-
-def game_record(game: SpadesGame, players=DEFAULT_PLAYERS) -> dict:
-    """A game record (JSON-ready dict) of ``game`` with the 4 player names by seat."""
-    players = _players(list(players), "players")
-    return {"format": RECORD_FORMAT, "version": RECORD_VERSION, "players": players,
-            "game": game.to_dict()}
-
-
-def write_game_record(path: str, game: SpadesGame, players=DEFAULT_PLAYERS) -> None:
-    """Write ``game_record(game, players)`` to ``path`` atomically (a temp file in the same
-    folder, then ``os.replace``). Raises ``OSError`` naming the path when it cannot be written."""
-    data = json.dumps(game_record(game, players)).encode()
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".record-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _players(p, name: str) -> list[str]:
-    if not isinstance(p, list) or len(p) != 4 or not all(isinstance(x, str) for x in p):
-        raise ValueError(f"{name}: players must be a list of 4 names (by seat)")
-    return [x[:40] for x in p]
 
 
 def parse_record(d, name: str) -> tuple[SpadesGame, list[str]]:
@@ -270,8 +237,7 @@ def load_record_file(path: str) -> RecordSource:
     if not os.path.isfile(path):
         raise ValueError(f"{path}: no such record file")
     if path.endswith(".npz"):
-        from training.teacher_records import load_records  # numpy-only reader with checks
-        rec = load_records(path)
+        rec = load_hand_records(path)
         return RecordSource(path, name, "teacher", len(rec["seed"]), _teacher=rec)
     try:
         with open(path, "rb") as f:

@@ -1,7 +1,7 @@
 """``CheckpointBot``: a trained policy playing anywhere a bot can (``make_bot("checkpoint:PATH")``).
 
 It acts from the seat's ``PlayerView`` only: ``spades_env.observation.encode(view)`` and the legal
-actions of the view, through the checkpoint's network (``training.model.Agent``).
+actions of the view, through the checkpoint's network (``spades_env.agents.model.Agent``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class CheckpointBot(Bot):
     """A bot backed by a training checkpoint.
 
     Args:
-        path: a ``.pt`` file written by ``training.train`` (full or stripped/shipped).
+        path: a ``.pt`` file written by ``python -m training.train`` (full or stripped/shipped).
         seed: seed of the bot's own RNG (used when ``greedy`` is False).
         greedy: play the most probable legal action (default); else sample from the masked policy.
         device: torch device.

@@ -1,4 +1,4 @@
-"""The policy/value network shared by all four seats.
+"""The policy/value network shared by all four seats (what a checkpoint holds the weights of).
 
 Input: the observation of ``spades_env.observation`` (one seat's information set; 679 floats in
 version 2, a network trained on version 1's 575 reads the first 575, ``obs_size``).
@@ -20,21 +20,27 @@ et al. 2022; the centralised critic of MAPPO, Yu et al. 2022). The acting policy
 
 The two policy heads are concatenated into the 68-wide action space (``spades_env.cards``); in each
 phase the legal mask zeroes the other head's actions, so bidding and card play are separate
-distributions that share features. Illegal logits are set to ``finfo.min`` (STYLE.md, Masks).
+distributions that share features. Illegal logits are set to ``finfo.min``, so an illegal action
+has probability 0; a mask row with no legal action is an error.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import torch
+try:
+    import torch
+except ImportError:  # the base install has no torch: say what to install
+    raise ImportError("spades_env.agents (trained policies, checkpoint bots) needs PyTorch, which is "
+                      "not installed: pip install 'spades_env[torch]' (or torch>=2.2)") from None
 from torch import nn
 from torch.distributions import Categorical
 
 from spades_env.cards import NUM_ACTIONS, NUM_CARDS
 from spades_env.observation import OBS_SIZE
 
+from . import MAX_PARAMS, MAX_WIDTH, PRIV_SIZE, network_params  # noqa: F401 - re-exported
+
 NUM_BID_ACTIONS = NUM_ACTIONS - NUM_CARDS  # 16
-PRIV_SIZE = 3 * NUM_CARDS  # the other three seats' hands, seat-relative
 
 
 def privileged_features(hands: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
@@ -160,4 +166,5 @@ class Agent(nn.Module):
         return action, dist.log_prob(action), dist.entropy(), value
 
 
-__all__ = ["Agent", "NUM_BID_ACTIONS", "PRIV_SIZE", "privileged_features"]
+__all__ = ["Agent", "NUM_BID_ACTIONS", "PRIV_SIZE", "MAX_WIDTH", "MAX_PARAMS", "network_params",
+           "privileged_features"]

@@ -1,0 +1,849 @@
+# noqa: D212, D415
+"""
+# Spades (partnership, four players)
+
+A PettingZoo AEC environment for partnership Spades, built on :class:`spades_env.SpadesGame`
+(the rules are ``docs/rules.md``; the engine decides every legality, trick and score, this
+module only passes them through).
+
+| Import             | `from spades_env import spades_v1`                         |
+|--------------------|------------------------------------------------------------|
+| Actions            | Discrete                                                   |
+| Parallel API       | No                                                         |
+| Manual Control     | No                                                         |
+| Agents             | `agents = ['player_0', 'player_1', 'player_2', 'player_3']` |
+| Agents             | 4                                                          |
+| Action Shape       | Discrete(68)                                               |
+| Action Values      | 0..67                                                      |
+| Observation Shape  | (679,) (3591,) with `history=True`                         |
+| Observation Values | mostly [0, 1]; finite bounds for scores (see the table)    |
+| State Shape        | (735,) full information, `state()` / `state_space`         |
+
+## Arguments
+
+```python
+from spades_env import spades_v1
+
+env = spades_v1.env(render_mode=None, reward="hand", hands_per_episode=None, max_hands=100,
+                    history=False, rules=None, bots=None, **rule_fields)
+```
+
+- `render_mode`: `None`, `"ansi"` (``render()`` returns the text table), `"human"` (prints it) or
+  `"rgb_array"` (``render()`` returns the table as an RGB image, `uint8` `(480, 640, 3)`, every
+  hand face up; `spades_env.render_image`).
+- `bots` (`env()` only): `{"player_1": "medium", "player_3": "medium"}`: the env plays those seats
+  with bots (any `make_bot` spec, `checkpoint:PATH` included, or a callable `view -> action`) and
+  its agents are the other seats only (`spades_env.bot_seats`).
+- `reward`: `"hand"` (default) or `"game"`, see Rewards.
+- `hands_per_episode`: `None` (default: the episode is the whole game, to the target) or a positive
+  int: the episode ends (as a termination) after that many hands; `1` gives single-hand training.
+- `max_hands`: a game still running after this many hands (default 100) ends as a truncation;
+  `None` means no cap.
+- `history`: append the ordered card-play history of the hand to the observation (see below).
+- `rules`: a `spades_env.Rules`; any `Rules` field may also be given as a keyword
+  (`target_score=250`, `blind_nil=True`, ...), overriding that field of `rules`.
+  Unknown keywords raise `ValueError`.
+
+## Agents
+
+`player_i` sits in seat `i` (docs/rules.md): seats 0..3 clockwise, partners opposite, team 0 =
+`player_0` + `player_2`, team 1 = `player_1` + `player_3`. Agents act in the engine's order
+(bidding left of the dealer first, then the trick leader, ...), not in a fixed cycle.
+
+## Action space
+
+| Action ID | Action                                                              |
+|-----------|---------------------------------------------------------------------|
+| 0..51     | play card `suit*13 + rank` (suits C D H S = 0..3, ranks 2..A = 0..12); also passes that card in the Blind Nil exchange |
+| 52..65    | bid `action - 52` tricks; 52 is Nil                                 |
+| 66        | bid Blind Nil (only with `blind_nil=True`, before looking)          |
+| 67        | look at the hand (decline Blind Nil; only with `blind_nil=True`)    |
+
+## Observation space
+
+The observation is a dict with an `'observation'` vector (`float32`) and an `'action_mask'`
+(`int8`, shape `(68,)`): the engine's legal actions for the agent to act, all zeros for every
+other agent (and for everyone once the episode is over). The vector is built only from what the
+observing seat may know (`game.view(seat)`); seats are relative to the observer: `rel = (seat - me)
+% 4`, so 0 = me, 1 = left, 2 = partner, 3 = right; teams are (mine, theirs). The layout is the one
+defined in `spades_env/observation.py` (shared with the batched torch engine):
+
+| Index       | Piece          | Meaning                                                                 |
+|-------------|----------------|-------------------------------------------------------------------------|
+| 0 - 2       | phase          | one-hot: bidding, Blind Nil exchange, play (all 0 when the game or episode is over) |
+| 3           | looked         | 1 once the observer has seen its own hand (always 1 without Blind Nil)  |
+| 4 - 55      | hand           | own cards by card id; all 0 before looking                              |
+| 56 - 263    | played         | 4 x 52: cards played this hand, by relative seat                        |
+| 264 - 471   | trick          | 4 x 52: the card each relative seat played to the current trick        |
+| 472 - 475   | led_suit       | one-hot suit led to the current trick (all 0 before the lead)           |
+| 476 - 539   | bids           | 4 x 16 one-hot by relative seat: 0 not yet bid, 1 Nil, 1+b bid b, 15 Blind Nil |
+| 540 - 543   | tricks_won     | tricks won this hand by relative seat / 13                              |
+| 544 - 559   | voids          | 4 x 4: known voids by relative seat, by suit: failed to follow suit, or led a spade before spades were broken (then void in clubs, diamonds and hearts) |
+| 560         | spades_broken  | 1 when spades are broken                                                |
+| 561         | trick_number   | completed tricks / 13                                                   |
+| 562 - 565   | dealer         | one-hot relative seat of the dealer                                     |
+| 566 - 569   | to_act         | one-hot relative seat of the player to act (all 0 when over)            |
+| 570 - 571   | scores         | team totals (mine, theirs) / target_score (unbounded, may be negative)  |
+| 572 - 573   | bags           | team bag counts (mine, theirs) / bag_limit                              |
+| 574         | target         | target_score / 500                                                      |
+| 575 - 678   | exchange       | 2 x 52, this hand's Blind Nil exchange as the observer saw it: 575 - 626 the cards it passed to its partner that the partner still holds (known until played), 627 - 678 the cards it received from its partner; all 0 without an exchange (other seats never see it) |
+| 679 - 3590  | history        | only with `history=True`: 52 slots x 56, slot k = the k-th card played this hand: one-hot relative seat (4) then one-hot card id (52); unused slots all 0 |
+
+All values are in [0, 1] except `scores` and `target`. The space's bounds are finite: `scores`
+within +-`spades_env.state.score_bound(rules, max_hands)` (the most a team total can move in
+`max_hands` hands, over `target_score`: 146 with the standard rules and the default cap of 100;
+float32's largest value with `max_hands=None`), `target` within [0, target_score / 500]. A game
+passed with `reset(options={"game": g})` whose totals are already beyond those bounds leaves them.
+
+## State
+
+`state()` returns the full-information state (float32 `(735,)`, all four hands, absolute seats;
+the layout table is in `spades_env/state.py`) and `state_space` its `Box`: for centralised critics
+during training, never as a policy input. The history piece holds
+the card plays in order; the order of the bids needs no history (bidding starts left of the
+dealer), and the Blind Nil exchange is left out (only two seats see it). When an episode ends
+after a hand but the game goes on (`hands_per_episode`, `max_hands`), the final observation shows
+the finished hand as the engine shows a finished game: all tricks taken, phase and to_act all 0,
+the new totals.
+
+## Rewards
+
+| `reward=` | when                    | each agent receives                                              |
+|-----------|-------------------------|------------------------------------------------------------------|
+| `"hand"`  | at the end of each hand | (own team's hand points - other team's hand points) / 100       |
+| `"game"`  | at the end of the game  | +1 to the winning team, -1 to the losing team                    |
+| `"game"`  | episode ends after `hands_per_episode` hands | +1 / -1 to the team ahead / behind in game total, 0 if level |
+| `"game"`  | truncation (`max_hands`)| 0                                                                |
+
+Partners always receive equal rewards and the two teams' rewards sum to zero. With `"hand"`, the
+sum of an agent's rewards over a game is (own total - other total) / 100 (the engine's scores).
+`env()` wraps `raw_env` with PettingZoo's `TerminateIllegalWrapper(illegal_reward=-1)`,
+`AssertOutOfBoundsWrapper` and `OrderEnforcingWrapper` (fast subclasses with the same behaviour,
+tested move by move against PettingZoo's classes; one difference: after an illegal move every
+mask is all zeros): an illegal action ends the episode with -1 for the agent that took it and 0
+for the others, as PettingZoo documents for its classic games. Something that is not an action
+id 0..67 at all (a float, a string, a bool, -1, 68...) raises `ActionOutOfSpaceError` (a
+`ValueError` and the `AssertionError` of PettingZoo's wrapper, raised even under `python -O`).
+`raw_env.step` raises `IllegalActionError` (a `ValueError`) with the reason instead, and leaves
+the state unchanged.
+
+## Infos
+
+At the end of each hand every agent's info holds `"hand_result"`: the hand's score table
+(`HandResult.to_dict()`: bids, tricks, and per team contract points, bags, Nil points, bag
+penalty, hand points, total, bags after). It stays until that agent acts again. At the end of the
+game the info also holds `"winner"` (team 0 or 1). The legal actions are `np.flatnonzero(mask)`.
+
+## Seeding
+
+`reset(seed=s)` fixes the dealer draw and every deal of the game; `reset()` without a seed continues
+the env's own generator (seeded from entropy only if the env was never seeded).
+
+## Version History
+
+* v1 (spades_env 0.2.0): observation version 2 (`spades_env.observation.OBS_VERSION`), 679
+  floats. New `exchange` piece (575 - 678: the cards passed and received in a Blind Nil
+  exchange); `voids` also shows the voids revealed by a spade led before spades were broken.
+  Pieces 0 - 574 keep their offsets: a policy trained on version 1 (575 floats) reads
+  `obs[:575]` (`OBS_SIZE_V1`); the history piece moved to 679. Also new: `bots=` seats played by
+  the env, `state()` / `state_space`, `render_mode="rgb_array"`, `illegal_action=`. The Gymnasium
+  ids moved with it: `Spades-v1`, `SpadesHand-v1`.
+* v0 (spades_env 0.1.0): initial release, observation version 1 (575 floats). `spades_v0` is
+  kept as an alias that warns and gives v1; `Spades-v0` is no longer registered.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
+
+from .cards import BLIND_NIL_ACTION, LOOK_ACTION, NUM_ACTIONS
+from .engine import IllegalActionError, Phase, PlayerView, SpadesGame
+from .observation import BID_SLOTS, OBS_SIZE, OFFSETS, check_out, encode, write_mask
+from .render import render_game, render_score_table
+from .state import encode_state, score_bound, state_space
+from .rules import HandResult, Rules, TeamScore
+
+AGENTS = ("player_0", "player_1", "player_2", "player_3")
+HISTORY_SLOT = 4 + 52
+HISTORY_SIZE = 52 * HISTORY_SLOT  # 2912
+HISTORY_OFFSET = OBS_SIZE  # the history piece follows the base layout
+REWARD_MODES = ("hand", "game")
+
+_RULE_FIELDS = tuple(f.name for f in dataclasses.fields(Rules))
+
+
+# ---------------------------------------------------------------------------- observation
+def encode_history(view, out: np.ndarray | None = None) -> np.ndarray:
+    """Reference encoder of the optional ``history`` piece: shape ``(HISTORY_SIZE,)``, float32.
+
+    Slot ``k`` (56 floats) holds the ``k``-th card played this hand (``view.play_history``): a
+    one-hot of the player's seat relative to ``view.seat`` (4) then a one-hot of the card (52).
+
+    Raises:
+        ValueError: ``view`` is not a ``PlayerView`` or ``out`` is not a writeable float32 array
+            of shape ``(HISTORY_SIZE,)``.
+    """
+    if not isinstance(view, PlayerView):
+        raise ValueError(f"encode_history needs a PlayerView (game.view(seat)), got "
+                         f"{type(view).__name__}")
+    out = check_out(out, HISTORY_SIZE)
+    me = view.seat
+    for k, (s, c) in enumerate(view.play_history):
+        out[k * HISTORY_SLOT + ((s - me) & 3)] = 1.0
+        out[k * HISTORY_SLOT + 4 + c] = 1.0
+    return out
+
+
+def encode_full(view, history: bool = False) -> np.ndarray:
+    """Observation vector as the env gives it: ``encode(view)`` then, with ``history``, the
+    history piece. Shape ``(OBS_SIZE,)`` or ``(OBS_SIZE + HISTORY_SIZE,)``, float32."""
+    out = np.zeros(OBS_SIZE + (HISTORY_SIZE if history else 0), dtype=np.float32)
+    encode(view, out[:OBS_SIZE])
+    if history:
+        encode_history(view, out[OBS_SIZE:])
+    return out
+
+
+class IncrementalEncoder:
+    """Four observation rows (one per seat), updated in place move by move.
+
+    ``buf`` has shape ``(4, width)``, float32; ``buf[seat]`` always equals
+    ``encode_full(game.view(seat), history)`` (tested at every step of random games), except after
+    ``finish_hand`` which shows the finished hand as the engine shows a finished game. The common
+    moves (a bid, a card) cost a few numpy scatter writes into precomputed flat indices; rare
+    ones (Blind Nil decisions, the exchange) re-encode from ``game.view``.
+    """
+
+    def __init__(self, history: bool = False):
+        self.history = bool(history)
+        self.width = W = OBS_SIZE + (HISTORY_SIZE if self.history else 0)
+        self.buf = np.zeros((4, W), dtype=np.float32)
+        self.flat = self.buf.reshape(-1)
+        o = {k: v[0] for k, v in OFFSETS.items()}
+        self._o = o
+        rows = np.arange(4) * W
+        # relative seat of `seat` seen from each observer row `me`
+        rel = np.array([[(s - me) & 3 for me in range(4)] for s in range(4)])  # [seat, me]
+
+        def per_seat(off, stride, extra=0):
+            # flat indices, for each absolute seat s, of (off + stride*rel(s, me) + extra) per row
+            return [rows + off + stride * rel[s] + extra for s in range(4)]
+
+        self._pc = [[np.concatenate([rows + o["played"] + 52 * rel[s] + c,
+                                     rows + o["trick"] + 52 * rel[s] + c]) for c in range(52)]
+                    for s in range(4)]
+        self._led = [rows + o["led_suit"] + su for su in range(4)]
+        self._void = [[rows + o["voids"] + 4 * rel[s] + su for su in range(4)] for s in range(4)]
+        # a spade led before spades are broken: the leader is void in clubs, diamonds, hearts
+        self._lead_void = [np.concatenate(self._void[s][:3]) for s in range(4)]
+        # a card played by seat s leaves the "passed" half of its partner's exchange piece
+        self._passed = [[((s + 2) & 3) * W + o["exchange"] + c for c in range(52)]
+                        for s in range(4)]
+        self._sb = rows + o["spades_broken"]
+        self._to_act = per_seat(o["to_act"], 1)
+        self._dealer = per_seat(o["dealer"], 1)
+        self._tw = per_seat(o["tricks_won"], 1)
+        self._bid = [[rows + o["bids"] + BID_SLOTS * rel[s] + slot for slot in range(BID_SLOTS)]
+                     for s in range(4)]
+        self._hand0 = o["hand"]
+        self._trick_lo, self._trick_hi = o["trick"], OFFSETS["led_suit"][1]
+        self._tn = o["trick_number"]
+        self._phase = o["phase"]
+        self._looked = o["looked"]
+        self._sc = o["scores"]
+        self._bags = o["bags"]
+        self._target = o["target"]
+        self._bid_not_yet = np.concatenate([rows + o["bids"] + BID_SLOTS * r for r in range(4)])
+        if self.history:
+            self._hist = [[np.concatenate([rows + HISTORY_OFFSET + rel[s],
+                                           rows + HISTORY_OFFSET + 4 + c]) for c in range(52)]
+                          for s in range(4)]
+
+    # -- whole rows --------------------------------------------------------------------
+    def rebuild(self, game: SpadesGame) -> None:
+        """Re-encode every row from ``game.view`` (the reference path)."""
+        for s in range(4):
+            v = game.view(s)
+            encode(v, self.buf[s, :OBS_SIZE])
+            if self.history:
+                encode_history(v, self.buf[s, OBS_SIZE:])
+
+    def new_hand(self, game: SpadesGame) -> None:
+        """Rows at the start of a hand (bidding, nothing played), written directly."""
+        buf, flat = self.buf, self.flat
+        buf[:] = 0.0
+        buf[:, self._phase] = 1.0
+        flat[self._bid_not_yet] = 1.0
+        flat[self._dealer[game.dealer]] = 1.0
+        flat[self._to_act[game.current_player]] = 1.0
+        rules = game.rules
+        buf[:, self._target] = rules.target_score / 500.0
+        self._write_scores(game.scores, game.bags, rules)
+        for s in range(4):
+            if game.looked[s]:
+                buf[s, self._looked] = 1.0
+                write_mask(buf[s], self._hand0, game.hands[s])
+
+    def _write_scores(self, scores, bags, rules) -> None:
+        buf = self.buf
+        t, bl = float(rules.target_score), float(rules.bag_limit)
+        s0, s1 = scores[0] / t, scores[1] / t
+        b0, b1 = bags[0] / bl, bags[1] / bl
+        sc, bg = self._sc, self._bags
+        buf[0::2, sc] = s0
+        buf[0::2, sc + 1] = s1
+        buf[1::2, sc] = s1
+        buf[1::2, sc + 1] = s0
+        buf[0::2, bg] = b0
+        buf[0::2, bg + 1] = b1
+        buf[1::2, bg] = b1
+        buf[1::2, bg + 1] = b0
+
+    def finish_hand(self, game: SpadesGame) -> None:
+        """After ``play`` reported the end of a hand: show it finished (as a game over shows it)."""
+        res = game.hand_results[-1]
+        buf, flat = self.buf, self.flat
+        buf[:, self._trick_lo:self._trick_hi] = 0.0
+        buf[:, self._phase:self._phase + 3] = 0.0
+        buf[:, self._o["to_act"]:self._o["to_act"] + 4] = 0.0
+        for s in range(4):
+            flat[self._tw[s]] = res.tricks[s] / 13.0
+        buf[:, self._tn] = 1.0
+        t0, t1 = res.teams
+        self._write_scores((t0.total, t1.total), (t0.bags_after, t1.bags_after), game.rules)
+
+    # -- moves -------------------------------------------------------------------------
+    def apply(self, game: SpadesGame, action: int) -> bool:
+        """``game.apply(action)`` and update the rows. Returns True when the move ended a hand;
+        then the rows are NOT updated for the end and the caller calls ``new_hand`` (the game
+        goes on) or ``finish_hand``.
+
+        Raises:
+            IllegalActionError: from the engine; nothing changed.
+        """
+        ph = game.phase
+        p = game.current_player
+        if ph == Phase.PLAY:
+            tl = len(game.trick)
+            led = game.trick[0] // 13 if tl else -1
+            sb = game.spades_broken
+            hn = game.hand_number
+            k = 4 * game.trick_number + tl
+            game.apply(action)
+            return self._card(game, p, action, tl, led, sb, hn, k)
+        if ph == Phase.BIDDING and game.looked[p] and action != BLIND_NIL_ACTION \
+                and action != LOOK_ACTION:
+            game.apply(action)
+            flat = self.flat
+            bid_idx = self._bid[p]
+            flat[bid_idx[0]] = 0.0
+            flat[bid_idx[1 + action - 52]] = 1.0
+            flat[self._to_act[p]] = 0.0
+            nph = game.phase
+            if nph == Phase.BIDDING:
+                flat[self._to_act[game.current_player]] = 1.0
+            elif nph == Phase.PLAY:
+                self.buf[:, self._phase] = 0.0
+                self.buf[:, self._phase + 2] = 1.0
+                flat[self._to_act[game.current_player]] = 1.0
+            else:
+                self.rebuild(game)
+            return False
+        hn = game.hand_number
+        game.apply(action)
+        if game.hand_number != hn:  # not reachable by a bid or a pass; kept for safety
+            return True
+        self.rebuild(game)
+        return False
+
+    def _card(self, game, p, c, tl, led, sb, hn, k) -> bool:
+        flat = self.flat
+        flat[self._pc[p][c]] = 1.0
+        flat[p * self.width + self._hand0 + c] = 0.0
+        if self.history:
+            flat[self._hist[p][c] + k * HISTORY_SLOT] = 1.0
+        flat[self._passed[p][c]] = 0.0
+        if tl == 0:
+            flat[self._led[c // 13]] = 1.0
+            if c >= 39 and not sb:
+                flat[self._lead_void[p]] = 1.0
+        elif c // 13 != led:
+            flat[self._void[p][led]] = 1.0
+        if not sb:
+            if game.hand_number == hn:
+                if game.spades_broken:
+                    flat[self._sb] = 1.0
+            elif c // 13 == 3 and led != 3:  # the hand's last card broke spades
+                flat[self._sb] = 1.0
+        flat[self._to_act[p]] = 0.0
+        if tl < 3:
+            flat[self._to_act[(p + 1) & 3]] = 1.0
+            return False
+        if game.hand_number != hn:
+            return True
+        self.buf[:, self._trick_lo:self._trick_hi] = 0.0
+        w = game.current_player
+        flat[self._tw[w]] = game.tricks_won[w] / 13.0
+        self.buf[:, self._tn] = game.trick_number / 13.0
+        flat[self._to_act[w]] = 1.0
+        return False
+
+
+# ---------------------------------------------------------------------------- env
+_TEAM_FIELDS = tuple(f.name for f in dataclasses.fields(TeamScore))
+_TUPLE_FIELDS = ("bids", "blind", "tricks")
+
+
+def _hand_result_dict(res: HandResult) -> dict:
+    """``res.to_dict()`` without ``dataclasses.asdict``'s deep copies (tested equal)."""
+    teams = []
+    for t in res.teams:
+        d = {f: getattr(t, f) for f in _TEAM_FIELDS}
+        for k in _TUPLE_FIELDS:
+            d[k] = list(d[k])
+        teams.append(d)
+    return {"hand_number": res.hand_number, "dealer": res.dealer, "bids": list(res.bids),
+            "blind": list(res.blind), "tricks": list(res.tricks), "teams": teams}
+
+
+def env(bots=None, **kwargs):
+    """The wrapped AEC env (illegal-action, bounds and order-enforcing wrappers); see the module
+    docstring for the options. Raises ``ValueError`` for a bad option.
+
+    ``bots={"player_1": "medium", "player_3": "medium"}`` (any ``make_bot`` spec, an object with
+    ``act(view)`` or a callable ``view -> action``): the env plays those seats itself and its
+    agents are only the other seats (``spades_env.bot_seats.BotSeatsEnv``).
+    """
+    if bots:
+        from .bot_seats import BotSeatsEnv
+        e = BotSeatsEnv(bots, **kwargs)
+    elif bots is None or bots == {}:
+        e = raw_env(**kwargs)
+    else:
+        raise ValueError(f"bots must be a dict {{agent: bot}} or None, got {bots!r}")
+    e = _TerminateIllegal(e, illegal_reward=-1)
+    e = _AssertOutOfBounds(e)
+    e = _OrderEnforcing(e)
+    return e
+
+
+def _make_rules(rules, rule_kwargs) -> Rules:
+    if rules is None:
+        rules = Rules()
+    elif isinstance(rules, str):
+        rules = Rules.preset(rules)
+    elif not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a spades_env.Rules or a preset name, got {rules!r}")
+    unknown = sorted(set(rule_kwargs) - set(_RULE_FIELDS))
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown}; env options are render_mode, reward, "
+                         f"hands_per_episode, max_hands, history, rules, and the Rules fields "
+                         f"{list(_RULE_FIELDS)}")
+    if rule_kwargs:
+        rules = dataclasses.replace(rules, **rule_kwargs)  # Rules validates the values
+    return rules
+
+
+def _check_options(render_mode, reward, hands_per_episode, max_hands, metadata):
+    if render_mode is not None and render_mode not in metadata["render_modes"]:
+        raise ValueError(f"render_mode must be None or one of {metadata['render_modes']}, "
+                         f"got {render_mode!r}")
+    if reward not in REWARD_MODES:
+        raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
+    for name, v in (("hands_per_episode", hands_per_episode), ("max_hands", max_hands)):
+        if v is not None and (not isinstance(v, (int, np.integer)) or isinstance(v, bool)
+                              or not 1 <= v <= 10 ** 9):
+            raise ValueError(f"{name} must be None or an int in 1..10**9, got {v!r}")
+
+
+def observation_space(history: bool = False, rules: Rules | None = None,
+                      max_hands: int | None = 100) -> spaces.Dict:
+    """The Dict space of one agent's observation (bounds as in the module docstring table).
+
+    The bounds are finite: ``scores`` within ``+-spades_env.state.score_bound(rules, max_hands)``
+    (the most a total can reach in ``max_hands`` hands from 0-0, over ``target_score``), ``target``
+    in ``[0, target_score / 500]`` (its value is that bound).
+
+    Raises:
+        ValueError: ``history`` not a bool, ``rules`` not a ``Rules`` or ``max_hands`` not None
+            or an int >= 1.
+    """
+    if not isinstance(history, (bool, np.bool_)):
+        raise ValueError(f"history must be True or False, got {history!r}")
+    rules = rules if rules is not None else Rules()
+    width = OBS_SIZE + (HISTORY_SIZE if history else 0)
+    low = np.zeros(width, dtype=np.float32)
+    high = np.ones(width, dtype=np.float32)
+    a, b = OFFSETS["scores"]
+    bound = np.float32(score_bound(rules, max_hands))
+    low[a:b] = -bound
+    high[a:b] = bound
+    high[OFFSETS["target"][0]] = np.float32(rules.target_score / 500.0)
+    return spaces.Dict({
+        "observation": spaces.Box(low=low, high=high, shape=(width,), dtype=np.float32),
+        "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
+    })
+
+
+class raw_env(AECEnv, EzPickle):
+    """Partnership Spades as a PettingZoo AEC env (the module docstring is the spec).
+
+    Args:
+        render_mode: None, "ansi" or "human".
+        reward: "hand" or "game".
+        hands_per_episode: None or int >= 1.
+        max_hands: None or int >= 1 (default 100): truncation cap on hands per game.
+        history: append the ordered card-play history piece to the observation.
+        rules: a ``Rules`` or a preset name; ``**rule_fields`` override its fields.
+    Raises:
+        ValueError: an unknown option or a value out of range (the message names it).
+    """
+
+    metadata = {
+        "render_modes": ["human", "ansi", "rgb_array"],
+        "name": "spades_v1",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(self, render_mode=None, reward="hand", hands_per_episode=None, max_hands=100,
+                 history=False, rules=None, **rule_fields):
+        EzPickle.__init__(self, render_mode=render_mode, reward=reward,
+                          hands_per_episode=hands_per_episode, max_hands=max_hands,
+                          history=history, rules=rules, **rule_fields)
+        super().__init__()
+        _check_options(render_mode, reward, hands_per_episode, max_hands, self.metadata)
+        if not isinstance(history, (bool, np.bool_)):
+            raise ValueError(f"history must be True or False, got {history!r}")
+        self.rules = _make_rules(rules, rule_fields)
+        self.render_mode = render_mode
+        self.reward_mode = reward
+        self.hands_per_episode = None if hands_per_episode is None else int(hands_per_episode)
+        self.max_hands = None if max_hands is None else int(max_hands)
+        self.history = bool(history)
+        self.possible_agents = list(AGENTS)
+        self.agents = list(AGENTS)
+        self._seat = {a: i for i, a in enumerate(AGENTS)}
+        # distinct space objects per agent so that seeding one does not seed the others
+        self.observation_spaces = {a: observation_space(self.history, self.rules, self.max_hands)
+                                   for a in AGENTS}
+        self.state_space = state_space(self.rules, self.max_hands)
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
+        self._enc = IncrementalEncoder(self.history)
+        self._np_random: np.random.Generator | None = None
+        self.game: SpadesGame | None = None
+        self._done = True
+        self._rewards_dirty = False
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed=None, options=None):
+        """Start a new game (episode). ``seed`` (int) fixes the dealer draw and every deal.
+
+        ``options={"game": g}`` starts from a copy of the ``SpadesGame`` ``g`` instead (for
+        example ``SpadesGame.from_deal(...)`` for a scripted deal; its rules must equal the env's);
+        hands are then counted from ``g.hand_number``. Other ``options`` keys are ignored
+        (PettingZoo's api_test passes some).
+
+        Raises:
+            ValueError: a seed that is not None or an int >= 0, ``options`` that is not a dict,
+                or a ``game`` that is not a running ``SpadesGame`` under the env's rules
+                (nothing changes then).
+        """
+        if seed is not None and (isinstance(seed, (bool, np.bool_))
+                                 or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be None or a dict, got {type(options).__name__}")
+        start = None
+        if options:
+            start = options.get("game")
+            if start is not None:
+                if not isinstance(start, SpadesGame):
+                    raise ValueError(f"options['game'] must be a SpadesGame, got {start!r}")
+                if start.rules != self.rules:
+                    raise ValueError(f"options['game'] has rules {start.rules}, the env has "
+                                     f"{self.rules}")
+                if start.is_over:
+                    raise ValueError("options['game'] is already over")
+        if seed is not None or self._np_random is None:
+            self._np_random = np.random.default_rng(None if seed is None else int(seed))
+        game_seed = int(self._np_random.integers(2 ** 63))
+        self.game = SpadesGame(self.rules, seed=game_seed) if start is None else start.clone()
+        self._episode_hands = 0
+        self._done = False
+        self._rewards_dirty = False
+        self.agents = list(AGENTS)
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
+        self.infos = {a: {} for a in AGENTS}
+        self._skip_agent_selection = None
+        if start is None:
+            self._enc.new_hand(self.game)
+        else:
+            self._enc.rebuild(self.game)
+        self.agent_selection = AGENTS[self.game.current_player]
+        if self.render_mode == "human":
+            self.render()
+
+    # ------------------------------------------------------------------ observe
+    def observe(self, agent):
+        """``{"observation": float32 (width,), "action_mask": int8 (68,)}`` for ``agent``.
+
+        Both arrays are fresh copies; the mask is all zeros unless ``agent`` is to act.
+
+        Raises:
+            ValueError: ``agent`` is not one of ``possible_agents``."""
+        try:
+            seat = self._seat[agent]
+        except (KeyError, TypeError):
+            raise ValueError(f"unknown agent {agent!r}; the agents are {list(AGENTS)}") from None
+        game = self.game
+        obs = self._enc.buf[seat].copy()
+        if not self._done and seat == game.current_player:
+            m = game.legal_mask()
+            mask = np.unpackbits(np.frombuffer(m.to_bytes(9, "little"), dtype=np.uint8),
+                                 count=NUM_ACTIONS, bitorder="little").view(np.int8)
+        else:
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        return {"observation": obs, "action_mask": mask}
+
+    def legal_actions(self) -> list[int]:
+        """Legal action ids of the agent to act ([] once the episode is over)."""
+        return [] if self._done else self.game.legal_actions()
+
+    def state(self) -> np.ndarray:
+        """Full-information state for a centralised critic: float32 ``(STATE_SIZE,)`` = (735,),
+        layout in ``spades_env.state`` (absolute seats, all four hands). Never a policy input.
+
+        Raises:
+            RuntimeError: before the first ``reset``.
+        """
+        if self.game is None:
+            raise RuntimeError("call reset() before state()")
+        return encode_state(self.game)
+
+    # ------------------------------------------------------------------ step
+    def step(self, action):
+        """Take ``action`` (an int action id) for ``agent_selection``.
+
+        Raises:
+            IllegalActionError: the action is not legal now (the reason is in the message); the
+                state is unchanged.
+            ValueError: a non-None action for an agent that is already done.
+        """
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            return self._was_dead_step(action)
+        game = self.game
+        if type(action) is not int:
+            if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+                action = int(action)
+            elif isinstance(action, np.ndarray) and action.shape == () \
+                    and np.issubdtype(action.dtype, np.integer):
+                action = int(action)  # a 0-d int array is in Discrete(68) too
+            else:
+                raise IllegalActionError(f"action must be an int action id, got {action!r}")
+        hand_over = self._enc.apply(game, action)  # raises before any change if illegal
+        self._cumulative_rewards[agent] = 0.0
+        if self._rewards_dirty:
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self._rewards_dirty = False
+        if self.infos[agent]:
+            self.infos[agent] = {}
+        if hand_over:
+            self._end_of_hand(game)
+            if self._done:
+                self.agent_selection = AGENTS[self._seat[agent] + 1 & 3]
+            else:
+                self.agent_selection = AGENTS[game.current_player]
+        else:
+            self.agent_selection = AGENTS[game.current_player]
+        if self.render_mode == "human":
+            self.render()
+
+    def _end_of_hand(self, game: SpadesGame) -> None:
+        res = game.hand_results[-1]
+        self._episode_hands += 1
+        rewards = self.rewards
+        if self.reward_mode == "hand":
+            r = (res.teams[0].hand_points - res.teams[1].hand_points) / 100.0
+            rewards["player_0"] = rewards["player_2"] = r
+            rewards["player_1"] = rewards["player_3"] = -r
+        end = None
+        if game.is_over:
+            end = "terminated"
+            if self.reward_mode == "game":
+                r = 1.0 if game.winner == 0 else -1.0
+                rewards["player_0"] = rewards["player_2"] = r
+                rewards["player_1"] = rewards["player_3"] = -r
+        elif self.hands_per_episode is not None and self._episode_hands >= self.hands_per_episode:
+            end = "terminated"
+            if self.reward_mode == "game":
+                d = game.scores[0] - game.scores[1]
+                r = 1.0 if d > 0 else (-1.0 if d < 0 else 0.0)
+                rewards["player_0"] = rewards["player_2"] = r
+                rewards["player_1"] = rewards["player_3"] = -r
+        elif self.max_hands is not None and game.hand_number >= self.max_hands:
+            end = "truncated"
+        for a in AGENTS:
+            d = {"hand_result": _hand_result_dict(res)}  # one copy per agent: edits stay local
+            if game.is_over:
+                d["winner"] = game.winner
+            self.infos[a] = d
+        self._rewards_dirty = True
+        if end is None:
+            self._enc.new_hand(game)
+        else:
+            self._enc.finish_hand(game)
+            self._done = True
+            flags = dict.fromkeys(AGENTS, True)
+            if end == "terminated":
+                self.terminations = flags
+            else:
+                self.truncations = flags
+        for a in AGENTS:
+            self._cumulative_rewards[a] += rewards[a]
+
+    # ------------------------------------------------------------------ render
+    def render(self):
+        """"ansi": return the table as text; "human": print it; "rgb_array": return the table as
+        an RGB image, ``uint8`` array of shape ``(480, 640, 3)`` (``spades_env.render_image``).
+        Full information (a referee's view: every hand face up), for people, never for agents."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render "
+                                  "mode.")
+            return None
+        if self.render_mode == "rgb_array":
+            from .render_image import IMAGE_HEIGHT, IMAGE_WIDTH, draw_table
+            if self.game is None:
+                return np.zeros((IMAGE_HEIGHT, IMAGE_WIDTH, 3), dtype=np.uint8)
+            return draw_table(self.game, viewer=None)
+        if self.game is None:
+            text = "spades_v1: call reset() first"
+        else:
+            text = render_game(self.game)
+            if self._done and self.game.hand_results and not self.game.is_over:
+                text += "\nEpisode over after hand " + str(self.game.hand_number) + "\n" + \
+                    render_score_table(self.game.hand_results, last=1)
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def close(self):
+        pass
+
+
+# ---------------------------------------------------------------------------- fast wrappers
+# PettingZoo's wrappers, with the hot paths (last, observe, step) written to do the same checks
+# without the chain of ``__getattr__`` look-ups. Behaviour is PettingZoo's (the api/seed tests run
+# on env()); the classes subclass PettingZoo's, so isinstance checks still hold.
+class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
+    def __init__(self, env, illegal_reward):
+        super().__init__(env, illegal_reward)
+        self._raw = env.unwrapped
+
+    def observe(self, agent):
+        raw = self._raw
+        obs = raw.observe(agent)
+        if agent == raw.agent_selection:
+            self._prev_obs = obs
+        return obs
+
+    def step(self, action):
+        raw = self._raw
+        agent = raw.agent_selection
+        if self._prev_obs is None:
+            self.observe(agent)
+        mask = self._prev_obs["action_mask"]
+        self._prev_obs = None
+        self._prev_info = None
+        dead = raw.terminations[agent] or raw.truncations[agent]
+        if self._terminated and dead:
+            raw._was_dead_step(action)
+        elif not dead and not mask[action]:
+            EnvLogger.warn_on_illegal_move()
+            raw._cumulative_rewards[agent] = 0
+            raw.terminations = dict.fromkeys(raw.agents, True)
+            raw.truncations = dict.fromkeys(raw.agents, True)
+            raw.rewards = dict.fromkeys(raw.truncations, 0)
+            raw.rewards[agent] = float(self._illegal_value)
+            raw._accumulate_rewards()
+            raw._deads_step_first()
+            raw._done = True
+            self._terminated = True
+        else:
+            raw.step(action)
+
+
+class ActionOutOfSpaceError(ValueError, AssertionError):
+    """``env()``'s step was given something that is not an action id 0..67 (a float, a string,
+    a bool, an out-of-range int...). A ``ValueError``, and an ``AssertionError`` as PettingZoo's
+    ``AssertOutOfBoundsWrapper`` raises; the state is unchanged."""
+
+
+class _AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
+    def __init__(self, env):
+        super().__init__(env)
+        self._raw = env.unwrapped
+
+    def step(self, action):
+        raw = self._raw
+        agent = raw.agent_selection
+        if type(action) is int or (isinstance(action, np.integer) and action.shape == ()):
+            ok = 0 <= action < NUM_ACTIONS
+        elif isinstance(action, (bool, np.bool_)):
+            ok = False  # Discrete.contains(True) holds (a bool is an int): not an action id here
+        else:
+            ok = (action is None and (raw.terminations[agent] or raw.truncations[agent])) \
+                or raw.action_spaces[agent].contains(action)
+        if not ok:  # raised, not asserted: ``python -O`` must not let -1 or 99 through
+            raise ActionOutOfSpaceError(f"action is not in action space: {action!r} (an int "
+                                        f"action id 0..{NUM_ACTIONS - 1})")
+        self.env.step(action)
+
+
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    def __init__(self, env):
+        super().__init__(env)
+        self._raw = env.unwrapped
+
+    def last(self, observe: bool = True):
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        raw = self._raw
+        agent = raw.agent_selection
+        obs = self.env.observe(agent) if observe else None
+        return (obs, raw._cumulative_rewards[agent], raw.terminations[agent],
+                raw.truncations[agent], raw.infos[agent])
+
+    def step(self, action):
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        elif not self._raw.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+        else:
+            self._has_updated = True
+            self.env.step(action)
+
+
+__all__ = ["env", "raw_env", "ActionOutOfSpaceError", "AGENTS", "HISTORY_SIZE", "HISTORY_SLOT", "HISTORY_OFFSET",
+           "IncrementalEncoder", "encode_full", "encode_history", "observation_space",
+           "REWARD_MODES"]

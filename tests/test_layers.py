@@ -1,0 +1,206 @@
+"""The layers of the package, and that imports point down only (docs/architecture.md).
+
+The import graph is read from the source (``ast``: every ``import`` and ``from ... import``
+statement, at module level or inside a function), so a lazy import counts as much as a top-level
+one. A module may import its own layer or a lower one, never a higher one, and nothing under
+``spades_env/`` imports ``training``. A second group of tests checks the base install: without
+torch, the engine, the envs, the bots and the arena work, and the torch parts say what to install.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Layer of every module of the package, low to high (docs/architecture.md has the same table).
+LAYERS = {
+    0: ["spades_env.cards", "spades_env.rules", "spades_env.fileio", "spades_env.native"],
+    1: ["spades_env", "spades_env.engine", "spades_env.render", "spades_env.render_image"],
+    2: ["spades_env.observation", "spades_env.records"],
+    3: ["spades_env.bots", "spades_env.agents"],
+    4: ["spades_env.spades_v1", "spades_env.spades_v0", "spades_env.single_agent",
+        "spades_env.bot_seats", "spades_env.state", "spades_env.vector"],
+    5: ["spades_env.arena", "spades_env.ray_cluster"],
+    6: ["spades_env.integrations", "spades_env.play"],
+}
+
+
+def layer_of(module: str) -> int:
+    """The layer of ``module`` (a module inside a listed package takes the package's layer)."""
+    best, rank = "", None
+    for r, names in LAYERS.items():
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and len(name) > len(best):
+                best, rank = name, r
+    if rank is None:
+        raise KeyError(module)
+    return rank
+
+
+def module_name(path: str) -> str:
+    rel = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+    return rel[: -len(".__init__")] if rel.endswith(".__init__") else rel
+
+
+def imports_of(path: str) -> set[str]:
+    """Every module ``path`` imports (relative imports resolved; ``from pkg import name`` gives
+    ``pkg.name`` when that is a module of the package, else ``pkg``)."""
+    mod = module_name(path)
+    pkg = mod if path.endswith("__init__.py") else mod.rpartition(".")[0]
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = pkg.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1])
+                target = f"{base}.{node.module}" if node.module else base
+            else:
+                target = node.module
+            out.add(target)
+            for a in node.names:
+                sub = os.path.join(ROOT, *f"{target}.{a.name}".split("."))
+                if os.path.isfile(sub + ".py") or os.path.isdir(sub):
+                    out.add(f"{target}.{a.name}")
+    return out
+
+
+def package_modules() -> dict[str, str]:
+    """``{module name: path}`` of every ``.py`` file under ``spades_env/``."""
+    out = {}
+    for folder, _, files in os.walk(os.path.join(ROOT, "spades_env")):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                out[module_name(path)] = path
+    return out
+
+
+def test_every_module_has_a_layer():
+    missing = [m for m in package_modules() if not _has_layer(m)]
+    assert not missing, f"modules with no layer in LAYERS (add them, and to docs/architecture.md): " \
+                        f"{missing}"
+
+
+def _has_layer(m: str) -> bool:
+    try:
+        layer_of(m)
+    except KeyError:
+        return False
+    return True
+
+
+def test_nothing_in_the_library_imports_training():
+    bad = sorted(f"{m} imports {i}" for m, p in package_modules().items() for i in imports_of(p)
+                 if i == "training" or i.startswith("training."))
+    assert not bad, bad
+
+
+def test_imports_point_down_only():
+    up = []
+    for m, p in sorted(package_modules().items()):
+        for i in sorted(imports_of(p)):
+            if i.startswith("spades_env") and layer_of(i) > layer_of(m):
+                up.append(f"{m} (layer {layer_of(m)}) imports {i} (layer {layer_of(i)})")
+    assert not up, "imports pointing up a layer:\n" + "\n".join(up)
+
+
+def test_the_engine_layers_need_no_framework():
+    """cards, rules, engine, observation and the bots import no torch, pettingzoo or gymnasium."""
+    heavy = ("torch", "pettingzoo", "gymnasium")
+    bad = []
+    for m, p in package_modules().items():
+        if layer_of(m) <= 2 and m != "spades_env" or m.startswith("spades_env.bots"):
+            bad += [f"{m} imports {i}" for i in imports_of(p) if i.split(".")[0] in heavy]
+    assert not bad, bad
+
+
+def test_the_checker_sees_an_upward_import(tmp_path):
+    """The graph reader resolves relative and lazy imports (so the rule above can fail)."""
+    src = tmp_path / "probe.py"
+    src.write_text("def f():\n    from ..arena import play_match\n    from . import sampler\n")
+    fake = os.path.join(ROOT, "spades_env", "bots", "probe.py")
+    with open(src) as f:
+        text = f.read()
+    tree_imports = set()
+    # read it as if it sat at spades_env/bots/probe.py
+    pkg = "spades_env.bots"
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom):
+            parts = pkg.split(".")
+            base = ".".join(parts[: len(parts) - node.level + 1])
+            tree_imports.add(f"{base}.{node.module}" if node.module else base)
+    assert tree_imports == {"spades_env.arena", "spades_env.bots"}
+    assert layer_of("spades_env.arena") > layer_of(module_name(fake))
+    assert layer_of("spades_env.agents.bot") == layer_of("spades_env.bots.pimc") == 3
+    assert "spades_env.bots.base" in imports_of(os.path.join(ROOT, "spades_env", "agents",
+                                                             "bot.py"))
+
+
+# ----------------------------------------------------------------------------- the base install
+_NO_TORCH = textwrap.dedent("""
+    import importlib.abc, sys
+    class _NoTorch(importlib.abc.MetaPathFinder):
+        # the base install: torch (and the trainer's packages) are not there
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in ("torch", "tensorboard", "matplotlib", "yaml"):
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    sys.meta_path.insert(0, _NoTorch())
+""")
+
+
+def _run_without_torch(body: str) -> subprocess.CompletedProcess:
+    code = _NO_TORCH + textwrap.dedent(body)
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_engine_envs_bots_and_arena_work_without_torch():
+    r = _run_without_torch("""
+        import numpy as np
+        from spades_env import SpadesGame, Rules
+        from spades_env import spades_v1, SpadesSingleAgentEnv
+        from spades_env.bots import make_bot
+        from spades_env.arena import play_match
+        env = spades_v1.env()
+        env.reset(seed=3)
+        steps = 0
+        for agent in env.agent_iter():
+            obs, rew, term, trunc, info = env.last()
+            act = None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0])
+            env.step(act)
+            steps += 1
+        single = SpadesSingleAgentEnv(hands_per_episode=1)
+        single.reset(seed=1)
+        bots = [make_bot(n, seed=1) for n in ("random", "easy", "medium", "hard")]
+        res = play_match("easy", "random", games=2, seed=5)
+        print("OK", steps, res.games, "torch" in sys.modules)
+    """)
+    assert r.returncode == 0, r.stderr[-2000:]
+    ok, steps, games, torch_loaded = r.stdout.split()
+    assert ok == "OK" and int(steps) > 56 and int(games) == 2 and torch_loaded == "False"
+
+
+@pytest.mark.parametrize("body,what", [
+    ("import spades_env.vector", "spades_env.vector (the batched engine) needs PyTorch"),
+    ("import spades_env.agents.model", "spades_env.agents (trained policies, checkpoint bots)"),
+    ("from spades_env.bots import make_bot\nmake_bot('checkpoint:checkpoints/shipped/agent.pt')",
+     "bot 'checkpoint:checkpoints/shipped/agent.pt' needs PyTorch"),
+    ("import training.ppo_selfplay", "training needs torch"),
+])
+def test_torch_parts_say_what_to_install(body, what):
+    r = _run_without_torch(body)
+    assert r.returncode == 1
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: ") and what in last, last
+    assert "spades_env[torch]" in last or "spades_env[train]" in last
