@@ -1,4 +1,4 @@
-"""Decision time of each bot level (issue 4: ``medium`` < 1 ms, ``hard`` < 50 ms, ``insane`` <
+"""Decision time of each bot level (targets: ``medium`` < 1 ms, ``hard`` < 50 ms, ``insane`` <
 500 ms, median over a game).
 
 For each level, four copies of the bot play ``--hands`` hands of one seeded game (standard rules);

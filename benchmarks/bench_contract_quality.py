@@ -1,4 +1,4 @@
-"""Contract quality of a bot level in self-play (issue 4: ``insane`` over 1000 hands should set
+"""Contract quality of a bot level in self-play (target: ``insane`` over 1000 hands should set
 under 10% of contracts, make over 70% of its Nil bids, and bid 9.5..11.5 tricks per table).
 
 Four copies of the bot play ``--hands`` independent single hands (standard rules, scores and bags

@@ -1,9 +1,9 @@
-"""Agent steps per second: spades_v0 (PettingZoo AEC) against OpenSpiel's ``spades``.
+"""Agent steps per second: spades_v1 (PettingZoo AEC) against OpenSpiel's ``spades``.
 
 Per decision both loops do the same work: read the acting player's observation vector and legal
 action mask as numpy arrays, pick a uniformly random legal action, apply it.
 
-- spades_v0 (``env()``, the wrapped env users get; and ``raw_env()``): ``last()``,
+- spades_v1 (``env()``, the wrapped env users get; and ``raw_env()``): ``last()``,
   ``np.flatnonzero(obs["action_mask"])``, a random pick, ``step()``; single-hand episodes
   (``hands_per_episode=1``), so every episode is one full hand of 56 decisions (4 bids + 52 cards).
 - OpenSpiel ``spades`` (one hand per game): ``observation_tensor()`` and ``legal_actions_mask()``
@@ -24,12 +24,12 @@ import time
 
 import numpy as np
 
-from spades_env import spades_v0
+from spades_env import spades_v1
 
 
 def bench_ours(wrapped: bool, hands: int, seed: int) -> float:
-    """Agent steps/s of spades_v0 over ``hands`` single-hand episodes."""
-    env = spades_v0.env(hands_per_episode=1) if wrapped else spades_v0.raw_env(hands_per_episode=1)
+    """Agent steps/s of spades_v1 over ``hands`` single-hand episodes."""
+    env = spades_v1.env(hands_per_episode=1) if wrapped else spades_v1.raw_env(hands_per_episode=1)
     rng = np.random.default_rng(seed)
     steps = 0
     t0 = time.perf_counter()

@@ -37,7 +37,7 @@ from spades_env.bots import make_bot  # noqa: E402
 
 LADDER = (("easy", "random"), ("medium", "easy"), ("hard", "medium"), ("insane", "hard"))
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-TIME_LIMITS_MS = {"medium": 1.0, "hard": 50.0, "insane": 500.0}  # issue 4: median decision time
+TIME_LIMITS_MS = {"medium": 1.0, "hard": 50.0, "insane": 500.0}  # the speed targets: median decision time
 
 
 def _atomic_write(path: str, text: str) -> None:
@@ -164,7 +164,7 @@ def render(pairs: dict, ablations: dict | None = None) -> str:
             f"{'%d processes, ' % r['workers'] if r.get('workers', 1) > 1 else ''}"
             f"{r['seconds']:.0f} s, {r['date']} |")
     lines += ["", "## Decision time (median over the matches, time spent in `act`)", "",
-              "| level | median ms / decision | mean ms / decision | limit (issue 4) | within |",
+              "| level | median ms / decision | mean ms / decision | target | within |",
               "|---|---|---|---|---|"]
     seen = {}
     for key in order:
@@ -183,7 +183,7 @@ def render(pairs: dict, ablations: dict | None = None) -> str:
                          f"{'-' if lim is None else f'< {lim:g} ms'} | {ok} |")
     if ablations:
         lines += ["", "## Medium ablations: full `medium` vs `medium` with one play habit off", "",
-                  "Each habit of BOTS.md earns its place when the interval lies above zero.", "",
+                  "Each habit of docs/bots.md earns its place when the interval lies above zero.", "",
                   "| habit switched off | games | full medium wins | "
                   "point diff / hand [95% CI] | Nil made/bids full / ablated | run |",
                   "|---|---|---|---|---|---|"]

@@ -4,7 +4,7 @@
 
 Compares, side by side in one run, two training setups on the same machine:
 
-- ``old``: the setup before issue 10 (trunk ``[512, 256]`` with 128-wide heads and no privileged
+- ``old``: the training setup of spades_env 0.1.0 (trunk ``[512, 256]`` with 128-wide heads and no privileged
   critic, 4 update epochs, 1 torch thread, the scalar adapter ``training.envs.ScalarBatchEnv``,
   64 games);
 - ``new``: the config given (default ``configs/default.yaml``) as it trains: its network and
@@ -19,7 +19,7 @@ are medians over repeats of
 - training decisions/s: learner decisions per second including GAE and the PPO update, the rate at
   which a run consumes its ``total_decisions`` budget;
 
-and the ratio new / old of the training rate (issue 10 asks for at least 5 on 2 cores).
+and the ratio new / old of the training rate (the target is at least 5 on 2 cores).
 """
 
 from __future__ import annotations

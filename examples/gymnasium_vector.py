@@ -5,7 +5,7 @@ Run (base install: gymnasium and torch only)::
     python examples/gymnasium_vector.py             # 400 updates, ~5 min on 2 cores
     python examples/gymnasium_vector.py --smoke     # ~1 min, the test suite's
 
-What it shows: ``gym.make_vec("SpadesHand-v0", num_envs=8, vector_kwargs={"autoreset_mode":
+What it shows: ``gym.make_vec("SpadesHand-v1", num_envs=8, vector_kwargs={"autoreset_mode":
 AutoresetMode.SAME_STEP})``: in the same-step autoreset mode every observation returned is a
 decision of a live episode, so ``infos["action_mask"]`` always has a legal action (the finished
 episode's last observation is in ``infos["final_obs"]``). In the default next-step mode, a row
@@ -87,7 +87,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     mode = AutoresetMode.SAME_STEP if args.autoreset == "same" else AutoresetMode.NEXT_STEP
     # ---------------------------------------------------------------- envs
-    envs = gym.make_vec("SpadesHand-v0", num_envs=args.num_envs, vectorization_mode="sync",
+    envs = gym.make_vec("SpadesHand-v1", num_envs=args.num_envs, vectorization_mode="sync",
                         vector_kwargs={"autoreset_mode": mode},
                         partner=args.opponents, opponents=args.opponents)
     n_act = envs.single_action_space.n

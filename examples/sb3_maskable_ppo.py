@@ -6,7 +6,7 @@ Run (after ``pip install -e '.[sb3]'``)::
     python examples/sb3_maskable_ppo.py --smoke         # ~1-2 min: a short run, the test suite's
     python examples/sb3_maskable_ppo.py --opponents medium --timesteps 2000000
 
-What it does: ``make_vec_env("SpadesHand-v0")`` (one hand per episode; seat 0 learns, bots in
+What it does: ``make_vec_env("SpadesHand-v1")`` (one hand per episode; seat 0 learns, bots in
 the other seats), ``MaskablePPO`` with the env's ``action_masks()`` (reached through
 ``gym.make``'s wrappers by SB3's ``env_method``), then the trained policy plays duplicate hands
 against ``random`` in ``spades_env.arena`` through ``PolicyPlayer`` (it uses the mask, as in
@@ -71,7 +71,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     env_kwargs = {"partner": args.opponents, "opponents": args.opponents}
     # ---------------------------------------------------------------- envs and agent
-    venv = make_vec_env("SpadesHand-v0", n_envs=args.n_envs, seed=args.seed, env_kwargs=env_kwargs)
+    venv = make_vec_env("SpadesHand-v1", n_envs=args.n_envs, seed=args.seed, env_kwargs=env_kwargs)
     model = MaskablePPO("MlpPolicy", venv, n_steps=512, batch_size=256, n_epochs=4,
                         learning_rate=3e-4, ent_coef=0.01, gamma=1.0,
                         policy_kwargs={"net_arch": [128, 128]}, seed=args.seed, verbose=0)
@@ -98,9 +98,9 @@ def main(argv=None) -> int:
                                              args.init_hands)
 
     # ---------------------------------------------------------------- evaluation with SB3
-    eval_env = gym.make("SpadesHand-v0", **env_kwargs)
+    eval_env = gym.make("SpadesHand-v1", **env_kwargs)
     m_mean, _ = masked_evaluate_policy(model, eval_env, n_eval_episodes=20)
-    plain_env = gym.make("SpadesHand-v0", illegal_action="random_legal", **env_kwargs)
+    plain_env = gym.make("SpadesHand-v1", illegal_action="random_legal", **env_kwargs)
     p_mean, _ = evaluate_policy(model, plain_env, n_eval_episodes=20)
     print(f"SB3 evaluate (masked) mean reward per hand {m_mean:+.3f}; plain evaluate_policy with "
           f"illegal_action='random_legal' {p_mean:+.3f} "

@@ -46,7 +46,7 @@ def test_gymnasium_vector_next_step_mode_runs(tmp_path):
 def test_make_vec_env_and_masks_through_wrappers():
     from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
     from stable_baselines3.common.env_util import make_vec_env
-    venv = make_vec_env("Spades-v0", n_envs=2, seed=0,
+    venv = make_vec_env("Spades-v1", n_envs=2, seed=0,
                         env_kwargs={"partner": "random", "opponents": "random"})
     assert is_masking_supported(venv)
     venv.reset()
@@ -61,11 +61,11 @@ def test_make_vec_env_and_masks_through_wrappers():
 def test_predict_without_masks_does_not_end_every_hand():
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.evaluation import evaluate_policy
-    env = gym.make("SpadesHand-v0", partner="random", opponents="random",
+    env = gym.make("SpadesHand-v1", partner="random", opponents="random",
                    illegal_action="random_legal")
     model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0)
     lengths = evaluate_policy(model, env, n_eval_episodes=3, return_episode_rewards=True)[1]
     assert lengths == [14, 14, 14]  # bid + 13 cards each: no hand ended by an illegal move
-    term_env = gym.make("SpadesHand-v0", partner="random", opponents="random")
+    term_env = gym.make("SpadesHand-v1", partner="random", opponents="random")
     lengths = evaluate_policy(model, term_env, n_eval_episodes=3, return_episode_rewards=True)[1]
     assert max(lengths) < 14  # the default (terminate) ends a hand at the first illegal pick

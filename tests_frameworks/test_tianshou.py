@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import assert_beats, run_example
 
-from spades_env import spades_v0
+from spades_env import spades_v1
 
 HANDS = 300  # duplicate pairs against random (the example's default)
 INIT_HANDS = 100  # against the untrained start (the example's default)
@@ -51,7 +51,7 @@ def test_tianshou_collector_credits_every_agent_its_own_hand_rewards():
 def test_without_the_credit_route_rewards_land_on_the_wrong_steps():
     from tianshou.env import PettingZooEnv
     agents, ids, rew, stats = _collect(
-        lambda: PettingZooEnv(spades_v0.env(bots=BOTS, hands_per_episode=1)))
+        lambda: PettingZooEnv(spades_v1.env(bots=BOTS, hands_per_episode=1)))
     lost = sum(((rew[:, k] != 0) & (ids != a)).sum() for k, a in enumerate(agents))
     assert lost >= 10  # each hand's reward reaches only one of the two partners' steps
 
