@@ -1,4 +1,4 @@
-"""spades_v0.env(bots=...): bots seated inside the AEC env, only learning agents exposed."""
+"""spades_v1.env(bots=...): bots seated inside the AEC env, only learning agents exposed."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from spades_env import IllegalActionError, PlayerView, SpadesGame, spades_v0
+from spades_env import IllegalActionError, PlayerView, SpadesGame, spades_v1
 from spades_env.cards import bid_action
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -15,14 +15,14 @@ MEDIUM_OPPONENTS = {"player_1": "medium", "player_3": "medium"}
 
 
 def test_api_and_seed_tests_pass_with_bots():
-    api_test(spades_v0.env(bots=MEDIUM_OPPONENTS), num_cycles=300)
-    api_test(spades_v0.env(bots={"player_0": "random", "player_2": "easy", "player_3": "random"},
+    api_test(spades_v1.env(bots=MEDIUM_OPPONENTS), num_cycles=300)
+    api_test(spades_v1.env(bots={"player_0": "random", "player_2": "easy", "player_3": "random"},
                            hands_per_episode=1), num_cycles=300)
-    seed_test(lambda: spades_v0.env(bots=MEDIUM_OPPONENTS), num_cycles=300)
+    seed_test(lambda: spades_v1.env(bots=MEDIUM_OPPONENTS), num_cycles=300)
 
 
 def test_only_learning_agents_are_exposed_and_act():
-    env = spades_v0.env(bots=MEDIUM_OPPONENTS)
+    env = spades_v1.env(bots=MEDIUM_OPPONENTS)
     assert env.possible_agents == ["player_0", "player_2"]
     env.reset(seed=3)
     acted = set()
@@ -54,7 +54,7 @@ def test_scripted_hand_with_bots_rewards_and_views():
     deal = [[s * 13 + r for r in range(13)] for s in (3, 2, 1, 0)]
     game = SpadesGame.from_deal(deal, dealer=3, seed=0)
     seen1, seen3 = [], []
-    env = spades_v0.env(bots={"player_1": _scripted_bot(0, seen1),
+    env = spades_v1.env(bots={"player_1": _scripted_bot(0, seen1),
                               "player_3": _scripted_bot(2, seen3)}, hands_per_episode=1)
     env.reset(seed=0, options={"game": game})
     env.step(bid_action(5))                  # player_0; then bot 1 bids Nil
@@ -79,7 +79,7 @@ def test_scripted_hand_with_bots_rewards_and_views():
 
 
 def test_reward_sum_equals_score_difference_over_games():
-    env = spades_v0.env(bots={"player_1": "random", "player_3": "easy"}, loss_threshold=-200)
+    env = spades_v1.env(bots={"player_1": "random", "player_3": "easy"}, loss_threshold=-200)
     rng = np.random.default_rng(0)
     for seed in range(3):
         env.reset(seed=seed)
@@ -99,7 +99,7 @@ def test_reward_sum_equals_score_difference_over_games():
 
 def test_same_seed_same_deals_as_without_bots_and_same_bot_moves():
     def moves(seed):
-        env = spades_v0.env(bots={"player_1": "medium", "player_2": "easy", "player_3": "medium"},
+        env = spades_v1.env(bots={"player_1": "medium", "player_2": "easy", "player_3": "medium"},
                             hands_per_episode=1)
         env.reset(seed=seed)
         first_hands = list(env.unwrapped.game.initial.get("hands") or [])
@@ -111,13 +111,13 @@ def test_same_seed_same_deals_as_without_bots_and_same_bot_moves():
     m1, d1, _ = moves(7)
     m2, d2, _ = moves(7)
     assert m1 == m2 and d1 == d2
-    plain = spades_v0.env()
+    plain = spades_v1.env()
     plain.reset(seed=7)
     assert plain.unwrapped.game.hands == d1
 
 
 def test_checkpoint_bot_spec():
-    env = spades_v0.env(bots={"player_1": "checkpoint:checkpoints/shipped/agent.pt",
+    env = spades_v1.env(bots={"player_1": "checkpoint:checkpoints/shipped/agent.pt",
                               "player_3": "checkpoint:checkpoints/shipped/agent.pt"},
                         hands_per_episode=1)
     env.reset(seed=1)
@@ -132,17 +132,17 @@ def test_checkpoint_bot_spec():
     ({"player_9": "medium"}, "unknown agent 'player_9'"),
     ({"player_1": "grandmaster"}, "unknown bot 'grandmaster'"),
     ({"player_1": 3}, "bot for player_1 must be"),
-    ({a: "random" for a in spades_v0.AGENTS}, "at least one learning agent"),
+    ({a: "random" for a in spades_v1.AGENTS}, "at least one learning agent"),
     (["player_1"], "bots must be a dict"),
     ({"player_1": "checkpoint:/nonexistent.pt"}, "no checkpoint file"),
 ])
 def test_bad_bots_raise(bots, msg):
     with pytest.raises(ValueError, match=msg):
-        spades_v0.env(bots=bots)
+        spades_v1.env(bots=bots)
 
 
 def test_bot_illegal_action_is_a_clear_error():
-    env = spades_v0.env(bots={"player_1": lambda view: 0, "player_3": "random"})
+    env = spades_v1.env(bots={"player_1": lambda view: 0, "player_3": "random"})
     with pytest.raises(ValueError, match=r"bot for player_1 .* illegal action 0"):
         for seed in range(20):  # player_1 bids 0 (a card id) at its first turn
             env.reset(seed=seed)
@@ -159,7 +159,7 @@ def test_learner_illegal_action_raw_raises_wrapped_terminates():
     with pytest.raises(IllegalActionError):
         raw.step(0)  # a card during bidding
     assert raw.game.to_json() == before
-    env = spades_v0.env(bots=MEDIUM_OPPONENTS)
+    env = spades_v1.env(bots=MEDIUM_OPPONENTS)
     env.reset(seed=0)
     agent = env.agent_selection
     env.step(0)
@@ -169,7 +169,7 @@ def test_learner_illegal_action_raw_raises_wrapped_terminates():
 
 
 def test_state_and_render_pass_through():
-    env = spades_v0.env(bots=MEDIUM_OPPONENTS, render_mode="rgb_array")
+    env = spades_v1.env(bots=MEDIUM_OPPONENTS, render_mode="rgb_array")
     env.reset(seed=0)
     assert env.state().shape == (735,) and env.state_space.contains(env.state())
     assert env.render().shape == (480, 640, 3)

@@ -267,7 +267,7 @@ def test_bid_model():
 
 def test_hand_utility_values_bags_at_their_cost():
     rules = Rules()
-    # RULES.md worked example: bids 3 + 2 = 5, 7 tricks -> +52 and 2 bags; team 1: 2 + 2 = 4,
+    # docs/rules.md worked example: bids 3 + 2 = 5, 7 tricks -> +52 and 2 bags; team 1: 2 + 2 = 4,
     # 6 tricks -> +42, 2 bags. Each bag left on the count costs 10 more.
     u = HandUtility((3, 2, 2, 2), [False] * 4, (0, 0), (0, 0), rules, team=0)
     assert u((4, 2, 3, 4)) == pytest.approx((52 - 20) - (42 - 20))

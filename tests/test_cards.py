@@ -1,4 +1,4 @@
-"""Cards, parsing, formatting and the fixed action id space (issue 2: Cards, Actions)."""
+"""Cards, parsing, formatting and the fixed action id space (docs/rules.md: Notation and action ids)."""
 
 import pytest
 

@@ -9,8 +9,8 @@ import torch
 from spades_env import SpadesGame
 from spades_env.bots import make_bot
 from training.checkpoint import build_agent, load_checkpoint, save_checkpoint
-from training.model import Agent
-from training.policy_bot import CheckpointBot
+from spades_env.agents.model import Agent
+from spades_env.agents.bot import CheckpointBot
 
 
 def _payload(agent):

@@ -1,4 +1,4 @@
-"""Property tests (hypothesis) over random games with random legal moves (issue 2).
+"""Property tests (hypothesis) over random games with random legal moves: invariants of the engine.
 
 Every check below is computed independently of the engine's own bookkeeping: follow suit, the lead
 rule and the trick winner are re-derived here from the hands before each move.

@@ -1,4 +1,4 @@
-"""Every public entry point checks its inputs as the main apply/step path does (issue 13, kind 8).
+"""Every public entry point checks its inputs as the main apply/step path does (no entry point skips a check).
 
 The sweep: each entry point below gets the same hostile values (None, strings, bools, floats,
 NaN, negative and huge ints, numpy and torch scalars, containers) and must answer a
@@ -15,7 +15,7 @@ import torch
 
 from spades_env import (
     Rules, SpadesGame, action_str, card_id, format_hand, game_outcome, mask_to_cards,
-    partner_of, spades_v0, team_of, trick_winner,
+    partner_of, spades_v1, team_of, trick_winner,
 )
 from spades_env.bots import make_bot
 from spades_env.cards import cards_to_mask, parse_cards, popcount, rank_of, suit_of
@@ -96,7 +96,7 @@ def test_trick_winner_refuses_what_is_not_a_trick(bad):
 
 
 def test_trick_winner_gives_the_rules_answer():
-    # led 2C by seat 1; 5C, AC, 3S: the spade (seat 0) wins (RULES.md, Play)
+    # led 2C by seat 1; 5C, AC, 3S: the spade (seat 0) wins (docs/rules.md, Play)
     assert trick_winner([0, 3, 12, 40], 1) == 0
     assert trick_winner((np.int64(12), 3, 0, 1), np.int64(2)) == 2   # ace of the led suit
 
@@ -129,7 +129,7 @@ def test_every_seed_is_checked_the_same_way(bad):
     _value_error(SpadesGame.replay, [], seed=bad)
     _value_error(make_bot, "random", seed=bad)
     _value_error(make_bot, "medium", seed=bad)
-    _value_error(spades_v0.raw_env().reset, seed=bad)
+    _value_error(spades_v1.raw_env().reset, seed=bad)
     _value_error(SpadesSingleAgentEnv(partner="random", opponents="random").reset, seed=bad)
 
 
@@ -175,12 +175,12 @@ def test_renderers_refuse_foreign_objects():
 @pytest.mark.parametrize("bad", [1.5, "3", True, np.bool_(True), -1, 68, 2 ** 70, [], {},
                                  np.float32(3.0), np.array([1, 2]), torch.tensor(2.5)], ids=_id)
 def test_env_step_refuses_what_is_not_an_action_id_with_a_value_error(bad):
-    env = spades_v0.env()
+    env = spades_v1.env()
     env.reset(seed=0)
-    with pytest.raises(spades_v0.ActionOutOfSpaceError, match="not in action space"):
+    with pytest.raises(spades_v1.ActionOutOfSpaceError, match="not in action space"):
         env.step(bad)
-    assert isinstance(spades_v0.ActionOutOfSpaceError("x"), AssertionError)  # PettingZoo's kind
-    raw = spades_v0.raw_env()
+    assert isinstance(spades_v1.ActionOutOfSpaceError("x"), AssertionError)  # PettingZoo's kind
+    raw = spades_v1.raw_env()
     raw.reset(seed=0)
     before = raw.game.to_json()
     _value_error(raw.step, bad)
@@ -188,7 +188,7 @@ def test_env_step_refuses_what_is_not_an_action_id_with_a_value_error(bad):
 
 
 def test_env_reset_options_and_observe_agent_are_checked():
-    raw = spades_v0.raw_env()
+    raw = spades_v1.raw_env()
     for bad in ("x", 3, ["game"], True):
         _value_error(raw.reset, options=bad)
     raw.reset(seed=1, options={"options": 1})        # PettingZoo's api_test passes this one
@@ -200,7 +200,7 @@ def test_env_reset_options_and_observe_agent_are_checked():
 
 @pytest.mark.parametrize("kw", [{"max_hands": 10 ** 30}, {"hands_per_episode": 2 ** 64}])
 def test_env_hand_caps_are_bounded(kw):
-    _value_error(spades_v0.raw_env, **kw)
+    _value_error(spades_v1.raw_env, **kw)
     _value_error(SpadesVectorEnv, 2, **kw)
 
 
@@ -308,7 +308,7 @@ def test_vector_reset_with_a_deal_of_odd_objects_is_a_value_error():
 
 
 def test_env_space_and_history_encoder_check_their_arguments():
-    from spades_env.spades_v0 import HISTORY_SIZE, encode_history, observation_space
+    from spades_env.spades_v1 import HISTORY_SIZE, encode_history, observation_space
     for bad in ("yes", 1, None):
         _value_error(observation_space, history=bad)
     v = SpadesGame(seed=0).view(1)

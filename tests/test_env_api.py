@@ -1,4 +1,4 @@
-"""spades_v0 PettingZoo AEC env: PettingZoo's own tests, rewards vs the engine, masks, illegal
+"""spades_v1 PettingZoo AEC env: PettingZoo's own tests, rewards vs the engine, masks, illegal
 actions, options, infos, rendering."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from spades_env import IllegalActionError, Rules, SpadesGame, spades_v0
+from spades_env import IllegalActionError, Rules, SpadesGame, spades_v1
 from spades_env.cards import NUM_ACTIONS, bid_action, parse_card
 from spades_env.observation import OBS_SIZE
 
@@ -16,22 +16,22 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 # ----------------------------------------------------------------------------- PettingZoo tests
 def test_api_test_default():
-    api_test(spades_v0.env(), num_cycles=1000)
+    api_test(spades_v1.env(), num_cycles=1000)
 
 
 def test_api_test_variants():
-    api_test(spades_v0.env(hands_per_episode=1, blind_nil=True, history=True), num_cycles=1000)
-    api_test(spades_v0.env(reward="game", loss_threshold=-100, max_hands=3), num_cycles=1000)
+    api_test(spades_v1.env(hands_per_episode=1, blind_nil=True, history=True), num_cycles=1000)
+    api_test(spades_v1.env(reward="game", loss_threshold=-100, max_hands=3), num_cycles=1000)
 
 
 def test_seed_test():
-    seed_test(spades_v0.env, num_cycles=1000)
-    seed_test(lambda: spades_v0.env(blind_nil=True), num_cycles=300)
+    seed_test(spades_v1.env, num_cycles=1000)
+    seed_test(lambda: spades_v1.env(blind_nil=True), num_cycles=300)
 
 
 def test_metadata_and_spaces():
-    env = spades_v0.env()
-    assert env.metadata["name"] == "spades_v0"
+    env = spades_v1.env()
+    assert env.metadata["name"] == "spades_v1"
     assert env.metadata["is_parallelizable"] is False
     assert set(env.metadata["render_modes"]) == {"human", "ansi", "rgb_array"}
     env.reset(seed=1)
@@ -41,7 +41,7 @@ def test_metadata_and_spaces():
         sp = env.observation_space(a)
         assert sp["observation"].shape == (OBS_SIZE,) and sp["observation"].dtype == np.float32
         assert sp["action_mask"].shape == (68,) and sp["action_mask"].dtype == np.int8
-    hist = spades_v0.env(history=True)
+    hist = spades_v1.env(history=True)
     assert hist.observation_space("player_0")["observation"].shape == (679 + 2912,)
 
 
@@ -86,7 +86,7 @@ def _check_masks(env):
 ])
 def test_random_games_rewards_sum_to_scores_and_masks_match(opts):
     rng = np.random.default_rng(5)
-    env = spades_v0.env(**opts)
+    env = spades_v1.env(**opts)
     for g in range(30):
         env.reset(seed=100 + g)
         got = _play_random(env, rng, _check_masks)
@@ -106,7 +106,7 @@ def test_random_games_rewards_sum_to_scores_and_masks_match(opts):
 
 def test_game_reward_and_truncation():
     rng = np.random.default_rng(0)
-    env = spades_v0.env(reward="game", loss_threshold=-100)
+    env = spades_v1.env(reward="game", loss_threshold=-100)
     seen_end = 0
     for g in range(4):
         env.reset(seed=g)
@@ -119,7 +119,7 @@ def test_game_reward_and_truncation():
         seen_end += 1
     assert seen_end == 4
     # truncation by max_hands: 0 reward, truncated flags
-    env = spades_v0.env(reward="game", max_hands=2)
+    env = spades_v1.env(reward="game", max_hands=2)
     env.reset(seed=3)
     got = _play_random(env, rng, lambda e: None)
     assert env.unwrapped.game.hand_number == 2 and not env.unwrapped.game.is_over
@@ -127,7 +127,7 @@ def test_game_reward_and_truncation():
 
 
 def test_hands_per_episode_terminates_after_one_hand():
-    raw = spades_v0.raw_env(hands_per_episode=1)
+    raw = spades_v1.raw_env(hands_per_episode=1)
     raw.reset(seed=11)
     rng = np.random.default_rng(1)
     steps = 0
@@ -158,7 +158,7 @@ def test_scripted_hand_rewards_and_info_by_hand():
     # Team 1: seat 1 Nil with 0 tricks -> +100; seat 3 bid 2 took 0 -> set -20; total 80.
     # Rewards: player_0/2: (67 - 80) / 100 = -0.13; player_1/3: +0.13.
     game = SpadesGame.from_deal(_suits_deal(), dealer=3, seed=0)
-    env = spades_v0.env(hands_per_episode=1)
+    env = spades_v1.env(hands_per_episode=1)
     env.reset(seed=0, options={"game": game})
     for b in (5, 0, 1, 2):
         env.step(bid_action(b))
@@ -184,7 +184,7 @@ def test_illegal_action_terminates_via_wrapper(caplog):
     # PettingZoo's TerminateIllegalWrapper: -1 for the offender, 0 for the others, all done.
     for bad in (parse_card("AS"), 0):  # a card during bidding; seat 0 holds no clubs
         game = SpadesGame.from_deal(_suits_deal(), dealer=3, seed=0)
-        env = spades_v0.env()
+        env = spades_v1.env()
         env.reset(options={"game": game})
         if bad == 0:
             for b in (3, 3, 3, 3):
@@ -205,7 +205,7 @@ def test_illegal_action_terminates_via_wrapper(caplog):
 
 
 def test_out_of_bounds_action_asserts():
-    env = spades_v0.env()
+    env = spades_v1.env()
     env.reset(seed=0)
     for bad in (68, -1, 3.5, "AS"):
         with pytest.raises((AssertionError, TypeError, IndexError)):
@@ -214,7 +214,7 @@ def test_out_of_bounds_action_asserts():
 
 
 def test_raw_env_illegal_raises_and_leaves_state():
-    raw = spades_v0.raw_env()
+    raw = spades_v1.raw_env()
     raw.reset(options={"game": SpadesGame.from_deal(_suits_deal(), dealer=3, seed=0)})
     before = {a: raw.observe(a)["observation"] for a in raw.possible_agents}
     for bad, why in ((parse_card("AS"), "bidding"), (66, "Blind Nil"), (np.float32(53), "int")):
@@ -233,7 +233,7 @@ def test_raw_env_illegal_raises_and_leaves_state():
 
 
 def test_dead_agent_must_step_none():
-    raw = spades_v0.raw_env(hands_per_episode=1)
+    raw = spades_v1.raw_env(hands_per_episode=1)
     raw.reset(seed=2)
     rng = np.random.default_rng(2)
     while not raw.terminations[raw.agent_selection]:
@@ -245,11 +245,11 @@ def test_dead_agent_must_step_none():
 
 # ----------------------------------------------------------------------------- options
 def test_rule_options_pass_through():
-    e = spades_v0.raw_env(target_score=250, blind_nil=True)
+    e = spades_v1.raw_env(target_score=250, blind_nil=True)
     assert e.rules == Rules(target_score=250, blind_nil=True)
-    e = spades_v0.raw_env(rules=Rules(target_score=300), loss_threshold=-200)
+    e = spades_v1.raw_env(rules=Rules(target_score=300), loss_threshold=-200)
     assert e.rules == Rules(target_score=300, loss_threshold=-200)
-    assert spades_v0.raw_env(rules="short").rules.target_score == 250
+    assert spades_v1.raw_env(rules="short").rules.target_score == 250
     e.reset(seed=0)
     obs = e.observe(e.agent_selection)["observation"]
     assert obs[574] == pytest.approx(300 / 500)
@@ -266,11 +266,11 @@ def test_rule_options_pass_through():
 ])
 def test_bad_options_raise(kwargs, msg):
     with pytest.raises(ValueError, match=msg):
-        spades_v0.raw_env(**kwargs)
+        spades_v1.raw_env(**kwargs)
 
 
 def test_reset_game_option_validation():
-    raw = spades_v0.raw_env()
+    raw = spades_v1.raw_env()
     with pytest.raises(ValueError, match="SpadesGame"):
         raw.reset(options={"game": "x"})
     with pytest.raises(ValueError, match="rules"):
@@ -278,7 +278,7 @@ def test_reset_game_option_validation():
 
 
 def test_reset_seed_fixes_deals():
-    a, b = spades_v0.raw_env(), spades_v0.raw_env()
+    a, b = spades_v1.raw_env(), spades_v1.raw_env()
     a.reset(seed=7)
     b.reset(seed=7)
     assert a.game.hands == b.game.hands and a.game.dealer == b.game.dealer
@@ -293,7 +293,7 @@ def test_reset_seed_fixes_deals():
 
 
 def test_infos_hand_result_stays_until_agent_acts():
-    raw = spades_v0.raw_env(target_score=10000)
+    raw = spades_v1.raw_env(target_score=10000)
     raw.reset(seed=4)
     rng = np.random.default_rng(4)
     while raw.game.hand_number == 0:
@@ -309,11 +309,11 @@ def test_infos_hand_result_stays_until_agent_acts():
 
 
 def test_render_modes(capsys):
-    e = spades_v0.env(render_mode="ansi")
+    e = spades_v1.env(render_mode="ansi")
     e.reset(seed=0)
     text = e.render()
     assert isinstance(text, str) and "dealer" in text and "Score" in text
-    h = spades_v0.raw_env(render_mode="human")
+    h = spades_v1.raw_env(render_mode="human")
     h.reset(seed=0)
     assert h.render() is None
     assert "Score: team 0 0" in capsys.readouterr().out
@@ -321,7 +321,7 @@ def test_render_modes(capsys):
 
 def test_env_pickles_with_its_options():
     import pickle
-    e = spades_v0.env(target_score=250, history=True)
+    e = spades_v1.env(target_score=250, history=True)
     e2 = pickle.loads(pickle.dumps(e))
     e.reset(seed=1)
     e2.reset(seed=1)
@@ -331,7 +331,7 @@ def test_env_pickles_with_its_options():
 
 def _pettingzoo_stack(**kwargs):
     from pettingzoo.utils import wrappers
-    e = spades_v0.raw_env(**kwargs)
+    e = spades_v1.raw_env(**kwargs)
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
     e = wrappers.AssertOutOfBoundsWrapper(e)
     return wrappers.OrderEnforcingWrapper(e)
@@ -343,7 +343,7 @@ def test_fast_wrappers_behave_like_pettingzoos(caplog):
     (except the masks of finished agents, all zeros in ours)."""
     rng = np.random.default_rng(8)
     for g in range(12):
-        ours, ref = spades_v0.env(loss_threshold=-200), _pettingzoo_stack(loss_threshold=-200)
+        ours, ref = spades_v1.env(loss_threshold=-200), _pettingzoo_stack(loss_threshold=-200)
         ours.reset(seed=g)
         ref.reset(seed=g)
         illegal_at = int(rng.integers(0, 120)) if g % 3 else None

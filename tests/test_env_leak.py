@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spades_env import Rules, SpadesGame, spades_v0
+from spades_env import Rules, SpadesGame, spades_v1
 from spades_env.cards import BLIND_NIL_ACTION, FULL_DECK, NON_SPADES_MASK, SUIT_MASKS, mask_to_cards
 
 RULES = Rules(blind_nil=True, target_score=10000)
@@ -94,7 +94,7 @@ def test_reshuffled_unseen_cards_leave_observations_unchanged(seed):
     detected = 0
     for hand in (0, 1, 2):
         start = _hand_start(seed, hand, rng)
-        env_a = spades_v0.raw_env(rules=RULES, history=True)
+        env_a = spades_v1.raw_env(rules=RULES, history=True)
         env_a.reset(options={"game": start})
         record = [{a: env_a.observe(a) for a in env_a.possible_agents}]
         actions = []
@@ -115,7 +115,7 @@ def test_reshuffled_unseen_cards_leave_observations_unchanged(seed):
                 worlds_changed += 1
             deal = _initial_deal(game_a, holdings)
             world = SpadesGame.from_deal(deal, start.dealer, start.scores, start.bags, RULES, 0)
-            env_b = spades_v0.raw_env(rules=RULES, history=True)
+            env_b = spades_v1.raw_env(rules=RULES, history=True)
             env_b.reset(options={"game": world})
             me = f"player_{s}"
             for i, a in enumerate(actions + [None]):

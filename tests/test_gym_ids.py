@@ -15,12 +15,12 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
 def test_ids_registered_and_kwargs_pass_through():
-    assert {"Spades-v0", "SpadesHand-v0"} <= set(gym.registry)
-    env = gym.make("Spades-v0", seat=1, opponents="easy")
+    assert {"Spades-v1", "SpadesHand-v1"} <= set(gym.registry)
+    env = gym.make("Spades-v1", seat=1, opponents="easy")
     assert isinstance(env.unwrapped, SpadesSingleAgentEnv)
     assert env.unwrapped.seat == 1 and env.unwrapped._specs[2] == "easy"
     assert env.unwrapped.rules.target_score == 500 and env.unwrapped._env.hands_per_episode is None
-    hand = gym.make("SpadesHand-v0").unwrapped
+    hand = gym.make("SpadesHand-v1").unwrapped
     assert hand._env.hands_per_episode == 1
     obs, info = env.reset(seed=0)
     # gym.make's wrappers hide the method: reach it through unwrapped or get_wrapper_attr
@@ -48,7 +48,7 @@ def _play_vector(envs, steps, rng):
 
 
 def test_make_vec_same_step_autoreset_never_gives_an_empty_mask():
-    envs = gym.make_vec("SpadesHand-v0", num_envs=3, vectorization_mode="sync",
+    envs = gym.make_vec("SpadesHand-v1", num_envs=3, vectorization_mode="sync",
                         vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
                         partner="random", opponents="random")
     empty, ended = _play_vector(envs, 80, np.random.default_rng(0))
@@ -57,7 +57,7 @@ def test_make_vec_same_step_autoreset_never_gives_an_empty_mask():
 
 
 def test_make_vec_next_step_autoreset_rows_and_vector_masks():
-    envs = gym.make_vec("SpadesHand-v0", num_envs=3, vectorization_mode="sync",
+    envs = gym.make_vec("SpadesHand-v1", num_envs=3, vectorization_mode="sync",
                         partner="random", opponents="random")
     assert envs.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
     obs, infos = envs.reset(seed=0)

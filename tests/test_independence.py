@@ -1,5 +1,5 @@
-"""What an accessor returns, or what a constructor is given, is never shared with the live game
-(issue 13, kind 6): editing it changes nothing in the game or env."""
+"""What an accessor returns, or what a constructor is given, is never shared with the live game:
+editing it changes nothing in the game or env."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import numpy as np
 import torch
 
-from spades_env import Rules, SpadesGame, spades_v0
+from spades_env import Rules, SpadesGame, spades_v1
 from spades_env.bots import make_bot
 from spades_env.single_agent import SpadesSingleAgentEnv
 from spades_env.vector import SpadesVectorEnv
@@ -170,7 +170,7 @@ def test_vector_state_dict_in_and_out_are_copies():
 
 
 def test_env_infos_are_per_agent_copies():
-    env = spades_v0.raw_env()
+    env = spades_v1.raw_env()
     env.reset(seed=3)
     while not env.infos["player_0"]:
         env.step(env.legal_actions()[0])

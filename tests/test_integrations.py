@@ -8,7 +8,7 @@ import pytest
 from pettingzoo.test import parallel_api_test
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
-from spades_env import SpadesGame, spades_v0
+from spades_env import SpadesGame, spades_v1
 from spades_env.arena import play_match
 from spades_env.bots import make_bot
 from spades_env.integrations import PolicyPlayer, TurnCreditWrapper, legal_mask
@@ -35,7 +35,7 @@ def test_policy_player_sees_the_env_observation_and_mask():
     assert np.array_equal(legal_mask(view), mask)
     hp = PolicyPlayer(lambda o, m: (calls.append(o), int(np.flatnonzero(m)[0]))[1], history=True)
     hp.act(view)
-    assert calls[-1].shape == (OBS_SIZE + spades_v0.HISTORY_SIZE,)
+    assert calls[-1].shape == (OBS_SIZE + spades_v1.HISTORY_SIZE,)
 
 
 def test_policy_player_matches_the_bot_it_wraps_in_the_arena():
@@ -103,7 +103,7 @@ def _tianshou_like_run(env, rng, seed):
 ])
 def test_every_agent_receives_every_hand_reward(kwargs):
     rng = np.random.default_rng(0)
-    env = TurnCreditWrapper(spades_v0.env(loss_threshold=-200, **kwargs))
+    env = TurnCreditWrapper(spades_v1.env(loss_threshold=-200, **kwargs))
     hands = 0
     for seed in range(4):
         credited, game = _tianshou_like_run(env, rng, seed)
@@ -119,7 +119,7 @@ def test_every_agent_receives_every_hand_reward(kwargs):
 def test_without_the_wrapper_most_hand_rewards_are_lost():
     # the failure the wrapper fixes: only the agent that played a hand's last card is credited
     rng = np.random.default_rng(0)
-    env = spades_v0.env(loss_threshold=-200)
+    env = spades_v1.env(loss_threshold=-200)
     got = total = 0
     for seed in range(4):
         credited, game = _tianshou_like_run(env, rng, seed)
@@ -131,7 +131,7 @@ def test_without_the_wrapper_most_hand_rewards_are_lost():
 
 
 def test_turn_credit_final_turns_and_dead_steps():
-    env = TurnCreditWrapper(spades_v0.env(hands_per_episode=1))
+    env = TurnCreditWrapper(spades_v1.env(hands_per_episode=1))
     env.reset(seed=2)
     rng = np.random.default_rng(1)
     while not env._in_final:
@@ -153,9 +153,9 @@ def test_turn_credit_final_turns_and_dead_steps():
 
 # ----------------------------------------------------------------------------- parallel API
 def test_turn_based_aec_to_parallel_passes_parallel_api_test():
-    par = turn_based_aec_to_parallel(spades_v0.env(hands_per_episode=1))
+    par = turn_based_aec_to_parallel(spades_v1.env(hands_per_episode=1))
     parallel_api_test(par, num_cycles=200)
-    par = turn_based_aec_to_parallel(spades_v0.env(bots={"player_1": "random",
+    par = turn_based_aec_to_parallel(spades_v1.env(bots={"player_1": "random",
                                                           "player_3": "random"},
                                                     hands_per_episode=1))
     parallel_api_test(par, num_cycles=200)

@@ -8,16 +8,16 @@ import re
 import numpy as np
 import pytest
 
-from spades_env import Rules, SpadesGame, observation, spades_v0
+from spades_env import Rules, SpadesGame, observation, spades_v1
 from spades_env.cards import BLIND_NIL_ACTION, LOOK_ACTION, bid_action, parse_card, parse_cards
 from spades_env.engine import Phase
 from spades_env.observation import OBS_SIZE, OFFSETS, PIECES, decode, encode
-from spades_env.spades_v0 import HISTORY_OFFSET, HISTORY_SIZE, encode_full
+from spades_env.spades_v1 import HISTORY_OFFSET, HISTORY_SIZE, encode_full
 
 
 # ----------------------------------------------------------------------------- tables
-def test_offsets_match_spades_v0_docstring_table():
-    rows = re.findall(r"^\| (\d+)(?: - (\d+))?\s+\| (\w+)\s+\|", spades_v0.__doc__, re.M)
+def test_offsets_match_spades_v1_docstring_table():
+    rows = re.findall(r"^\| (\d+)(?: - (\d+))?\s+\| (\w+)\s+\|", spades_v1.__doc__, re.M)
     table = {name: (int(a), int(b or a) + 1) for a, b, name in rows}
     expected = dict(OFFSETS)
     expected["history"] = (HISTORY_OFFSET, HISTORY_OFFSET + HISTORY_SIZE)
@@ -53,7 +53,7 @@ def test_incremental_buffers_equal_reference_encoder(opts):
     """At every step of random games (game over included), every seat's row equals
     encode_full(game.view(seat))."""
     rng = np.random.default_rng(3)
-    raw = spades_v0.raw_env(**opts)
+    raw = spades_v1.raw_env(**opts)
     steps = 0
     for g in range(16):
         raw.reset(seed=50 + g)
@@ -71,7 +71,7 @@ def test_incremental_buffers_equal_reference_encoder(opts):
 def test_blind_nil_paths_equal_reference():
     """Blind Nil bids, looks and the exchange (the rebuild path), forced through."""
     rng = np.random.default_rng(9)
-    raw = spades_v0.raw_env(blind_nil=True, history=True, max_hands=4)
+    raw = spades_v1.raw_env(blind_nil=True, history=True, max_hands=4)
     for g in range(6):
         raw.reset(seed=g)
         while not raw.truncations["player_0"] and not raw.terminations["player_0"]:
@@ -85,7 +85,7 @@ def test_blind_nil_paths_equal_reference():
 
 
 def test_episode_end_rows_show_finished_hand():
-    raw = spades_v0.raw_env(hands_per_episode=1, history=True)
+    raw = spades_v1.raw_env(hands_per_episode=1, history=True)
     raw.reset(seed=21)
     rng = np.random.default_rng(0)
     while not raw.terminations["player_0"]:
@@ -132,7 +132,7 @@ def _compare_decoded(obs, game, me):
 
 def test_decode_matches_engine_in_random_games():
     rng = np.random.default_rng(12)
-    raw = spades_v0.raw_env(loss_threshold=-200, blind_nil=True)
+    raw = spades_v1.raw_env(loss_threshold=-200, blind_nil=True)
     for g in range(3):
         raw.reset(seed=g)
         while not raw.terminations["player_0"]:
@@ -154,7 +154,7 @@ def test_scripted_positions_by_hand():
     ]
     game = SpadesGame.from_deal([parse_cards(h) for h in hands], dealer=1, scores=(120, -40),
                                 bags=(3, 7), seed=0)
-    raw = spades_v0.raw_env(history=True)
+    raw = spades_v1.raw_env(history=True)
     raw.reset(options={"game": game})
     for b in (3, 0, 4, 2):  # seats 2, 3, 0, 1
         raw.step(bid_action(b))
@@ -194,7 +194,7 @@ def test_scripted_positions_by_hand():
 
 def test_blind_nil_hand_hidden_before_looking():
     game = SpadesGame(Rules(blind_nil=True), seed=4)
-    raw = spades_v0.raw_env(blind_nil=True)
+    raw = spades_v1.raw_env(blind_nil=True)
     raw.reset(options={"game": game})
     first = raw.game.current_player
     obs = raw.observe(f"player_{first}")
@@ -206,7 +206,7 @@ def test_blind_nil_hand_hidden_before_looking():
 
 
 def test_observations_are_copies_and_in_space():
-    raw = spades_v0.raw_env()
+    raw = spades_v1.raw_env()
     raw.reset(seed=0)
     a = raw.observe("player_0")
     a["observation"][:] = 7.0

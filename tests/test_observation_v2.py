@@ -1,4 +1,4 @@
-"""Observation version 2 (issue 13): the Blind Nil exchange piece and the voids a spade lead
+"""Observation version 2: the Blind Nil exchange piece and the voids a spade lead
 before spades are broken reveals; version-1 offsets unchanged; the batched engine in parity; no
 hidden information in the new pieces."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from spades_env import Rules, SpadesGame, bid_action, spades_v0
+from spades_env import Rules, SpadesGame, bid_action, spades_v1
 from spades_env.cards import BLIND_NIL_ACTION, LOOK_ACTION
 from spades_env.observation import OBS_SIZE, OBS_SIZE_V1, OBS_VERSION, OFFSETS, decode, encode
 from spades_env.vector import SpadesVectorEnv
@@ -111,9 +111,9 @@ def test_the_exchange_piece_holds_what_each_partner_passed_and_received():
 
 
 def test_the_env_rows_follow_the_exchange_move_by_move():
-    """The incremental rows of spades_v0 equal the reference encoder through the exchange and
+    """The incremental rows of spades_v1 equal the reference encoder through the exchange and
     the play that follows (the 'passed' cards leave as they are played)."""
-    env = spades_v0.raw_env(rules=Rules.preset("house"))
+    env = spades_v1.raw_env(rules=Rules.preset("house"))
     rng = np.random.default_rng(0)
     for _ in range(3):
         env.reset(options={"game": _replay_start()})
@@ -194,7 +194,7 @@ def test_vector_engine_infers_the_same_voids_bit_for_bit(backend, flb):
 
 def test_decode_reads_a_longer_vector_and_refuses_a_short_one():
     g = SpadesGame(seed=0)
-    full = spades_v0.encode_full(g.view(0), history=True)
+    full = spades_v1.encode_full(g.view(0), history=True)
     assert decode(full)["hand"] == decode(full[:OBS_SIZE])["hand"] == g.hand(0)
     with pytest.raises(ValueError, match="at least 679"):
         decode(full[:OBS_SIZE_V1])
@@ -206,7 +206,7 @@ SHIPPED = "tests/data/agent_v1.pt"  # the agent shipped before observation versi
 
 def test_a_version_1_checkpoint_still_plays_reading_the_first_575_floats():
     from spades_env.bots import make_bot
-    from training.model import Agent
+    from spades_env.agents.model import Agent
     bot = make_bot(f"checkpoint:{SHIPPED}")
     assert bot.agent.obs_size == OBS_SIZE_V1 == 575
     assert bot.agent.trunk[0].in_features == 575

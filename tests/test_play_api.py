@@ -441,7 +441,7 @@ def test_blind_nil_decision_hides_the_players_own_cards(tmp_path):
 
 
 def test_blind_nil_bid_and_card_exchange(tmp_path):
-    """The player bids Blind Nil: the partner passes 3 cards, the player passes 3 back (RULES.md
+    """The player bids Blind Nil: the partner passes 3 cards, the player passes 3 back (docs/rules.md
     Blind Nil exchange), all through the API, with no hidden card on the wire."""
     app = create_app(str(tmp_path / "db.sqlite3"), lineups=FAST, seed=1)
     c = _client(app)

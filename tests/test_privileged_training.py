@@ -1,4 +1,4 @@
-"""Issue 10: the privileged critic, the bag cost in the reward, the warm-start anchor, the learning
+"""Training beyond imitation: the privileged critic, the bag cost in the reward, the warm-start anchor, the learning
 curve, and the rule that the acting policy decides from the seat's observation only."""
 
 import os
@@ -12,7 +12,7 @@ from spades_env.observation import encode
 from training.checkpoint import save_checkpoint
 from training.config import from_dict
 from training.envs import ScalarBatchEnv, env_hands, masks_to_bool
-from training.model import PRIV_SIZE, Agent, privileged_features
+from spades_env.agents.model import PRIV_SIZE, Agent, privileged_features
 from training.ppo_selfplay import Opponents, Storage, make_payload, rollout
 from training.teacher_records import team_points
 
@@ -96,7 +96,7 @@ def test_acting_policy_ignores_how_the_unseen_cards_lie(tmp_path, moves):
     """Redistributing the cards a seat cannot see among the other seats leaves its observation
     and the checkpoint bot's action probabilities unchanged, while the privileged critic (which
     reads those cards) does change: the policy really is blind to them."""
-    from training.policy_bot import CheckpointBot
+    from spades_env.agents.bot import CheckpointBot
     path, agent = _critic_checkpoint(tmp_path)
     bot = CheckpointBot(path)
     rng = np.random.default_rng(moves)

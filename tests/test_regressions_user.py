@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import spades_env as se
-from spades_env import SpadesGame, SpadesSingleAgentEnv, spades_v0
+from spades_env import SpadesGame, SpadesSingleAgentEnv, spades_v1
 from spades_env.arena import main as arena_main
 from spades_env.vector import SpadesVectorEnv
 
@@ -81,7 +81,7 @@ def test_single_agent_accepts_zero_dim_int_array():
 
 
 def test_aec_env_accepts_zero_dim_int_array():
-    env = spades_v0.env()
+    env = spades_v1.env()
     env.reset(seed=1)
     agent = env.agent_selection
     seat = int(agent[-1])
@@ -158,11 +158,11 @@ def test_make_bot_rejects_bad_options_and_missing_checkpoint_with_value_error():
 
 def test_env_history_must_be_a_bool():
     """Regression: env(history="no") was taken as truthy and silently grew the observation."""
-    from spades_env import spades_v0
+    from spades_env import spades_v1
     for bad in ("no", 1, None):
         with pytest.raises(ValueError, match="history must be True or False"):
-            spades_v0.env(history=bad)
-    assert spades_v0.env(history=False).observation_space("player_0")["observation"].shape == (679,)
+            spades_v1.env(history=bad)
+    assert spades_v1.env(history=False).observation_space("player_0")["observation"].shape == (679,)
 
 
 def test_vector_env_bad_device_is_a_value_error():
@@ -360,7 +360,7 @@ def test_vector_score_records_do_not_wrap():
     few hundred hands (a total of -2.2e9 reported as +2.1e9). They are int64 now (here: a game
     restored after 166 hands whose totals are just past the int32 range plays one more hand), and
     an old int32 history still loads (widened). The restored state is one the rules reach (every
-    score record is the scoring of its bids and tricks, issue 13 kind 7)."""
+    score record is the scoring of its bids and tricks)."""
     from spades_env import Rules, score_hand
     # team 0 bids Nil twice and seat 0 takes all 13 tricks: -1e6 + 1e6 (the Nils) and 13 bags at
     # a bag limit of 1: -13e6 a hand; team 1 is set on 6: -60

@@ -1,4 +1,4 @@
-"""Legal moves, trick winner, breaking spades, dealer and lead order (RULES.md, A hand).
+"""Legal moves, trick winner, breaking spades, dealer and lead order (docs/rules.md, A hand).
 
 Scripted deals via ``SpadesGame.from_deal``; every expected value is worked out by hand.
 """
@@ -218,7 +218,7 @@ def test_first_bid_and_first_lead_left_of_dealer(dealer):
 
 def test_deal_is_one_at_a_time_from_left_of_dealer():
     # With a seeded game, re-create the shuffle: card i of the permutation goes to seat
-    # (dealer + 1 + i) % 4 (RULES.md: one at a time, clockwise, starting left of the dealer).
+    # (dealer + 1 + i) % 4 (docs/rules.md: one at a time, clockwise, starting left of the dealer).
     import numpy as np
     g = SpadesGame(seed=123)
     rng = np.random.default_rng(123)

@@ -1,4 +1,4 @@
-"""Saved games are checked field by field whatever the move log holds (issue 13, kind 5).
+"""Saved games are checked field by field whatever the move log holds.
 
 A game whose move log is empty (set up mid-way, or a crafted file) is its own starting point: the
 replay check cannot vouch for it, so every field is checked on its own. A game that loads must

@@ -1,4 +1,4 @@
-"""Hand scoring and the game-end rule, worked by hand from RULES.md (Scoring a hand, End of the game).
+"""Hand scoring and the game-end rule, worked by hand from docs/rules.md (Scoring a hand, End of the game).
 
 Bids and tricks are by seat (0..3); team 0 = seats 0 and 2, team 1 = seats 1 and 3.
 """
@@ -9,7 +9,7 @@ from spades_env import PRESETS, Rules, game_outcome, score_hand
 
 
 def test_rules_worked_example_made_contract():
-    # RULES.md: bids 3 + 2 = 5, tricks 7 -> +52 and 2 bags.
+    # docs/rules.md: bids 3 + 2 = 5, tricks 7 -> +52 and 2 bags.
     t0, t1 = score_hand([3, 4, 2, 4], [4, 3, 3, 3], [0, 0])
     assert (t0.contract, t0.made, t0.contract_points, t0.bags) == (5, True, 52, 2)
     assert (t0.nil_points, t0.bag_penalty, t0.hand_points, t0.total, t0.bags_after) == (0, 0, 52, 52, 2)
@@ -18,7 +18,7 @@ def test_rules_worked_example_made_contract():
 
 
 def test_rules_worked_example_bag_rollover_9_to_11():
-    # RULES.md: with 9 bags before: 11 bags -> -100, 1 bag left, so the hand nets -48.
+    # docs/rules.md: with 9 bags before: 11 bags -> -100, 1 bag left, so the hand nets -48.
     t0, _ = score_hand([3, 4, 2, 4], [4, 3, 3, 3], [9, 0], scores_before=(100, 0))
     assert t0.contract_points == 52 and t0.bags == 2
     assert t0.bag_penalty == -100
@@ -116,7 +116,7 @@ def test_blind_nil_scores_200():
 
 
 def test_big_contract_no_cap():
-    # bids of 8 and 7 make a contract of 15 (RULES.md: no cap): always set, -150.
+    # bids of 8 and 7 make a contract of 15 (docs/rules.md: no cap): always set, -150.
     t0, _ = score_hand([8, 0, 7, 0], [7, 0, 6, 0], [0, 0])
     assert (t0.contract, t0.made, t0.contract_points) == (15, False, -150)
 

@@ -1,5 +1,5 @@
 """``score_hand`` refuses trick counts that are not a hand; ``from_deal`` refuses starting totals
-that already end the game (issue 13, "also seen")."""
+that already end the game."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def test_score_hand_refuses_trick_counts_that_do_not_sum_to_13(tricks):
 
 
 def test_score_hand_still_scores_real_hands():
-    # RULES.md: team 0 bids 3 + 2 = 5 and takes 4 + 3 = 7: 50 + 2 overtricks = 52, 2 bags
+    # docs/rules.md: team 0 bids 3 + 2 = 5 and takes 4 + 3 = 7: 50 + 2 overtricks = 52, 2 bags
     t0, t1 = score_hand([3, 4, 2, 4], [4, 3, 3, 3], [0, 0])
     assert (t0.contract_points, t0.bags, t0.total) == (52, 2, 52)
     # team 1 bids 8, takes 6: set, -80
@@ -55,7 +55,7 @@ def test_from_deal_refuses_totals_that_already_end_the_game(rules, scores):
 
 @pytest.mark.parametrize("rules,scores", [
     (Rules(), (499, 499)),
-    (Rules(), (510, 510)),                     # both over, level: another hand (RULES.md)
+    (Rules(), (510, 510)),                     # both over, level: another hand (docs/rules.md)
     (Rules(loss_threshold=-200), (-199, 0)),
     (Rules(), (-5000, 0)),                     # no loss threshold: plays on
 ])

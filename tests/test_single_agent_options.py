@@ -1,12 +1,12 @@
-"""``SpadesSingleAgentEnv.reset(options=...)`` honours what ``spades_v0`` honours and refuses the
-rest by name (issue 13, "also seen")."""
+"""``SpadesSingleAgentEnv.reset(options=...)`` honours what ``spades_v1`` honours and refuses the
+rest by name."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from spades_env import Rules, SpadesGame, bid_action, spades_v0
+from spades_env import Rules, SpadesGame, bid_action, spades_v1
 from spades_env.observation import encode
 from spades_env.single_agent import SpadesSingleAgentEnv
 
@@ -24,7 +24,7 @@ def test_a_given_game_is_played_from_its_deal():
     obs, info = env.reset(seed=4, options={"game": start})
     assert env.game.hands == start.hands and env.game is not start
     assert np.array_equal(obs, encode(start.view(0)))
-    raw = spades_v0.raw_env()
+    raw = spades_v1.raw_env()
     raw.reset(seed=4, options={"game": start})
     assert np.array_equal(obs, raw.observe("player_0")["observation"])
     assert start.moves == []                            # the caller's game is not played

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import spades_env.state as st
-from spades_env import Rules, SpadesGame, SpadesSingleAgentEnv, spades_v0
+from spades_env import Rules, SpadesGame, SpadesSingleAgentEnv, spades_v1
 from spades_env.cards import bid_action
 from spades_env.render_image import draw_table
 
@@ -58,7 +58,7 @@ def test_state_of_a_scripted_position():
 
 
 def test_env_state_in_space_every_step_and_hidden_cards_only_there():
-    env = spades_v0.env(hands_per_episode=1)
+    env = spades_v1.env(hands_per_episode=1)
     env.reset(seed=5)
     assert np.isfinite(env.state_space.low).all() and np.isfinite(env.state_space.high).all()
     rng = np.random.default_rng(0)
@@ -71,7 +71,7 @@ def test_env_state_in_space_every_step_and_hidden_cards_only_there():
             continue
         env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
     with pytest.raises(RuntimeError, match="reset"):
-        spades_v0.raw_env().state()
+        spades_v1.raw_env().state()
 
 
 def test_score_bound_by_hand_and_finite_observation_bounds():
@@ -82,14 +82,14 @@ def test_score_bound_by_hand_and_finite_observation_bounds():
     assert st.score_bound(Rules(target_score=250), 10) == pytest.approx(730 * 10 / 250)
     assert st.score_bound(Rules(), None) == float(np.finfo(np.float32).max)
     for kw in ({}, {"max_hands": None}, {"history": True}, {"target_score": 250}):
-        box = spades_v0.env(**kw).observation_space("player_0")["observation"]
+        box = spades_v1.env(**kw).observation_space("player_0")["observation"]
         assert np.isfinite(box.low).all() and np.isfinite(box.high).all()
-    box = spades_v0.env().observation_space("player_0")["observation"]
-    a, b = spades_v0.OFFSETS["scores"]
+    box = spades_v1.env().observation_space("player_0")["observation"]
+    a, b = spades_v1.OFFSETS["scores"]
     assert box.high[a:b].tolist() == pytest.approx([146.0, 146.0])
     assert box.low[a:b].tolist() == pytest.approx([-146.0, -146.0])
     # a 100-hand game stays inside the bounds
-    env = spades_v0.env(max_hands=100)
+    env = spades_v1.env(max_hands=100)
     env.reset(seed=1)
     for agent in env.agent_iter(100_000):
         obs, r, term, trunc, info = env.last()
@@ -99,7 +99,7 @@ def test_score_bound_by_hand_and_finite_observation_bounds():
 
 # ----------------------------------------------------------------------------- rgb_array
 def test_rgb_array_fixed_size_and_changes_when_a_card_is_played():
-    env = spades_v0.env(render_mode="rgb_array", hands_per_episode=1)
+    env = spades_v1.env(render_mode="rgb_array", hands_per_episode=1)
     env.reset(seed=2)
     frames = [env.render()]
     for agent in env.agent_iter(60):
@@ -137,7 +137,7 @@ def test_single_agent_image_hides_the_other_hands():
 def test_record_video_writes_a_video(tmp_path):
     import gymnasium as gym
     from gymnasium.wrappers import RecordVideo
-    env = RecordVideo(gym.make("SpadesHand-v0", render_mode="rgb_array", partner="random",
+    env = RecordVideo(gym.make("SpadesHand-v1", render_mode="rgb_array", partner="random",
                                opponents="random"), str(tmp_path), episode_trigger=lambda k: True)
     obs, info = env.reset(seed=0)
     done = False

@@ -14,7 +14,7 @@ from training import config as cfg
 from training.checkpoint import build_agent, load_checkpoint
 from training.envs import ScalarBatchEnv
 from training.evaluate import NetPlayer, duplicate_match
-from training.model import Agent
+from spades_env.agents.model import Agent
 from training.ppo_selfplay import Opponents, Storage, compute_gae, rollout, train
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

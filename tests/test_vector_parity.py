@@ -99,7 +99,7 @@ def _play_and_compare(env: SpadesVectorEnv, hands: int, seed: int, check_get_gam
             pts = (hr.teams[0].hand_points, hr.teams[1].hand_points)
             assert tuple(hand_pts[i]) == pts
             hpe = env.hands_per_episode is not None and g.hand_number >= env.hands_per_episode
-            terminated = g.winner is not None or hpe  # as spades_v0: a hands_per_episode end
+            terminated = g.winner is not None or hpe  # as spades_v1: a hands_per_episode end
             truncated = (not terminated and env.max_hands is not None  # terminates; max_hands
                          and g.hand_number >= env.max_hands)  # truncates
             if env.reward == "hand":
@@ -280,7 +280,7 @@ def _suit_deal(n: int):
 
 
 def test_scripted_hand_one_suit_each():
-    """Hand-checked (RULES.md): seat 0 holds all 13 spades and bids 13, seats 1 and 2 bid Nil,
+    """Hand-checked (docs/rules.md): seat 0 holds all 13 spades and bids 13, seats 1 and 2 bid Nil,
     seat 3 bids 2. Seat 0 must lead spades (it holds nothing else), the others cannot follow and
     may play any card; seat 0 takes all 13 tricks. Team 0: 10*13 + 100 (seat 2's Nil) = 230;
     team 1: 100 (seat 1's Nil) - 10*2 (seat 3 set) = 80. Target 200: team 0 wins."""

@@ -1,5 +1,4 @@
-"""The batched engine refuses states the rules cannot reach and batches that do not fit in memory
-(issue 13, kind 7)."""
+"""The batched engine refuses states the rules cannot reach and batches that do not fit in memory."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The player view holds what the seat may know and nothing else (issue 2: Player view).
+"""The player view holds what the seat may know and nothing else (what a bot and an observation
+read).
 
 Main check: ``view(seat)`` is unchanged when the other seats' unseen cards are reshuffled among
 them consistently with what is public (hand sizes, known voids, cards the seat knows from the
