@@ -25,9 +25,9 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/bench_env.py
 	$(PY) benchmarks/bench_vector.py --kernel-threads 1 2
 
-# The main suite, then the framework sessions (noxfile.py: sb3, tianshou, rllib; each framework in
+# The main suite, then the framework sessions (noxfile.py: sb3, tianshou, rllib, core; each in
 # its own environment under .nox/, torch $(TORCH_SPEC) installed first) in two parallel lanes,
-# rllib and sb3 then tianshou (tests_frameworks/run_lanes.py; each session trains on one thread).
+# rllib then core, and sb3 then tianshou (tests_frameworks/run_lanes.py; each session trains on one thread).
 test: $(VENV)/.installed
 	$(PY) -m pytest -q -n 2 tests
 	TORCH_SPEC="$(TORCH_SPEC)" $(PY) tests_frameworks/run_lanes.py

@@ -8,8 +8,9 @@ numba/pandas), so each one is installed and tested on its own:
 | ``sb3``      | ``torch==2.13.0``, ``-e .[sb3]``, pytest        | ``tests_frameworks/test_sb3.py`` (examples sb3_maskable_ppo.py, gymnasium_vector.py) |
 | ``tianshou`` | ``torch==2.13.0``, ``-e .[tianshou]``, pytest   | ``tests_frameworks/test_tianshou.py`` (examples/tianshou_dqn.py) |
 | ``rllib``    | ``torch==2.13.0``, ``-e .[rllib,ray]``, pytest  | ``tests_frameworks/test_rllib.py`` and ``test_ray_cluster.py`` (a local Ray cluster) |
+| ``core``     | ``-e .`` (the base install: no torch), pytest  | ``tests_frameworks/test_core_install.py`` (engine, envs, bots, arena without torch) |
 
-``make test`` runs the main suite and then these sessions in two parallel lanes (``rllib`` and
+``make test`` runs the main suite and then these sessions in two parallel lanes (``rllib,core`` and
 ``sb3,tianshou``: ``tests_frameworks/run_lanes.py``); ``make test-frameworks`` runs ``nox`` (all
 three, one after another). One session: ``.venv/bin/nox -s sb3``; keep the environments between
 runs with ``-R`` (reuse, no re-install). ``TORCH_SPEC`` (environment variable, default
@@ -24,7 +25,7 @@ import os
 
 import nox
 
-nox.options.sessions = ["sb3", "tianshou", "rllib"]
+nox.options.sessions = ["sb3", "tianshou", "rllib", "core"]
 nox.options.reuse_existing_virtualenvs = True  # re-created only with --no-reuse-existing-virtualenvs
 nox.options.error_on_missing_interpreters = True
 
@@ -58,3 +59,10 @@ def rllib(session: nox.Session) -> None:
     _install(session, "rllib,ray")
     session.run(*PYTEST, "tests_frameworks/test_rllib.py", "tests_frameworks/test_ray_cluster.py",
                 *session.posargs)
+
+
+@nox.session
+def core(session: nox.Session) -> None:
+    """The base install without torch: what ``pip install spades_env`` gives."""
+    session.install("-q", "--no-compile", "-e", ".", "pytest>=7.4")
+    session.run(*PYTEST, "tests_frameworks/test_core_install.py", *session.posargs)
