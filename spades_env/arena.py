@@ -158,13 +158,11 @@ class ArenaResult:
         lines = [f"arena: {a.name} (A) vs {b.name} (B), {self.mode} mode, {self.pairs} duplicate "
                  f"pairs = {self.games} {'games' if self.mode == 'games' else 'hands'}, seed "
                  f"{self.seed}, {self.seconds:.1f} s"]
-        lo, hi = self.point_diff_ci
         lines.append(f"point difference per hand (A - B): {self.point_diff_per_hand:+.2f}  "
-                     f"95% CI [{lo:+.2f}, {hi:+.2f}]")
+                     f"{_ci_text(self.point_diff_ci)}")
         if self.mode == "hands":
-            lo, hi = self.bag_adjusted_ci
             lines.append(f"  with each bag at its long-run cost: {self.bag_adjusted_diff:+.2f}  "
-                         f"95% CI [{lo:+.2f}, {hi:+.2f}]")
+                         f"{_ci_text(self.bag_adjusted_ci)}")
         if self.mode == "games":
             lines.append(f"truncated games (hand cap {self.hand_cap}, draws): {self.truncated}")
 
@@ -530,6 +528,14 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
         pair_seeds=pair_seeds, seconds=time.perf_counter() - t_start,
         bag_adjusted_diff=adj_mean, bag_adjusted_ci=adj_ci, records=records,
     )
+
+
+def _ci_text(ci: tuple) -> str:
+    """``95% CI [lo, hi]``, or why there is none (a single pair has no spread to measure)."""
+    lo, hi = ci
+    if math.isnan(lo) or math.isnan(hi):
+        return "(no 95% CI: it needs at least 2 duplicate pairs)"
+    return f"95% CI [{lo:+.2f}, {hi:+.2f}]"
 
 
 def _mean_ci(d: np.ndarray) -> tuple[float, tuple]:

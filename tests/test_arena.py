@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -341,3 +342,13 @@ def test_cli_records_checked_before_the_match_and_written_whole(tmp_path, capsys
     assert [json.loads(x) for x in lines] == play_match(
         "medium", "easy", hands=2, seed=4, keep_records=True).records
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp files
+
+
+def test_a_single_pair_says_why_it_has_no_interval():
+    one = play_match("medium", "random", games=2, seed=1)
+    assert one.pairs == 1 and all(math.isnan(x) for x in one.point_diff_ci)
+    text = one.summary()
+    assert "(no 95% CI: it needs at least 2 duplicate pairs)" in text and "nan, nan" not in text
+    two = play_match("medium", "random", games=4, seed=1)
+    lo, hi = two.point_diff_ci
+    assert f"95% CI [{lo:+.2f}, {hi:+.2f}]" in two.summary()

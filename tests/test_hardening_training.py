@@ -102,6 +102,8 @@ def test_overwrite_replaces_the_earlier_run(tmp_path):
     assert load_checkpoint(b["checkpoint"])["config"]["seed"] == 9
     assert len([f for f in os.listdir(tmp_path / "runs" / "tiny") if "tfevents" in f]) == 1
     assert not os.path.exists(tmp_path / "ck" / "tiny-2")
+    # a run that ended leaves no lock file behind
+    assert not os.path.exists(tmp_path / "ck" / "tiny" / ".lock")
 
 
 def test_a_run_folder_in_use_by_another_process_is_never_written(tmp_path):

@@ -191,6 +191,14 @@ def test_curve_png_is_written(tmp_path):
         assert im.format == "PNG" and im.size[0] > 600
     with pytest.raises(ValueError, match="no evaluation points"):
         plot_curve([], str(tmp_path / "x.png"))
+    # the suffix picks the format; an unknown one is refused and nothing is written
+    plot_curve(ev, str(tmp_path / "curve.svg"))
+    assert (tmp_path / "curve.svg").read_text().lstrip().startswith("<?xml")
+    plot_curve(ev, str(tmp_path / "curve.pdf"))
+    assert (tmp_path / "curve.pdf").read_bytes()[:5] == b"%PDF-"
+    with pytest.raises(ValueError, match="png, svg, pdf .*not .jpg"):
+        plot_curve(ev, str(tmp_path / "curve.jpg"))
+    assert not (tmp_path / "curve.jpg").exists()
 
 
 # ------------------------------------------------------------------ whole runs (tiny)
@@ -234,8 +242,18 @@ def test_a_run_saves_its_warm_start_and_curve_and_init_from_starts_from_it(tmp_p
     # a network of another shape is refused before any work, naming the field
     assert main(["--config", cfg, "--name", "c", "--hidden", "[64]", "--init_from",
                  str(tmp_path / "ck" / "a" / "warmstart.pt")]) == 2
-    assert "init_from" in capsys.readouterr().err
-    assert not (tmp_path / "ck" / "c" / "latest.pt").exists()
+    assert "bad config: init_from" in capsys.readouterr().err
+    # ... and before the run's folders exist, so the next try keeps its name (no "c-2")
+    assert not (tmp_path / "ck" / "c").exists() and not (tmp_path / "runs" / "c").exists()
+
+
+def test_vector_env_refusal_comes_before_the_run_folders(tmp_path, capsys):
+    from training.train import main
+    cfg = _tiny_cfg(tmp_path)
+    assert main(["--config", cfg, "--name", "v", "--random_start", "0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "bad config: vector_env" in err and "random_start 0 (got 0.5)" in err
+    assert not (tmp_path / "ck" / "v").exists() and not (tmp_path / "runs" / "v").exists()
 
 
 def test_evaluate_after_training_checks_its_bots_first_and_evaluates_the_runs_own_folder(

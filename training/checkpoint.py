@@ -247,11 +247,18 @@ class RunFolder:
         self._thread = threading.get_ident()
 
     def close(self) -> None:
-        """Release the lock (also done when the process ends or the object is collected)."""
+        """Release the lock and remove the lock file (also done when the object is collected; a
+        killed process leaves the file, whose lock the kernel has released: the next run takes
+        it)."""
         with _held_lock:
             if _held.get(self._key) is self:
                 del _held[self._key]
         if self._fd is not None:
+            if self._fd >= 0:
+                try:  # unlinked while still held: a run that opened it meanwhile re-checks
+                    os.unlink(os.path.join(self.ckpt_dir, LOCK_NAME))
+                except OSError:
+                    pass
             try:
                 os.close(self._fd)  # closing the descriptor releases the flock
             except OSError:
@@ -291,6 +298,13 @@ def _lock(ckpt_dir: str):
             holder = "another process"
         os.close(fd)
         return None, holder
+    try:  # the file may have been removed by the run that held it before we locked it
+        same = os.path.samestat(os.fstat(fd), os.stat(path))
+    except OSError:
+        same = False
+    if not same:
+        os.close(fd)
+        return _lock(ckpt_dir)
     try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since "

@@ -581,6 +581,23 @@ def check_ready(args: Args) -> None:
             why = row.ready(getattr(args, name))
             if why:
                 raise ValueError(f"bad config: {name}: {why}")
+    # checks that join fields, made here so a refused run creates no folder
+    if args.vector_env == "vector" and (args.random_start != 0
+                                        or abs(args.reward_scale - 0.01) > 1e-12):
+        raise ValueError(f"bad config: vector_env: vector cannot be used: the batched engine "
+                         f"starts every game at 0-0 and scales rewards by 0.01: it needs "
+                         f"random_start 0 (got {args.random_start}) and reward_scale 0.01 (got "
+                         f"{args.reward_scale})")
+    if args.init_from:
+        from spades_env.agents.checkpoint import check_model, load_checkpoint
+        from spades_env.observation import OBS_SIZE
+        kw = check_model(load_checkpoint(args.init_from), args.init_from)
+        want = {"hidden": list(args.hidden), "head_hidden": args.head_hidden,
+                "obs_size": OBS_SIZE, "critic_hidden": list(args.critic_hidden)}
+        if {**{"critic_hidden": []}, **kw} != want:
+            raise ValueError(f"bad config: init_from: {args.init_from}: its network {kw} is not "
+                             f"the config's (hidden {args.hidden}, head_hidden {args.head_hidden}, "
+                             f"critic_hidden {args.critic_hidden}, obs_size {OBS_SIZE})")
 
 
 def field_table() -> str:

@@ -26,16 +26,24 @@ COLORS = {"random": "tab:gray", "easy": "tab:green", "medium": "tab:blue", "hard
           "insane": "tab:purple"}
 
 
+PLOT_FORMATS = ("png", "svg", "pdf")
+
+
 def plot_curve(eval_results: list[dict], path: str, title: str = "") -> None:
-    """Draw the evaluation points in ``eval_results`` into the PNG ``path``.
+    """Draw the evaluation points in ``eval_results`` into ``path`` (PNG, SVG or PDF, by the
+    file's suffix).
 
     Args:
         eval_results: entries ``{"decisions": int, "seconds": float (optional), "rows": [{
             "opponent": str, "diff": float, "diff_lo": float, "diff_hi": float}, ...]}``.
-        path: output file (PNG), replaced atomically.
+        path: output file ending in ``.png``, ``.svg`` or ``.pdf``, replaced atomically.
     Raises:
-        ValueError: no evaluation points.
+        ValueError: no evaluation points, or another suffix (nothing is written).
     """
+    fmt = os.path.splitext(path)[1].lower().lstrip(".")
+    if fmt not in PLOT_FORMATS:
+        raise ValueError(f"{path}: the plot is written as {', '.join(PLOT_FORMATS)} (by the "
+                         f"file's suffix), not {('.' + fmt) if fmt else 'a file without suffix'}")
     if not eval_results:
         raise ValueError("no evaluation points to plot")
     series: dict[str, list] = {}
@@ -62,7 +70,7 @@ def plot_curve(eval_results: list[dict], path: str, title: str = "") -> None:
     fig.tight_layout()
     import io
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
+    fig.savefig(buf, format=fmt, dpi=110)
     plt.close(fig)
     write_atomic(path, buf.getvalue())
 
@@ -73,7 +81,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m training.plot",
                                 description="Draw a run's evaluation points as a PNG.")
     p.add_argument("checkpoint", help="a checkpoint of the run (e.g. checkpoints/default/latest.pt)")
-    p.add_argument("out", nargs="?", help="output .png (default: curve.png beside the checkpoint)")
+    p.add_argument("out", nargs="?", help="output .png, .svg or .pdf (default: curve.png beside the checkpoint)")
     ns = p.parse_args(sys.argv[1:] if argv is None else argv)
     argv = [ns.checkpoint] + ([ns.out] if ns.out else [])
     try:
