@@ -1,0 +1,495 @@
+"""docs/rules.md is kept true: every worked example and every generated table in it is checked
+against the engine.
+
+The file is parsed as markdown tables (found by their header row). Each ``*_errors(text)``
+function checks one table of the given document text and returns a list of mismatches (empty when
+the doc agrees with the code); the tests run them on docs/rules.md, and
+``test_a_wrong_value_in_the_doc_is_caught`` runs them on copies of the doc with one value changed,
+so the checks themselves are known to fail on a wrong row.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+import re
+
+import numpy as np
+import pytest
+
+from spades_env import (
+    BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NUM_ACTIONS, NUM_CARDS, PRESETS, Phase, Rules,
+    Seat, SpadesGame, TeamScore, action_str, bid_action, card_str, game_outcome, parse_card,
+    parse_cards, partner_of, score_hand, team_of, trick_winner,
+)
+from spades_env.cards import MAX_BID
+from spades_env.rules import RULES_INT_MAX
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOC = os.path.join(ROOT, "docs", "rules.md")
+
+# the section headings other files cite (``docs/rules.md, Play``), in order
+ANCHORS = ("Table", "Deal", "Bidding", "Blind Nil", "Play", "Scoring a hand", "End of the game",
+           "Variant switches", "Notation and action ids", "Worked examples")
+
+
+def read_doc() -> str:
+    with open(DOC, encoding="utf-8") as f:
+        return f.read()
+
+
+# --------------------------------------------------------------------------- markdown tables
+_PIPE = re.compile(r"(?<!\\)\|")
+_RULE_ROW = re.compile(r"\|(\s*:?-{3,}:?\s*\|)+")
+
+
+def _cells(line: str) -> list[str]:
+    parts = _PIPE.split(line.strip())
+    if len(parts) < 3 or parts[0] or parts[-1]:
+        raise ValueError(f"not a table row: {line!r}")
+    return [p.strip().replace("\\|", "|") for p in parts[1:-1]]
+
+
+def tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
+    """Every markdown table of ``text`` as (header cells, rows of cells)."""
+    lines = text.splitlines()
+    out = []
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("|") and i + 1 < len(lines) \
+                and _RULE_ROW.fullmatch(lines[i + 1].strip()):
+            header = _cells(lines[i])
+            rows = []
+            j = i + 2
+            while j < len(lines) and lines[j].startswith("|"):
+                rows.append(_cells(lines[j]))
+                j += 1
+            out.append((header, rows))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def table(text: str, *header: str) -> list[dict]:
+    """Rows (dicts by column name) of the one table whose header is exactly ``header``."""
+    found = [rows for h, rows in tables(text) if tuple(h) == header]
+    if len(found) != 1:
+        raise AssertionError(f"docs/rules.md needs exactly one table with the header {header}, "
+                             f"found {len(found)}")
+    for r in found[0]:
+        if len(r) != len(header):
+            raise AssertionError(f"row {r} has {len(r)} cells, the header {len(header)}")
+    return [dict(zip(header, r)) for r in found[0]]
+
+
+def _code(cell: str) -> str:
+    """A cell without its backticks."""
+    return cell.strip().strip("`")
+
+
+def _pair(cell: str) -> list[str]:
+    """``"a / b"`` (team 0 / team 1) -> ``["a", "b"]``."""
+    parts = [p.strip() for p in cell.split("/")]
+    if len(parts) != 2:
+        raise ValueError(f"expected 'team 0 / team 1', got {cell!r}")
+    return parts
+
+
+def _ints(cell: str) -> list[int]:
+    return [int(x) for x in _pair(cell)]
+
+
+def parse_rules(cell: str) -> Rules:
+    """``"standard"``, ``"house"``, ``"standard, loss_threshold=-300"``,
+    ``"forced_spade_lead_breaks=True"`` -> a ``Rules``."""
+    rules = Rules()
+    changes = {}
+    for tok in (t.strip() for t in cell.split(",")):
+        if "=" in tok:
+            k, v = tok.split("=", 1)
+            changes[k.strip()] = ast.literal_eval(v.strip())
+        else:
+            rules = Rules.preset(tok)
+    return dataclasses.replace(rules, **changes)
+
+
+def _example_ids(text: str) -> list[str]:
+    return [r[0] for h, rows in tables(text) if h and h[0] == "id" for r in rows]
+
+
+# --------------------------------------------------------------------------- scoring
+SCORING = ("id", "bids", "tricks", "bags before", "contract", "result", "contract points",
+           "Nil points", "bags", "bag penalty", "hand points", "bags after", "shows")
+_RESULT = {True: "made", False: "set", None: "-"}
+
+
+def scoring_errors(text: str) -> list[str]:
+    errors = []
+    for row in table(text, *SCORING):
+        bids, blind = [], []
+        for tok in row["bids"].split():
+            bids.append(0 if tok in ("Nil", "BNil") else int(tok))
+            blind.append(tok == "BNil")
+        tricks = [int(t) for t in row["tricks"].split()]
+        teams = score_hand(bids, tricks, _ints(row["bags before"]), Rules(), blind)
+        got = {
+            "contract": [t.contract for t in teams],
+            "result": [_RESULT[t.made] for t in teams],
+            "contract points": [t.contract_points for t in teams],
+            "Nil points": [t.nil_points for t in teams],
+            "bags": [t.bags for t in teams],
+            "bag penalty": [t.bag_penalty for t in teams],
+            "hand points": [t.hand_points for t in teams],
+            "bags after": [t.bags_after for t in teams],
+        }
+        for col, value in got.items():
+            doc = _pair(row[col]) if col == "result" else _ints(row[col])
+            if doc != value:
+                errors.append(f"{row['id']} {col}: doc {doc}, score_hand {value}")
+    return errors
+
+
+# --------------------------------------------------------------------------- tricks
+TRICKS = ("id", "leader", "cards", "winner", "shows")
+
+
+def trick_errors(text: str) -> list[str]:
+    errors = []
+    for row in table(text, *TRICKS):
+        w = trick_winner(parse_cards(row["cards"]), int(row["leader"]))
+        if w != int(row["winner"]):
+            errors.append(f"{row['id']}: doc says seat {row['winner']} wins, trick_winner {w}")
+    return errors
+
+
+# --------------------------------------------------------------------------- play
+DEALS = ("deal", "dealer", "seat", "hand")
+PLAY = ("id", "deal", "rules", "plays", "to act", "legal", "broken", "shows")
+BLIND = ("id", "rules", "moves", "phase", "to act", "legal", "sees hand", "shows")
+_YES_NO = {"yes": True, "no": False}
+_PHASES = {"bidding": Phase.BIDDING, "exchange": Phase.EXCHANGE, "play": Phase.PLAY}
+_ACTION_BY_NAME = {action_str(a): a for a in range(NUM_ACTIONS)}
+
+
+def deals(text: str) -> dict:
+    """{deal name: (dealer, [4 hands as card-id lists])} from the deals table."""
+    out: dict = {}
+    for row in table(text, *DEALS):
+        dealer, hands = out.setdefault(row["deal"], (int(row["dealer"]), [None] * 4))
+        assert int(row["dealer"]) == dealer, f"deal {row['deal']}: two dealers"
+        hands[int(row["seat"])] = parse_cards(row["hand"])
+    return out
+
+
+def _legal_ids(cell: str, game: SpadesGame) -> list[int]:
+    """``whole hand``, card names, or action ids and ranges ``a..b`` -> action ids (ascending)."""
+    if cell == "whole hand":
+        return game.hand(game.current_player)
+    ids = []
+    for tok in cell.replace(",", " ").split():
+        if ".." in tok:
+            lo, hi = tok.split("..")
+            ids += range(int(lo), int(hi) + 1)
+        elif tok.isdigit():
+            ids.append(int(tok))
+        else:
+            ids.append(parse_card(tok))
+    return ids
+
+
+def _bid_round(game: SpadesGame, bid: int = 3) -> None:
+    """Every seat looks at its cards (when Blind Nil is on) and bids ``bid``."""
+    while game.phase == Phase.BIDDING:
+        legal = game.legal_actions()
+        game.apply(LOOK_ACTION if LOOK_ACTION in legal else bid_action(bid))
+
+
+def play_errors(text: str) -> list[str]:
+    errors = []
+    known = deals(text)
+    for row in table(text, *PLAY):
+        dealer, hands = known[row["deal"]]
+        g = SpadesGame.from_deal(hands, dealer, rules=parse_rules(row["rules"]))
+        _bid_round(g)
+        if row["plays"] != "-":
+            for c in parse_cards(row["plays"]):
+                g.apply(c)
+        p = g.current_player
+        if p != int(row["to act"]):
+            errors.append(f"{row['id']}: doc says seat {row['to act']} acts, engine seat {p}")
+            continue
+        legal = g.legal_actions()
+        if row["legal"] == "whole hand":
+            if legal != g.hand(p):
+                errors.append(f"{row['id']}: doc says the whole hand is legal, engine "
+                              f"{[card_str(c) for c in legal]}")
+        elif [card_str(c) for c in legal] != row["legal"].split():
+            errors.append(f"{row['id']}: doc legal {row['legal']!r}, engine "
+                          f"{' '.join(card_str(c) for c in legal)!r}")
+        if g.spades_broken != _YES_NO[row["broken"]]:
+            errors.append(f"{row['id']}: doc broken {row['broken']}, engine {g.spades_broken}")
+    return errors
+
+
+def blind_nil_errors(text: str) -> list[str]:
+    errors = []
+    dealer, hands = deals(text)["B"]
+    for row in table(text, *BLIND):
+        g = SpadesGame.from_deal(hands, dealer, rules=parse_rules(row["rules"]))
+        if row["moves"] != "-":
+            for name in row["moves"].split(","):
+                g.apply(_ACTION_BY_NAME[name.strip()])
+        p = g.current_player
+        if g.phase != _PHASES[row["phase"]] or p != int(row["to act"]):
+            errors.append(f"{row['id']}: doc {row['phase']}, seat {row['to act']} to act; "
+                          f"engine {Phase(g.phase).name}, seat {p}")
+            continue
+        if g.legal_actions() != _legal_ids(row["legal"], g):
+            errors.append(f"{row['id']}: doc legal {row['legal']!r}, engine {g.legal_actions()}")
+        v = g.view(p)
+        sees = bool(v.hand) and v.looked
+        hidden = v.hand == 0 and not v.looked
+        if (sees, hidden) != ((True, False) if _YES_NO[row["sees hand"]] else (False, True)):
+            errors.append(f"{row['id']}: doc sees hand {row['sees hand']}, view hand "
+                          f"{v.hand != 0}, looked {v.looked}")
+    return errors
+
+
+# --------------------------------------------------------------------------- dealer rotation
+DEALERS = ("id", "hand number", "dealer", "first to bid and lead")
+
+
+def dealer_errors(text: str) -> list[str]:
+    errors = []
+    rows = sorted(table(text, *DEALERS), key=lambda r: int(r["hand number"]))
+    _, hands = deals(text)["B"]
+    g = SpadesGame.from_deal(hands, int(rows[0]["dealer"]), seed=0)
+    rng = np.random.default_rng(0)
+    for row in rows:
+        while g.hand_number < int(row["hand number"]):
+            legal = g.legal_actions()
+            g.apply(legal[int(rng.integers(len(legal)))])
+        assert not g.is_over, "the dealer-rotation game ended early"
+        first = int(row["first to bid and lead"])
+        if g.dealer != int(row["dealer"]) or g.current_player != first:
+            errors.append(f"{row['id']}: doc dealer {row['dealer']}, first {first}; engine "
+                          f"dealer {g.dealer}, first to bid {g.current_player}")
+            continue
+        probe = g.clone()
+        _bid_round(probe, bid=1)
+        if probe.phase != Phase.PLAY or probe.current_player != first:
+            errors.append(f"{row['id']}: the first lead is seat {probe.current_player}, "
+                          f"not {first}")
+    return errors
+
+
+# --------------------------------------------------------------------------- end of the game
+ENDS = ("id", "rules", "totals", "outcome", "shows")
+_OUTCOME = {"team 0 wins": 0, "team 1 wins": 1, "play on": None}
+
+
+def end_errors(text: str) -> list[str]:
+    errors = []
+    for row in table(text, *ENDS):
+        got = game_outcome(_ints(row["totals"]), parse_rules(row["rules"]))
+        if got != _OUTCOME[row["outcome"]]:
+            errors.append(f"{row['id']}: doc {row['outcome']!r}, game_outcome {got}")
+    return errors
+
+
+# --------------------------------------------------------------------------- Rules and presets
+FIELDS = ("field", "type", "default", "allowed values", "meaning")
+_RANGE = re.compile(r"^(-?[\d,]+) to (-?[\d,]+)$")
+
+
+def _num(s: str) -> int:
+    return int(s.replace(",", ""))
+
+
+def _accepts(**kw) -> bool:
+    try:
+        Rules(**kw)
+    except ValueError:
+        return False
+    return True
+
+
+def rules_field_errors(text: str) -> list[str]:
+    errors = []
+    rows = table(text, *FIELDS)
+    want = [f for f in dataclasses.fields(Rules)]
+    if [_code(r["field"]) for r in rows] != [f.name for f in want]:
+        return [f"doc fields {[_code(r['field']) for r in rows]}, Rules fields "
+                f"{[f.name for f in want]}"]
+    for row, f in zip(rows, want):
+        if _code(row["type"]) != str(f.type):
+            errors.append(f"{f.name}: doc type {_code(row['type'])!r}, Rules {f.type!r}")
+        default = ast.literal_eval(_code(row["default"]))
+        if default != f.default or type(default) is not type(f.default):
+            errors.append(f"{f.name}: doc default {default!r}, Rules {f.default!r}")
+        m = _RANGE.match(row["allowed values"])
+        if m:  # the bounds are accepted, one beyond them refused
+            lo, hi = _num(m.group(1)), _num(m.group(2))
+            if not (_accepts(**{f.name: lo}) and _accepts(**{f.name: hi})
+                    and not _accepts(**{f.name: lo - 1}) and not _accepts(**{f.name: hi + 1})):
+                errors.append(f"{f.name}: Rules does not accept exactly {lo}..{hi}")
+        elif f.name == "loss_threshold":
+            m = re.search(r"(-[\d,]+) up to `target_score - 1`", row["allowed values"])
+            lo = _num(m.group(1)) if m else None
+            t = Rules().target_score
+            if lo is None or not (_accepts(loss_threshold=None) and _accepts(loss_threshold=lo)
+                                  and _accepts(loss_threshold=t - 1)
+                                  and not _accepts(loss_threshold=lo - 1)
+                                  and not _accepts(loss_threshold=t)):
+                errors.append(f"loss_threshold: Rules does not accept exactly "
+                              f"{row['allowed values']!r}")
+        elif row["allowed values"] != "True / False" or f.type != "bool":
+            errors.append(f"{f.name}: allowed values {row['allowed values']!r} not checked")
+    return errors
+
+
+def preset_errors(text: str) -> list[str]:
+    names = [f.name for f in dataclasses.fields(Rules)]
+    rows = table(text, "preset", *names)
+    errors = []
+    if sorted(r["preset"] for r in rows) != sorted(PRESETS):
+        errors.append(f"doc presets {[r['preset'] for r in rows]}, PRESETS {sorted(PRESETS)}")
+    for row in rows:
+        doc = {k: ast.literal_eval(row[k]) for k in names}
+        got = Rules.preset(row["preset"]).to_dict() if row["preset"] in PRESETS else None
+        if got != doc or (got and any(type(doc[k]) is not type(got[k]) for k in names)):
+            errors.append(f"preset {row['preset']}: doc {doc}, PRESETS {got}")
+    return errors
+
+
+# --------------------------------------------------------------------------- notation and ids
+def notation_errors(text: str) -> list[str]:
+    errors = []
+    rows = table(text, "written", "also", "card id")
+    for row in rows:
+        cid = int(row["card id"])
+        for form in (row["written"], row["also"]):
+            if parse_card(form) != cid:
+                errors.append(f"parse_card({form!r}) = {parse_card(form)}, doc {cid}")
+        if card_str(cid) != row["written"]:
+            errors.append(f"card_str({cid}) = {card_str(cid)!r}, doc {row['written']!r}")
+    for row in table(text, "id", "action_str"):
+        got = action_str(int(row["id"]))
+        if got != row["action_str"]:
+            errors.append(f"action_str({row['id']}) = {got!r}, doc {row['action_str']!r}")
+    ranges = {}
+    for row in table(text, "ids", "action"):
+        lo, _, hi = row["ids"].partition("..")
+        ranges[(int(lo), int(hi or lo))] = row["action"]
+    want = [(0, NUM_CARDS - 1), (BID_OFFSET, BID_OFFSET + MAX_BID),
+            (BLIND_NIL_ACTION, BLIND_NIL_ACTION), (LOOK_ACTION, LOOK_ACTION)]
+    if sorted(ranges) != want or want[-1][1] != NUM_ACTIONS - 1:
+        errors.append(f"action id ranges {sorted(ranges)}, code {want} of {NUM_ACTIONS}")
+    m = re.search(r"one space of (\d+)", text)
+    if not m or int(m.group(1)) != NUM_ACTIONS:
+        errors.append(f"the doc's size of the action space is not NUM_ACTIONS = {NUM_ACTIONS}")
+    return errors
+
+
+def seat_errors(text: str) -> list[str]:
+    errors = []
+    rows = table(text, "seat", "name", "team", "partner", "left")
+    if [int(r["seat"]) for r in rows] != [0, 1, 2, 3]:
+        return [f"seat table rows {[r['seat'] for r in rows]}"]
+    for r in rows:
+        s = int(r["seat"])
+        got = (Seat(s).name, team_of(s), partner_of(s), int(Seat(s).next))
+        doc = (r["name"], int(r["team"]), int(r["partner"]), int(r["left"]))
+        if got != doc:
+            errors.append(f"seat {s}: doc {doc}, code {got}")
+    return errors
+
+
+def score_table_errors(text: str) -> list[str]:
+    doc = [_code(r["field"]) for r in table(text, "field", "meaning")]
+    want = [f.name for f in dataclasses.fields(TeamScore)]
+    return [] if doc == want else [f"score table fields: doc {doc}, TeamScore {want}"]
+
+
+def reference_errors(text: str) -> list[str]:
+    """Example ids cited in the rule tables' ``examples`` columns that no example table holds."""
+    ids = set(_example_ids(text))
+    errors = []
+    for header, rows in tables(text):
+        if "examples" not in header:
+            continue
+        k = header.index("examples")
+        for r in rows:
+            for ref in re.findall(r"\b[A-Z]\d+\b", r[k]):
+                if ref not in ids:
+                    errors.append(f"rule {r[0]!r} cites example {ref}, which does not exist")
+    return errors
+
+
+CHECKS = (scoring_errors, trick_errors, play_errors, blind_nil_errors, dealer_errors, end_errors,
+          rules_field_errors, preset_errors, notation_errors, seat_errors, score_table_errors,
+          reference_errors)
+
+
+# --------------------------------------------------------------------------- tests
+@pytest.fixture(scope="module")
+def doc() -> str:
+    return read_doc()
+
+
+def test_sections_other_files_cite_are_there_in_order(doc):
+    heads = [line[3:].strip() for line in doc.splitlines() if line.startswith("## ")]
+    assert [h for h in heads if h in ANCHORS] == list(ANCHORS)
+
+
+def test_example_ids_are_unique_and_plentiful(doc):
+    ids = _example_ids(doc)
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    for prefix, least in (("S", 12), ("T", 8), ("B", 4), ("C", 6), ("N", 8), ("D", 4), ("E", 10)):
+        assert sum(re.fullmatch(prefix + r"\d+", i) is not None for i in ids) >= least, prefix
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+def test_doc_agrees_with_the_engine(doc, check):
+    assert check(doc) == []
+
+
+# (check, text in the doc, the same with one value wrong)
+MUTATIONS = [
+    (scoring_errors, "| -100 / 0 | -48 / +60 | 1 / 4 |", "| -100 / 0 | -47 / +60 | 1 / 4 |"),
+    (scoring_errors, "| S5 | Nil 4 4 3 | 2 4 3 4 | 0 / 0 | 4 / 7 | set / made |",
+     "| S5 | Nil 4 4 3 | 2 4 3 4 | 0 / 0 | 6 / 7 | set / made |"),
+    (scoring_errors, "| +242 / +70 | 2 / 0 |", "| +242 / +70 | 0 / 0 |"),
+    (scoring_errors, "| 0 / +92 | 0 / 0 | 2 / 2 |", "| 0 / +92 | 0 / 0 | 0 / 2 |"),
+    (trick_errors, "| T2 | 1 | KD 2S AD 3D | 2 |", "| T2 | 1 | KD 2S AD 3D | 3 |"),
+    (play_errors, "| 2C 2S | 2 | AC | yes |", "| 2C 2S | 2 | AC | no |"),
+    (play_errors, "| 0 | KH AH | no |", "| 0 | AH KH 2S | no |"),
+    (play_errors, "9H 2S AS 2D 7D | 1 | 2C 3C 4C 5C 6C 7C 8C 9C 10C | no |",
+     "9H 2S AS 2D 7D | 1 | whole hand | no |"),
+    (blind_nil_errors, "| bidding | 0 | 66, 67 | no |", "| bidding | 0 | 66, 67 | yes |"),
+    (blind_nil_errors, "bid 3, bid Blind Nil, look at cards, bid 3 | play |",
+     "bid 3, bid Blind Nil, look at cards, bid 3 | exchange |"),
+    (dealer_errors, "| D2 | 1 | 3 | 0 |", "| D2 | 1 | 3 | 1 |"),
+    (end_errors, "| E3 | standard | 510 / 510 | play on |",
+     "| E3 | standard | 510 / 510 | team 0 wins |"),
+    (end_errors, "| E5 | house | -200 / 150 | team 1 wins |",
+     "| E5 | standard | -200 / 150 | team 1 wins |"),
+    (rules_field_errors, "| `target_score` | `int` | `500` |",
+     "| `target_score` | `int` | `400` |"),
+    (rules_field_errors, "| `blind_nil` | `bool` | `False` |", "| `blind_nil` | `bool` | `0` |"),
+    (preset_errors, "| short | 250 |", "| short | 300 |"),
+    (notation_errors, "| 10H | TH | 34 |", "| 10H | TH | 35 |"),
+    (notation_errors, "| 66 | bid Blind Nil |", "| 66 | bid blind Nil |"),
+    (seat_errors, "| 2 | SOUTH | 0 | 0 | 3 |", "| 2 | SOUTH | 0 | 0 | 1 |"),
+    (score_table_errors, "| `bags_after` |", "| `bags_carried` |"),
+    (reference_errors, "| S3 |\n| contract |", "| S31 |\n| contract |"),
+]
+
+
+@pytest.mark.parametrize("check,right,wrong", MUTATIONS,
+                         ids=[f"{m[0].__name__}-{i}" for i, m in enumerate(MUTATIONS)])
+def test_a_wrong_value_in_the_doc_is_caught(doc, check, right, wrong):
+    assert doc.count(right) == 1, f"the doc no longer holds {right!r}: update this mutation"
+    assert check(doc.replace(right, wrong)) != []
