@@ -116,7 +116,9 @@ def parse_rules(cell: str) -> Rules:
 
 
 def _example_ids(text: str) -> list[str]:
-    return [r[0] for h, rows in tables(text) if h and h[0] == "id" for r in rows]
+    """Ids (a capital letter and a number) of the worked-example rows."""
+    return [r[0] for h, rows in tables(text) if h and h[0] == "id" for r in rows
+            if re.fullmatch(r"[A-Z]\d+", r[0])]
 
 
 # --------------------------------------------------------------------------- scoring
