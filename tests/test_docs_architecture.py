@@ -9,7 +9,6 @@ function; relative imports resolved), so a lazy import counts as much as a top-l
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
@@ -18,6 +17,8 @@ import sys
 import textwrap
 
 import pytest
+
+from tests.doctools import imports_of, module_name
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "architecture.md")
@@ -37,44 +38,16 @@ def module_files() -> list[str]:
                   and os.path.isfile(os.path.join(ROOT, p)))
 
 
-def module_name(rel: str) -> str:
-    name = rel[:-3].replace("/", ".")
-    return name[: -len(".__init__")] if name.endswith(".__init__") else name
-
-
 def short(name: str) -> str:
     """How the doc names a module: without the ``spades_env.`` prefix."""
     return name[len("spades_env."):] if name.startswith("spades_env.") else name
 
 
-def _is_module(dotted: str) -> bool:
-    path = os.path.join(ROOT, *dotted.split("."))
-    return os.path.isfile(path + ".py") or os.path.isfile(os.path.join(path, "__init__.py"))
-
-
 def project_imports(rel: str) -> set[str]:
-    """The project modules ``rel`` imports, as the doc names them. ``from pkg import name`` counts
-    as ``pkg.name`` when that is a module, else as ``pkg``."""
+    """The project modules ``rel`` imports, as the doc names them (``tests.doctools.imports_of``
+    keeps only the modules of ``spades_env`` and ``training``, shortened)."""
     me = module_name(rel)
-    pkg = me if rel.endswith("__init__.py") else me.rpartition(".")[0]
-    with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
-        tree = ast.parse(f.read(), rel)
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = pkg.split(".")
-                base = ".".join(parts[: len(parts) - node.level + 1])
-                target = f"{base}.{node.module}" if node.module else base
-            else:
-                target = node.module
-            subs = [f"{target}.{a.name}" for a in node.names if _is_module(f"{target}.{a.name}")]
-            found.update(subs)
-            if len(subs) < len(node.names):
-                found.add(target)
-    return {short(m) for m in found if m.split(".")[0] in PACKAGES and m != me}
+    return {short(m) for m in imports_of(rel) if m.split(".")[0] in PACKAGES and m != me}
 
 
 def file_of(name: str) -> str:

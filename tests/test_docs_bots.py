@@ -18,6 +18,9 @@ import re
 
 import pytest
 
+from tests.doctools import table as doc_table
+from tests.doctools import tables
+
 from spades_env.bots import BOT_LEVELS, make_bot
 from spades_env.bots.base import RandomBot
 from spades_env.bots.heuristic import EasyBot, MediumBot
@@ -34,42 +37,9 @@ def _read(path: str) -> str:
         return f.read()
 
 
-# --------------------------------------------------------------------------- markdown tables
-_PIPE = re.compile(r"(?<!\\)\|")
-_RULE_ROW = re.compile(r"\|(\s*:?-{3,}:?\s*\|)+")
-
-
-def _cells(line: str) -> list[str]:
-    parts = _PIPE.split(line.strip())
-    if len(parts) < 3 or parts[0] or parts[-1]:
-        raise ValueError(f"not a table row: {line!r}")
-    return [p.strip().replace("\\|", "|") for p in parts[1:-1]]
-
-
-def tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
-    """Every markdown table of ``text`` as (header cells, rows of cells)."""
-    lines = text.splitlines()
-    out = []
-    i = 0
-    while i < len(lines):
-        if lines[i].startswith("|") and i + 1 < len(lines) \
-                and _RULE_ROW.fullmatch(lines[i + 1].strip()):
-            rows = []
-            j = i + 2
-            while j < len(lines) and lines[j].startswith("|"):
-                rows.append(_cells(lines[j]))
-                j += 1
-            out.append((_cells(lines[i]), rows))
-            i = j
-        else:
-            i += 1
-    return out
-
-
 def table(text: str, *header: str) -> list[dict]:
-    found = [rows for h, rows in tables(text) if tuple(h) == header]
-    assert len(found) == 1, f"need exactly one table with the header {header}, found {len(found)}"
-    return [dict(zip(header, r)) for r in found[0]]
+    """Rows (dicts by column name) of the one table of docs/bots.md whose header is ``header``."""
+    return doc_table(text, *header, doc="docs/bots.md")
 
 
 def _code(cell: str) -> str:

@@ -18,13 +18,15 @@ import re
 import numpy as np
 import pytest
 
+from tests.doctools import table as doc_table
+from tests.doctools import tables
+
 from spades_env import (
     BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NUM_ACTIONS, NUM_CARDS, PRESETS, Phase, Rules,
     Seat, SpadesGame, TeamScore, action_str, bid_action, card_str, game_outcome, parse_card,
     parse_cards, partner_of, score_hand, team_of, trick_winner,
 )
 from spades_env.cards import MAX_BID
-from spades_env.rules import RULES_INT_MAX
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "rules.md")
@@ -39,49 +41,9 @@ def read_doc() -> str:
         return f.read()
 
 
-# --------------------------------------------------------------------------- markdown tables
-_PIPE = re.compile(r"(?<!\\)\|")
-_RULE_ROW = re.compile(r"\|(\s*:?-{3,}:?\s*\|)+")
-
-
-def _cells(line: str) -> list[str]:
-    parts = _PIPE.split(line.strip())
-    if len(parts) < 3 or parts[0] or parts[-1]:
-        raise ValueError(f"not a table row: {line!r}")
-    return [p.strip().replace("\\|", "|") for p in parts[1:-1]]
-
-
-def tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
-    """Every markdown table of ``text`` as (header cells, rows of cells)."""
-    lines = text.splitlines()
-    out = []
-    i = 0
-    while i < len(lines):
-        if lines[i].startswith("|") and i + 1 < len(lines) \
-                and _RULE_ROW.fullmatch(lines[i + 1].strip()):
-            header = _cells(lines[i])
-            rows = []
-            j = i + 2
-            while j < len(lines) and lines[j].startswith("|"):
-                rows.append(_cells(lines[j]))
-                j += 1
-            out.append((header, rows))
-            i = j
-        else:
-            i += 1
-    return out
-
-
 def table(text: str, *header: str) -> list[dict]:
-    """Rows (dicts by column name) of the one table whose header is exactly ``header``."""
-    found = [rows for h, rows in tables(text) if tuple(h) == header]
-    if len(found) != 1:
-        raise AssertionError(f"docs/rules.md needs exactly one table with the header {header}, "
-                             f"found {len(found)}")
-    for r in found[0]:
-        if len(r) != len(header):
-            raise AssertionError(f"row {r} has {len(r)} cells, the header {len(header)}")
-    return [dict(zip(header, r)) for r in found[0]]
+    """Rows (dicts by column name) of the one table of docs/rules.md whose header is ``header``."""
+    return doc_table(text, *header, doc="docs/rules.md")
 
 
 def _code(cell: str) -> str:

@@ -1,8 +1,8 @@
 """The layers of the package, and that imports point down only (docs/architecture.md).
 
-The import graph is read from the source (``ast``: every ``import`` and ``from ... import``
-statement, at module level or inside a function), so a lazy import counts as much as a top-level
-one. A module may import its own layer or a lower one, never a higher one, and nothing under
+The import graph is read from the source (``tests.doctools.imports_of``: every ``import`` and
+``from ... import`` statement, at module level or inside a function), so a lazy import counts as
+much as a top-level one. A module may import its own layer or a lower one, never a higher one, and nothing under
 ``spades_env/`` imports ``training``. A second group of tests checks the base install: without
 torch, the engine, the envs, the bots and the arena work, and the torch parts say what to install.
 """
@@ -16,6 +16,8 @@ import sys
 import textwrap
 
 import pytest
+
+from tests.doctools import imports_of, module_name
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -42,37 +44,6 @@ def layer_of(module: str) -> int:
     if rank is None:
         raise KeyError(module)
     return rank
-
-
-def module_name(path: str) -> str:
-    rel = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
-    return rel[: -len(".__init__")] if rel.endswith(".__init__") else rel
-
-
-def imports_of(path: str) -> set[str]:
-    """Every module ``path`` imports (relative imports resolved; ``from pkg import name`` gives
-    ``pkg.name`` when that is a module of the package, else ``pkg``)."""
-    mod = module_name(path)
-    pkg = mod if path.endswith("__init__.py") else mod.rpartition(".")[0]
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read(), path)
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = pkg.split(".")
-                base = ".".join(parts[: len(parts) - node.level + 1])
-                target = f"{base}.{node.module}" if node.module else base
-            else:
-                target = node.module
-            out.add(target)
-            for a in node.names:
-                sub = os.path.join(ROOT, *f"{target}.{a.name}".split("."))
-                if os.path.isfile(sub + ".py") or os.path.isdir(sub):
-                    out.add(f"{target}.{a.name}")
-    return out
 
 
 def package_modules() -> dict[str, str]:

@@ -5,14 +5,9 @@
 records are produced once (``python -m training.teacher_records``), shipped, and the training run
 only replays them through the engine to rebuild each seat's observation (about 20 us a decision).
 
-Record of one hand (all from the standard rules preset, four copies of the teacher at the table):
-
-| field   | dtype       | meaning                                                          |
-|---------|-------------|------------------------------------------------------------------|
-| seed    | int64       | ``SpadesGame(rules, seed=seed)``: the deal and the dealer          |
-| scores  | int16 [2]   | team totals before the hand (a random mid-game position or 0-0)  |
-| bags    | int8 [2]    | team bag counts before the hand                                  |
-| moves   | uint8 [56]  | the action ids in order: 4 bids, then 52 cards                   |
+A record of one hand holds the deal's seed, the scores and bags before the hand and the 56 moves
+(four copies of the teacher at the table, standard rules); the format and its reader are the
+library's (``spades_env.records``: the field table is there).
 
 Reproducible from the seeds: chunk ``k`` of a run with ``--seed S`` draws its game seeds, start
 positions and bot seeds from ``np.random.default_rng([S, k])``, so any chunk can be regenerated
