@@ -166,3 +166,35 @@ def test_masked_policy_gives_illegal_actions_zero_probability():
     mask[2] = False
     with pytest.raises(ValueError, match="no legal action"):
         agent.masked(logits, mask)
+
+
+def test_bid_loss_weight_scales_only_the_bidding_decisions_policy_loss():
+    """At the first minibatch the policy is the rollout's (ratio 1), so the clipped loss of each
+    decision is -A (A normalised); with weight w on the bids the mean becomes
+    mean(-A * (w if bid else 1)), worked here from the stored advantages."""
+    from training.ppo_selfplay import ppo_update
+    args = cfg.from_dict({"num_envs": 2, "num_steps": 56, "opponent_share": 0.0,
+                          "hidden": [16], "head_hidden": 8, "num_minibatches": 1,
+                          "update_epochs": 1, "lr": 1e-3})
+    env = ScalarBatchEnv(2, seed=4, reward_scale=0.01)
+    torch.manual_seed(0)
+    agent = Agent([16], 8).eval()
+    store = Storage(112, "cpu")
+    rollout(env, env.reset(), agent, Opponents(args, 2), store, args, np.random.default_rng(0),
+            {"hands": []})
+    n = store.n
+    adv = np.random.default_rng(1).normal(size=n).astype(np.float32)
+    a = (adv - adv.mean()) / (adv.std(ddof=1) + 1e-8)
+    bid = store.action[:n].numpy() >= 52
+    assert bid.sum() == 8  # one bid per seat per game
+    losses = {}
+    for w in (1.0, 3.0):
+        net = Agent([16], 8)
+        net.load_state_dict(agent.state_dict())
+        opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+        losses[w] = ppo_update(net, opt, store, adv, adv.copy(),
+                               cfg.from_dict({**cfg.to_dict(args), "bid_loss_weight": w}),
+                               torch.Generator().manual_seed(0))["pg_loss"]
+    assert losses[1.0] == pytest.approx(float(np.mean(-a)), abs=1e-5)
+    assert losses[3.0] == pytest.approx(float(np.mean(-a * np.where(bid, 3.0, 1.0))), abs=1e-5)
+    assert losses[3.0] - losses[1.0] == pytest.approx(float(np.sum(-a[bid]) * 2 / n), abs=1e-5)

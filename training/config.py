@@ -142,6 +142,9 @@ class Args:
     """stop the epochs of an iteration early when approx KL exceeds this (0 = never)."""
     norm_adv: bool = True
     """normalise advantages per minibatch."""
+    bid_loss_weight: float = 1.0
+    """weight of the bidding decisions (action ids 52 and up) in the policy loss; card play keeps
+    weight 1. A bid is 4 of a hand's 56 decisions but decides much of its score (1 = plain PPO)."""
     ppo_teacher_coef: float = 0.0
     """weight of an imitation anchor during PPO: cross-entropy to ``bc_teacher``'s action at each
     learner decision (0 = pure PPO)."""
@@ -421,6 +424,7 @@ FIELD_CHECKS: dict[str, FieldCheck] = {
     "target_kl": _num(0, 1e6),
     "norm_adv": _flag(),
     "ppo_teacher_coef": _num(0, 1e6),
+    "bid_loss_weight": _num(0, 1e3, lo_open=True),
     "ppo_teacher_decay": _num(0, 1000),
     # opponents
     "opponent_share": _num(0, 1),

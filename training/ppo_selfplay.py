@@ -43,8 +43,9 @@ import torch
 from torch import nn
 
 from spades_env import Phase, Rules, SpadesGame
+from spades_env.agents.model import PRIV_SIZE, Agent, privileged_features
 from spades_env.bots import make_bot
-from spades_env.cards import NUM_ACTIONS
+from spades_env.cards import NUM_ACTIONS, NUM_CARDS
 from spades_env.observation import OBS_SIZE, encode
 
 from .checkpoint import load_checkpoint, save_checkpoint
@@ -52,7 +53,6 @@ from .config import Args, to_dict
 from .envs import env_hands, make_env, masks_to_bool, randomize_start
 from .teacher_records import team_points
 from .evaluate import NetPlayer, duplicate_match, format_table, hand_stats
-from spades_env.agents.model import PRIV_SIZE, Agent, privileged_features
 
 # ============================================================================= Args
 # ``Args`` lives in ``training/config.py`` (mirrored by configs/*.yaml).
@@ -666,8 +666,11 @@ def ppo_update(agent: Agent, opt, store: Storage, adv: np.ndarray, ret: np.ndarr
             a = b_adv[idx]
             if args.norm_adv and len(idx) > 1:
                 a = (a - a.mean()) / (a.std() + 1e-8)
-            pg_loss = torch.max(-a * ratio,
-                                -a * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+            pg_each = torch.max(-a * ratio,
+                                -a * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef))
+            if args.bid_loss_weight != 1.0:  # bids weigh more; card play keeps its weight
+                pg_each = pg_each * torch.where(b_act[idx] >= NUM_CARDS, args.bid_loss_weight, 1.0)
+            pg_loss = pg_each.mean()
             if args.clip_vloss:
                 v_unclipped = (newv - b_ret[idx]) ** 2
                 v_clip = b_val[idx] + (newv - b_val[idx]).clamp(-args.clip_coef, args.clip_coef)
