@@ -1,6 +1,6 @@
 """A masked actor-critic on Gymnasium vector envs (``gym.make_vec``), then an arena measurement.
 
-Run (base install: gymnasium and torch only)::
+Run (``pip install -e '.[torch]'``: gymnasium and torch)::
 
     python examples/gymnasium_vector.py             # 400 updates, ~5 min on 2 cores
     python examples/gymnasium_vector.py --smoke     # ~1 min, the test suite's

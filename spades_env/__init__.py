@@ -1,7 +1,9 @@
 """spades_env: the reference RL environment for partnership Spades (see README.md).
 
-Layers (imports go one way): ``cards``/``rules`` -> ``engine`` -> ``observation`` -> ``env``
-(PettingZoo AEC) and ``vector`` (torch); ``bots`` use engine views.
+Layers (imports point down only; docs/architecture.md): ``cards``/``rules`` -> ``engine`` ->
+``observation`` -> ``bots`` and ``agents`` (players, from a seat's view) -> ``spades_v1`` (PettingZoo
+AEC), ``single_agent`` (Gymnasium) and ``vector`` (batched, torch) -> ``arena`` -> ``play`` and
+``integrations``. The trainer (``training``) is built on top and never imported from here.
 """
 
 from .cards import (

@@ -426,6 +426,10 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
                                  "name (an "
                                  "object or factory player cannot be shared between processes); "
                                  f"got {spec!r}")
+    from .bots import make_bot
+    for spec in (team0, team1):  # a bad name or checkpoint fails now, before any game is played
+        if isinstance(spec, str):
+            make_bot(spec, seed=0)
     labels = names or (_player_label(team0), _player_label(team1))
     sides = (SideStats(name=str(labels[0])), SideStats(name=str(labels[1])))
     root = np.random.SeedSequence(seed)
@@ -648,7 +652,7 @@ def main(argv=None) -> int:
                             rules=rules, hands=args.hands, hand_cap=args.hand_cap,
                             progress=not args.no_progress, workers=args.workers,
                             ray_address=args.ray, keep_records=bool(args.records))
-    except (ValueError, OSError, RuntimeError) as e:
+    except (ValueError, OSError, RuntimeError, ImportError) as e:
         # OSError: e.g. checkpoint:PATH with no file there; RuntimeError: a Ray node that cannot
         # import the package (spades_env.ray_cluster.check_cluster)
         print(f"error: {e}", file=sys.stderr)

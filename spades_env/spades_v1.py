@@ -497,7 +497,7 @@ class raw_env(AECEnv, EzPickle):
     """Partnership Spades as a PettingZoo AEC env (the module docstring is the spec).
 
     Args:
-        render_mode: None, "ansi" or "human".
+        render_mode: None, "ansi", "human" or "rgb_array" (see the module docstring).
         reward: "hand" or "game".
         hands_per_episode: None or int >= 1.
         max_hands: None or int >= 1 (default 100): truncation cap on hands per game.

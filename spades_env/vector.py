@@ -100,7 +100,8 @@ try:
     import torch
 except ImportError:  # the base install has no torch: say what to install
     raise ImportError("spades_env.vector (the batched engine) needs PyTorch, which is not "
-                      "installed: pip install 'spades_env[torch]' (or torch>=2.2)") from None
+                      "installed: pip install 'spades_env[torch]' (or torch>=2.2)",
+                      name="torch") from None
 
 from .cards import BID_OFFSET, MAX_BID, NUM_ACTIONS, NUM_CARDS, NUM_TRICKS
 from .engine import SpadesGame

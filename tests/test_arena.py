@@ -352,3 +352,10 @@ def test_a_single_pair_says_why_it_has_no_interval():
     two = play_match("medium", "random", games=4, seed=1)
     lo, hi = two.point_diff_ci
     assert f"95% CI [{lo:+.2f}, {hi:+.2f}]" in two.summary()
+
+
+def test_cli_checks_bot_names_before_playing(capsys):
+    from spades_env.arena import main
+    assert main(["--team0", "mediun", "--team1", "easy", "--games", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown bot 'mediun'") and "game/s" not in err and "%|" not in err

@@ -240,7 +240,7 @@ def test_worked_example_rewards_single_agent():
 
 
 def test_versions_as_documented():
-    with pytest.warns(DeprecationWarning, match="spades_v1"):
+    with pytest.warns(FutureWarning, match="spades_v1"):
         import spades_env.spades_v0 as v0
         importlib.reload(v0)
     assert v0.raw_env is spades_v1.raw_env

@@ -165,6 +165,7 @@ def test_engine_envs_bots_and_arena_work_without_torch():
 @pytest.mark.parametrize("body,what", [
     ("import spades_env.vector", "spades_env.vector (the batched engine) needs PyTorch"),
     ("import spades_env.agents.model", "spades_env.agents (trained policies, checkpoint bots)"),
+    ("import spades_env.agents.bot", "spades_env.agents (trained policies, checkpoint bots)"),
     ("from spades_env.bots import make_bot\nmake_bot('checkpoint:checkpoints/shipped/agent.pt')",
      "bot 'checkpoint:checkpoints/shipped/agent.pt' needs PyTorch"),
     ("import training.ppo_selfplay", "training needs torch"),
@@ -175,3 +176,29 @@ def test_torch_parts_say_what_to_install(body, what):
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: ") and what in last, last
     assert "spades_env[torch]" in last or "spades_env[train]" in last
+
+
+def test_arena_cli_with_a_checkpoint_bot_and_no_torch_is_one_error_line():
+    r = _run_without_torch("""
+        from spades_env.arena import main
+        sys.exit(main(["--team0", "checkpoint:checkpoints/shipped/agent.pt", "--team1", "medium",
+                       "--games", "2"]))
+    """)
+    assert r.returncode == 2, r.stderr[-1000:]
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: bot 'checkpoint:")
+    assert "needs PyTorch" in lines[0] and "spades_env[torch]" in lines[0]
+
+
+def test_an_uninstalled_framework_names_its_extra():
+    r = subprocess.run([sys.executable, "-c", "import spades_env.integrations.rllib"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        assert r.returncode == 1
+        assert r.stderr.strip().splitlines()[-1] == (
+            "ImportError: spades_env.integrations.rllib needs RLlib (ray is not installed): "
+            "pip install 'spades_env[rllib]'")
+    else:
+        pytest.fail("this test runs where Ray is not installed (the main suite's environment)")

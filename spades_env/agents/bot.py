@@ -7,7 +7,13 @@ actions of the view, through the checkpoint's network (``spades_env.agents.model
 from __future__ import annotations
 
 import numpy as np
-import torch
+
+try:
+    import torch
+except ImportError:  # the base install has no torch: say what to install
+    raise ImportError("spades_env.agents (trained policies, checkpoint bots) needs PyTorch, which is "
+                      "not installed: pip install 'spades_env[torch]' (or torch>=2.2)",
+                      name="torch") from None
 
 from spades_env.bots.base import Bot
 from spades_env.cards import NUM_ACTIONS

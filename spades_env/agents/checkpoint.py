@@ -42,7 +42,8 @@ try:
     import torch
 except ImportError:  # the base install has no torch: say what to install
     raise ImportError("spades_env.agents (trained policies, checkpoint bots) needs PyTorch, which is "
-                      "not installed: pip install 'spades_env[torch]' (or torch>=2.2)") from None
+                      "not installed: pip install 'spades_env[torch]' (or torch>=2.2)",
+                      name="torch") from None
 
 from spades_env.observation import OBS_SIZE, OBS_SIZE_V1
 

@@ -20,7 +20,11 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
-from ray.rllib.env.multi_agent_env import MultiAgentEnv
+try:
+    from ray.rllib.env.multi_agent_env import MultiAgentEnv
+except ImportError as _e:  # RLlib is an extra: say which
+    raise ImportError(f"spades_env.integrations.rllib needs RLlib ({_e.name} is not installed): "
+                      f"pip install 'spades_env[rllib]'") from None
 
 from .. import spades_v1
 from ..cards import NUM_ACTIONS
