@@ -841,14 +841,8 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
     else:
         started = None  # what the network comes from: "init_from", "warm start" or nothing
         if args.init_from:  # a given network instead of the warm-start stage
-            from .checkpoint import check_model
+            # its shape was checked against the config by check_ready (open_run), before any work
             init = load_checkpoint(args.init_from, map_location=args.device)
-            kw = check_model(init, args.init_from)
-            if kw != {"hidden": list(args.hidden), "head_hidden": args.head_hidden,
-                      "obs_size": OBS_SIZE, "critic_hidden": list(args.critic_hidden)}:
-                raise ValueError(f"init_from {args.init_from}: its network {kw} is not the "
-                                 f"config's (hidden {args.hidden}, head_hidden "
-                                 f"{args.head_hidden}, critic_hidden {args.critic_hidden})")
             agent.load_state_dict(init["model"])
             log(f"network initialised from {args.init_from}")
             started = "init_from"
