@@ -98,3 +98,25 @@ def test_every_field_has_a_docstring():
                 and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str):
             documented.add(node.target.id)
     assert documented == set(cfg._FIELDS)
+
+
+def test_pool_search_samples_checked_and_given_to_the_search_bots_of_the_pool():
+    from spades_env.bots.heuristic import MediumBot
+    from spades_env.bots.pimc import HardBot
+    from training.ppo_selfplay import Opponents
+
+    for bad, why in (([30], "one number"), ([0, 24], "too small"), ([30, 24, 1], "more than 2"),
+                     ([30, 200_000], "too large")):
+        with pytest.raises(ValueError, match=why):
+            cfg.validate(Args(pool_search_samples=bad))
+    cfg.validate(Args(pool_search_samples=[30, 24]))
+    # a hard bot of the pool takes the given deals per card and per bid; medium takes no option
+    opp = Opponents(Args(pool_bots=["hard", "medium"], pool_search_samples=[30, 24]), 4)
+    opp.reseed_bots(seed=1, iteration=0)
+    hard, medium = opp.bots
+    assert isinstance(hard, HardBot) and isinstance(medium, MediumBot)
+    assert (hard.samples, hard.bid_samples) == (30, 24)
+    # empty: the level's own numbers (docs/bots.md: hard draws 100 deals per card, 48 per bid)
+    opp = Opponents(Args(pool_bots=["hard"]), 4)
+    opp.reseed_bots(seed=1, iteration=0)
+    assert (opp.bots[0].samples, opp.bots[0].bid_samples) == (100, 48)

@@ -422,6 +422,15 @@ class Storage:
 
 
 # ============================================================================= rollout
+def pool_bot_options(args: Args, name: str) -> dict:
+    """``make_bot`` options of pool bot ``name``: the ``pool_search_samples`` of a search bot
+    (``hard``, ``insane``), else none."""
+    if name in ("hard", "insane") and args.pool_search_samples:
+        card, bid = args.pool_search_samples
+        return {"samples": int(card), "bid_samples": int(bid)}
+    return {}
+
+
 class Opponents:
     """Who plays each seat: ``ctrl[i, s]`` = 0 learner, -(k+1) bot ``pool_bots[k]``, >0 snapshot id.
 
@@ -453,7 +462,7 @@ class Opponents:
 
     def reseed_bots(self, seed: int, iteration: int):
         self.bots = [make_bot(name, seed=int(np.random.default_rng([seed, iteration, k])
-                                             .integers(2**31)))
+                                             .integers(2**31)), **pool_bot_options(self.args, name))
                      for k, name in enumerate(self.args.pool_bots)]
 
     def add_snapshot(self, agent: Agent):
