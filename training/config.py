@@ -568,9 +568,10 @@ def validate(args: Args) -> None:
     """
     for name in _FIELDS:
         check_field(name, getattr(args, name))
-    if len(args.pool_search_samples) == 1:
-        raise ValueError(f"bad config: pool_search_samples must be [] or [card, bid]: two "
-                         f"integers in [1, 100000], got {args.pool_search_samples} (one number)")
+    if len(args.pool_search_samples) == 1:  # the row bounds the length (at most 2), not 0-or-2
+        raise ValueError(f"bad config: pool_search_samples must be "
+                         f"{FIELD_CHECKS['pool_search_samples'].describe()}, got "
+                         f"{args.pool_search_samples} (one number)")
     batch = args.num_envs * args.num_steps
     if batch > MAX_BATCH:
         raise ValueError(f"bad config: num_envs * num_steps = {batch} decisions per rollout "
