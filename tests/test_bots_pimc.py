@@ -210,6 +210,35 @@ def test_win_the_last_needed_trick():
     assert _choices(g) == {"AH"}
 
 
+def test_card_values_are_the_exact_averages_over_every_consistent_deal():
+    # The position of test_win_the_last_needed_trick. Seat 0 does not see where 5S, 6C and 7D
+    # are: 3! = 6 deals agree with its view, so the bot plays out every one (exact expectation),
+    # and with two tricks left it solves each exactly. Team 0 bid 6 and has 5; team 1 bid 7, has 6.
+    # AH wins this trick (6 for team 0); seat 0 then leads 2H, which nobody can follow, and the
+    # 5S takes the last trick. 5S with the partner (2 deals): team 0 7 tricks = 61 - 10 for the
+    # bag, team 1 set -70: +121. 5S with an opponent (4 deals): 60 - 70 = -10. Mean 202/6.
+    # 2H lets the QH win (team 1 7 tricks) and seat 1 leads the last trick. Seat 1 holds 5S
+    # (2 deals): team 1 8 tricks, 71 - 10, team 0 set -60: -121. Seat 1 leads 6C or 7D: the
+    # partner trumps with the 5S if it has it (60 - 70 = -10, 2 deals), else seat 3 must play
+    # its 5S or seat 1's card stands (-121, 2 deals). Mean (4 * -121 + 2 * -10) / 6 = -84.
+    g = _position({0: "AH 2H", 1: "5S", 2: "6C", 3: "7D"},
+                  [(1, "QH"), (2, "3H"), (3, "4H")], leader=1, won=(3, 3, 2, 3),
+                  bids=(3, 4, 3, 3))
+    bot = HardBot(seed=0)
+    cards, values = bot.card_values(g.view(0))
+    assert cards == [parse_card("2H"), parse_card("AH")]
+    assert values == pytest.approx([-84.0, 202 / 6])
+    assert HardBot(seed=0).act(g.view(0)) == parse_card("AH")  # act plays the best value
+    # one candidate: no deal drawn, value nan; outside the play phase: refused with the reason
+    cards, values = bot.card_values(_position(
+        {0: "2H", 1: "5S", 2: "6C", 3: "7D"}, [], leader=0, won=(3, 3, 3, 3),
+        bids=(3, 3, 3, 3)).view(0))
+    assert cards == [parse_card("2H")] and np.isnan(values[0])
+    bidding = SpadesGame(Rules(), seed=1)
+    with pytest.raises(ValueError, match="play phase"):
+        bot.card_values(bidding.view(bidding.current_player))
+
+
 def test_attack_opponent_nil_by_leading_low():
     # seat 1 bid Nil and holds only hearts (void in the other suits, shown earlier); seat 0 leads.
     # Leading the 2H forces the Nil bidder to win unless its partner (seat 3) overtakes it; the AC

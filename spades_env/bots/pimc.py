@@ -268,10 +268,28 @@ class PIMCBot(Bot):
             prev = c
         return out
 
-    def _play(self, view, legal) -> int:
+    def card_values(self, view, legal=None) -> tuple[list[int], list[float]]:
+        """The search's estimate of every candidate card, the numbers ``act`` chooses from.
+
+        Args:
+            view: the seat's ``PlayerView`` in the play phase, with the seat to move.
+            legal: the view's legal cards (default ``view.legal_actions``).
+        Returns:
+            ``(cards, values)``: the candidate cards (card ids 0..51; of equivalent cards only the
+            lowest, see ``_candidates``) and, for each, the average over the sampled deals of the
+            hand's score difference for the seat's team (its points minus the other team's, bags
+            at their long-run cost; ``solver.HandUtility``), in points, float. With one candidate
+            no deal is drawn and its value is ``nan``. ``act`` plays the candidate of highest value
+            (the first one on a tie), drawing the same random numbers.
+        Raises:
+            ValueError: the view is not in the play phase.
+        """
+        if view.phase != Phase.PLAY:
+            raise ValueError(f"card_values needs a view in the play phase, got {view.phase!r}")
+        legal = list(view.legal_actions) if legal is None else legal
         cands = self._candidates(view, legal)
         if len(cands) == 1:
-            return cands[0]
+            return cands, [float("nan")]
         me = view.seat
         team = me & 1
         rules = view.rules
@@ -285,6 +303,7 @@ class PIMCBot(Bot):
         won = view.tricks_won
         broken = view.spades_broken
         totals = [0.0] * len(cands)
+        weight = 0.0
         for hands, w in self._deals(view, self.samples):
             for i, card in enumerate(cands):
                 h2, t2, l2, w2, b2 = _finish_trick(hands, trick, leader, won, broken, card, me, flb)
@@ -293,7 +312,15 @@ class PIMCBot(Bot):
                 else:
                     v = util(playout(h2, t2, l2, w2, b2, bids, flb))
                 totals[i] += w * v * sign
-        best = max(range(len(cands)), key=lambda i: (totals[i], -i))
+                weight += w if i == 0 else 0.0
+        weight = weight or 1.0
+        return cands, [t / weight for t in totals]
+
+    def _play(self, view, legal) -> int:
+        cands, values = self.card_values(view, legal)
+        if len(cands) == 1:
+            return cands[0]
+        best = max(range(len(cands)), key=lambda i: (values[i], -i))
         return cands[best]
 
     # ------------------------------------------------------------------ bidding
