@@ -1,0 +1,154 @@
+"""Search distillation (training/distill.py): labels reproducible and consistent with the game,
+targets worked out by hand, files checked, the card play moves toward the search and the bids stay."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from spades_env import Rules, SpadesGame
+from spades_env.agents.bot import CheckpointBot
+from spades_env.agents.model import Agent
+from spades_env.bots.pimc import PIMCBot
+from training.checkpoint import build_agent, load_checkpoint, save_checkpoint
+from training.distill import (build_dataset, distill, equivalence_classes, evaluate_rows,
+                              label_chunk, load_labels, save_labels, soft_targets)
+from training.envs import randomize_start
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    torch.manual_seed(0)
+    agent = Agent(hidden=[32], head_hidden=16)
+    path = tmp_path_factory.mktemp("distill") / "tiny.pt"
+    save_checkpoint(str(path), {"config": {"name": "t"}, "model": agent.state_dict(),
+                                "model_shape": {"hidden": [32], "head_hidden": 16},
+                                "progress": {"iteration": 0}, "eval": []})
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def labels(tiny):
+    return label_chunk(tiny, 3, seed=5, chunk=0, samples=4)
+
+
+def test_equivalence_classes_by_hand():
+    # suit of cards 26..38: legal 26, 27, 28, 31; the search valued 26 and 31 (27 and 28 ride
+    # with 26). Suit 0 ends at 12, suit 1 starts at 13: a class never crosses suits.
+    mask = np.zeros((1, 68), bool)
+    valued = np.zeros((1, 52), bool)
+    mask[0, [26, 27, 28, 31, 12, 13]] = True
+    valued[0, [26, 31, 12, 13]] = True
+    rep = equivalence_classes(mask, valued)[0]
+    assert rep[[26, 27, 28, 31, 12, 13]].tolist() == [26, 26, 26, 31, 12, 13]
+    assert (np.delete(rep, [26, 27, 28, 31, 12, 13]) == 52).all()
+
+
+def test_soft_targets_by_hand():
+    v = np.full((2, 52), np.nan)
+    v[0, [3, 9]] = [10.0, 13.0]      # 3 points apart at temperature 3: odds 1 : e
+    v[1, 40] = -50.0                 # one candidate: certain
+    t = soft_targets(v, 3.0)
+    assert t[0, 3] == pytest.approx(1 / (1 + math.e)) and t[0, 9] == pytest.approx(
+        math.e / (1 + math.e))
+    assert t[1, 40] == 1.0 and t.sum() == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="temperature"):
+        soft_targets(v, 0.0)
+    with pytest.raises(ValueError, match="no candidate"):
+        soft_targets(np.full((1, 52), np.nan), 3.0)
+
+
+def test_labels_reproducible_and_consistent_with_the_game(tiny, labels):
+    again = label_chunk(tiny, 3, seed=5, chunk=0, samples=4)
+    for k in ("seed", "scores", "bags", "moves", "agent_team"):
+        np.testing.assert_array_equal(again[k], labels[k])
+    np.testing.assert_array_equal(np.isnan(again["values"]), np.isnan(labels["values"]))
+    np.testing.assert_array_equal(np.nan_to_num(again["values"]), np.nan_to_num(labels["values"]))
+    assert np.isnan(labels["values"][:, :4]).all()  # bids carry no card values
+    # replay each hand: valued cards are legal ones of the seat to move; the policy's team played
+    # the policy's greedy card, the search's team its best-valued card (first on a tie)
+    policy = CheckpointBot(tiny)
+    searched = 0
+    for h in range(3):
+        g = SpadesGame(Rules(), seed=int(labels["seed"][h]))
+        g.scores = [int(x) for x in labels["scores"][h]]
+        g.bags = [int(x) for x in labels["bags"][h]]
+        for k in range(56):
+            p = g.current_player
+            view = g.view(p)
+            a = int(labels["moves"][h, k])
+            vals = labels["values"][h, k]
+            valued = np.nonzero(~np.isnan(vals))[0]
+            assert set(valued) <= set(view.legal_actions)
+            if k < 4 or (p & 1) == labels["agent_team"][h]:
+                assert a == policy.act(view)
+            elif len(valued) > 1:
+                searched += 1
+                best = vals[valued].max()
+                assert a == valued[np.nonzero(vals[valued] == best)[0][0]]
+            g.apply(a)
+    assert searched > 0
+
+
+def test_card_values_labels_match_the_search_on_the_same_view(tiny):
+    # the first card decision of a hand, labelled by a search with the chunk's seed, equals what
+    # a PIMCBot with that seed computes on the same view
+    rng = np.random.default_rng([9, 0])
+    rng.integers(2**31)  # the policy's seed
+    search = PIMCBot(seed=int(rng.integers(2**31)), samples=4)
+    s = int(rng.integers(2**63))
+    g = SpadesGame(Rules(), seed=s)
+    if rng.random() < 0.5:
+        randomize_start(g, rng)
+    rec = label_chunk(tiny, 1, seed=9, chunk=0, samples=4)
+    for k in range(4):
+        g.apply(int(rec["moves"][0, k]))
+    cards, values = search.card_values(g.view(g.current_player))
+    got = rec["values"][0, 4]
+    np.testing.assert_allclose(got[cards], np.array(values, np.float16), rtol=0)
+
+
+def test_label_files_round_trip_and_bad_files_are_refused(labels, tmp_path):
+    p = tmp_path / "l.npz"
+    save_labels(str(p), labels, "tiny.pt", 4)
+    back = load_labels(str(p))
+    assert back["samples"] == 4 and back["source"] == "tiny.pt"
+    np.testing.assert_array_equal(back["moves"], labels["moves"])
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a zip file")
+    with pytest.raises(ValueError, match="bad.npz"):
+        load_labels(str(bad))
+    short = dict(labels, values=labels["values"][:, :10])
+    save_labels(str(tmp_path / "s.npz"), short, "x", 4)
+    with pytest.raises(ValueError, match="values"):
+        load_labels(str(tmp_path / "s.npz"))
+    np.savez(tmp_path / "foreign.npz", seed=labels["seed"])
+    with pytest.raises(ValueError, match="not a spades_env.pimc_labels"):
+        load_labels(str(tmp_path / "foreign.npz"))
+    corrupt = dict(labels, moves=np.full_like(labels["moves"], 90))
+    save_labels(str(tmp_path / "c.npz"), corrupt, "x", 4)
+    with pytest.raises(ValueError, match="action id"):
+        load_labels(str(tmp_path / "c.npz"))
+
+
+SHIPPED = "checkpoints/shipped/agent.pt"
+
+
+def test_distill_moves_card_play_to_the_search_and_keeps_the_bids():
+    # the shipped agent's hands (a random network's bids make every card worth the same)
+    labels = label_chunk(SHIPPED, 4, seed=5, chunk=0, samples=8)
+    net = build_agent(load_checkpoint(SHIPPED), "cpu")
+    import copy
+    ds = build_dataset(labels, copy.deepcopy(net).eval(), temperature=3.0)
+    assert ds["card"].sum() > 100 and (~ds["card"]).sum() == 16  # 4 hands x 4 bids
+    rows = np.arange(len(ds["obs"]))
+    before = evaluate_rows(net, ds, rows)
+    assert before["bid_agree"] == 1.0  # the bid targets are the network's own
+    torch.manual_seed(0)
+    hist = distill(net, ds, epochs=60, lr=3e-3, batch=64, holdout=0.0, log=lambda *_: None)
+    after = evaluate_rows(net, ds, rows)
+    assert hist[-1]["loss"] < hist[1]["loss"]
+    assert after["card_agree"] > before["card_agree"] + 0.2
+    assert after["card_regret"] < before["card_regret"] / 2
+    assert after["bid_agree"] == 1.0
