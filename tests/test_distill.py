@@ -12,7 +12,7 @@ from spades_env.agents.bot import CheckpointBot
 from spades_env.agents.model import Agent
 from spades_env.bots.pimc import PIMCBot
 from training.checkpoint import build_agent, load_checkpoint, save_checkpoint
-from training.distill import (build_dataset, distill, equivalence_classes, evaluate_rows,
+from training.distill import (build_dataset, card_targets, distill, equivalence_classes, evaluate_rows,
                               label_chunk, load_labels, save_labels, soft_targets)
 from training.envs import randomize_start
 
@@ -57,6 +57,21 @@ def test_soft_targets_by_hand():
         soft_targets(v, 0.0)
     with pytest.raises(ValueError, match="no candidate"):
         soft_targets(np.full((1, 52), np.nan), 3.0)
+
+
+def test_prior_weighted_card_targets_by_hand():
+    # the reference plays card 3 with 0.9 and card 9 with 0.1; the search rates 9 three points
+    # better (temperature 3): prior 1 gives odds 0.9 : 0.1 * e, prior 0 the plain 1 : e
+    v = np.full((1, 52), np.nan)
+    v[0, [3, 9]] = [10.0, 13.0]
+    cp = np.zeros((1, 52))
+    cp[0, [3, 9]] = [0.9, 0.1]
+    t = card_targets(v, cp, 3.0, prior=1.0)
+    assert t[0, 3] == pytest.approx(0.9 / (0.9 + 0.1 * math.e), rel=1e-6)
+    assert card_targets(v, cp, 3.0, prior=0.0)[0, 9] == pytest.approx(math.e / (1 + math.e))
+    # a 15-point gap overturns the reference's choice even at prior 1
+    v[0, 9] = 25.0
+    assert card_targets(v, cp, 3.0, prior=1.0)[0, 9] > 0.9
 
 
 def test_labels_reproducible_and_consistent_with_the_game(tiny, labels):

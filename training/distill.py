@@ -224,7 +224,25 @@ def soft_targets(values: np.ndarray, temperature: float) -> np.ndarray:
     return (p / p.sum(1, keepdims=True)).astype(np.float32)
 
 
-def build_dataset(rec: dict, reference, temperature: float) -> dict:
+def card_targets(values: np.ndarray, class_probs: np.ndarray, temperature: float,
+                 prior: float) -> np.ndarray:
+    """Card-row targets: ``class_probs ** prior * exp(values / temperature)``, normalised over
+    the valued cards (``build_dataset``'s ``prior``).
+
+    Args:
+        values: float ``[N, 52]``, points, NaN off the candidates.
+        class_probs: float ``[N, 52]``, the reference policy's probability of each candidate's
+            class (``equivalence_classes``), floored at 1e-6.
+        temperature: points (> 0). prior: 0..1.
+    Returns: float32 ``[N, 52]``.
+    """
+    v = values.astype(np.float64)
+    if prior > 0:
+        v = v + temperature * prior * np.log(np.maximum(class_probs, 1e-6))
+    return soft_targets(v, temperature)
+
+
+def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) -> dict:
     """Rows to learn from: every bid, and every card decision with a real choice.
 
     Args:
@@ -232,6 +250,12 @@ def build_dataset(rec: dict, reference, temperature: float) -> dict:
         reference: the starting network (``spades_env.agents.model.Agent``); its bid
             probabilities are the bid rows' targets.
         temperature: of ``soft_targets``, in points.
+        prior: 0 gives card rows the plain ``soft_targets``; 1 gives the KL-regularised
+            improvement of the reference policy, ``pi_ref(class) * exp(value / temperature)``
+            normalised (the closed form of maximising value minus ``temperature`` times the KL to
+            ``pi_ref``: Abdolmaleki et al., MPO, 2018; Peng et al., AWR, 2019); in between, the
+            reference's class probability raised to ``prior``. Noisy search values then change a
+            card only where they favour another one by several ``temperature``.
     Returns:
         ``obs`` float32 ``[D, OBS_SIZE]``, ``mask`` bool ``[D, 68]``, ``target`` float32
         ``[D, 68]``, ``card`` bool ``[D]`` (card row), ``rep`` int64 ``[D, 52]``
@@ -253,16 +277,20 @@ def build_dataset(rec: dict, reference, temperature: float) -> dict:
     obs = rows["obs"][keep].astype(np.float32)
     mask = rows["mask"][keep]
     card, values, valued = card[keep], values[keep], valued[keep]
-    target = np.zeros((len(obs), 68), np.float32)
-    target[card, :52] = soft_targets(values[card], temperature)
-    bid_rows = np.nonzero(~card)[0]
-    with torch.no_grad():
-        for i in range(0, len(bid_rows), 4096):
-            ix = bid_rows[i:i + 4096]
-            lg = reference.masked(reference.policy_logits(torch.as_tensor(obs[ix])),
-                                  torch.as_tensor(mask[ix]))
-            target[ix] = torch.softmax(lg, -1).numpy()
+    if not 0.0 <= prior <= 1.0:
+        raise ValueError(f"prior must be in [0, 1], got {prior!r}")
     rep = equivalence_classes(mask, valued)
+    ref = np.zeros((len(obs), 68), np.float32)
+    with torch.no_grad():
+        for i in range(0, len(obs), 4096):
+            lg = reference.masked(reference.policy_logits(torch.as_tensor(obs[i:i + 4096])),
+                                  torch.as_tensor(mask[i:i + 4096]))
+            ref[i:i + 4096] = torch.softmax(lg, -1).numpy()
+    target = np.zeros((len(obs), 68), np.float32)
+    target[~card] = ref[~card]
+    cls = np.zeros((int(card.sum()), 53))
+    np.add.at(cls, (np.arange(len(cls))[:, None], rep[card]), ref[card, :52])
+    target[card, :52] = card_targets(values[card], cls[:, :52], temperature, prior)
     values[~card] = np.nan
     return {"obs": obs, "mask": mask, "target": target, "card": card, "rep": rep,
             "values": values}
@@ -403,6 +431,8 @@ def main(argv=None) -> int:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--temperature", type=float, default=3.0, help="soft-target temperature, points")
+    p.add_argument("--prior", type=float, default=1.0,
+                   help="weight of the starting policy in the card targets (build_dataset)")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--lr", type=float, default=3e-4)
     a = p.parse_args(argv)
@@ -429,7 +459,7 @@ def main(argv=None) -> int:
     label_s = time.time() - t0
     import copy
     reference = copy.deepcopy(net).eval()
-    ds = build_dataset(rec, reference, a.temperature)
+    ds = build_dataset(rec, reference, a.temperature, a.prior)
     print(f"{len(rec['seed'])} hands from {len(paths)} chunks: {int(ds['card'].sum())} card rows, "
           f"{int((~ds['card']).sum())} bid rows ({label_s / 60:.1f} min)", flush=True)
     hist = distill(net, ds, epochs=a.epochs, lr=a.lr, seed=a.seed)
@@ -438,7 +468,7 @@ def main(argv=None) -> int:
     out["model"] = net.state_dict()
     out["source"] = a.src
     out["distill"] = {"hands": int(len(rec["seed"])), "samples": a.samples,
-                      "temperature": a.temperature, "epochs": a.epochs, "lr": a.lr,
+                      "temperature": a.temperature, "prior": a.prior, "epochs": a.epochs, "lr": a.lr,
                       "seed": a.seed, "label_minutes": label_s / 60,
                       "history": [{k: float(v) for k, v in h.items()} for h in hist]}
     save_checkpoint(a.out, out)
