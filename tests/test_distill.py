@@ -167,3 +167,43 @@ def test_distill_moves_card_play_to_the_search_and_keeps_the_bids():
     assert after["card_agree"] > before["card_agree"] + 0.2
     assert after["card_regret"] < before["card_regret"] / 2
     assert after["bid_agree"] == 1.0
+
+
+def test_side_suit_relabelling_is_the_observation_of_the_relabelled_game():
+    # deal a hand, relabel the side suits of the deal (hearts -> clubs -> diamonds -> hearts) and
+    # replay the relabelled moves: every seat's observation and legal actions of the relabelled
+    # game are the original ones moved by suit_permutation's index arrays
+    from spades_env.cards import NUM_ACTIONS
+    from spades_env.observation import encode
+    from training.distill import card_map, suit_permutation
+    perm = (1, 2, 0)
+    cm = card_map(perm)
+    assert cm[parse_card_id("2C")] == parse_card_id("2D") and cm[parse_card_id("AH")] == \
+        parse_card_id("AC") and cm[parse_card_id("QS")] == parse_card_id("QS")
+    oi, ai = suit_permutation(perm)
+    g = SpadesGame(Rules(), seed=11)
+    hands = [[int(cm[c]) for c in range(52) if g.hands[s] >> c & 1] for s in range(4)]
+    h = SpadesGame.from_deal(hands, g.dealer)
+    policy = CheckpointBot("checkpoints/shipped/agent.pt")
+    checked = 0
+    while g.hand_number < 1:
+        p = g.current_player
+        assert h.current_player == p
+        for seat in range(4):
+            np.testing.assert_array_equal(encode(h.view(seat)), encode(g.view(seat))[oi])
+        m = np.zeros(NUM_ACTIONS, bool)
+        m[list(g.view(p).legal_actions)] = True
+        m2 = np.zeros(NUM_ACTIONS, bool)
+        m2[list(h.view(p).legal_actions)] = True
+        np.testing.assert_array_equal(m2, m[ai])
+        a = policy.act(g.view(p))
+        g.apply(a)
+        h.apply(int(cm[a]) if a < 52 else a)
+        checked += 1
+    assert checked == 56
+    assert h.hand_results[0].teams[0].hand_points == g.hand_results[0].teams[0].hand_points
+
+
+def parse_card_id(text):
+    from spades_env.cards import parse_card
+    return parse_card(text)

@@ -296,6 +296,54 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) 
             "values": values}
 
 
+# ============================================================================= augmentation
+SIDE_SUIT_PERMUTATIONS = ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
+"""The six orders of the side suits (clubs 0, diamonds 1, hearts 2); spades (3) stays trump."""
+
+_CARD_PIECES = ("hand", "played", "trick", "exchange")
+
+
+def card_map(perm) -> np.ndarray:
+    """int64 ``[52]``: the id each card takes when side suit ``s`` becomes ``perm[s]``."""
+    suit = list(perm) + [3]
+    c = np.arange(52)
+    return np.array([suit[s] for s in c // 13]) * 13 + c % 13
+
+
+def suit_permutation(perm) -> tuple[np.ndarray, np.ndarray]:
+    """Index arrays that relabel the side suits of observations and actions.
+
+    Renaming the side suits changes nothing in the game (only spades are special: trump, and the
+    rule on leading them), so a position and its relabelled copy have the same values with the
+    cards renamed. ``obs[..., oi]`` is the observation of the relabelled position and
+    ``actions[..., ai]`` (any per-action array: mask, logits, targets) its actions.
+
+    Args:
+        perm: a permutation of (0, 1, 2): side suit ``s`` becomes ``perm[s]``.
+    Returns:
+        ``oi`` int64 ``[OBS_SIZE]``, ``ai`` int64 ``[68]``.
+    """
+    from spades_env.observation import OBS_SIZE, OFFSETS
+    cm = card_map(perm)
+    inv = np.empty(52, np.int64)
+    inv[cm] = np.arange(52)
+    oi = np.arange(OBS_SIZE)
+    for name in _CARD_PIECES:
+        a, b = OFFSETS[name]
+        for k in range(a, b, 52):
+            oi[k:k + 52] = k + inv
+    sinv = np.empty(4, np.int64)
+    sinv[list(perm) + [3]] = np.arange(4)
+    a, _b = OFFSETS["led_suit"]
+    oi[a:a + 4] = a + sinv
+    a, b = OFFSETS["voids"]
+    for k in range(a, b, 4):
+        oi[k:k + 4] = k + sinv
+    ai = np.arange(68)
+    ai[:52] = inv
+    return oi, ai
+
+
 # ============================================================================= learning
 def _class_probs(torch, probs, rep):
     """Probability of each class ``[B, 52]``: the card probabilities summed by ``rep``."""
@@ -330,7 +378,8 @@ def evaluate_rows(net, data: dict, index: np.ndarray) -> dict:
 
 
 def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512,
-            holdout: float = 0.05, seed: int = 0, log=print) -> list[dict]:
+            holdout: float = 0.05, seed: int = 0, augment: bool = True,
+            log=print) -> list[dict]:
     """Train ``net`` (in place) on ``build_dataset`` rows.
 
     Loss per row: on a card row, the cross-entropy of the soft target against the network's
@@ -342,6 +391,9 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
         epochs, lr, batch: passes over the rows, Adam step size, rows per step.
         holdout: share of rows kept out for ``evaluate_rows`` before and after each pass.
         seed: shuffling seed.
+        augment: each step relabels its rows' side suits by one of the six orders, drawn at
+            random (``suit_permutation``; the game is unchanged, so each labelled position counts
+            six ways).
     Returns:
         one dict per evaluation (``epoch``: 0 before training, then 1..epochs; ``loss``; and
         ``evaluate_rows``' fields on the held-out rows).
@@ -355,6 +407,11 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
     target, rep = torch.as_tensor(data["target"]), torch.as_tensor(data["rep"])
     card = torch.as_tensor(data["card"])
     opt = torch.optim.Adam(net.parameters(), lr=lr)
+    perms = []
+    for perm in SIDE_SUIT_PERMUTATIONS:
+        oi, ai = suit_permutation(perm)
+        cm = np.append(card_map(perm), 52)
+        perms.append((torch.as_tensor(oi), torch.as_tensor(ai), torch.as_tensor(cm)))
     hist = [{"epoch": 0, "loss": float("nan"), **evaluate_rows(net, data, val)}]
     log(f"before: {hist[0]}")
     for ep in range(1, epochs + 1):
@@ -362,11 +419,16 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
         total, t0 = 0.0, time.time()
         for k in range(0, len(train), batch):
             ix = torch.as_tensor(train[k:k + batch])
-            probs = torch.softmax(net.masked(net.policy_logits(obs[ix]), mask[ix]), -1)
+            o, m, t, r = obs[ix], mask[ix], target[ix], rep[ix]
+            if augment:
+                oi, ai, cm = perms[int(rng.integers(len(perms)))]
+                o, m, t = o[:, oi], m[:, ai], t[:, ai]
+                r = cm[r][:, ai[:52]]
+            probs = torch.softmax(net.masked(net.policy_logits(o), m), -1)
             c = card[ix]
-            pc = _class_probs(torch, probs[c], rep[ix][c])
-            loss_card = -(target[ix][c, :52] * pc.clamp_min(1e-8).log()).sum()
-            loss_bid = -(target[ix][~c] * probs[~c].clamp_min(1e-8).log()).sum()
+            pc = _class_probs(torch, probs[c], r[c])
+            loss_card = -(t[c, :52] * pc.clamp_min(1e-8).log()).sum()
+            loss_bid = -(t[~c] * probs[~c].clamp_min(1e-8).log()).sum()
             loss = (loss_card + loss_bid) / len(ix)
             opt.zero_grad()
             loss.backward()
