@@ -207,3 +207,42 @@ def test_side_suit_relabelling_is_the_observation_of_the_relabelled_game():
 def parse_card_id(text):
     from spades_env.cards import parse_card
     return parse_card(text)
+
+
+def test_bid_rows_hold_the_reference_greedy_bids(tiny):
+    from training.distill import bid_rows
+    net = build_agent(load_checkpoint(tiny), "cpu")
+    rows = bid_rows(net, 3, seed=2)
+    assert rows["obs"].shape[0] == 12 and not rows["card"].any()
+    assert (rows["target"].sum(1) == 1).all()
+    # every row is a bid decision (no card legal) and its target is the reference's greedy bid
+    assert not rows["mask"][:, :52].any()
+    with torch.no_grad():
+        lg = net.masked(net.policy_logits(torch.as_tensor(rows["obs"])),
+                        torch.as_tensor(rows["mask"]))
+    np.testing.assert_array_equal(rows["target"].argmax(1), lg.argmax(-1).numpy())
+    again = bid_rows(net, 3, seed=2)
+    np.testing.assert_array_equal(again["obs"], rows["obs"])
+
+
+def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_path):
+    from training.distill import main
+    out = tmp_path / "d.pt"
+    rc = main(["--from", tiny, "--out", str(out), "--chunks", "1", "--chunk-hands", "2",
+               "--samples", "2", "--workers", "1", "--epochs", "1", "--bid-deals", "5"])
+    assert rc == 0
+    data = load_checkpoint(str(out))
+    assert data["distill"]["hands"] == 2 and data["distill"]["samples"] == 2
+    assert len(data["distill"]["history"]) == 2
+    bot = CheckpointBot(str(out))
+    g = SpadesGame(Rules(), seed=4)
+    assert bot.act(g.view(g.current_player)) in g.view(g.current_player).legal_actions
+    # a second run over the same folder reuses the labelled chunk (resume)
+    labels = sorted((tmp_path / "d_labels").glob("chunk_*.npz"))
+    assert len(labels) == 1
+    before = labels[0].stat().st_mtime_ns
+    assert main(["--from", tiny, "--out", str(out), "--chunks", "1", "--chunk-hands", "2",
+                 "--samples", "2", "--workers", "1", "--epochs", "1", "--bid-deals", "5"]) == 0
+    assert labels[0].stat().st_mtime_ns == before
+    # bad input: a missing source checkpoint is an error message, not a traceback
+    assert main(["--from", str(tmp_path / "none.pt"), "--out", str(out)]) == 2

@@ -14,7 +14,7 @@ the ``hard`` bot, ``spades_env.bots.pimc``; Long et al., AAAI 2010):
    ``softmax(values / temperature)`` over the candidates (Hinton et al. 2015), by cross-entropy on
    the probability of each class of equivalent cards (``equivalence_classes``: cards the search
    treats as one). The bids are held where they were: on bidding rows the target is the starting
-   network's own bid distribution.
+   network's own greedy bid.
 
 Why: duplicate matches against ``hard`` showed the policy's bids are sound (its bids played by
 ``hard``'s card play beat ``hard``) and its card play is where it loses (``checkpoints/README.md``,
@@ -247,8 +247,8 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) 
 
     Args:
         rec: label arrays (``load_labels`` / ``label_chunk``).
-        reference: the starting network (``spades_env.agents.model.Agent``); its bid
-            probabilities are the bid rows' targets.
+        reference: the starting network (``spades_env.agents.model.Agent``); the bid it plays
+            (greedy) is the bid rows' target.
         temperature: of ``soft_targets``, in points.
         prior: 0 gives card rows the plain ``soft_targets``; 1 gives the KL-regularised
             improvement of the reference policy, ``pi_ref(class) * exp(value / temperature)``
@@ -287,13 +287,57 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) 
                                   torch.as_tensor(mask[i:i + 4096]))
             ref[i:i + 4096] = torch.softmax(lg, -1).numpy()
     target = np.zeros((len(obs), 68), np.float32)
-    target[~card] = ref[~card]
+    bid_rows = np.nonzero(~card)[0]
+    target[bid_rows, ref[bid_rows].argmax(1)] = 1.0  # the greedy policy's bid, kept
     cls = np.zeros((int(card.sum()), 53))
     np.add.at(cls, (np.arange(len(cls))[:, None], rep[card]), ref[card, :52])
     target[card, :52] = card_targets(values[card], cls[:, :52], temperature, prior)
     values[~card] = np.nan
     return {"obs": obs, "mask": mask, "target": target, "card": card, "rep": rep,
             "values": values}
+
+
+def bid_rows(reference, deals: int, seed: int, random_start: float = 0.5) -> dict:
+    """Bidding rows that hold the reference's bids in place: ``deals`` fresh deals, each seat bids
+    what the reference plays (greedy), and every bid becomes a row whose target is that bid.
+
+    Bids cost no search, so these rows can far outnumber the labelled hands' 4 bids each: the
+    card rows move the shared trunk, and the bids must not move with it.
+
+    Returns ``build_dataset``'s arrays for ``4 * deals`` bid rows.
+    """
+    import torch
+
+    from spades_env.cards import NUM_ACTIONS
+    from spades_env.observation import OBS_SIZE, encode
+    rng = np.random.default_rng([seed, 1 << 20])
+    n = 4 * deals
+    obs = np.zeros((n, OBS_SIZE), np.float32)
+    mask = np.zeros((n, NUM_ACTIONS), bool)
+    target = np.zeros((n, NUM_ACTIONS), np.float32)
+    r = 0
+    for _ in range(deals):
+        g = SpadesGame(Rules(), seed=int(rng.integers(2**63)))
+        if random_start > 0 and rng.random() < random_start:
+            randomize_start(g, rng)
+        for _k in range(BIDS_PER_HAND):
+            view = g.view(g.current_player)
+            encode(view, obs[r])
+            mask[r, list(view.legal_actions)] = True
+            with torch.no_grad():
+                lg = reference.masked(reference.policy_logits(torch.as_tensor(obs[r:r + 1])),
+                                      torch.as_tensor(mask[r:r + 1]))
+            a = int(lg.argmax(-1))
+            target[r, a] = 1.0
+            g.apply(a)
+            r += 1
+    return {"obs": obs, "mask": mask, "target": target, "card": np.zeros(n, bool),
+            "rep": np.full((n, 52), 52, np.int64), "values": np.full((n, 52), np.nan, np.float32)}
+
+
+def concat_rows(a: dict, b: dict) -> dict:
+    """Rows of two ``build_dataset``-style dicts, one after the other."""
+    return {k: np.concatenate([a[k], b[k]]) for k in a}
 
 
 # ============================================================================= augmentation
@@ -378,13 +422,14 @@ def evaluate_rows(net, data: dict, index: np.ndarray) -> dict:
 
 
 def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512,
-            holdout: float = 0.05, seed: int = 0, augment: bool = True,
+            holdout: float = 0.05, seed: int = 0, augment: bool = True, bid_weight: float = 4.0,
             log=print) -> list[dict]:
     """Train ``net`` (in place) on ``build_dataset`` rows.
 
     Loss per row: on a card row, the cross-entropy of the soft target against the network's
     probability of each class of equivalent cards (``equivalence_classes``); on a bid row, the
-    cross-entropy against the reference's bid distribution. Adam, gradient norm clipped at 0.5.
+    cross-entropy against the reference's greedy bid, weighted ``bid_weight``. Adam, the step size
+    falling linearly from ``lr`` to 0, gradient norm clipped at 0.5.
 
     Args:
         net: ``Agent``; trained in place (all layers; the value heads get no gradient).
@@ -407,6 +452,8 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
     target, rep = torch.as_tensor(data["target"]), torch.as_tensor(data["rep"])
     card = torch.as_tensor(data["card"])
     opt = torch.optim.Adam(net.parameters(), lr=lr)
+    steps = epochs * -(-len(train) // batch)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: max(0.0, 1.0 - i / max(1, steps)))
     perms = []
     for perm in SIDE_SUIT_PERMUTATIONS:
         oi, ai = suit_permutation(perm)
@@ -429,11 +476,12 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
             pc = _class_probs(torch, probs[c], r[c])
             loss_card = -(t[c, :52] * pc.clamp_min(1e-8).log()).sum()
             loss_bid = -(t[~c] * probs[~c].clamp_min(1e-8).log()).sum()
-            loss = (loss_card + loss_bid) / len(ix)
+            loss = (loss_card + bid_weight * loss_bid) / len(ix)
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 0.5)
             opt.step()
+            sched.step()
             total += float(loss.detach()) * len(ix)
         hist.append({"epoch": ep, "loss": total / max(1, len(train)),
                      **evaluate_rows(net, data, val)})
@@ -493,10 +541,12 @@ def main(argv=None) -> int:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--temperature", type=float, default=3.0, help="soft-target temperature, points")
-    p.add_argument("--prior", type=float, default=1.0,
+    p.add_argument("--prior", type=float, default=0.0,
                    help="weight of the starting policy in the card targets (build_dataset)")
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--bid-deals", type=int, default=50000,
+                   help="fresh deals whose bids hold the starting network's bids (bid_rows)")
+    p.add_argument("--epochs", type=int, default=12)
+    p.add_argument("--lr", type=float, default=1e-3)
     a = p.parse_args(argv)
     import torch
     torch.set_num_threads(1)
@@ -522,6 +572,8 @@ def main(argv=None) -> int:
     import copy
     reference = copy.deepcopy(net).eval()
     ds = build_dataset(rec, reference, a.temperature, a.prior)
+    if a.bid_deals > 0:
+        ds = concat_rows(ds, bid_rows(reference, a.bid_deals, a.seed))
     print(f"{len(rec['seed'])} hands from {len(paths)} chunks: {int(ds['card'].sum())} card rows, "
           f"{int((~ds['card']).sum())} bid rows ({label_s / 60:.1f} min)", flush=True)
     hist = distill(net, ds, epochs=a.epochs, lr=a.lr, seed=a.seed)
@@ -530,7 +582,7 @@ def main(argv=None) -> int:
     out["model"] = net.state_dict()
     out["source"] = a.src
     out["distill"] = {"hands": int(len(rec["seed"])), "samples": a.samples,
-                      "temperature": a.temperature, "prior": a.prior, "epochs": a.epochs, "lr": a.lr,
+                      "temperature": a.temperature, "prior": a.prior, "bid_deals": a.bid_deals, "epochs": a.epochs, "lr": a.lr,
                       "seed": a.seed, "label_minutes": label_s / 60,
                       "history": [{k: float(v) for k, v in h.items()} for h in hist]}
     save_checkpoint(a.out, out)
