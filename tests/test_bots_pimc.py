@@ -235,8 +235,12 @@ def test_card_values_are_the_exact_averages_over_every_consistent_deal():
         bids=(3, 3, 3, 3)).view(0))
     assert cards == [parse_card("2H")] and np.isnan(values[0])
     bidding = SpadesGame(Rules(), seed=1)
-    with pytest.raises(ValueError, match="play phase"):
+    with pytest.raises(ValueError, match="play phase, got the bidding phase"):
         bot.card_values(bidding.view(bidding.current_player))
+    with pytest.raises(ValueError, match="seat 1 is not to move"):
+        bot.card_values(g.view(1))
+    with pytest.raises(ValueError, match="non-empty subset"):
+        bot.card_values(g.view(0), [parse_card("KS")])
 
 
 def test_attack_opponent_nil_by_leading_low():

@@ -2,6 +2,7 @@
 targets worked out by hand, files checked, the card play moves toward the search and the bids stay."""
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -124,27 +125,82 @@ def test_card_values_labels_match_the_search_on_the_same_view(tiny):
     np.testing.assert_allclose(got[cards], np.array(values, np.float16), rtol=0)
 
 
+def _raw(path, labels, **over):
+    """A label file written field by field (save_labels refuses bad fields itself)."""
+    from training.distill import FORMAT, VERSION
+    d = {"format": np.array(FORMAT), "version": np.array(VERSION), "rules": np.array("standard"),
+         **{k: labels[k] for k in ("seed", "scores", "bags", "moves", "agent_team", "values")}}
+    d.update(over)
+    np.savez(path, **d)
+    return str(path)
+
+
 def test_label_files_round_trip_and_bad_files_are_refused(labels, tmp_path):
     p = tmp_path / "l.npz"
-    save_labels(str(p), labels, "tiny.pt", 4)
+    save_labels(str(p), labels, "tiny.pt", 4, seed=5, chunk=0, source_sha256="ab")
     back = load_labels(str(p))
-    assert back["samples"] == 4 and back["source"] == "tiny.pt"
+    assert (back["samples"], back["source"], back["run_seed"], back["chunk"],
+            back["source_sha256"]) == (4, "tiny.pt", 5, 0, "ab")
     np.testing.assert_array_equal(back["moves"], labels["moves"])
+    assert load_labels(_raw(tmp_path / "ok.npz", labels))["samples"] == 0
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"not a zip file")
     with pytest.raises(ValueError, match="bad.npz"):
         load_labels(str(bad))
-    short = dict(labels, values=labels["values"][:, :10])
-    save_labels(str(tmp_path / "s.npz"), short, "x", 4)
-    with pytest.raises(ValueError, match="values"):
-        load_labels(str(tmp_path / "s.npz"))
-    np.savez(tmp_path / "foreign.npz", seed=labels["seed"])
-    with pytest.raises(ValueError, match="not a spades_env.pimc_labels"):
-        load_labels(str(tmp_path / "foreign.npz"))
-    corrupt = dict(labels, moves=np.full_like(labels["moves"], 90))
-    save_labels(str(tmp_path / "c.npz"), corrupt, "x", 4)
-    with pytest.raises(ValueError, match="action id"):
-        load_labels(str(tmp_path / "c.npz"))
+    with pytest.raises(ValueError, match="values"):  # refused before writing
+        save_labels(str(tmp_path / "s.npz"), dict(labels, values=labels["values"][:, :10]), "x", 4)
+    assert not (tmp_path / "s.npz").exists()
+    cases = {  # what is wrong -> the words of the refusal
+        "short values": ({"values": labels["values"][:, :10]}, "values"),
+        "foreign": ({"format": np.array("other")}, "not a spades_env.pimc_labels"),
+        "version array": ({"version": np.array([1, 1])}, "single value"),
+        "version text": ({"version": np.array("abc")}, "integer"),
+        "0-d seed": ({"seed": np.array(5)}, "seed"),
+        "action id": ({"moves": np.full_like(labels["moves"], 90)}, "action id"),
+        "infinite value": ({"values": np.where(np.isnan(labels["values"]), labels["values"],
+                                               np.float16(np.inf))}, "infinite"),
+        "value on a bid": ({"values": np.concatenate([np.zeros_like(labels["values"][:, :1]),
+                                                      labels["values"][:, 1:]], 1)}, "on a bid"),
+        "rules": ({"rules": np.array("house")}, "standard rules"),
+    }
+    for name, (over, words) in cases.items():
+        path = _raw(tmp_path / f"{name.replace(' ', '_')}.npz", labels, **over)
+        with pytest.raises(ValueError, match=words):
+            load_labels(path)
+
+
+def test_a_chunk_of_another_run_is_refused(tiny, labels, tmp_path):
+    from training.distill import check_chunk, file_sha256
+    sha = file_sha256(tiny)
+    p = str(tmp_path / "chunk_00000.npz")
+    save_labels(p, labels, tiny, 4, seed=5, chunk=0, source_sha256=sha)
+    check_chunk(p, sha, hands=3, seed=5, chunk=0, samples=4)  # this run's chunk: accepted
+    for kw, words in (({"sha": "0" * 64}, "checkpoint"), ({"hands": 2}, "hands"),
+                      ({"seed": 6}, "seed"), ({"samples": 8}, "samples")):
+        args = dict(sha=sha, hands=3, seed=5, chunk=0, samples=4)
+        args.update(kw)
+        with pytest.raises(ValueError, match=words):
+            check_chunk(p, **args)
+
+
+def test_bad_inputs_of_the_helpers_are_refused():
+    from training.distill import card_map, merge_labels
+    for perm in ((0, 0, 1), (0, 1, 3), (0, 1), "012", (0.0, 1.0, 2.0)):
+        with pytest.raises(ValueError, match="order of the side suits"):
+            card_map(perm)
+    v = np.full((1, 52), np.nan)
+    v[0, :2] = [1.0, 2.0]
+    for t in (0.0, -1.0, float("inf"), float("nan"), "3"):
+        with pytest.raises(ValueError, match="temperature"):
+            soft_targets(v, t)
+    with pytest.raises(ValueError, match=r"\[N, 52\]"):
+        soft_targets(np.zeros(52), 3.0)
+    with pytest.raises(ValueError, match="prior"):
+        card_targets(v, np.ones((1, 52)), 3.0, prior=2.0)
+    with pytest.raises(ValueError, match="valued"):
+        equivalence_classes(np.ones((2, 68), bool), np.ones((1, 52), bool))
+    with pytest.raises(ValueError, match="no label chunks"):
+        merge_labels([])
 
 
 SHIPPED = "checkpoints/shipped/agent.pt"
@@ -246,3 +302,53 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
     assert labels[0].stat().st_mtime_ns == before
     # bad input: a missing source checkpoint is an error message, not a traceback
     assert main(["--from", str(tmp_path / "none.pt"), "--out", str(out)]) == 2
+
+
+def test_command_line_refuses_bad_input_before_any_work(tiny, labels, tmp_path, capsys):
+    from training.distill import file_sha256, main
+    out = str(tmp_path / "o.pt")
+    base = ["--from", tiny, "--out", out, "--chunks", "1", "--chunk-hands", "3", "--samples", "4",
+            "--workers", "1", "--epochs", "1", "--bid-deals", "5", "--seed", "5"]
+    for flag, value, words in (("--samples", "0", "--samples must be"),
+                               ("--chunk-hands", "0", "--chunk-hands must be"),
+                               ("--workers", "0", "--workers must be"),
+                               ("--seed", "-1", "--seed must be"),
+                               ("--temperature", "0", "--temperature must be"),
+                               ("--prior", "2", "--prior must be"),
+                               ("--lr", "nan", "--lr must be"),
+                               ("--epochs", "0", "--epochs must be"),
+                               ("--bid-deals", "1000000000", "--bid-deals must be"),
+                               ("--chunks", "0", "--chunks must be"),
+                               ("--minutes", "-1", "--minutes must be")):
+        args = base + [flag, value]
+        assert main(args) == 2, flag
+        assert words in capsys.readouterr().err
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    assert main(base + ["--labels", str(a_file)]) == 2
+    assert "is a file" in capsys.readouterr().err
+    # a labels folder holding a chunk of another run (other seed), or a corrupt chunk
+    folder = tmp_path / "lab"
+    save_labels(str(folder / "chunk_00000.npz"), labels, tiny, 4, seed=6, chunk=0,
+                source_sha256=file_sha256(tiny))
+    assert main(base + ["--labels", str(folder)]) == 2
+    assert "another labelling run" in capsys.readouterr().err
+    (folder / "chunk_00000.npz").write_bytes(b"garbage")
+    assert main(base + ["--labels", str(folder)]) == 2
+    assert "not a readable PIMC label file" in capsys.readouterr().err
+    assert not os.path.exists(out)
+    # this run's own chunk is kept and used
+    save_labels(str(folder / "chunk_00000.npz"), labels, tiny, 4, seed=5, chunk=0,
+                source_sha256=file_sha256(tiny))
+    assert main(base + ["--labels", str(folder)]) == 0
+    assert "kept from an earlier run" in capsys.readouterr().out
+    assert load_checkpoint(out)["distill"]["hands"] == 3
+
+
+def test_a_diverging_run_stops_with_an_error(tiny, labels):
+    import copy
+    net = build_agent(load_checkpoint(tiny), "cpu")
+    ds = build_dataset(labels, copy.deepcopy(net).eval(), temperature=3.0)
+    ds["target"][:] = np.nan  # what a blown-up run feeds the loss
+    with pytest.raises(ValueError, match="diverged"):
+        distill(net, ds, epochs=1, holdout=0.0, log=lambda *_: None)

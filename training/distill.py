@@ -118,30 +118,95 @@ def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int
     return out
 
 
-def save_labels(path: str, rec: dict, source: str, samples: int) -> None:
-    """Write a label dict to ``path`` (``.npz``, compressed) atomically.
+def save_labels(path: str, rec: dict, source: str, samples: int, seed: int = -1,
+                chunk: int = -1, source_sha256: str = "") -> None:
+    """Write a label dict to ``path`` (``.npz``, compressed) atomically, with what made it:
+    the ``source`` checkpoint, ``samples``, and the run's ``seed`` and ``chunk`` index (-1: not
+    from a run).
 
     Raises:
+        ValueError: ``rec`` lacks a field or holds one of the wrong shape or dtype (the file
+            would not load).
         OSError: ``could not write PATH: REASON``; ``path`` unchanged.
     """
+    from spades_env.fileio import WriteError
+    fields = _check_fields(rec, "labels to save")
     buf = io.BytesIO()
     np.savez_compressed(buf, format=np.array(FORMAT), version=np.array(VERSION),
                         source=np.array(str(source)), samples=np.array(int(samples)),
-                        rules=np.array("standard"),
-                        **{k: rec[k] for k in ("seed", "scores", "bags", "moves", "agent_team",
-                                               "values")})
+                        run_seed=np.array(int(seed)), chunk=np.array(int(chunk)),
+                        source_sha256=np.array(str(source_sha256)),
+                        rules=np.array("standard"), **fields)
     folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise WriteError(e.errno, f"could not write {path}: cannot create {folder}: "
+                                  f"{e.strerror or e}") from None
     write_atomic(path, buf.getbuffer(), prefix=".tmp_", suffix=".npz")
+
+
+_FIELDS = ("seed", "scores", "bags", "moves", "agent_team", "values")
+
+
+def _check_fields(d: dict, where: str) -> dict:
+    """The six label arrays of ``d``, checked (shapes, dtypes, values); raises ValueError naming
+    ``where`` and the field."""
+    if not isinstance(d, dict):
+        raise ValueError(f"{where}: expected a dict of arrays, got {type(d).__name__}")
+    seed = d.get("seed")
+    if not isinstance(seed, np.ndarray) or seed.ndim != 1:
+        raise ValueError(f"{where}: field 'seed' missing or not a 1-d array")
+    n = len(seed)
+    want = {"seed": ((n,), np.int64), "scores": ((n, 2), np.int16), "bags": ((n, 2), np.int8),
+            "moves": ((n, MOVES_PER_HAND), np.uint8), "agent_team": ((n,), np.int8),
+            "values": ((n, MOVES_PER_HAND, 52), np.float16)}
+    out = {}
+    for k, (shape, dt) in want.items():
+        v = seed if k == "seed" else d.get(k)
+        if not isinstance(v, np.ndarray) or v.shape != shape or v.dtype != dt:
+            raise ValueError(f"{where}: field {k!r} missing or not {dt.__name__}{list(shape)}")
+        out[k] = v
+    if n and int(out["moves"].max()) >= 68:
+        raise ValueError(f"{where}: field 'moves' holds an action id >= 68")
+    if not np.isin(out["agent_team"], (0, 1)).all():
+        raise ValueError(f"{where}: field 'agent_team' must hold 0 or 1")
+    if (out["bags"] < 0).any():
+        raise ValueError(f"{where}: field 'bags' holds a negative bag count")
+    v = out["values"]
+    if np.isinf(v).any():
+        raise ValueError(f"{where}: field 'values' holds an infinite value")
+    if not np.isnan(v[:, :BIDS_PER_HAND]).all():
+        raise ValueError(f"{where}: field 'values' holds card values on a bid")
+    return out
+
+
+def _scalar(d: dict, key: str, kind, where: str, default=None):
+    """A 0-d field of a loaded ``.npz`` as ``kind`` (int or str), or ``default`` if absent."""
+    if key not in d:
+        if default is None:
+            raise ValueError(f"{where}: field {key!r} missing")
+        return default
+    v = d[key]
+    if not isinstance(v, np.ndarray) or v.ndim != 0:
+        raise ValueError(f"{where}: field {key!r} must be a single value")
+    if kind is int:
+        if v.dtype.kind not in "iu":
+            raise ValueError(f"{where}: field {key!r} must be an integer")
+        return int(v)
+    if v.dtype.kind != "U":
+        raise ValueError(f"{where}: field {key!r} must be a string")
+    return str(v)
 
 
 def load_labels(path: str) -> dict:
     """Read a label file written by ``save_labels``.
 
-    Returns the six arrays plus ``source`` (str), ``samples`` (int) and ``rules`` (str).
+    Returns the six arrays plus ``source``, ``source_sha256`` (str), ``samples``, ``run_seed``,
+    ``chunk`` (int) and ``rules`` (str).
     Raises:
-        ValueError: a missing, foreign or corrupt file, or arrays of the wrong shape or dtype,
-            naming ``path`` and the field.
+        ValueError: a missing, foreign or corrupt file, or arrays of the wrong shape, dtype or
+            values, naming ``path`` and the field.
     """
     try:
         with np.load(path, allow_pickle=False) as z:
@@ -149,28 +214,29 @@ def load_labels(path: str) -> dict:
     except Exception as e:  # noqa: BLE001 - zip/npz/OS errors of any kind
         raise ValueError(f"{path}: not a readable PIMC label file ({type(e).__name__}: {e})") \
             from None
-    if str(d.get("format", "")) != FORMAT or int(d.get("version", -1)) != VERSION:
-        raise ValueError(f"{path}: not a {FORMAT} file of version {VERSION}")
-    n = len(d.get("seed", ()))
-    want = {"seed": ((n,), np.int64), "scores": ((n, 2), np.int16), "bags": ((n, 2), np.int8),
-            "moves": ((n, MOVES_PER_HAND), np.uint8), "agent_team": ((n,), np.int8),
-            "values": ((n, MOVES_PER_HAND, 52), np.float16)}
-    for k, (shape, dt) in want.items():
-        if k not in d or d[k].shape != shape or d[k].dtype != dt:
-            raise ValueError(f"{path}: field {k!r} missing or not {dt.__name__}{list(shape)}")
-    if n and int(d["moves"].max()) >= 68:
-        raise ValueError(f"{path}: field 'moves' holds an action id >= 68")
-    if not np.isin(d["agent_team"], (0, 1)).all():
-        raise ValueError(f"{path}: field 'agent_team' must hold 0 or 1")
-    out = {k: d[k] for k in want}
-    out.update(source=str(d.get("source", "")), samples=int(d.get("samples", 0)),
-               rules=str(d.get("rules", "standard")))
+    fmt = d.get("format")
+    if not (isinstance(fmt, np.ndarray) and fmt.ndim == 0 and str(fmt) == FORMAT):
+        raise ValueError(f"{path}: not a {FORMAT} file")
+    if _scalar(d, "version", int, path) != VERSION:
+        raise ValueError(f"{path}: {FORMAT} version {int(d['version'])}, this reader knows "
+                         f"version {VERSION}")
+    rules = _scalar(d, "rules", str, path, "standard")
+    if rules != "standard":
+        raise ValueError(f"{path}: labels of rules {rules!r}; only standard rules are labelled")
+    out = _check_fields(d, path)
+    out.update(source=_scalar(d, "source", str, path, ""),
+               samples=_scalar(d, "samples", int, path, 0),
+               run_seed=_scalar(d, "run_seed", int, path, -1),
+               chunk=_scalar(d, "chunk", int, path, -1),
+               source_sha256=_scalar(d, "source_sha256", str, path, ""), rules=rules)
     return out
 
 
 def merge_labels(parts: list[dict]) -> dict:
-    """Concatenate label dicts (in the given order)."""
-    keys = ("seed", "scores", "bags", "moves", "agent_team", "values")
+    """Concatenate label dicts (in the given order). Raises ValueError for none."""
+    if not parts:
+        raise ValueError("no label chunks to merge")
+    keys = _FIELDS
     return {**{k: np.concatenate([p[k] for p in parts]) for k in keys}, "rules": "standard"}
 
 
@@ -188,6 +254,10 @@ def equivalence_classes(mask: np.ndarray, valued: np.ndarray) -> np.ndarray:
     Returns:
         int64 ``[N, 52]``: a card id 0..51 for every legal card, 52 for the others.
     """
+    mask, valued = np.asarray(mask, bool), np.asarray(valued, bool)
+    if mask.ndim != 2 or mask.shape[1] < 52 or valued.shape != (len(mask), 52):
+        raise ValueError(f"mask must be [N, >=52] and valued [N, 52], got {list(mask.shape)} and "
+                         f"{list(valued.shape)}")
     n = len(mask)
     rep = np.full((n, 52), 52, np.int64)
     cur = np.full(n, 52, np.int64)
@@ -197,6 +267,12 @@ def equivalence_classes(mask: np.ndarray, valued: np.ndarray) -> np.ndarray:
         cur = np.where(valued[:, c], c, cur)
         rep[:, c] = np.where(mask[:, c], cur, 52)
     return rep
+
+
+def _check_temperature(t) -> None:
+    if isinstance(t, bool) or not isinstance(t, (int, float, np.floating, np.integer)) \
+            or not np.isfinite(t) or t <= 0:
+        raise ValueError(f"temperature must be a finite number > 0 (points), got {t!r}")
 
 
 def soft_targets(values: np.ndarray, temperature: float) -> np.ndarray:
@@ -212,9 +288,10 @@ def soft_targets(values: np.ndarray, temperature: float) -> np.ndarray:
     Raises:
         ValueError: a bad temperature or a row with no value.
     """
-    if not temperature > 0:
-        raise ValueError(f"temperature must be > 0 (points), got {temperature!r}")
-    v = values.astype(np.float64)
+    _check_temperature(temperature)
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 2 or v.shape[1] != 52:
+        raise ValueError(f"values must be [N, 52], got shape {list(v.shape)}")
     ok = ~np.isnan(v)
     if not ok.any(1).all():
         raise ValueError("a row of values has no candidate")
@@ -236,7 +313,14 @@ def card_targets(values: np.ndarray, class_probs: np.ndarray, temperature: float
         temperature: points (> 0). prior: 0..1.
     Returns: float32 ``[N, 52]``.
     """
-    v = values.astype(np.float64)
+    if isinstance(prior, bool) or not isinstance(prior, (int, float, np.floating)) \
+            or not 0.0 <= prior <= 1.0:
+        raise ValueError(f"prior must be a number in [0, 1], got {prior!r}")
+    cp = np.asarray(class_probs, dtype=np.float64)
+    if np.isnan(cp).any():
+        raise ValueError("class_probs holds NaN")
+    v = np.asarray(values, dtype=np.float64)
+    class_probs = cp
     if prior > 0:
         v = v + temperature * prior * np.log(np.maximum(class_probs, 1e-6))
     return soft_targets(v, temperature)
@@ -277,8 +361,6 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) 
     obs = rows["obs"][keep].astype(np.float32)
     mask = rows["mask"][keep]
     card, values, valued = card[keep], values[keep], valued[keep]
-    if not 0.0 <= prior <= 1.0:
-        raise ValueError(f"prior must be in [0, 1], got {prior!r}")
     rep = equivalence_classes(mask, valued)
     ref = np.zeros((len(obs), 68), np.float32)
     with torch.no_grad():
@@ -348,8 +430,14 @@ _CARD_PIECES = ("hand", "played", "trick", "exchange")
 
 
 def card_map(perm) -> np.ndarray:
-    """int64 ``[52]``: the id each card takes when side suit ``s`` becomes ``perm[s]``."""
-    suit = list(perm) + [3]
+    """int64 ``[52]``: the id each card takes when side suit ``s`` becomes ``perm[s]``.
+
+    Raises ValueError unless ``perm`` is an order of (0, 1, 2)."""
+    if isinstance(perm, (str, bytes)) or not hasattr(perm, "__len__") or len(perm) != 3 \
+            or not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+                       for x in perm) or sorted(int(x) for x in perm) != [0, 1, 2]:
+        raise ValueError(f"perm must be an order of the side suits (0, 1, 2), got {perm!r}")
+    suit = [int(x) for x in perm] + [3]
     c = np.arange(52)
     return np.array([suit[s] for s in c // 13]) * 13 + c % 13
 
@@ -368,7 +456,7 @@ def suit_permutation(perm) -> tuple[np.ndarray, np.ndarray]:
         ``oi`` int64 ``[OBS_SIZE]``, ``ai`` int64 ``[68]``.
     """
     from spades_env.observation import OBS_SIZE, OFFSETS
-    cm = card_map(perm)
+    cm = card_map(perm)  # checks perm
     inv = np.empty(52, np.int64)
     inv[cm] = np.arange(52)
     oi = np.arange(OBS_SIZE)
@@ -442,6 +530,8 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
     Returns:
         one dict per evaluation (``epoch``: 0 before training, then 1..epochs; ``loss``; and
         ``evaluate_rows``' fields on the held-out rows).
+    Raises:
+        ValueError: a loss that is not finite (diverged; ``net`` is then unusable).
     """
     import torch
     rng = np.random.default_rng(seed)
@@ -477,6 +567,9 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
             loss_card = -(t[c, :52] * pc.clamp_min(1e-8).log()).sum()
             loss_bid = -(t[~c] * probs[~c].clamp_min(1e-8).log()).sum()
             loss = (loss_card + bid_weight * loss_bid) / len(ix)
+            if not torch.isfinite(loss):
+                raise ValueError(f"training diverged: the loss is not finite in pass {ep} (rows "
+                                 f"{k}..{k + len(ix)}); lower the step size (lr {lr})")
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 0.5)
@@ -490,16 +583,48 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
 
 
 # ============================================================================= command line
+def file_sha256(path: str) -> str:
+    """Hex SHA-256 of a file's bytes (which checkpoint a chunk was labelled from)."""
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _chunk_path(folder: str, chunk: int) -> str:
+    return os.path.join(folder, f"chunk_{chunk:05d}.npz")
+
+
+def check_chunk(path: str, sha: str, hands: int, seed: int, chunk: int, samples: int) -> None:
+    """Refuse a chunk file that is not chunk ``chunk`` of this run (another checkpoint, seed,
+    size or number of deals): a resumed run must label the positions of the same policy.
+
+    Raises:
+        ValueError: a corrupt or foreign file, or one of another run, naming what differs.
+    """
+    d = load_labels(path)
+    want = {"checkpoint (SHA-256)": (d["source_sha256"], sha), "hands": (len(d["seed"]), hands),
+            "seed": (d["run_seed"], seed), "chunk": (d["chunk"], chunk),
+            "samples": (d["samples"], samples)}
+    bad = [f"{k} {got!r} (this run: {exp!r})" for k, (got, exp) in want.items() if got != exp]
+    if bad:
+        raise ValueError(f"{path} belongs to another labelling run: {', '.join(bad)}; use another "
+                         f"--labels folder, or remove that file")
+
+
 def _worker(job):
-    checkpoint, hands, seed, chunk, samples, random_start, folder = job
+    checkpoint, sha, hands, seed, chunk, samples, random_start, folder = job
     import torch
     torch.set_num_threads(1)
-    path = os.path.join(folder, f"chunk_{chunk:05d}.npz")
+    path = _chunk_path(folder, chunk)
     if os.path.exists(path):
-        return path, 0.0
+        check_chunk(path, sha, hands, seed, chunk, samples)
+        return path, None
     t0 = time.time()
     rec = label_chunk(checkpoint, hands, seed, chunk, samples, random_start)
-    save_labels(path, rec, checkpoint, samples)
+    save_labels(path, rec, checkpoint, samples, seed, chunk, sha)
     return path, time.time() - t0
 
 
@@ -507,24 +632,48 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
                    seed: int, samples: int, workers: int, random_start: float = 0.5,
                    log=print) -> list[str]:
     """Label chunks 0, 1, ... in ``workers`` processes until ``chunks`` are done or ``minutes``
-    have passed (chunks already in ``folder`` are kept: a stopped run resumes). Returns the chunk
-    paths in order."""
+    have passed. Chunks already in ``folder`` are checked (``check_chunk``) and kept: a stopped
+    run resumes. Returns the paths of chunks ``0..chunks-1`` that exist, in order.
+
+    Raises:
+        ValueError: a chunk in ``folder`` that is corrupt or from another run.
+    """
     import multiprocessing as mp
     os.makedirs(folder, exist_ok=True)
-    jobs = [(checkpoint, chunk_hands, seed, c, samples, random_start, folder)
-            for c in range(chunks)]
+    sha = file_sha256(checkpoint)
+    jobs = ((checkpoint, sha, chunk_hands, seed, c, samples, random_start, folder)
+            for c in range(chunks))
     deadline = time.time() + minutes * 60
-    pool = mp.get_context("spawn").Pool(workers)
+    pool = mp.get_context("spawn").Pool(min(workers, chunks))
     try:
         for path, sec in pool.imap_unordered(_worker, jobs):
-            log(f"{path} {sec:.0f} s")
+            log(f"{path} " + ("(kept from an earlier run)" if sec is None else f"{sec:.0f} s"))
             if time.time() >= deadline:
                 log(f"label budget of {minutes} min reached")
                 break
     finally:
         pool.terminate()
         pool.join()
-    return sorted(glob.glob(os.path.join(folder, "chunk_*.npz")))
+    return [q for q in (_chunk_path(folder, c) for c in range(chunks)) if os.path.exists(q)]
+
+
+_LIMITS = (  # name, kind, low, high
+    ("minutes", float, 1e-3, 10_000.0), ("chunks", int, 1, 100_000), ("chunk_hands", int, 1, 10_000),
+    ("samples", int, 1, MAX_SAMPLES), ("workers", int, 1, 64), ("seed", int, 0, 2**62),
+    ("temperature", float, 1e-3, 1e4), ("prior", float, 0.0, 1.0), ("bid_deals", int, 0, 1_000_000),
+    ("epochs", int, 1, 1_000), ("lr", float, 1e-7, 1.0))
+
+
+def check_args(a) -> None:
+    """Every number of the command line in its range (finite); raises ValueError naming it."""
+    for name, kind, lo, hi in _LIMITS:
+        v = getattr(a, name)
+        if not (np.isfinite(v) and lo <= v <= hi):
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(f"{flag} must be {'an integer' if kind is int else 'a number'} in "
+                             f"[{lo:g}, {hi:g}], got {v!r}")
+    if a.labels is not None and os.path.exists(a.labels) and not os.path.isdir(a.labels):
+        raise ValueError(f"--labels {a.labels!r} is a file, not a folder")
 
 
 def main(argv=None) -> int:
@@ -553,39 +702,49 @@ def main(argv=None) -> int:
     from spades_env.fileio import check_output_file
 
     from .checkpoint import build_agent, load_checkpoint, save_checkpoint
-    try:
-        check_output_file(a.out, "output checkpoint", create_folder=True)
-        data = load_checkpoint(a.src)
-        net = build_agent(data, "cpu")
-    except (ValueError, FileNotFoundError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     folder = a.labels or os.path.splitext(a.out)[0] + "_labels"
     t0 = time.time()
-    paths = produce_labels(a.src, folder, a.minutes, a.chunks, a.chunk_hands, a.seed, a.samples,
-                           a.workers)
-    if not paths:
-        print("error: no label chunk was finished", file=sys.stderr)
+    paths: list[str] = []
+    try:
+        check_args(a)
+        data = load_checkpoint(a.src)
+        rules = (data.get("config") or {}).get("rules", "standard")
+        if rules != "standard":
+            raise ValueError(f"{a.src} was trained on rules {rules!r}; the labels are "
+                             f"standard-rules hands")
+        net = build_agent(data, "cpu")
+        check_output_file(a.out, "output checkpoint", create_folder=True)
+        paths = produce_labels(a.src, folder, a.minutes, a.chunks, a.chunk_hands, a.seed,
+                               a.samples, a.workers)
+        if not paths:
+            raise ValueError("no label chunk was finished within --minutes")
+        rec = merge_labels([load_labels(q) for q in paths])
+        label_s = time.time() - t0
+        import copy
+        reference = copy.deepcopy(net).eval()
+        ds = build_dataset(rec, reference, a.temperature, a.prior)
+        if a.bid_deals > 0:
+            ds = concat_rows(ds, bid_rows(reference, a.bid_deals, a.seed))
+        print(f"{len(rec['seed'])} hands from {len(paths)} chunks: {int(ds['card'].sum())} card "
+              f"rows, {int((~ds['card']).sum())} bid rows ({label_s / 60:.1f} min)", flush=True)
+        hist = distill(net, ds, epochs=a.epochs, lr=a.lr, seed=a.seed)
+        out = {k: data[k] for k in ("config", "model_shape", "progress") if k in data}
+        out["model"] = net.state_dict()
+        out["source"] = a.src
+        out["distill"] = {"hands": int(len(rec["seed"])), "samples": a.samples,
+                          "temperature": a.temperature, "prior": a.prior,
+                          "bid_deals": a.bid_deals, "epochs": a.epochs, "lr": a.lr,
+                          "seed": a.seed, "label_minutes": label_s / 60,
+                          "history": [{k: float(v) for k, v in h.items()} for h in hist]}
+        save_checkpoint(a.out, out)
+    except (ValueError, FileNotFoundError, OSError) as e:  # bad input, bad file, full disk
+        print(f"error: {e}", file=sys.stderr)
         return 2
-    rec = merge_labels([load_labels(q) for q in paths])
-    label_s = time.time() - t0
-    import copy
-    reference = copy.deepcopy(net).eval()
-    ds = build_dataset(rec, reference, a.temperature, a.prior)
-    if a.bid_deals > 0:
-        ds = concat_rows(ds, bid_rows(reference, a.bid_deals, a.seed))
-    print(f"{len(rec['seed'])} hands from {len(paths)} chunks: {int(ds['card'].sum())} card rows, "
-          f"{int((~ds['card']).sum())} bid rows ({label_s / 60:.1f} min)", flush=True)
-    hist = distill(net, ds, epochs=a.epochs, lr=a.lr, seed=a.seed)
-    keep = ("config", "model_shape", "progress", "eval")
-    out = {k: data[k] for k in keep if k in data}
-    out["model"] = net.state_dict()
-    out["source"] = a.src
-    out["distill"] = {"hands": int(len(rec["seed"])), "samples": a.samples,
-                      "temperature": a.temperature, "prior": a.prior, "bid_deals": a.bid_deals, "epochs": a.epochs, "lr": a.lr,
-                      "seed": a.seed, "label_minutes": label_s / 60,
-                      "history": [{k: float(v) for k, v in h.items()} for h in hist]}
-    save_checkpoint(a.out, out)
+    except KeyboardInterrupt:
+        kept = len(glob.glob(os.path.join(folder, "chunk_*.npz")))
+        print(f"interrupted: {kept} label chunks kept in {folder}; run the same command again to "
+              f"resume", file=sys.stderr)
+        return 130
     print(f"wrote {a.out} ({(time.time() - t0) / 60:.1f} min in all)")
     return 0
 

@@ -282,11 +282,19 @@ class PIMCBot(Bot):
             no deal is drawn and its value is ``nan``. ``act`` plays the candidate of highest value
             (the first one on a tie), drawing the same random numbers.
         Raises:
-            ValueError: the view is not in the play phase.
+            ValueError: the view is not in the play phase, its seat is not to move, or ``legal``
+                holds a card that is not legal.
         """
         if view.phase != Phase.PLAY:
-            raise ValueError(f"card_values needs a view in the play phase, got {view.phase!r}")
-        legal = list(view.legal_actions) if legal is None else legal
+            raise ValueError(f"card_values needs a view in the play phase, got the "
+                             f"{Phase(view.phase).name.lower()} phase")
+        if not view.legal_actions:
+            raise ValueError(f"seat {view.seat} is not to move: it has no legal card")
+        if legal is None:
+            legal = list(view.legal_actions)
+        elif not legal or not set(legal) <= set(view.legal_actions):
+            raise ValueError(f"legal must be a non-empty subset of the view's legal cards "
+                             f"{sorted(view.legal_actions)}, got {legal!r}")
         cands = self._candidates(view, legal)
         if len(cands) == 1:
             return cands, [float("nan")]
