@@ -168,15 +168,25 @@ def _write_temp(folder: str, data, prefix: str, suffix: str) -> str:
     return tmp
 
 
-def write_atomic(path: str, data, prefix: str = ".tmp_", suffix: str = ".tmp") -> None:
+def write_atomic(path: str, data, prefix: str = ".tmp_", suffix: str = ".tmp",
+                 create_folder: bool = False) -> None:
     """Write the bytes ``data`` to ``path`` atomically (see the module docstring).
 
+    Args:
+        create_folder: create ``path``'s folder (and its parents) first if missing.
     Raises:
-        WriteError (an ``OSError``): the folder is missing or not writable, ``path`` is a folder,
-            the disk is full, a file-size limit... The message is ``could not write PATH:
-            REASON``; nothing is left behind (no partial file, no temp file).
+        WriteError (an ``OSError``): the folder is missing (or cannot be created) or not
+            writable, ``path`` is a folder, the disk is full, a file-size limit... The message is
+            ``could not write PATH: REASON``; nothing is left behind (no partial file, no temp
+            file).
     """
     folder = os.path.dirname(os.path.abspath(path))
+    if create_folder:
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise WriteError(e.errno, f"could not write {path}: cannot create {folder}: "
+                                      f"{e.strerror or e}") from None
     tmp = None
     try:
         if os.path.isdir(path):

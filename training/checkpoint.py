@@ -46,13 +46,7 @@ def save_checkpoint(path: str, payload: dict) -> None:
     data = {"format": FORMAT_TAG, "version": FORMAT_VERSION, **payload}
     buf = io.BytesIO()
     torch.save(data, buf)
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as e:
-        raise WriteError(e.errno, f"could not write {path}: cannot create {folder}: "
-                                  f"{e.strerror or e}") from None
-    write_atomic(path, buf.getbuffer(), prefix=".tmp_", suffix=".pt")
+    write_atomic(path, buf.getbuffer(), prefix=".tmp_", suffix=".pt", create_folder=True)
 
 
 # ============================================================================= resume state

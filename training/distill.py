@@ -129,7 +129,6 @@ def save_labels(path: str, rec: dict, source: str, samples: int, seed: int = -1,
             would not load).
         OSError: ``could not write PATH: REASON``; ``path`` unchanged.
     """
-    from spades_env.fileio import WriteError
     fields = _check_fields(rec, "labels to save")
     buf = io.BytesIO()
     np.savez_compressed(buf, format=np.array(FORMAT), version=np.array(VERSION),
@@ -137,13 +136,7 @@ def save_labels(path: str, rec: dict, source: str, samples: int, seed: int = -1,
                         run_seed=np.array(int(seed)), chunk=np.array(int(chunk)),
                         source_sha256=np.array(str(source_sha256)),
                         rules=np.array("standard"), **fields)
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as e:
-        raise WriteError(e.errno, f"could not write {path}: cannot create {folder}: "
-                                  f"{e.strerror or e}") from None
-    write_atomic(path, buf.getbuffer(), prefix=".tmp_", suffix=".npz")
+    write_atomic(path, buf.getbuffer(), prefix=".tmp_", suffix=".npz", create_folder=True)
 
 
 _FIELDS = ("seed", "scores", "bags", "moves", "agent_team", "values")
