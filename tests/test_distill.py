@@ -352,3 +352,17 @@ def test_a_diverging_run_stops_with_an_error(tiny, labels):
     ds["target"][:] = np.nan  # what a blown-up run feeds the loss
     with pytest.raises(ValueError, match="diverged"):
         distill(net, ds, epochs=1, holdout=0.0, log=lambda *_: None)
+
+
+def test_label_chunk_and_save_labels_check_their_arguments(tiny, labels, tmp_path):
+    for kw, words in (({"hands": 0}, "hands"), ({"samples": 0}, "samples"),
+                      ({"random_start": True}, "random_start"), ({"seed": -1}, "seed"),
+                      ({"chunk": None}, "chunk")):
+        args = dict(checkpoint=tiny, hands=1, seed=1, chunk=0, samples=2)
+        args.update(kw)
+        with pytest.raises(ValueError, match=words):
+            label_chunk(**args)
+    with pytest.raises(FileNotFoundError):
+        label_chunk(str(tmp_path / "none.pt"), 1, 1, 0, 2)
+    with pytest.raises(ValueError, match="samples must be int"):
+        save_labels(str(tmp_path / "x.npz"), labels, "src", "4")

@@ -72,14 +72,19 @@ def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int
         the label arrays of the module docstring (``seed``, ``scores``, ``bags``, ``moves``,
         ``agent_team``, ``values``).
     Raises:
-        ValueError: a bad count, or a bad or missing checkpoint.
+        ValueError: a bad count or seed, or a bad checkpoint file.
+        FileNotFoundError: no checkpoint file at that path.
     """
     from spades_env.agents.bot import CheckpointBot
     for name, v, lo, hi in (("hands", hands, 1, 10**7), ("samples", samples, 1, MAX_SAMPLES)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
             raise ValueError(f"{name} must be an int in [{lo}, {hi}], got {v!r}")
-    if not isinstance(random_start, (int, float)) or not 0.0 <= random_start <= 1.0:
-        raise ValueError(f"random_start must be in [0, 1], got {random_start!r}")
+    if isinstance(random_start, bool) or not isinstance(random_start, (int, float, np.floating)) \
+            or not 0.0 <= random_start <= 1.0:
+        raise ValueError(f"random_start must be a number in [0, 1], got {random_start!r}")
+    for name, v in (("seed", seed), ("chunk", chunk)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"{name} must be a non-negative int, got {v!r}")
     rng = np.random.default_rng([seed, chunk])
     policy = CheckpointBot(checkpoint, seed=int(rng.integers(2**31)))
     search = PIMCBot(seed=int(rng.integers(2**31)), samples=int(samples))
@@ -130,6 +135,10 @@ def save_labels(path: str, rec: dict, source: str, samples: int, seed: int = -1,
         OSError: ``could not write PATH: REASON``; ``path`` unchanged.
     """
     fields = _check_fields(rec, "labels to save")
+    for name, v, kind in (("source", source, str), ("source_sha256", source_sha256, str),
+                          ("samples", samples, int), ("seed", seed, int), ("chunk", chunk, int)):
+        if isinstance(v, bool) or not isinstance(v, (kind, np.integer) if kind is int else kind):
+            raise ValueError(f"labels to save: {name} must be {kind.__name__}, got {v!r}")
     buf = io.BytesIO()
     np.savez_compressed(buf, format=np.array(FORMAT), version=np.array(VERSION),
                         source=np.array(str(source)), samples=np.array(int(samples)),
