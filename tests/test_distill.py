@@ -366,3 +366,32 @@ def test_label_chunk_and_save_labels_check_their_arguments(tiny, labels, tmp_pat
         label_chunk(str(tmp_path / "none.pt"), 1, 1, 0, 2)
     with pytest.raises(ValueError, match="samples must be int"):
         save_labels(str(tmp_path / "x.npz"), labels, "src", "4")
+
+
+def test_equivalence_classes_agree_with_the_game_state(labels):
+    # differential check against the positions themselves: a legal card the search did not value
+    # belongs to a valued card below it in its suit, and every card ranked between the two is in
+    # the seat's hand or was played to an earlier trick (so the two cards are interchangeable)
+    merged = 0
+    for h in range(len(labels["seed"])):
+        g = SpadesGame(Rules(), seed=int(labels["seed"][h]))
+        g.scores = [int(x) for x in labels["scores"][h]]
+        g.bags = [int(x) for x in labels["bags"][h]]
+        for k in range(56):
+            view = g.view(g.current_player)
+            vals = labels["values"][h, k].astype(np.float64)
+            valued = ~np.isnan(vals)
+            if valued.sum() > 1:
+                mask = np.zeros((1, 68), bool)
+                mask[0, list(view.legal_actions)] = True
+                rep = equivalence_classes(mask, valued[None])[0]
+                in_trick = {c for _s, c in view.current_trick}
+                gone = {c for c in range(52) if view.hand >> c & 1
+                        or any(view.played[s] >> c & 1 for s in range(4))} - in_trick
+                for c in view.legal_actions:
+                    r = int(rep[c])
+                    assert valued[r] and r // 13 == c // 13 and r <= c
+                    assert all(x in gone for x in range(r + 1, c)), (h, k, c, r)
+                    merged += r != c
+            g.apply(int(labels["moves"][h, k]))
+    assert merged > 0

@@ -43,7 +43,7 @@ import time
 import numpy as np
 
 from spades_env import Rules, SpadesGame
-from spades_env.bots.pimc import MAX_SAMPLES, PIMCBot
+from spades_env.bots.pimc import MAX_SAMPLES, PIMCBot, best_candidate
 from spades_env.engine import Phase
 from spades_env.fileio import write_atomic
 
@@ -111,11 +111,7 @@ def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int
                 cards, values = search.card_values(view)
                 if len(cards) > 1:
                     out["values"][h, k, cards] = values
-                if (p & 1) == team:
-                    a = policy.act(view)
-                else:
-                    a = cards[max(range(len(cards)), key=lambda i: (values[i], -i))] \
-                        if len(cards) > 1 else cards[0]
+                a = policy.act(view) if (p & 1) == team else best_candidate(cards, values)
             g.apply(int(a))
             out["moves"][h, k] = a
         if not g.hand_results:
@@ -479,9 +475,9 @@ def suit_permutation(perm) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ============================================================================= learning
-def _class_probs(torch, probs, rep):
+def _class_probs(probs, rep):
     """Probability of each class ``[B, 52]``: the card probabilities summed by ``rep``."""
-    out = torch.zeros(len(probs), 53, dtype=probs.dtype)
+    out = probs.new_zeros(len(probs), 53)
     return out.scatter_add_(1, rep, probs[:, :52])[:, :52]
 
 
@@ -565,7 +561,7 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
                 r = cm[r][:, ai[:52]]
             probs = torch.softmax(net.masked(net.policy_logits(o), m), -1)
             c = card[ix]
-            pc = _class_probs(torch, probs[c], r[c])
+            pc = _class_probs(probs[c], r[c])
             loss_card = -(t[c, :52] * pc.clamp_min(1e-8).log()).sum()
             loss_bid = -(t[~c] * probs[~c].clamp_min(1e-8).log()).sum()
             loss = (loss_card + bid_weight * loss_bid) / len(ix)

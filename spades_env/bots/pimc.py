@@ -46,7 +46,7 @@ from .sampler import DealSampler, as_random, check_deal
 from .solver import ABOVE, BELOW, HandUtility, _high_rank, _low_rank, estimate_tricks, nil_risk, \
     playout, solve
 
-__all__ = ["PIMCBot", "HardBot", "InsaneBot", "bid_likelihood", "estimate_bid"]
+__all__ = ["PIMCBot", "HardBot", "InsaneBot", "best_candidate", "bid_likelihood", "estimate_bid"]
 
 
 def estimate_bid(hand: int) -> int:
@@ -97,6 +97,14 @@ def _finish_trick(hands, trick, leader, won, broken, card, p, flb):
 
 # most samples a PIMC bot may take per decision (the insane level uses 400; more runs for hours)
 MAX_SAMPLES = 100_000
+
+def best_candidate(cards: list[int], values: list[float]) -> int:
+    """The card ``act`` plays from ``card_values``' output: the highest value, the first
+    candidate on a tie; the only candidate when there is one (its value is ``nan``)."""
+    if len(cards) == 1:
+        return cards[0]
+    return cards[max(range(len(cards)), key=lambda i: (values[i], -i))]
+
 
 class PIMCBot(Bot):
     """Perfect-Information Monte Carlo bot (base of ``hard`` and ``insane``).
@@ -295,6 +303,10 @@ class PIMCBot(Bot):
         elif not legal or not set(legal) <= set(view.legal_actions):
             raise ValueError(f"legal must be a non-empty subset of the view's legal cards "
                              f"{sorted(view.legal_actions)}, got {legal!r}")
+        return self._card_values(view, legal)
+
+    def _card_values(self, view, legal) -> tuple[list[int], list[float]]:
+        """``card_values`` without the checks (``act`` has already read the legal cards)."""
         cands = self._candidates(view, legal)
         if len(cands) == 1:
             return cands, [float("nan")]
@@ -313,6 +325,7 @@ class PIMCBot(Bot):
         totals = [0.0] * len(cands)
         weight = 0.0
         for hands, w in self._deals(view, self.samples):
+            weight += w
             for i, card in enumerate(cands):
                 h2, t2, l2, w2, b2 = _finish_trick(hands, trick, leader, won, broken, card, me, flb)
                 if exact:
@@ -320,16 +333,11 @@ class PIMCBot(Bot):
                 else:
                     v = util(playout(h2, t2, l2, w2, b2, bids, flb))
                 totals[i] += w * v * sign
-                weight += w if i == 0 else 0.0
         weight = weight or 1.0
         return cands, [t / weight for t in totals]
 
     def _play(self, view, legal) -> int:
-        cands, values = self.card_values(view, legal)
-        if len(cands) == 1:
-            return cands[0]
-        best = max(range(len(cands)), key=lambda i: (values[i], -i))
-        return cands[best]
+        return best_candidate(*self._card_values(view, legal))
 
     # ------------------------------------------------------------------ bidding
     def _bid_candidates(self, view) -> list[int]:
