@@ -300,6 +300,18 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
     assert main(["--from", tiny, "--out", str(out), "--chunks", "1", "--chunk-hands", "2",
                  "--samples", "2", "--workers", "1", "--epochs", "1", "--bid-deals", "5"]) == 0
     assert labels[0].stat().st_mtime_ns == before
+    # --hidden/--head-hidden widen the network (same labels): the output plays at its new shape
+    wide = tmp_path / "w.pt"
+    assert main(["--from", tiny, "--out", str(wide), "--labels", str(tmp_path / "d_labels"),
+                 "--chunks", "1", "--chunk-hands", "2", "--samples", "2", "--workers", "1",
+                 "--epochs", "1", "--bid-deals", "5", "--hidden", "48",
+                 "--head-hidden", "24"]) == 0
+    data = load_checkpoint(str(wide))
+    assert data["model_shape"]["hidden"] == [48] and data["model_shape"]["head_hidden"] == 24
+    assert data["model"]["trunk.0.weight"].shape == (48, 679)
+    assert data["distill"]["widened_from"] == {"hidden": [32], "head_hidden": 16}
+    assert CheckpointBot(str(wide)).act(g.view(g.current_player)) in \
+        g.view(g.current_player).legal_actions
     # bad input: a missing source checkpoint is an error message, not a traceback
     assert main(["--from", str(tmp_path / "none.pt"), "--out", str(out)]) == 2
 
@@ -322,6 +334,12 @@ def test_command_line_refuses_bad_input_before_any_work(tiny, labels, tmp_path, 
                                ("--minutes", "-1", "--minutes must be")):
         args = base + [flag, value]
         assert main(args) == 2, flag
+        assert words in capsys.readouterr().err
+    for extra, words in ((["--hidden", "wide"], "--hidden must be comma-separated integers"),
+                         (["--hidden", "16"], "can only widen"),
+                         (["--hidden", "64,64"], "can only widen"),
+                         (["--head-hidden", "8"], "can only widen")):
+        assert main(base + extra) == 2, extra
         assert words in capsys.readouterr().err
     a_file = tmp_path / "file.txt"
     a_file.write_text("x")

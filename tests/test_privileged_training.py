@@ -272,3 +272,29 @@ def test_evaluate_after_training_checks_its_bots_first_and_evaluates_the_runs_ow
     # the second run took the name e-2 and its own checkpoint was the one evaluated
     assert "ck/e/latest.pt vs bots" in out and "ck/e-2/latest.pt vs bots" in out2
     assert "| random | games | 2 (" in out2
+
+
+def test_widen_keeps_the_function_and_trains_the_new_units():
+    from spades_env.agents.model import widen
+    torch.manual_seed(3)
+    a = Agent([32, 16], 8, critic_hidden=[12])
+    b = widen(a, [48, 16], 20)
+    assert b.hidden == [48, 16] and b.head_hidden == 20 and b.critic_hidden == [12]
+    x, priv = torch.randn(9, a.obs_size), torch.randn(9, PRIV_SIZE)
+    la, va = a(x)
+    lb, vb = b(x)
+    assert torch.allclose(la, lb, atol=1e-5) and torch.allclose(va, vb, atol=1e-5)
+    assert torch.equal(a.critic_value(x, priv), b.critic_value(x, priv))
+    # the old weights sit in the top-left block; the new units' outgoing weights start at 0
+    assert torch.equal(b.trunk[2].weight[:16, :32], a.trunk[2].weight)
+    assert not b.trunk[2].weight[:, 32:].any() and not b.play_head[0].weight[:, 16:].any()
+    assert not b.play_head[2].weight[:, 8:].any() and b.play_head[0].weight[8:].abs().sum() > 0
+    # one step of training reaches the new units (their outgoing weights move off 0)
+    opt = torch.optim.SGD(b.parameters(), lr=0.1)
+    b.policy_logits(x)[:, :52].logsumexp(-1).sum().backward()
+    opt.step()
+    assert b.play_head[2].weight[:, 8:].abs().sum() > 0
+    for bad, why in ((([48], 20), "number of trunk layers"), (([16, 16], 20), "only grows"),
+                     (([48, 16], 4), "only grows")):
+        with pytest.raises(ValueError, match=why):
+            widen(a, *bad)

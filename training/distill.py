@@ -674,6 +674,32 @@ def check_args(a) -> None:
         raise ValueError(f"--labels {a.labels!r} is a file, not a folder")
 
 
+def _wider_shape(a, net) -> dict | None:
+    """``--hidden``/``--head-hidden`` as a ``model_shape`` update (None: keep the source's).
+
+    Raises:
+        ValueError: widths that are not integers, not as many as the source's trunk layers, or
+            narrower than the source's (or wider than ``MAX_WIDTH``).
+    """
+    if a.hidden is None and a.head_hidden is None:
+        return None
+    try:
+        hidden = ([int(w) for w in a.hidden.split(",")] if a.hidden is not None
+                  else list(net.hidden))
+    except ValueError:
+        raise ValueError(f"--hidden must be comma-separated integers like 512,256, got "
+                         f"{a.hidden!r}") from None
+    head = a.head_hidden if a.head_hidden is not None else net.head_hidden
+    from spades_env.agents import MAX_WIDTH
+    if (len(hidden) != len(net.hidden) or any(not o <= w <= MAX_WIDTH for w, o in
+                                              zip(hidden, net.hidden))
+            or not net.head_hidden <= head <= MAX_WIDTH):
+        raise ValueError(f"--hidden/--head-hidden can only widen the source's layers (trunk "
+                         f"{net.hidden}, heads {net.head_hidden}, at most {MAX_WIDTH}): got "
+                         f"{hidden}, {head}")
+    return {"hidden": hidden, "head_hidden": head}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m training.distill",
                                 description=__doc__.splitlines()[0])
@@ -694,6 +720,10 @@ def main(argv=None) -> int:
                    help="fresh deals whose bids hold the starting network's bids (bid_rows)")
     p.add_argument("--epochs", type=int, default=12)
     p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--hidden", default=None,
+                   help="wider trunk, e.g. 512,256 (spades_env.agents.model.widen; default: the "
+                        "source's widths)")
+    p.add_argument("--head-hidden", type=int, default=None, help="wider heads (with --hidden)")
     a = p.parse_args(argv)
     import torch
     torch.set_num_threads(1)
@@ -711,6 +741,7 @@ def main(argv=None) -> int:
             raise ValueError(f"{a.src} was trained on rules {rules!r}; the labels are "
                              f"standard-rules hands")
         net = build_agent(data, "cpu")
+        shape = _wider_shape(a, net)
         check_output_file(a.out, "output checkpoint", create_folder=True)
         paths = produce_labels(a.src, folder, a.minutes, a.chunks, a.chunk_hands, a.seed,
                                a.samples, a.workers)
@@ -720,6 +751,9 @@ def main(argv=None) -> int:
         label_s = time.time() - t0
         import copy
         reference = copy.deepcopy(net).eval()
+        if shape is not None:
+            from spades_env.agents.model import widen
+            net = widen(net, shape["hidden"], shape["head_hidden"])
         ds = build_dataset(rec, reference, a.temperature, a.prior)
         if a.bid_deals > 0:
             ds = concat_rows(ds, bid_rows(reference, a.bid_deals, a.seed))
@@ -728,11 +762,16 @@ def main(argv=None) -> int:
         hist = distill(net, ds, epochs=a.epochs, lr=a.lr, seed=a.seed)
         out = {k: data[k] for k in ("config", "model_shape", "progress") if k in data}
         out["model"] = net.state_dict()
+        if shape is not None:
+            out["model_shape"] = dict(out["model_shape"], **shape)
         out["source"] = a.src
         out["distill"] = {"hands": int(len(rec["seed"])), "samples": a.samples,
                           "temperature": a.temperature, "prior": a.prior,
                           "bid_deals": a.bid_deals, "epochs": a.epochs, "lr": a.lr,
                           "seed": a.seed, "label_minutes": label_s / 60,
+                          "widened_from": (None if shape is None else
+                                           {"hidden": list(reference.hidden),
+                                            "head_hidden": reference.head_hidden}),
                           "history": [{k: float(v) for k, v in h.items()} for h in hist]}
         save_checkpoint(a.out, out)
     except (ValueError, FileNotFoundError, OSError) as e:  # bad input, bad file, full disk

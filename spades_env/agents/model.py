@@ -167,5 +167,60 @@ class Agent(nn.Module):
         return action, dist.log_prob(action), dist.entropy(), value
 
 
-__all__ = ["Agent", "NUM_BID_ACTIONS", "PRIV_SIZE", "MAX_WIDTH", "MAX_PARAMS", "network_params",
+def _widen_linear(old: nn.Linear, new: nn.Linear, grow_in: bool) -> None:
+    """Copy ``old`` into the top-left block of ``new``. The rows of new units keep ``new``'s
+    fresh initialisation; the columns that read new units of the layer below are set to 0."""
+    o, i = old.weight.shape
+    if new.weight.shape[0] < o or new.weight.shape[1] < i:
+        raise ValueError(f"cannot widen a {i}->{o} layer into a narrower "
+                         f"{new.weight.shape[1]}->{new.weight.shape[0]} one")
+    with torch.no_grad():
+        if grow_in:
+            new.weight[:, i:] = 0.0
+        new.weight[:o, :i] = old.weight
+        new.bias[:o] = old.bias
+
+
+def widen(agent: Agent, hidden, head_hidden: int) -> Agent:
+    """A wider copy of ``agent`` that computes exactly the same logits, values and critic values.
+
+    Each trunk layer and each head's hidden layer may only grow. The old weights are copied into
+    the top-left block of each new matrix; the new units get a fresh initialisation of their inputs
+    and outgoing weights of 0, so they change nothing until training moves them (the
+    function-preserving widening of Net2Net, Chen, Goodfellow and Shlens 2016, with zero outgoing
+    weights in place of split ones). Use it to give a trained network more capacity, e.g. before
+    ``training.distill``.
+
+    Args:
+        agent: the trained ``Agent`` (unchanged).
+        hidden: new trunk widths, same length as ``agent.hidden``, each at least the old width.
+        head_hidden: new head width, at least ``agent.head_hidden``.
+    Returns:
+        a new ``Agent`` on ``agent``'s device (the privileged critic copied unchanged).
+    Raises:
+        ValueError: a different number of trunk layers, or a width that shrinks.
+    """
+    hidden = [int(h) for h in hidden]
+    if len(hidden) != len(agent.hidden):
+        raise ValueError(f"widen keeps the number of trunk layers: {len(agent.hidden)} "
+                         f"({agent.hidden}), got {len(hidden)} ({hidden})")
+    if any(h < o for h, o in zip(hidden, agent.hidden)) or head_hidden < agent.head_hidden:
+        raise ValueError(f"widen only grows layers: trunk {agent.hidden} -> {hidden}, heads "
+                         f"{agent.head_hidden} -> {head_hidden}")
+    dev = next(agent.parameters()).device
+    new = Agent(hidden, head_hidden, agent.obs_size, agent.critic_hidden).to(dev)
+    old_lin = [m for m in agent.trunk if isinstance(m, nn.Linear)]
+    new_lin = [m for m in new.trunk if isinstance(m, nn.Linear)]
+    for k, (a, b) in enumerate(zip(old_lin, new_lin)):
+        _widen_linear(a, b, grow_in=k > 0)
+    for name in ("play_head", "bid_head", "value_head"):
+        a, b = getattr(agent, name), getattr(new, name)
+        _widen_linear(a[0], b[0], grow_in=True)
+        _widen_linear(a[2], b[2], grow_in=True)
+    if agent.critic is not None:
+        new.critic.load_state_dict(agent.critic.state_dict())
+    return new
+
+
+__all__ = ["Agent", "widen", "NUM_BID_ACTIONS", "PRIV_SIZE", "MAX_WIDTH", "MAX_PARAMS", "network_params",
            "privileged_features"]
