@@ -338,7 +338,8 @@ def test_command_line_refuses_bad_input_before_any_work(tiny, labels, tmp_path, 
     for extra, words in ((["--hidden", "wide"], "--hidden must be comma-separated integers"),
                          (["--hidden", "16"], "can only widen"),
                          (["--hidden", "64,64"], "can only widen"),
-                         (["--head-hidden", "8"], "can only widen")):
+                         (["--head-hidden", "8"], "can only widen"),
+                         (["--hidden", "16384", "--head-hidden", "16384"], "parameters, over")):
         assert main(base + extra) == 2, extra
         assert words in capsys.readouterr().err
     a_file = tmp_path / "file.txt"

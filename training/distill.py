@@ -690,13 +690,17 @@ def _wider_shape(a, net) -> dict | None:
         raise ValueError(f"--hidden must be comma-separated integers like 512,256, got "
                          f"{a.hidden!r}") from None
     head = a.head_hidden if a.head_hidden is not None else net.head_hidden
-    from spades_env.agents import MAX_WIDTH
+    from spades_env.agents import MAX_PARAMS, MAX_WIDTH, network_params
     if (len(hidden) != len(net.hidden) or any(not o <= w <= MAX_WIDTH for w, o in
                                               zip(hidden, net.hidden))
             or not net.head_hidden <= head <= MAX_WIDTH):
         raise ValueError(f"--hidden/--head-hidden can only widen the source's layers (trunk "
                          f"{net.hidden}, heads {net.head_hidden}, at most {MAX_WIDTH}): got "
                          f"{hidden}, {head}")
+    n = network_params(hidden, head, net.critic_hidden)
+    if n > MAX_PARAMS:
+        raise ValueError(f"--hidden {hidden} --head-hidden {head} gives {n:,} parameters, over "
+                         f"the {MAX_PARAMS:,} a checkpoint may hold")
     return {"hidden": hidden, "head_hidden": head}
 
 
