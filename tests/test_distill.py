@@ -310,6 +310,7 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
     assert data["model_shape"]["hidden"] == [48] and data["model_shape"]["head_hidden"] == 24
     assert data["model"]["trunk.0.weight"].shape == (48, 679)
     assert data["distill"]["widened_from"] == {"hidden": [32], "head_hidden": 16}
+    assert data["config"]["hidden"] == [48] and data["config"]["head_hidden"] == 24
     assert CheckpointBot(str(wide)).act(g.view(g.current_player)) in \
         g.view(g.current_player).legal_actions
     # bad input: a missing source checkpoint is an error message, not a traceback
@@ -337,7 +338,7 @@ def test_command_line_refuses_bad_input_before_any_work(tiny, labels, tmp_path, 
         assert words in capsys.readouterr().err
     for extra, words in ((["--hidden", "wide"], "--hidden must be comma-separated integers"),
                          (["--hidden", "16"], "can only widen"),
-                         (["--hidden", "64,64"], "can only widen"),
+                         (["--hidden", "64,64"], "must give 1 widths"),
                          (["--head-hidden", "8"], "can only widen"),
                          (["--hidden", "16384", "--head-hidden", "16384"], "parameters, over")):
         assert main(base + extra) == 2, extra

@@ -285,6 +285,10 @@ def test_widen_keeps_the_function_and_trains_the_new_units():
     lb, vb = b(x)
     assert torch.allclose(la, lb, atol=1e-5) and torch.allclose(va, vb, atol=1e-5)
     assert torch.equal(a.critic_value(x, priv), b.critic_value(x, priv))
+    assert b.training == a.training
+    d = widen(a.double().eval(), [40, 16], 8)  # the source's dtype and mode are kept
+    assert next(d.parameters()).dtype == torch.float64 and not d.training
+    a.float().train()
     # the old weights sit in the top-left block; the new units' outgoing weights start at 0
     assert torch.equal(b.trunk[2].weight[:16, :32], a.trunk[2].weight)
     assert not b.trunk[2].weight[:, 32:].any() and not b.play_head[0].weight[:, 16:].any()
@@ -295,6 +299,8 @@ def test_widen_keeps_the_function_and_trains_the_new_units():
     opt.step()
     assert b.play_head[2].weight[:, 8:].abs().sum() > 0
     for bad, why in ((([48], 20), "number of trunk layers"), (([16, 16], 20), "only grows"),
-                     (([48, 16], 4), "only grows")):
+                     (([48, 16], 4), "only grows"), (("48,16", 20), "list of integer widths"),
+                     (([48, 16], 20.5), "must be integers"), (([48.0, 16], 20), "integers"),
+                     (([10**6, 16], 20), "at most"), (([16384, 16384], 20), "MAX_PARAMS")):
         with pytest.raises(ValueError, match=why):
             widen(a, *bad)

@@ -691,7 +691,10 @@ def _wider_shape(a, net) -> dict | None:
                          f"{a.hidden!r}") from None
     head = a.head_hidden if a.head_hidden is not None else net.head_hidden
     from spades_env.agents import MAX_PARAMS, MAX_WIDTH, network_params
-    if (len(hidden) != len(net.hidden) or any(not o <= w <= MAX_WIDTH for w, o in
+    if len(hidden) != len(net.hidden):
+        raise ValueError(f"--hidden must give {len(net.hidden)} widths, one per trunk layer of "
+                         f"the source ({net.hidden}), got {hidden}")
+    if (any(not o <= w <= MAX_WIDTH for w, o in
                                               zip(hidden, net.hidden))
             or not net.head_hidden <= head <= MAX_WIDTH):
         raise ValueError(f"--hidden/--head-hidden can only widen the source's layers (trunk "
@@ -727,7 +730,8 @@ def main(argv=None) -> int:
     p.add_argument("--hidden", default=None,
                    help="wider trunk, e.g. 512,256 (spades_env.agents.model.widen; default: the "
                         "source's widths)")
-    p.add_argument("--head-hidden", type=int, default=None, help="wider heads (with --hidden)")
+    p.add_argument("--head-hidden", type=int, default=None,
+                   help="wider heads, e.g. 128 (default: the source's width)")
     a = p.parse_args(argv)
     import torch
     torch.set_num_threads(1)
@@ -768,6 +772,8 @@ def main(argv=None) -> int:
         out["model"] = net.state_dict()
         if shape is not None:
             out["model_shape"] = dict(out["model_shape"], **shape)
+            if isinstance(out.get("config"), dict):
+                out["config"] = dict(out["config"], **shape)
         out["source"] = a.src
         out["distill"] = {"hands": int(len(rec["seed"])), "samples": a.samples,
                           "temperature": a.temperature, "prior": a.prior,

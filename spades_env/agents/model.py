@@ -182,7 +182,8 @@ def _widen_linear(old: nn.Linear, new: nn.Linear, grow_in: bool) -> None:
 
 
 def widen(agent: Agent, hidden, head_hidden: int) -> Agent:
-    """A wider copy of ``agent`` that computes exactly the same logits, values and critic values.
+    """A wider copy of ``agent`` that computes the same logits, values and critic values (equal up
+    to float rounding, about 1e-7 relative: the same greedy play).
 
     Each trunk layer and each head's hidden layer may only grow. The old weights are copied into
     the top-left block of each new matrix; the new units get a fresh initialisation of their inputs
@@ -196,19 +197,34 @@ def widen(agent: Agent, hidden, head_hidden: int) -> Agent:
         hidden: new trunk widths, same length as ``agent.hidden``, each at least the old width.
         head_hidden: new head width, at least ``agent.head_hidden``.
     Returns:
-        a new ``Agent`` on ``agent``'s device (the privileged critic copied unchanged).
+        a new ``Agent`` on ``agent``'s device, with its dtype and train/eval mode (the privileged
+        critic copied unchanged).
     Raises:
-        ValueError: a different number of trunk layers, or a width that shrinks.
+        ValueError: widths that are not integers, a different number of trunk layers, a width
+            that shrinks or exceeds ``MAX_WIDTH``, or more than ``MAX_PARAMS`` parameters.
     """
-    hidden = [int(h) for h in hidden]
+    if isinstance(hidden, (str, bytes)) or not hasattr(hidden, "__len__"):
+        raise ValueError(f"widen: hidden must be a list of integer widths, got {hidden!r}")
+    if not all(isinstance(h, (int, np.integer)) and not isinstance(h, bool)
+               for h in [*hidden, head_hidden]):
+        raise ValueError(f"widen: widths must be integers, got hidden {hidden!r}, head_hidden "
+                         f"{head_hidden!r}")
+    hidden, head_hidden = [int(h) for h in hidden], int(head_hidden)
     if len(hidden) != len(agent.hidden):
         raise ValueError(f"widen keeps the number of trunk layers: {len(agent.hidden)} "
                          f"({agent.hidden}), got {len(hidden)} ({hidden})")
     if any(h < o for h, o in zip(hidden, agent.hidden)) or head_hidden < agent.head_hidden:
         raise ValueError(f"widen only grows layers: trunk {agent.hidden} -> {hidden}, heads "
                          f"{agent.head_hidden} -> {head_hidden}")
-    dev = next(agent.parameters()).device
-    new = Agent(hidden, head_hidden, agent.obs_size, agent.critic_hidden).to(dev)
+    if max(hidden + [head_hidden]) > MAX_WIDTH:
+        raise ValueError(f"widen: widths are at most {MAX_WIDTH}, got {hidden}, {head_hidden}")
+    n = network_params(hidden, head_hidden, agent.critic_hidden)
+    if n > MAX_PARAMS:
+        raise ValueError(f"widen: {hidden}, {head_hidden} gives {n:,} parameters, over "
+                         f"MAX_PARAMS ({MAX_PARAMS:,})")
+    p = next(agent.parameters())
+    new = Agent(hidden, head_hidden, agent.obs_size, agent.critic_hidden).to(p.device, p.dtype)
+    new.train(agent.training)
     old_lin = [m for m in agent.trunk if isinstance(m, nn.Linear)]
     new_lin = [m for m in new.trunk if isinstance(m, nn.Linear)]
     for k, (a, b) in enumerate(zip(old_lin, new_lin)):
