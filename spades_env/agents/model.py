@@ -39,7 +39,7 @@ from torch.distributions import Categorical
 from spades_env.cards import NUM_ACTIONS, NUM_CARDS
 from spades_env.observation import OBS_SIZE
 
-from . import MAX_PARAMS, MAX_WIDTH, PRIV_SIZE, network_params  # noqa: F401 - re-exported
+from . import MAX_PARAMS, MAX_WIDTH, PRIV_SIZE, network_params  # also re-exported
 
 NUM_BID_ACTIONS = NUM_ACTIONS - NUM_CARDS  # 16
 
