@@ -337,9 +337,9 @@ def test_command_line_refuses_bad_input_before_any_work(tiny, labels, tmp_path, 
         assert main(args) == 2, flag
         assert words in capsys.readouterr().err
     for extra, words in ((["--hidden", "wide"], "--hidden must be comma-separated integers"),
-                         (["--hidden", "16"], "can only widen"),
-                         (["--hidden", "64,64"], "must give 1 widths"),
-                         (["--head-hidden", "8"], "can only widen"),
+                         (["--hidden", "16"], "only grows"),
+                         (["--hidden", "64,64"], "number of trunk layers"),
+                         (["--head-hidden", "8"], "only grows"),
                          (["--hidden", "16384", "--head-hidden", "16384"], "parameters, over")):
         assert main(base + extra) == 2, extra
         assert words in capsys.readouterr().err

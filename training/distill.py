@@ -678,8 +678,7 @@ def _wider_shape(a, net) -> dict | None:
     """``--hidden``/``--head-hidden`` as a ``model_shape`` update (None: keep the source's).
 
     Raises:
-        ValueError: widths that are not integers, not as many as the source's trunk layers, or
-            narrower than the source's (or wider than ``MAX_WIDTH``).
+        ValueError: widths that are not integers, or that ``check_widen`` refuses.
     """
     if a.hidden is None and a.head_hidden is None:
         return None
@@ -690,20 +689,11 @@ def _wider_shape(a, net) -> dict | None:
         raise ValueError(f"--hidden must be comma-separated integers like 512,256, got "
                          f"{a.hidden!r}") from None
     head = a.head_hidden if a.head_hidden is not None else net.head_hidden
-    from spades_env.agents import MAX_PARAMS, MAX_WIDTH, network_params
-    if len(hidden) != len(net.hidden):
-        raise ValueError(f"--hidden must give {len(net.hidden)} widths, one per trunk layer of "
-                         f"the source ({net.hidden}), got {hidden}")
-    if (any(not o <= w <= MAX_WIDTH for w, o in
-                                              zip(hidden, net.hidden))
-            or not net.head_hidden <= head <= MAX_WIDTH):
-        raise ValueError(f"--hidden/--head-hidden can only widen the source's layers (trunk "
-                         f"{net.hidden}, heads {net.head_hidden}, at most {MAX_WIDTH}): got "
-                         f"{hidden}, {head}")
-    n = network_params(hidden, head, net.critic_hidden)
-    if n > MAX_PARAMS:
-        raise ValueError(f"--hidden {hidden} --head-hidden {head} gives {n:,} parameters, over "
-                         f"the {MAX_PARAMS:,} a checkpoint may hold")
+    from spades_env.agents.model import check_widen
+    try:
+        hidden, head = check_widen(net, hidden, head)
+    except ValueError as e:
+        raise ValueError(f"--hidden/--head-hidden: {e}") from None
     return {"hidden": hidden, "head_hidden": head}
 
 

@@ -181,24 +181,10 @@ def _widen_linear(old: nn.Linear, new: nn.Linear, grow_in: bool) -> None:
         new.bias[:o] = old.bias
 
 
-def widen(agent: Agent, hidden, head_hidden: int) -> Agent:
-    """A wider copy of ``agent`` that computes the same logits, values and critic values (equal up
-    to float rounding, about 1e-7 relative: the same greedy play).
+def check_widen(agent: Agent, hidden, head_hidden) -> tuple[list[int], int]:
+    """The widths of ``widen(agent, hidden, head_hidden)``, checked before anything is allocated.
 
-    Each trunk layer and each head's hidden layer may only grow. The old weights are copied into
-    the top-left block of each new matrix; the new units get a fresh initialisation of their inputs
-    and outgoing weights of 0, so they change nothing until training moves them (the
-    function-preserving widening of Net2Net, Chen, Goodfellow and Shlens 2016, with zero outgoing
-    weights in place of split ones). Use it to give a trained network more capacity, e.g. before
-    ``training.distill``.
-
-    Args:
-        agent: the trained ``Agent`` (unchanged).
-        hidden: new trunk widths, same length as ``agent.hidden``, each at least the old width.
-        head_hidden: new head width, at least ``agent.head_hidden``.
-    Returns:
-        a new ``Agent`` on ``agent``'s device, with its dtype and train/eval mode (the privileged
-        critic copied unchanged).
+    Returns ``(hidden as a list of int, head_hidden as int)``.
     Raises:
         ValueError: widths that are not integers, a different number of trunk layers, a width
             that shrinks or exceeds ``MAX_WIDTH``, or more than ``MAX_PARAMS`` parameters.
@@ -222,6 +208,32 @@ def widen(agent: Agent, hidden, head_hidden: int) -> Agent:
     if n > MAX_PARAMS:
         raise ValueError(f"widen: {hidden}, {head_hidden} gives {n:,} parameters, over "
                          f"MAX_PARAMS ({MAX_PARAMS:,})")
+    return hidden, head_hidden
+
+
+def widen(agent: Agent, hidden, head_hidden: int) -> Agent:
+    """A wider copy of ``agent`` that computes the same logits, values and critic values (equal up
+    to float rounding, about 1e-7 relative: the same greedy play).
+
+    Each trunk layer and each head's hidden layer may only grow. The old weights are copied into
+    the top-left block of each new matrix; the new units get a fresh initialisation of their inputs
+    and outgoing weights of 0, so they change nothing until training moves them (the
+    function-preserving widening of Net2Net, Chen, Goodfellow and Shlens 2016, with zero outgoing
+    weights in place of split ones). Use it to give a trained network more capacity, e.g. before
+    ``training.distill``.
+
+    Args:
+        agent: the trained ``Agent`` (unchanged).
+        hidden: new trunk widths, same length as ``agent.hidden``, each at least the old width.
+        head_hidden: new head width, at least ``agent.head_hidden``.
+    Returns:
+        a new ``Agent`` on ``agent``'s device, with its dtype and train/eval mode (the privileged
+        critic copied unchanged).
+    Raises:
+        ValueError: widths that are not integers, a different number of trunk layers, a width
+            that shrinks or exceeds ``MAX_WIDTH``, or more than ``MAX_PARAMS`` parameters.
+    """
+    hidden, head_hidden = check_widen(agent, hidden, head_hidden)
     p = next(agent.parameters())
     new = Agent(hidden, head_hidden, agent.obs_size, agent.critic_hidden).to(p.device, p.dtype)
     new.train(agent.training)
@@ -238,5 +250,5 @@ def widen(agent: Agent, hidden, head_hidden: int) -> Agent:
     return new
 
 
-__all__ = ["Agent", "widen", "NUM_BID_ACTIONS", "PRIV_SIZE", "MAX_WIDTH", "MAX_PARAMS", "network_params",
+__all__ = ["Agent", "widen", "check_widen", "NUM_BID_ACTIONS", "PRIV_SIZE", "MAX_WIDTH", "MAX_PARAMS", "network_params",
            "privileged_features"]
