@@ -46,6 +46,7 @@ from spades_env import Rules, SpadesGame
 from spades_env.bots.pimc import MAX_SAMPLES, PIMCBot, best_candidate
 from spades_env.engine import Phase
 from spades_env.fileio import write_atomic
+from spades_env.rules import _is_int
 
 from .envs import randomize_start
 from .teacher_records import MOVES_PER_HAND, replay
@@ -77,13 +78,13 @@ def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int
     """
     from spades_env.agents.bot import CheckpointBot
     for name, v, lo, hi in (("hands", hands, 1, 10**7), ("samples", samples, 1, MAX_SAMPLES)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
+        if not _is_int(v) or not lo <= v <= hi:
             raise ValueError(f"{name} must be an int in [{lo}, {hi}], got {v!r}")
     if isinstance(random_start, bool) or not isinstance(random_start, (int, float, np.floating)) \
             or not 0.0 <= random_start <= 1.0:
         raise ValueError(f"random_start must be a number in [0, 1], got {random_start!r}")
     for name, v in (("seed", seed), ("chunk", chunk)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+        if not _is_int(v) or v < 0:
             raise ValueError(f"{name} must be a non-negative int, got {v!r}")
     rng = np.random.default_rng([seed, chunk])
     policy = CheckpointBot(checkpoint, seed=int(rng.integers(2**31)))
@@ -133,7 +134,7 @@ def save_labels(path: str, rec: dict, source: str, samples: int, seed: int = -1,
     fields = _check_fields(rec, "labels to save")
     for name, v, kind in (("source", source, str), ("source_sha256", source_sha256, str),
                           ("samples", samples, int), ("seed", seed, int), ("chunk", chunk, int)):
-        if isinstance(v, bool) or not isinstance(v, (kind, np.integer) if kind is int else kind):
+        if not (_is_int(v) if kind is int else isinstance(v, kind)):
             raise ValueError(f"labels to save: {name} must be {kind.__name__}, got {v!r}")
     buf = io.BytesIO()
     np.savez_compressed(buf, format=np.array(FORMAT), version=np.array(VERSION),
@@ -234,8 +235,7 @@ def merge_labels(parts: list[dict]) -> dict:
     """Concatenate label dicts (in the given order). Raises ValueError for none."""
     if not parts:
         raise ValueError("no label chunks to merge")
-    keys = _FIELDS
-    return {**{k: np.concatenate([p[k] for p in parts]) for k in keys}, "rules": "standard"}
+    return {**{k: np.concatenate([p[k] for p in parts]) for k in _FIELDS}, "rules": "standard"}
 
 
 # ============================================================================= targets
@@ -314,11 +314,10 @@ def card_targets(values: np.ndarray, class_probs: np.ndarray, temperature: float
     if isinstance(prior, bool) or not isinstance(prior, (int, float, np.floating)) \
             or not 0.0 <= prior <= 1.0:
         raise ValueError(f"prior must be a number in [0, 1], got {prior!r}")
-    cp = np.asarray(class_probs, dtype=np.float64)
-    if np.isnan(cp).any():
+    class_probs = np.asarray(class_probs, dtype=np.float64)
+    if np.isnan(class_probs).any():
         raise ValueError("class_probs holds NaN")
     v = np.asarray(values, dtype=np.float64)
-    class_probs = cp
     if prior > 0:
         v = v + temperature * prior * np.log(np.maximum(class_probs, 1e-6))
     return soft_targets(v, temperature)
@@ -432,8 +431,7 @@ def card_map(perm) -> np.ndarray:
 
     Raises ValueError unless ``perm`` is an order of (0, 1, 2)."""
     if isinstance(perm, (str, bytes)) or not hasattr(perm, "__len__") or len(perm) != 3 \
-            or not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-                       for x in perm) or sorted(int(x) for x in perm) != [0, 1, 2]:
+            or not all(_is_int(x) for x in perm) or sorted(int(x) for x in perm) != [0, 1, 2]:
         raise ValueError(f"perm must be an order of the side suits (0, 1, 2), got {perm!r}")
     suit = [int(x) for x in perm] + [3]
     c = np.arange(52)

@@ -27,6 +27,7 @@ has probability 0; a mask row with no legal action is an error.
 from __future__ import annotations
 
 import numpy as np
+
 try:
     import torch
 except ImportError:  # the base install has no torch: say what to install
@@ -38,6 +39,7 @@ from torch.distributions import Categorical
 
 from spades_env.cards import NUM_ACTIONS, NUM_CARDS
 from spades_env.observation import OBS_SIZE
+from spades_env.rules import _is_int
 
 from . import MAX_PARAMS, MAX_WIDTH, PRIV_SIZE, network_params  # also re-exported
 
@@ -191,8 +193,7 @@ def check_widen(agent: Agent, hidden, head_hidden) -> tuple[list[int], int]:
     """
     if isinstance(hidden, (str, bytes)) or not hasattr(hidden, "__len__"):
         raise ValueError(f"widen: hidden must be a list of integer widths, got {hidden!r}")
-    if not all(isinstance(h, (int, np.integer)) and not isinstance(h, bool)
-               for h in [*hidden, head_hidden]):
+    if not all(_is_int(h) for h in [*hidden, head_hidden]):
         raise ValueError(f"widen: widths must be integers, got hidden {hidden!r}, head_hidden "
                          f"{head_hidden!r}")
     hidden, head_hidden = [int(h) for h in hidden], int(head_hidden)
