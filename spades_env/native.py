@@ -1,8 +1,10 @@
-"""Build and load the fused C kernel of the batched engine (``SpadesVectorEnv(backend="native")``).
+"""Build and load the C kernel: the fused step of the batched engine
+(``SpadesVectorEnv(backend="native")``) and the PIMC bots' play-outs (``bots.solver.playouts``).
 
-The kernel (``spades_env/_native/vector_kernel.c``) is plain C with no Python or torch headers. It
-is compiled at first use with the system C compiler (``$CC``, else ``cc``; with OpenMP when the
-compiler has it, for ``SpadesVectorEnv(threads=...)``) and loaded with ``ctypes``.
+The kernel (``spades_env/_native/vector_kernel.c`` and ``playout.c``, one library) is plain C with
+no Python or torch headers. It is compiled at first use with the system C compiler (``$CC``, else
+``cc``; with OpenMP when the compiler has it, for ``SpadesVectorEnv(threads=...)``) and loaded
+with ``ctypes``.
 
 Where, and what is loaded (a library's constructor runs as soon as it is loaded, so a library
 another user could place must never be loaded):
@@ -48,7 +50,9 @@ from .fileio import clean_stale_temps, write_atomic
 
 __all__ = ["NativeUnavailable", "load_kernel", "SpEnv", "kernel_path"]
 
-_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native", "vector_kernel.c")
+_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native")
+# compiled together into one library: the batched engine's step and the PIMC bots' play-outs
+_SRCS = (os.path.join(_DIR, "vector_kernel.c"), os.path.join(_DIR, "playout.c"))
 _FLAGS = ["-O3", "-std=c99", "-shared", "-fPIC", "-fno-fast-math", "-Wno-unknown-pragmas"]
 _OPENMP = ["-fopenmp"]  # tried first; without it the kernel is built serial
 _lock = threading.Lock()
@@ -187,8 +191,10 @@ _warned: set = set()
 
 
 def _kernel_name(cc: str) -> str:
-    with open(_SRC, "rb") as f:
-        h = hashlib.sha256(f.read())
+    h = hashlib.sha256()
+    for src in _SRCS:
+        with open(src, "rb") as f:
+            h.update(f.read())
     h.update(" ".join([cc, *_FLAGS, *_OPENMP, platform.machine(), platform.system(),
                        sys.implementation.cache_tag or ""]).encode())
     return f"vector_kernel-{h.hexdigest()[:16]}.so"
@@ -288,10 +294,10 @@ def _build(path: str, cc: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".build-{os.getpid()}_", suffix=".so")
     os.close(fd)
     try:
-        r = subprocess.run([*cmd, *_FLAGS, *_OPENMP, "-o", tmp, _SRC], capture_output=True,
+        r = subprocess.run([*cmd, *_FLAGS, *_OPENMP, "-o", tmp, *_SRCS], capture_output=True,
                            text=True, timeout=120)
         if r.returncode != 0:  # no OpenMP here: a serial build
-            r = subprocess.run([*cmd, *_FLAGS, "-o", tmp, _SRC], capture_output=True, text=True,
+            r = subprocess.run([*cmd, *_FLAGS, "-o", tmp, *_SRCS], capture_output=True, text=True,
                                timeout=120)
         if r.returncode != 0:
             out = (r.stderr or r.stdout).strip()[:2000] or "(no output)"
@@ -310,7 +316,7 @@ def _build(path: str, cc: str) -> None:
 
 
 _SYMBOLS = ("sp_step", "sp_render", "sp_start_hands", "sp_end_hands", "sp_check", "sp_sample",
-            "sp_step_render", "sp_openmp")
+            "sp_step_render", "sp_openmp", "sp_playouts")
 
 
 _loads = 0  # dlopen calls so far: makes each /proc/self/fd name unique (see _dlopen)
@@ -398,5 +404,8 @@ def load_kernel():
         lib.sp_step_render.restype = ctypes.c_int64
         lib.sp_openmp.argtypes = []
         lib.sp_openmp.restype = ctypes.c_int
+        i64 = ctypes.c_int64
+        lib.sp_playouts.argtypes = [i64, vp, vp, vp, vp, i64, i64, vp, i64, i64, i64, vp]
+        lib.sp_playouts.restype = None
         _kernel = lib
         return lib

@@ -40,11 +40,10 @@ import numpy as np
 
 from ..cards import BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION
 from ..engine import Phase
-from ..rules import _trick_winner as trick_winner  # unchecked: inner loop
 from .base import Bot, check_flag, check_probability
 from .sampler import DealSampler, as_random, check_deal
-from .solver import ABOVE, BELOW, HandUtility, _high_rank, _low_rank, estimate_tricks, nil_risk, \
-    playout, solve
+from .solver import ABOVE, BELOW, HandUtility, _high_rank, _low_rank, estimate_tricks, \
+    finish_trick, nil_risk, playouts, solve
 
 __all__ = ["PIMCBot", "HardBot", "InsaneBot", "best_candidate", "bid_likelihood", "estimate_bid"]
 
@@ -73,26 +72,6 @@ def bid_likelihood(bid: int, hand: int, sigma: float = 1.4, floor: float = 0.03)
         return floor + (1 - floor) * exp(-0.5 * x * x)
     d = (bid - e) / sigma
     return floor + (1 - floor) * exp(-0.5 * d * d)
-
-
-def _finish_trick(hands, trick, leader, won, broken, card, p, flb):
-    """Apply ``card`` by seat ``p`` to a position; returns the new (hands, trick, leader, won,
-    broken) (inputs not modified)."""
-    hands = list(hands)
-    hands[p] &= ~(1 << card)
-    cs = card // 13
-    if trick:
-        if cs == 3 and trick[0] // 13 != 3:
-            broken = True
-    elif cs == 3 and flb:
-        broken = True
-    trick = list(trick) + [card]
-    if len(trick) == 4:
-        ws = trick_winner(trick, leader)
-        won = list(won)
-        won[ws] += 1
-        return hands, [], ws, won, broken
-    return hands, trick, leader, won, broken
 
 
 # most samples a PIMC bot may take per decision (the insane level uses 400; more runs for hours)
@@ -163,6 +142,7 @@ class PIMCBot(Bot):
         self.bid_shade = check_probability("bid_shade", bid_shade)
         self.nil_shade = check_probability("nil_shade", nil_shade)
         self.verify = check_flag("verify", verify)
+        self._utils: dict = {}  # the hand's HandUtility, reused by every card of the hand
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(samples={self.samples}, bid_samples={self.bid_samples}, "
@@ -315,7 +295,12 @@ class PIMCBot(Bot):
         rules = view.rules
         flb = rules.forced_spade_lead_breaks
         bids = tuple(view.bids)
-        util = HandUtility(bids, view.blind, view.bags, view.scores, rules, 0)
+        key = (bids, tuple(view.blind), tuple(view.bags), tuple(view.scores), rules)
+        util = self._utils.get(key)
+        if util is None:
+            if len(self._utils) >= 16:
+                self._utils.clear()
+            util = self._utils[key] = HandUtility(*key, 0)
         sign = 1.0 if team == 0 else -1.0
         exact = 13 - view.trick_number <= self.endgame_tricks
         trick = [c for _s, c in view.current_trick]
@@ -324,15 +309,22 @@ class PIMCBot(Bot):
         broken = view.spades_broken
         totals = [0.0] * len(cands)
         weight = 0.0
-        for hands, w in self._deals(view, self.samples):
-            weight += w
-            for i, card in enumerate(cands):
-                h2, t2, l2, w2, b2 = _finish_trick(hands, trick, leader, won, broken, card, me, flb)
-                if exact:
-                    v = solve(h2, t2, l2, w2, b2, util, flb)
-                else:
-                    v = util(playout(h2, t2, l2, w2, b2, bids, flb))
-                totals[i] += w * v * sign
+        if exact:
+            for hands, w in self._deals(view, self.samples):
+                weight += w
+                for i, card in enumerate(cands):
+                    h2, t2, l2, w2, b2 = finish_trick(hands, trick, leader, won, broken, card, me,
+                                                      flb)
+                    totals[i] += w * solve(h2, t2, l2, w2, b2, util, flb) * sign
+        else:
+            deals = list(self._deals(view, self.samples))
+            nc = len(cands)
+            rows = [hands for hands, _w in deals for _c in cands]
+            outs = playouts(rows, bids, cands * len(deals), trick, leader, won, broken, me, flb)
+            for d, (_hands, w) in enumerate(deals):
+                weight += w
+                for i in range(nc):
+                    totals[i] += w * util(outs[d * nc + i]) * sign
         weight = weight or 1.0
         return cands, [t / weight for t in totals]
 
@@ -368,18 +360,26 @@ class PIMCBot(Bot):
         bids_fixed = list(view.bids)
         utils: dict = {}
         totals = [0.0] * len(cands)
-        for hands, w in self._deals(view, self.bid_samples):
+        deals = list(self._deals(view, self.bid_samples))
+        keys = []
+        for hands, _w in deals:
             bids = list(bids_fixed)
             for s in range(4):
                 if s != me and bids[s] is None:
                     bids[s] = estimate_bid(hands[s])
-            for i, b in enumerate(cands):
+            for b in cands:
                 bids[me] = b
-                key = tuple(bids)
+                keys.append(tuple(bids))
+        nc = len(cands)
+        outs = playouts([hands for hands, _w in deals for _c in cands], keys, [-1] * len(keys), [],
+                        leader, (0, 0, 0, 0), False, me, flb)
+        for d, (hands, w) in enumerate(deals):
+            for i, b in enumerate(cands):
+                key = keys[d * nc + i]
                 u = utils.get(key)
                 if u is None:
                     u = utils[key] = HandUtility(key, blind, view.bags, view.scores, rules, team)
-                won = playout(hands, [], leader, (0, 0, 0, 0), False, key, flb)
+                won = list(outs[d * nc + i])
                 v = u(won)
                 if b and shade and won[me]:
                     # play-outs see every card, real play does not: blend in one trick fewer

@@ -10,10 +10,14 @@ list of card ids in play order plus the seat that led it; ``won`` is 4 trick cou
 
 from __future__ import annotations
 
-from ..cards import SUIT_MASKS
-from ..rules import Rules, score_hand
+from array import array
 
-__all__ = ["playout", "solve", "estimate_tricks", "HandUtility", "nil_risk"]
+from ..cards import SUIT_MASKS
+from ..native import NativeUnavailable, load_kernel
+from ..rules import Rules, _trick_winner, score_hand
+
+__all__ = ["playout", "playouts", "finish_trick", "solve", "estimate_tricks", "HandUtility",
+           "nil_risk"]
 
 SM = SUIT_MASKS
 S0, S1, S2, S3 = SUIT_MASKS
@@ -158,6 +162,89 @@ def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = Fals
         else:
             p = (p + 1) & 3
     return won
+
+
+def finish_trick(hands, trick, leader: int, won, broken: bool, card: int, p: int, flb: bool):
+    """Apply ``card`` by seat ``p`` to a position (arguments as ``playout``).
+
+    Returns:
+        the new ``(hands, trick, leader, won, broken)``; a completed trick is scored (its winner
+        leads next, ``trick`` empty). The inputs are not modified.
+    """
+    hands = list(hands)
+    hands[p] &= ~(1 << card)
+    cs = card // 13
+    if trick:
+        if cs == 3 and trick[0] // 13 != 3:
+            broken = True
+    elif cs == 3 and flb:
+        broken = True
+    trick = list(trick) + [card]
+    if len(trick) == 4:
+        ws = _trick_winner(trick, leader)
+        won = list(won)
+        won[ws] += 1
+        return hands, [], ws, won, broken
+    return hands, trick, leader, won, broken
+
+
+_kernel = None  # the native library once loaded; False when it cannot be (Python play-outs)
+
+
+def native_playouts() -> bool:
+    """Whether ``playouts`` runs in C (``spades_env/_native/playout.c``, built with the batched
+    engine's kernel by ``spades_env.native``); False when no C compiler is found or the build
+    fails, and then the Python ``playout`` gives the same trick counts, about 50 times slower."""
+    global _kernel
+    if _kernel is None:
+        try:
+            _kernel = load_kernel()
+        except NativeUnavailable:
+            _kernel = False
+    return _kernel is not False
+
+
+def playouts(deals, bids, cards, trick, leader: int, won, broken: bool, mover: int,
+             flb: bool = False, native: bool = True) -> list:
+    """Many ``playout`` calls from one position: row ``r`` plays ``cards[r]`` for ``mover``
+    (``finish_trick``), then plays the hand out on ``deals[r]`` with ``bids[r]``.
+
+    Args:
+        deals: R deals, each 4 masks by seat (the mover's card still in its hand).
+        bids: R tuples of 4 ints by seat (0 = Nil), or one tuple for every row.
+        cards: R card ids, or -1 for a row that starts at the position as it is.
+        trick, leader, won, broken, flb: the position, as for ``playout`` (shared by the rows).
+        mover: the seat to play.
+        native: use the C play-out when it is available (``native_playouts``); False forces the
+            Python one (the reference; the same trick counts).
+    Returns:
+        R tuples of 4 final trick counts by seat.
+    """
+    rows = len(deals)
+    if not rows:
+        return []
+    one = len(bids) == 4 and not isinstance(bids[0], (tuple, list))
+    if native and native_playouts():
+        hands = array("Q", [m for d in deals for m in d])
+        b = array("b", tuple(bids) * rows if one else [x for r in bids for x in r])
+        c = array("b", cards)
+        t = array("b", trick or [0])
+        w = array("b", won)
+        out = array("b", bytes(4 * rows))
+        _kernel.sp_playouts(rows, hands.buffer_info()[0], b.buffer_info()[0], c.buffer_info()[0],
+                            t.buffer_info()[0], len(trick), leader, w.buffer_info()[0],
+                            int(bool(broken)), mover, int(bool(flb)), out.buffer_info()[0])
+        return [tuple(out[i:i + 4]) for i in range(0, 4 * rows, 4)]
+    res = []
+    for r in range(rows):
+        bd = bids if one else bids[r]
+        if cards[r] >= 0:
+            h2, t2, l2, w2, b2 = finish_trick(deals[r], trick, leader, won, broken, cards[r],
+                                              mover, flb)
+        else:
+            h2, t2, l2, w2, b2 = deals[r], trick, leader, won, broken
+        res.append(tuple(playout(h2, t2, l2, w2, b2, bd, flb)))
+    return res
 
 
 def _duck(legal: int, n: int, win: int) -> int:

@@ -1,0 +1,280 @@
+/* Play-outs of the PIMC bots in C (spades_env/bots/solver.py: playout, _choose).
+ *
+ * A line-by-line port of the Python play-out policy: the same card at every step, so the same
+ * trick counts (tests/test_native_playout.py compares both on random positions). The Python
+ * functions are the reference and the fallback when no C compiler is found.
+ *
+ * Hands are 52-bit masks (bit = card id suit * 13 + rank, spades = suit 3). Built with the batched
+ * engine's kernel by spades_env/native.py and loaded with ctypes. */
+#include <stdint.h>
+
+#define SET_MARGIN 2
+
+static const uint64_t ALL52 = (1ULL << 52) - 1;
+static const uint64_t SUIT[4] = {0x1FFFULL, 0x1FFFULL << 13, 0x1FFFULL << 26, 0x1FFFULL << 39};
+#define NS (SUIT[0] | SUIT[1] | SUIT[2])
+#define S3 (SUIT[3])
+
+static inline int lowbit(uint64_t m) { return __builtin_ctzll(m); }
+static inline int highbit(uint64_t m) { return 63 - __builtin_clzll(m); }
+static inline uint64_t above(int c) { return ~((1ULL << (c + 1)) - 1) & ALL52; }
+
+/* lowest rank, non-spades before spades at equal rank (solver._low_rank) */
+static int low_rank(uint64_t m) {
+    int best = -1, br = 99;
+    for (int s = 0; s < 4; s++) {
+        uint64_t ch = (m >> (13 * s)) & 0x1FFF;
+        if (ch) {
+            int r = lowbit(ch);
+            if (r < br) { br = r; best = 13 * s + r; }
+        }
+    }
+    return best;
+}
+
+/* highest rank, spades first at equal rank (solver._high_rank) */
+static int high_rank(uint64_t m) {
+    int best = -1, br = -1;
+    for (int s = 3; s >= 0; s--) {
+        uint64_t ch = (m >> (13 * s)) & 0x1FFF;
+        if (ch) {
+            int r = highbit(ch);
+            if (r > br) { br = r; best = 13 * s + r; }
+        }
+    }
+    return best;
+}
+
+static inline uint64_t beaters(uint64_t legal, int win) {
+    int ws = win / 13;
+    if (ws == 3) return legal & S3 & above(win);
+    return (legal & SUIT[ws] & above(win)) | (legal & S3);
+}
+
+static inline int can_beat(uint64_t hand, int win, int led) {
+    uint64_t f = hand & SUIT[led];
+    return beaters(f ? f : hand, win) != 0;
+}
+
+static int duck(uint64_t legal, int n, int win) {
+    if (n == 0) return low_rank(legal);
+    uint64_t lose = legal & ~beaters(legal, win);
+    return high_rank(lose ? lose : legal);
+}
+
+static int choose(int p, const uint64_t *h, uint64_t legal, int n, int led, int win, int wseat,
+                  const int *won, const int *nil, const int *contract) {
+    int partner = p ^ 2;
+    /* Nil bidder */
+    if (nil[p] && !won[p]) return duck(legal, n, win);
+    /* partner of a live Nil */
+    if (nil[partner] && !won[partner]) {
+        if (n == 0) return high_rank(legal);
+        if (wseat == partner || n <= 1) {
+            uint64_t b = beaters(legal, win);
+            if (b) {
+                if (n < 3) return high_rank(b);
+                return lowbit(b);
+            }
+            return low_rank(legal);
+        }
+    }
+    /* opponent of a live Nil */
+    int o1 = (p + 1) & 3, o2 = (p + 3) & 3, tnil = -1;
+    if (nil[o1] && !won[o1]) tnil = o1;
+    else if (nil[o2] && !won[o2]) tnil = o2;
+    if (tnil >= 0) {
+        if (n == 0) {
+            uint64_t nh = h[tnil];
+            int best = -1;
+            for (int s = 0; s < 4; s++) {
+                uint64_t mine = legal & SUIT[s], theirs = nh & SUIT[s];
+                if (mine && theirs) {
+                    int lo = lowbit(mine);
+                    if (lo < highbit(theirs) && (best < 0 || lo % 13 < best % 13)) best = lo;
+                }
+            }
+            return best >= 0 ? best : low_rank(legal);
+        }
+        int to_play = ((tnil - p) & 3) <= 3 - n;
+        if (wseat == tnil) {
+            uint64_t lose = legal & ~beaters(legal, win);
+            return lose ? high_rank(lose) : low_rank(legal);
+        }
+        if (to_play) return low_rank(legal);
+    }
+    /* contract play */
+    int team = p & 1, ot = team ^ 1;
+    int need = contract[team] - won[team] * !nil[team] - won[team + 2] * !nil[team + 2];
+    int oneed = contract[ot] - won[ot] * !nil[ot] - won[ot + 2] * !nil[ot + 2];
+    int tleft = 13 - won[0] - won[1] - won[2] - won[3];
+    if (need > 0 || (oneed > 0 && tleft - oneed <= SET_MARGIN)) {
+        if (n == 0) {
+            /* lead a sure winner (top of its suit, no opponent can ruff) */
+            uint64_t oh1 = h[o1], oh2 = h[o2], others = h[partner] | oh1 | oh2;
+            static const int order[4] = {2, 1, 0, 3};
+            for (int i = 0; i < 4; i++) {
+                int s = order[i];
+                uint64_t mine = legal & SUIT[s];
+                if (!mine) continue;
+                int top = highbit(mine);
+                if (others & SUIT[s] & above(top)) continue;
+                if (s != 3 && ((!(oh1 & SUIT[s]) && (oh1 & S3)) || (!(oh2 & SUIT[s]) && (oh2 & S3))))
+                    continue;
+                return top;
+            }
+            /* lead low towards partner's winner */
+            uint64_t ph = h[partner];
+            for (int s = 2; s >= 0; s--) {
+                uint64_t mine = legal & SUIT[s], pm = ph & SUIT[s];
+                if (mine && pm && !((oh1 | oh2) & SUIT[s] & above(highbit(pm)))) return lowbit(mine);
+            }
+            /* else low from the longest suit */
+            int bs = -1, bl = -1;
+            for (int s = 0; s < 4; s++) {
+                int ln = __builtin_popcountll(legal & SUIT[s]);
+                if ((ln > bl || (ln == bl && s != 3)) && ln) { bl = ln; bs = s; }
+            }
+            return lowbit(legal & SUIT[bs]);
+        }
+        if (wseat == partner) {
+            /* partner winning: safe against the opponent still to play? */
+            if (!(n < 3 && can_beat(h[o1], win, led))) {
+                uint64_t lose = legal & ~beaters(legal, win);
+                return low_rank(lose ? lose : legal);
+            }
+        }
+        uint64_t b = beaters(legal, win);
+        if (b) {
+            if (n == 3) {
+                uint64_t bb = b & SUIT[led];
+                return lowbit(bb ? bb : b);
+            }
+            /* lowest winner that the opponent(s) after us cannot beat */
+            for (uint64_t rest = b; rest; rest &= rest - 1) {
+                int c = lowbit(rest);
+                if (can_beat(h[o1], c, led)) continue;
+                if (n == 1 && can_beat(h[o2], c, led)) continue;
+                return c;
+            }
+            /* cannot win for sure: second hand low, third hand high */
+            if (n == 2) return (b & SUIT[led]) ? high_rank(b & SUIT[led]) : lowbit(b);
+        }
+        uint64_t lose = legal & ~b;
+        return low_rank(lose ? lose : legal);
+    }
+    /* duck (contract safe) */
+    return duck(legal, n, win);
+}
+
+/* One play-out (solver.playout) from a position; won[4] is updated in place. */
+static void playout1(uint64_t *h, const int8_t *trick, int n, int leader, int *won, int broken,
+                     const int *nil, const int *contract, int flb) {
+    int p = (leader + n) & 3, led = -1, win = -1, wseat = -1;
+    if (n) {
+        led = trick[0] / 13;
+        win = trick[0];
+        wseat = leader;
+        for (int i = 1; i < n; i++) {
+            int c = trick[i], cs = c / 13;
+            if ((cs == win / 13 && c > win) || (cs == 3 && win / 13 != 3)) {
+                win = c;
+                wseat = (leader + i) & 3;
+            }
+        }
+    }
+    int left = __builtin_popcountll(h[0]) + __builtin_popcountll(h[1]) +
+               __builtin_popcountll(h[2]) + __builtin_popcountll(h[3]);
+    while (left) {
+        uint64_t hand = h[p], legal;
+        if (n) {
+            legal = hand & SUIT[led];
+            if (!legal) legal = hand;
+        } else if (broken || !(hand & NS)) {
+            legal = hand;
+        } else {
+            legal = hand & NS;
+        }
+        int card = (legal & (legal - 1)) ? choose(p, h, legal, n, led, win, wseat, won, nil, contract)
+                                         : highbit(legal);
+        h[p] = hand & ~(1ULL << card);
+        left--;
+        int cs = card / 13;
+        if (n == 0) {
+            led = cs;
+            win = card;
+            wseat = p;
+            if (cs == 3 && !broken && flb) broken = 1;
+        } else {
+            if (cs != led && cs == 3) broken = 1;
+            if ((cs == win / 13 && card > win) || (cs == 3 && win / 13 != 3)) {
+                win = card;
+                wseat = p;
+            }
+        }
+        n++;
+        if (n == 4) {
+            won[wseat]++;
+            p = wseat;
+            n = 0;
+            led = -1;
+        } else {
+            p = (p + 1) & 3;
+        }
+    }
+}
+
+/* Many play-outs from one position, each row with its own deal, bids and first card.
+ *
+ * Shared: the trick in progress trick[0..ntrick) (card ids in play order), its leader (the seat to
+ * lead when ntrick == 0), won[4] trick counts by seat, broken, mover (the seat to play), flb
+ * (Rules.forced_spade_lead_breaks).
+ * Row r: hands[4r..4r+4) masks by seat, bids[4r..4r+4) (0 = Nil), card[r]: the mover's card played
+ * first (pimc._finish_trick), or -1 to start at the position as it is.
+ * Output: out[4r..4r+4) final trick counts by seat. */
+void sp_playouts(int64_t rows, const uint64_t *hands, const int8_t *bids, const int8_t *card,
+                 const int8_t *trick, int64_t ntrick, int64_t leader, const int8_t *won,
+                 int64_t broken, int64_t mover, int64_t flb, int8_t *out) {
+    for (int64_t r = 0; r < rows; r++) {
+        uint64_t h[4];
+        int8_t t[4];
+        int w[4], nil[4], contract[2];
+        int n = (int)ntrick, ldr = (int)leader, brk = (int)broken;
+        for (int s = 0; s < 4; s++) {
+            h[s] = hands[4 * r + s];
+            w[s] = won[s];
+            nil[s] = bids[4 * r + s] == 0;
+        }
+        for (int i = 0; i < n; i++) t[i] = trick[i];
+        for (int k = 0; k < 2; k++) {
+            int a = bids[4 * r + k], b = bids[4 * r + k + 2];
+            contract[k] = (a > 0 ? a : 0) + (b > 0 ? b : 0);
+        }
+        int c = card[r];
+        if (c >= 0) { /* pimc._finish_trick */
+            int cs = c / 13;
+            h[mover] &= ~(1ULL << c);
+            if (n) {
+                if (cs == 3 && t[0] / 13 != 3) brk = 1;
+            } else if (cs == 3 && flb) {
+                brk = 1;
+            }
+            t[n++] = (int8_t)c;
+            if (n == 4) {
+                int ws = ldr, wc = t[0];
+                for (int i = 1; i < 4; i++) {
+                    int x = t[i], xs = x / 13;
+                    if ((xs == wc / 13 && x > wc) || (xs == 3 && wc / 13 != 3)) {
+                        wc = x;
+                        ws = (ldr + i) & 3;
+                    }
+                }
+                w[ws]++;
+                ldr = ws;
+                n = 0;
+            }
+        }
+        playout1(h, t, n, ldr, w, brk, nil, contract, (int)flb);
+        for (int s = 0; s < 4; s++) out[4 * r + s] = (int8_t)w[s];
+    }
+}

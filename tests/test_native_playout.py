@@ -1,0 +1,88 @@
+"""The C play-outs of the PIMC bots (``spades_env/_native/playout.c``) against the Python ones.
+
+The Python ``solver.playout`` is the reference: the C port must play the same card at every step,
+so every test compares trick counts (or whole games) with both and asserts they are equal. The
+positions come from real games (legal states of the engine) with random bids, Nil included.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from spades_env import Rules, SpadesGame
+from spades_env.bots import solver
+from spades_env.bots.pimc import HardBot
+from spades_env.bots.solver import finish_trick, native_playouts, playout, playouts
+from spades_env.engine import Phase
+
+pytestmark = pytest.mark.skipif(not native_playouts(),
+                                reason="no C compiler: Python play-outs only")
+
+
+def _positions(n: int, seed: int, flb: bool):
+    """``n`` play-phase positions of real games (random legal play), with the seat's legal cards:
+    ``(hands, trick, leader, won, broken, mover, legal, rules)``."""
+    rnd = random.Random(seed)
+    rules = Rules(forced_spade_lead_breaks=flb)
+    out = []
+    while len(out) < n:
+        g = SpadesGame(rules, seed=rnd.randrange(2**31))
+        stop = rnd.randrange(4, 56)
+        for _ in range(stop):
+            g.apply(rnd.choice(g.legal_actions()))
+        if g.phase != Phase.PLAY:
+            continue
+        v = g.view(g.current_player)
+        hands = tuple(g.hands)  # 4 masks by seat
+        trick = [c for _s, c in v.current_trick]
+        leader = v.trick_leader if trick else v.seat
+        out.append((hands, trick, leader, tuple(v.tricks_won), v.spades_broken, v.seat,
+                    list(v.legal_actions)))
+    return out
+
+
+@pytest.mark.parametrize("flb", [False, True], ids=["standard", "forced_lead_breaks"])
+def test_c_playouts_equal_python_playouts(flb):
+    rnd = random.Random(7)
+    rows = 0
+    for hands, trick, leader, won, broken, mover, legal in _positions(150, 11 + flb, flb):
+        # bids: contracts 1..7 and Nil (0), so every branch of the policy is met
+        bids = [tuple(rnd.choice((0, 0, 1, 2, 3, 4, 5, 7)) for _ in range(4)) for _ in legal]
+        deals = [hands] * len(legal)
+        got = playouts(deals, bids, legal, trick, leader, won, broken, mover, flb)
+        want = playouts(deals, bids, legal, trick, leader, won, broken, mover, flb, native=False)
+        assert got == want
+        for r, card in enumerate(legal):  # and the reference itself, card by card
+            h2, t2, l2, w2, b2 = finish_trick(hands, trick, leader, won, broken, card, mover, flb)
+            assert got[r] == tuple(playout(h2, t2, l2, w2, b2, bids[r], flb))
+            assert sum(got[r]) == 13
+        rows += len(legal)
+    assert rows > 300
+
+
+def test_rows_without_a_card_start_at_the_position():
+    hands, trick, leader, won, broken, mover, _legal = _positions(1, 3, False)[0]
+    bids = (3, 0, 4, 4)
+    got = playouts([hands] * 2, bids, [-1, -1], trick, leader, won, broken, mover)
+    assert got[0] == got[1] == tuple(playout(hands, trick, leader, won, broken, bids))
+
+
+def test_hard_plays_the_same_game_with_c_and_python_playouts(monkeypatch):
+    def game(native: bool) -> list[int]:
+        if not native:
+            monkeypatch.setattr(solver, "_kernel", False)
+        g = SpadesGame(Rules(), seed=21)
+        bots = [HardBot(seed=s, samples=10, bid_samples=10) for s in range(4)]
+        moves = []
+        while len(g.hand_results) < 1:
+            a = bots[g.current_player].act(g.view(g.current_player))
+            g.apply(a)
+            moves.append(a)
+        monkeypatch.undo()
+        return moves
+
+    with_c = game(True)
+    assert len(with_c) == 56
+    assert with_c == game(False)
