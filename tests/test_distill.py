@@ -415,3 +415,54 @@ def test_equivalence_classes_agree_with_the_game_state(labels):
                     merged += r != c
             g.apply(int(labels["moves"][h, k]))
     assert merged > 0
+
+
+def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_path):
+    # configs/long.yaml ends with this stage; the shipped agent came from resuming a finished PPO
+    # run with the stage added, so both paths are checked: PPO is not redone, the distilled
+    # network is widened, is the final evaluation's network, and a finished stage is not redone
+    from training import config as cfg
+    from training.ppo_selfplay import train
+    base = cfg.from_dict({
+        "name": "nano", "num_envs": 6, "num_steps": 56, "total_decisions": 700,
+        "hidden": [32], "head_hidden": 16, "bc_teacher": "", "pool_bots": ["random"],
+        "save_every": 1, "eval_every": 0, "eval_opponents": ["random"], "final_eval_deals": 2,
+        "progress": False, "num_minibatches": 2, "random_start": 0.0, "seed": 3,
+        "runs_dir": str(tmp_path / "runs"), "checkpoint_dir": str(tmp_path / "ck")})
+    ppo = train(base, log=lambda *x: None)
+    assert ppo["checkpoint"].endswith("latest.pt")
+    stage = {"distill_minutes": 0.01, "distill_hidden": [48], "distill_head_hidden": 24,
+             "distill_samples": 4, "distill_epochs": 1, "distill_workers": 1,
+             "distill_bid_deals": 20}
+    logs: list[str] = []
+    out = train(cfg.from_dict(stage, base), resume=ppo["checkpoint"], log=logs.append)
+    assert out["checkpoint"] == os.path.join(str(tmp_path / "ck" / "nano"), "distilled.pt")
+    assert (out["iterations"], out["decisions"]) == (ppo["iterations"], ppo["decisions"])
+    d = load_checkpoint(out["checkpoint"])
+    assert d["model_shape"]["hidden"] == [48] and d["model_shape"]["head_hidden"] == 24
+    assert d["distill"]["widened_from"] == {"hidden": [32], "head_hidden": 16}
+    assert d["distill"]["hands"] == 50  # one chunk of 50 hands: the budget ends after the first
+    latest = load_checkpoint(ppo["checkpoint"])
+    assert latest["progress"]["distill"]["hands"] == 50
+    assert latest["eval"][-1]["network"] == "distilled" and latest["eval"][-1]["final"]
+    assert latest["model_shape"]["hidden"] == [32]  # latest.pt keeps the PPO network
+    CheckpointBot(out["checkpoint"])  # plays
+    assert any(m.startswith("search distillation") for m in logs)
+    mtime = os.path.getmtime(out["checkpoint"])
+    logs.clear()
+    again = train(cfg.from_dict(stage, base), resume=ppo["checkpoint"], log=logs.append)
+    assert again["checkpoint"] == out["checkpoint"]
+    assert not any(m.startswith("search distillation") for m in logs)
+    assert os.path.getmtime(out["checkpoint"]) == mtime
+
+
+def test_a_distillation_stage_that_cannot_widen_is_refused_before_any_work(tmp_path):
+    from training import config as cfg
+    args = cfg.from_dict({"hidden": [64, 32], "head_hidden": 16, "distill_minutes": 5,
+                          "distill_hidden": [32, 32], "bc_teacher": ""})
+    with pytest.raises(ValueError, match="distill_hidden/distill_head_hidden: widen only grows"):
+        cfg.check_ready(args)
+    args = cfg.from_dict({"hidden": [64, 32], "head_hidden": 16, "distill_minutes": 5,
+                          "distill_hidden": [128], "bc_teacher": ""})
+    with pytest.raises(ValueError, match="number of trunk layers"):
+        cfg.check_ready(args)

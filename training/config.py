@@ -190,6 +190,28 @@ class Args:
     interval and final evaluations, instead of ``eval_deals``/``final_eval_deals``."""
     final_eval_deals: int = 200
     """duplicate deals per opponent in the final evaluation table."""
+
+    # --- search distillation after PPO (training.distill) --------------------------------------
+    distill_minutes: float = 0.0
+    """labelling budget (wall-clock minutes) of a search-distillation stage after PPO: the PPO
+    network plays hands against the ``hard`` bot's search, which values every card decision; the
+    network (widened per ``distill_hidden``) then learns those values (``training.distill``). The
+    result is ``distilled.pt`` in the run's checkpoint folder, and it is the network of the final
+    evaluation. 0 = no stage."""
+    distill_hidden: list = field(default_factory=list)
+    """trunk widths of the distilled network, each at least the PPO network's (``[]`` = the same;
+    ``spades_env.agents.model.widen`` keeps the PPO network's function)."""
+    distill_head_hidden: int = 0
+    """head width of the distilled network (0 = the PPO network's)."""
+    distill_samples: int = 40
+    """search deals per labelled card decision (``hard`` plays with 100)."""
+    distill_epochs: int = 12
+    """passes over the labels when distilling."""
+    distill_workers: int = 2
+    """labelling processes."""
+    distill_bid_deals: int = 50000
+    """fresh deals whose bids (the PPO network's own) are rows of the distillation set, so the
+    bids stay where PPO left them (``training.distill.bid_rows``)."""
     progress: bool = True
     """show a tqdm progress bar."""
 
@@ -455,6 +477,14 @@ FIELD_CHECKS: dict[str, FieldCheck] = {
     "final_eval_deals": _int(0, 10**7, resume="free"),
     "slow_eval_deals": _int(1, 10**7, resume="free"),
     "progress": _flag(resume="free"),
+    # search distillation after PPO (may be added or changed when a finished run is resumed)
+    "distill_minutes": _num(0, 10_000, resume="free"),
+    "distill_hidden": FieldCheck("list[int]", 1, MAX_WIDTH, max_len=16, resume="free"),
+    "distill_head_hidden": _int(0, MAX_WIDTH, resume="free"),
+    "distill_samples": _int(1, 100_000, resume="free"),
+    "distill_epochs": _int(1, 1000, resume="free"),
+    "distill_workers": _int(1, 64, resume="free"),
+    "distill_bid_deals": _int(0, 1_000_000, resume="free"),
 }
 
 
@@ -604,6 +634,17 @@ def check_ready(args: Args) -> None:
                          f"starts every game at 0-0 and scales rewards by 0.01: it needs "
                          f"random_start 0 (got {args.random_start}) and reward_scale 0.01 (got "
                          f"{args.reward_scale})")
+    if args.distill_minutes > 0 and (args.distill_hidden or args.distill_head_hidden):
+        from types import SimpleNamespace
+
+        from spades_env.agents.model import check_widen
+        ppo = SimpleNamespace(hidden=list(args.hidden), head_hidden=args.head_hidden,
+                              critic_hidden=list(args.critic_hidden))
+        try:
+            check_widen(ppo, args.distill_hidden or args.hidden,
+                        args.distill_head_hidden or args.head_hidden)
+        except ValueError as e:
+            raise ValueError(f"bad config: distill_hidden/distill_head_hidden: {e}") from None
     if args.init_from:
         from spades_env.agents.checkpoint import check_model, load_checkpoint
         from spades_env.observation import OBS_SIZE

@@ -695,6 +695,85 @@ def _wider_shape(a, net) -> dict | None:
     return {"hidden": hidden, "head_hidden": head}
 
 
+def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: float = 30.0,
+                       chunks: int = 1000, chunk_hands: int = 50, samples: int = 40,
+                       workers: int = 2, seed: int = 1, temperature: float = 3.0,
+                       prior: float = 0.0, bid_deals: int = 50000, epochs: int = 12,
+                       lr: float = 1e-3, hidden=None, head_hidden: int | None = None,
+                       log=print) -> dict:
+    """The whole round: label hands played by ``src`` (``produce_labels``, resumable: the chunks
+    kept in ``labels``), distil into ``src``'s network (or one widened to ``hidden`` /
+    ``head_hidden``, ``spades_env.agents.model.widen``), and write the stripped checkpoint ``out``
+    (its ``distill`` entry records the settings, the label time and the loss history).
+
+    Args: as the command line's options (``main``); ``labels`` defaults to ``out`` without
+    ``.pt`` plus ``_labels``; ``hidden`` is a list of ints or None (keep the source's widths).
+    Returns:
+        ``{"checkpoint": out, "hands": int, "chunks": int, "label_minutes": float,
+        "minutes": float}``.
+    Raises:
+        ValueError: a bad value (naming it), a source trained on other rules, widths that
+            ``check_widen`` refuses, or no chunk finished within ``minutes``.
+        FileNotFoundError, OSError: a missing source, an output that cannot be written.
+    """
+    import copy
+
+    import torch
+    torch.set_num_threads(1)
+    from spades_env.fileio import check_output_file
+
+    from .checkpoint import build_agent, load_checkpoint, save_checkpoint
+    a = argparse.Namespace(minutes=minutes, chunks=chunks, chunk_hands=chunk_hands,
+                           samples=samples, workers=workers, seed=seed, temperature=temperature,
+                           prior=prior, bid_deals=bid_deals, epochs=epochs, lr=lr, labels=labels,
+                           hidden=None if hidden is None else ",".join(str(h) for h in hidden),
+                           head_hidden=head_hidden)
+    folder = labels or os.path.splitext(out)[0] + "_labels"
+    t0 = time.time()
+    check_args(a)
+    data = load_checkpoint(src)
+    rules = (data.get("config") or {}).get("rules", "standard")
+    if rules != "standard":
+        raise ValueError(f"{src} was trained on rules {rules!r}; the labels are "
+                         f"standard-rules hands")
+    net = build_agent(data, "cpu")
+    shape = _wider_shape(a, net)
+    check_output_file(out, "output checkpoint", create_folder=True)
+    paths = produce_labels(src, folder, minutes, chunks, chunk_hands, seed, samples, workers,
+                           log=log)
+    if not paths:
+        raise ValueError("no label chunk was finished within --minutes")
+    rec = merge_labels([load_labels(q) for q in paths])
+    label_s = time.time() - t0
+    reference = copy.deepcopy(net).eval()
+    if shape is not None:
+        from spades_env.agents.model import widen
+        net = widen(net, shape["hidden"], shape["head_hidden"])
+    ds = build_dataset(rec, reference, temperature, prior)
+    if bid_deals > 0:
+        ds = concat_rows(ds, bid_rows(reference, bid_deals, seed))
+    log(f"{len(rec['seed'])} hands from {len(paths)} chunks: {int(ds['card'].sum())} card "
+        f"rows, {int((~ds['card']).sum())} bid rows ({label_s / 60:.1f} min)")
+    hist = distill(net, ds, epochs=epochs, lr=lr, seed=seed)
+    res = {k: data[k] for k in ("config", "model_shape", "progress") if k in data}
+    res["model"] = net.state_dict()
+    if shape is not None:
+        res["model_shape"] = dict(res["model_shape"], **shape)
+        if isinstance(res.get("config"), dict):
+            res["config"] = dict(res["config"], **shape)
+    res["source"] = src
+    res["distill"] = {"hands": int(len(rec["seed"])), "samples": samples,
+                      "temperature": temperature, "prior": prior, "bid_deals": bid_deals,
+                      "epochs": epochs, "lr": lr, "seed": seed, "label_minutes": label_s / 60,
+                      "widened_from": (None if shape is None else
+                                       {"hidden": list(reference.hidden),
+                                        "head_hidden": reference.head_hidden}),
+                      "history": [{k: float(v) for k, v in h.items()} for h in hist]}
+    save_checkpoint(out, res)
+    return {"checkpoint": out, "hands": int(len(rec["seed"])), "chunks": len(paths),
+            "label_minutes": label_s / 60, "minutes": (time.time() - t0) / 60}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m training.distill",
                                 description=__doc__.splitlines()[0])
@@ -721,57 +800,20 @@ def main(argv=None) -> int:
     p.add_argument("--head-hidden", type=int, default=None,
                    help="wider heads, e.g. 128 (default: the source's width)")
     a = p.parse_args(argv)
-    import torch
-    torch.set_num_threads(1)
-    from spades_env.fileio import check_output_file
-
-    from .checkpoint import build_agent, load_checkpoint, save_checkpoint
     folder = a.labels or os.path.splitext(a.out)[0] + "_labels"
-    t0 = time.time()
-    paths: list[str] = []
     try:
         check_args(a)
-        data = load_checkpoint(a.src)
-        rules = (data.get("config") or {}).get("rules", "standard")
-        if rules != "standard":
-            raise ValueError(f"{a.src} was trained on rules {rules!r}; the labels are "
-                             f"standard-rules hands")
-        net = build_agent(data, "cpu")
-        shape = _wider_shape(a, net)
-        check_output_file(a.out, "output checkpoint", create_folder=True)
-        paths = produce_labels(a.src, folder, a.minutes, a.chunks, a.chunk_hands, a.seed,
-                               a.samples, a.workers)
-        if not paths:
-            raise ValueError("no label chunk was finished within --minutes")
-        rec = merge_labels([load_labels(q) for q in paths])
-        label_s = time.time() - t0
-        import copy
-        reference = copy.deepcopy(net).eval()
-        if shape is not None:
-            from spades_env.agents.model import widen
-            net = widen(net, shape["hidden"], shape["head_hidden"])
-        ds = build_dataset(rec, reference, a.temperature, a.prior)
-        if a.bid_deals > 0:
-            ds = concat_rows(ds, bid_rows(reference, a.bid_deals, a.seed))
-        print(f"{len(rec['seed'])} hands from {len(paths)} chunks: {int(ds['card'].sum())} card "
-              f"rows, {int((~ds['card']).sum())} bid rows ({label_s / 60:.1f} min)", flush=True)
-        hist = distill(net, ds, epochs=a.epochs, lr=a.lr, seed=a.seed)
-        out = {k: data[k] for k in ("config", "model_shape", "progress") if k in data}
-        out["model"] = net.state_dict()
-        if shape is not None:
-            out["model_shape"] = dict(out["model_shape"], **shape)
-            if isinstance(out.get("config"), dict):
-                out["config"] = dict(out["config"], **shape)
-        out["source"] = a.src
-        out["distill"] = {"hands": int(len(rec["seed"])), "samples": a.samples,
-                          "temperature": a.temperature, "prior": a.prior,
-                          "bid_deals": a.bid_deals, "epochs": a.epochs, "lr": a.lr,
-                          "seed": a.seed, "label_minutes": label_s / 60,
-                          "widened_from": (None if shape is None else
-                                           {"hidden": list(reference.hidden),
-                                            "head_hidden": reference.head_hidden}),
-                          "history": [{k: float(v) for k, v in h.items()} for h in hist]}
-        save_checkpoint(a.out, out)
+        hidden = None
+        if a.hidden is not None:
+            try:
+                hidden = [int(w) for w in a.hidden.split(",")]
+            except ValueError:
+                raise ValueError(f"--hidden must be comma-separated integers like 512,256, got "
+                                 f"{a.hidden!r}") from None
+        r = distill_checkpoint(a.src, a.out, a.labels, a.minutes, a.chunks, a.chunk_hands,
+                               a.samples, a.workers, a.seed, a.temperature, a.prior, a.bid_deals,
+                               a.epochs, a.lr, hidden, a.head_hidden,
+                               log=lambda m: print(m, flush=True))
     except (ValueError, FileNotFoundError, OSError) as e:  # bad input, bad file, full disk
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -780,7 +822,7 @@ def main(argv=None) -> int:
         print(f"interrupted: {kept} label chunks kept in {folder}; run the same command again to "
               f"resume", file=sys.stderr)
         return 130
-    print(f"wrote {a.out} ({(time.time() - t0) / 60:.1f} min in all)")
+    print(f"wrote {a.out} ({r['minutes']:.1f} min in all)")
     return 0
 
 

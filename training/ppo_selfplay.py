@@ -798,6 +798,37 @@ def make_payload(args, agent, opt, progress, env, opp, eval_results, full=True) 
     return d
 
 
+# ============================================================================= distillation stage
+def distill_stage(args: Args, source: str, out: str, progress: dict, log=print) -> Agent:
+    """The search-distillation stage after PPO (``args.distill_minutes`` > 0): one round of
+    ``training.distill.distill_checkpoint`` from the PPO checkpoint ``source`` into ``out``, the
+    label chunks kept in ``<out without .pt>_labels`` (a stopped stage resumes with them). A stage
+    that already finished (``progress["distill"]`` names ``out`` and it exists) is not redone.
+    Records the stage's figures in ``progress["distill"]``; returns the distilled network (eval
+    mode, on ``args.device``).
+
+    Raises:
+        ValueError, OSError: as ``distill_checkpoint``.
+    """
+    from spades_env.agents.checkpoint import build_agent
+    from .distill import distill_checkpoint
+    done = progress.get("distill")
+    if not (isinstance(done, dict) and done.get("checkpoint") == out and os.path.exists(out)):
+        log(f"search distillation: {args.distill_minutes:g} min of labels "
+            f"({args.distill_samples} deals per card, {args.distill_workers} workers), then "
+            f"{args.distill_epochs} passes")
+        r = distill_checkpoint(source, out, minutes=args.distill_minutes, seed=args.seed,
+                               samples=args.distill_samples, workers=args.distill_workers,
+                               epochs=args.distill_epochs, bid_deals=args.distill_bid_deals,
+                               hidden=args.distill_hidden or None,
+                               head_hidden=args.distill_head_hidden or None, log=log)
+        progress["distill"] = r
+        log(f"distilled {out}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min, "
+            f"{r['minutes']:.1f} min in all")
+    net = build_agent(load_checkpoint(out), args.device)
+    return net.eval()
+
+
 # ============================================================================= train
 def train(args: Args, resume: str | None = None, log=print, overwrite: bool = False) -> dict:
     """Run warm start (optional) and PPO per ``args``; returns the final evaluation and paths.
@@ -1012,28 +1043,37 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
     progress["seconds"] = progress.get("seconds", 0.0) + (time.time() - t_start)
     t_start = time.time()
     progress["stop_reason"] = stop_reason
-    save_checkpoint(os.path.join(ckpt_dir, "latest.pt"),
-                    make_payload(args, agent, opt, progress, env, opp, eval_results))
+    path = os.path.join(ckpt_dir, "latest.pt")
+    save_checkpoint(path, make_payload(args, agent, opt, progress, env, opp, eval_results))
+    final_agent, final_path, what = agent, path, "PPO"
+    if args.distill_minutes > 0:
+        final_path = os.path.join(ckpt_dir, "distilled.pt")
+        final_agent = distill_stage(args, path, final_path, progress, log)
+        progress["seconds"] = progress.get("seconds", 0.0) + (time.time() - t_start)
+        t_start = time.time()
+        save_checkpoint(path, make_payload(args, agent, opt, progress, env, opp, eval_results))
+        what = "distilled"
     final_rows = []
     if args.final_eval_deals > 0 and args.eval_opponents:
-        final_rows = run_eval(agent, args, args.final_eval_deals, seed=args.seed + 10_000)
+        final_rows = run_eval(final_agent, args, args.final_eval_deals, seed=args.seed + 10_000)
         eval_results.append({"iteration": progress["iteration"], "decisions": progress["decisions"],
                              "deals": args.final_eval_deals, "rows": final_rows, "final": True,
+                             "network": what,
                              "seconds": progress.get("seconds", 0.0) + time.time() - t_start})
         write_curve(eval_results, ckpt_dir, log)
         for r in final_rows:
             writer.add_scalar(f"eval/final_diff_vs_{r['opponent']}", r["diff"],
                               progress["decisions"])
-        log(format_table(final_rows, f"final evaluation after {progress['iteration']} iterations, "
+        log(format_table(final_rows, f"final evaluation of the {what} network after "
+                                     f"{progress['iteration']} iterations, "
                                      f"{progress['decisions']} learner decisions "
                                      f"({args.final_eval_deals} duplicate deals per opponent):"))
     progress["seconds"] = progress.get("seconds", 0.0) + (time.time() - t_start)
     progress["stop_reason"] = stop_reason
-    path = os.path.join(ckpt_dir, "latest.pt")
     save_checkpoint(path, make_payload(args, agent, opt, progress, env, opp, eval_results))
     writer.close()
     run.close()
-    return {"eval": final_rows, "checkpoint": path, "decisions": progress["decisions"],
+    return {"eval": final_rows, "checkpoint": final_path, "decisions": progress["decisions"],
             "iterations": progress["iteration"], "seconds": progress["seconds"]}
 
 
