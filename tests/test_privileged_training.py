@@ -201,6 +201,20 @@ def test_curve_png_is_written(tmp_path):
     assert not (tmp_path / "curve.jpg").exists()
 
 
+def test_the_distilled_networks_final_point_is_a_star_beside_the_line(tmp_path):
+    from training.plot import curve_series, plot_curve
+    ev = [{"decisions": 0, "seconds": 60.0, "rows": [{"opponent": "hard", "diff": -9.0}]},
+          {"decisions": 500, "seconds": 120.0, "final": True,
+           "rows": [{"opponent": "hard", "diff": -4.0, "diff_lo": -6.0, "diff_hi": -2.0}]},
+          {"decisions": 500, "seconds": 300.0, "final": True, "network": "distilled",
+           "rows": [{"opponent": "hard", "diff": 1.0, "diff_lo": -1.0, "diff_hi": 3.0}]}]
+    line, stars = curve_series(ev)["hard"]
+    assert line == [(0, 1.0, -9.0, -9.0, -9.0), (500, 2.0, -4.0, -6.0, -2.0)]
+    assert stars == [(500, 5.0, 1.0, -1.0, 3.0)]
+    plot_curve(ev, str(tmp_path / "c.png"))
+    assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 # ------------------------------------------------------------------ whole runs (tiny)
 def _tiny_cfg(tmp_path, **over):
     import yaml

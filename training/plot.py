@@ -4,7 +4,9 @@
 checkpoint's ``eval`` list: points per hand of the greedy policy against each evaluation opponent
 on duplicate deals, with their 95% intervals) twice: against learner decisions (left) and against
 wall-clock minutes (right). The point at 0 decisions is the warm start; the last point, if marked
-``final``, is the final evaluation. The file is written atomically.
+``final``, is the final evaluation. An entry with ``"network": "distilled"`` (the final
+evaluation after the search-distillation stage, ``training.ppo_selfplay.distill_stage``) is drawn
+as a star beside the line, not joined to it. The file is written atomically.
 
 Command line: ``python -m training.plot CHECKPOINT [OUT.png]`` (default: ``curve.png`` beside the
 checkpoint).
@@ -29,6 +31,22 @@ COLORS = {"random": "tab:gray", "easy": "tab:green", "medium": "tab:blue", "hard
 PLOT_FORMATS = ("png", "svg", "pdf")
 
 
+def curve_series(eval_results: list[dict]) -> dict[str, tuple[list, list]]:
+    """Per opponent, the points of the line (in order of decisions, a final one last) and the
+    points drawn as stars (entries with ``"network": "distilled"``); each point is
+    ``(decisions, minutes, diff, diff_lo, diff_hi)``."""
+    out: dict[str, tuple[list, list]] = {}
+    for e in eval_results:
+        star = e.get("network") == "distilled"
+        for r in e["rows"]:
+            line, stars = out.setdefault(r["opponent"], ([], []))
+            p = (e["decisions"], e.get("seconds", float("nan")) / 60, r["diff"],
+                 r.get("diff_lo", r["diff"]), r.get("diff_hi", r["diff"]))
+            (stars if star else line).append((p, bool(e.get("final"))))
+    return {k: ([p for p, _f in sorted(line, key=lambda q: (q[0][0], q[1]))],
+                [p for p, _f in stars]) for k, (line, stars) in out.items()}
+
+
 def plot_curve(eval_results: list[dict], path: str, title: str = "") -> None:
     """Draw the evaluation points in ``eval_results`` into ``path`` (PNG, SVG or PDF, by the
     file's suffix).
@@ -46,20 +64,18 @@ def plot_curve(eval_results: list[dict], path: str, title: str = "") -> None:
                          f"file's suffix), not {('.' + fmt) if fmt else 'a file without suffix'}")
     if not eval_results:
         raise ValueError("no evaluation points to plot")
-    series: dict[str, list] = {}
-    for e in eval_results:
-        for r in e["rows"]:
-            series.setdefault(r["opponent"], []).append(
-                (e["decisions"], e.get("seconds", float("nan")) / 60, r["diff"],
-                 r.get("diff_lo", r["diff"]), r.get("diff_hi", r["diff"]), bool(e.get("final"))))
+    series = curve_series(eval_results)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True)
     for ax, x_i, label in ((axes[0], 0, "learner decisions"), (axes[1], 1, "wall-clock minutes")):
-        for name, pts in series.items():
-            pts = sorted(pts, key=lambda p: (p[0], p[5]))
+        for name, (pts, stars) in series.items():
             xs = [p[x_i] for p in pts]
             c = COLORS.get(name, None)
             ax.plot(xs, [p[2] for p in pts], "o-", ms=3, color=c, label=f"vs {name}")
             ax.fill_between(xs, [p[3] for p in pts], [p[4] for p in pts], color=c, alpha=0.15)
+            for p in stars:
+                ax.errorbar([p[x_i]], [p[2]], yerr=[[p[2] - p[3]], [p[4] - p[2]]], fmt="*",
+                            ms=11, color=c, capsize=3,
+                            label=f"vs {name}, after search distillation")
         ax.axhline(0, color="black", lw=0.8)
         ax.set_xlabel(label)
         ax.grid(alpha=0.3)

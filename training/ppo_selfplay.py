@@ -810,7 +810,7 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print) 
     Raises:
         ValueError, OSError: as ``distill_checkpoint``.
     """
-    from spades_env.agents.checkpoint import build_agent
+    from .checkpoint import build_agent
     from .distill import distill_checkpoint
     done = progress.get("distill")
     if not (isinstance(done, dict) and done.get("checkpoint") == out and os.path.exists(out)):
