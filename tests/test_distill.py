@@ -454,6 +454,14 @@ def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_
     assert again["checkpoint"] == out["checkpoint"]
     assert not any(m.startswith("search distillation") for m in logs)
     assert os.path.getmtime(out["checkpoint"]) == mtime
+    # a stage stopped before its end (no distilled.pt yet) resumes with the chunks it made, though
+    # latest.pt has been rewritten since: the labels' source is the PPO network's own file
+    os.remove(out["checkpoint"])
+    logs.clear()
+    third = train(cfg.from_dict(stage, base), resume=ppo["checkpoint"], log=logs.append)
+    assert third["checkpoint"] == out["checkpoint"] and os.path.exists(out["checkpoint"])
+    assert any("kept from an earlier run" in m for m in logs)
+    assert load_checkpoint(out["checkpoint"])["distill"]["hands"] == 50
 
 
 def test_a_distillation_stage_that_cannot_widen_is_refused_before_any_work(tmp_path):

@@ -801,7 +801,8 @@ def make_payload(args, agent, opt, progress, env, opp, eval_results, full=True) 
 # ============================================================================= distillation stage
 def distill_stage(args: Args, source: str, out: str, progress: dict, log=print) -> Agent:
     """The search-distillation stage after PPO (``args.distill_minutes`` > 0): one round of
-    ``training.distill.distill_checkpoint`` from the PPO checkpoint ``source`` into ``out``, the
+    ``training.distill.distill_checkpoint`` from the PPO network ``source`` (``train`` writes it
+    once, as ``ppo_final.pt``) into ``out``, the
     label chunks kept in ``<out without .pt>_labels`` (a stopped stage resumes with them). A stage
     that already finished (``progress["distill"]`` names ``out`` and it exists) is not redone.
     Records the stage's figures in ``progress["distill"]``; returns the distilled network (eval
@@ -1047,8 +1048,14 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
     save_checkpoint(path, make_payload(args, agent, opt, progress, env, opp, eval_results))
     final_agent, final_path, what = agent, path, "PPO"
     if args.distill_minutes > 0:
+        # the labels' source: the PPO network, written once, so that the label chunks of a
+        # stopped stage still match it (their files record its SHA-256) after latest.pt is rewritten
+        source = os.path.join(ckpt_dir, "ppo_final.pt")
+        if not os.path.exists(source):
+            save_checkpoint(source, make_payload(args, agent, opt, progress, env, opp,
+                                                 eval_results, full=False))
         final_path = os.path.join(ckpt_dir, "distilled.pt")
-        final_agent = distill_stage(args, path, final_path, progress, log)
+        final_agent = distill_stage(args, source, final_path, progress, log)
         progress["seconds"] = progress.get("seconds", 0.0) + (time.time() - t_start)
         t_start = time.time()
         save_checkpoint(path, make_payload(args, agent, opt, progress, env, opp, eval_results))
