@@ -406,6 +406,6 @@ def load_kernel():
         lib.sp_openmp.restype = ctypes.c_int
         i64 = ctypes.c_int64
         lib.sp_playouts.argtypes = [i64, vp, vp, vp, vp, i64, i64, vp, i64, i64, i64, vp]
-        lib.sp_playouts.restype = None
+        lib.sp_playouts.restype = ctypes.c_int64
         _kernel = lib
         return lib

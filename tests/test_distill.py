@@ -447,12 +447,13 @@ def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_
     assert latest["eval"][-1]["network"] == "distilled" and latest["eval"][-1]["final"]
     assert latest["model_shape"]["hidden"] == [32]  # latest.pt keeps the PPO network
     CheckpointBot(out["checkpoint"])  # plays
-    assert any(m.startswith("search distillation") for m in logs)
+    assert any(m.startswith("search distillation:") for m in logs)
     mtime = os.path.getmtime(out["checkpoint"])
     logs.clear()
     again = train(cfg.from_dict(stage, base), resume=ppo["checkpoint"], log=logs.append)
     assert again["checkpoint"] == out["checkpoint"]
-    assert not any(m.startswith("search distillation") for m in logs)
+    assert not any(m.startswith("search distillation:") for m in logs)
+    assert any(m.startswith("search distillation already done") for m in logs)
     assert os.path.getmtime(out["checkpoint"]) == mtime
     # a stage stopped before its end (no distilled.pt yet) resumes with the chunks it made, though
     # latest.pt has been rewritten since: the labels' source is the PPO network's own file
@@ -462,6 +463,15 @@ def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_
     assert third["checkpoint"] == out["checkpoint"] and os.path.exists(out["checkpoint"])
     assert any("kept from an earlier run" in m for m in logs)
     assert load_checkpoint(out["checkpoint"])["distill"]["hands"] == 50
+    # more PPO after a finished stage: the stage runs again, from the new PPO network (it used to
+    # report the old distilled network as the final one)
+    more = train(cfg.from_dict({**stage, "total_decisions": 1400}, base),
+                 resume=ppo["checkpoint"], log=lambda *x: None)
+    assert more["iterations"] > ppo["iterations"]
+    d2 = load_checkpoint(more["checkpoint"])
+    assert d2["progress"]["iteration"] == more["iterations"]
+    assert load_checkpoint(ppo["checkpoint"])["progress"]["distill"]["ppo_iteration"] \
+        == more["iterations"]
 
 
 def test_a_distillation_stage_that_cannot_widen_is_refused_before_any_work(tmp_path):
@@ -474,3 +484,22 @@ def test_a_distillation_stage_that_cannot_widen_is_refused_before_any_work(tmp_p
                           "distill_hidden": [128], "bc_teacher": ""})
     with pytest.raises(ValueError, match="number of trunk layers"):
         cfg.check_ready(args)
+    # what the stage itself would refuse after PPO is refused before it (found by a break-it pass)
+    for over, match in (({"rules": "house"}, "labels standard-rules hands"),
+                        ({"distill_minutes": 0.0005}, "0 .no stage. or at least 0.001"),
+                        ({"seed": 2**63 - 1}, "seeds up to 2\\*\\*62")):
+        args = cfg.from_dict({"distill_minutes": 5, "bc_teacher": "", **over})
+        with pytest.raises(ValueError, match=match):
+            cfg.check_ready(args)
+    cfg.check_ready(cfg.from_dict({"rules": "house", "bc_teacher": ""}))  # no stage: fine
+
+
+def test_distill_refuses_to_write_over_its_source(tiny, tmp_path, capsys):
+    import shutil
+    from training.distill import main
+    src = str(tmp_path / "src.pt")
+    shutil.copy(tiny, src)
+    before = open(src, "rb").read()
+    assert main(["--from", src, "--out", src, "--minutes", "0.01", "--workers", "1"]) == 2
+    assert "is the source checkpoint" in capsys.readouterr().err
+    assert open(src, "rb").read() == before

@@ -86,3 +86,34 @@ def test_hard_plays_the_same_game_with_c_and_python_playouts(monkeypatch):
     with_c = game(True)
     assert len(with_c) == 56
     assert with_c == game(False)
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["C", "Python"])
+def test_bad_input_is_refused_with_the_reason_on_both_paths(native):
+    # found by a break-it pass: the C path crashed (a mover of 100000, a trick of 200 cards) or
+    # read past its buffers (fewer cards than deals) instead of refusing
+    hands, trick, leader, won, broken, mover, legal = _positions(1, 5, False)[0]
+    theirs = next(c for c in range(52) if hands[(mover + 1) & 3] >> c & 1)
+    bids = (3, 3, 3, 3)
+    cases = [
+        (dict(mover=100000), "mover and leader must be seats"),
+        (dict(leader=5), "mover and leader must be seats"),
+        (dict(trick=[(x % 52) for x in range(200)]), "at most 3 cards"),
+        (dict(cards=[legal[0]] * 2), "need 2 cards|1 deals need 1 cards"),
+        (dict(deals=[hands] * 2), "2 deals need 2 cards"),
+        (dict(deals=[hands[:3]]), "4 masks"),
+        (dict(bids=[(3, 3, 3)]), "4 masks or bids|4 bids"),
+        (dict(cards=[theirs]), "row 0: card .* not in the hand of the mover"),
+        (dict(cards=[52]), "row 0: card 52 is not in the hand"),
+        (dict(cards=[300]), "row 0: card 300 is not in the hand"),
+    ]
+    for change, match in cases:
+        kw = dict(deals=[hands], bids=bids, cards=[legal[0]], trick=trick, leader=leader,
+                  won=won, broken=broken, mover=mover)
+        kw.update(change)
+        with pytest.raises(ValueError, match=match):
+            playouts(native=native, **kw)
+    if trick:  # a mover that is not the next seat of the trick
+        with pytest.raises(ValueError, match="in turn"):
+            playouts([hands], bids, [legal[0]], trick, leader, won, broken, (mover + 1) & 3,
+                     native=native)

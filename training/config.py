@@ -634,6 +634,18 @@ def check_ready(args: Args) -> None:
                          f"starts every game at 0-0 and scales rewards by 0.01: it needs "
                          f"random_start 0 (got {args.random_start}) and reward_scale 0.01 (got "
                          f"{args.reward_scale})")
+    if args.distill_minutes > 0:
+        # what the stage after PPO would refuse, refused before PPO
+        if args.rules != "standard":
+            raise ValueError(f"bad config: distill_minutes: the search-distillation stage labels "
+                             f"standard-rules hands; this run's rules are {args.rules!r} (set "
+                             f"distill_minutes: 0)")
+        if args.distill_minutes < 1e-3:
+            raise ValueError(f"bad config: distill_minutes must be 0 (no stage) or at least "
+                             f"0.001, got {args.distill_minutes}")
+        if args.seed > 2**62:
+            raise ValueError(f"bad config: seed: the search-distillation stage draws its labels "
+                             f"from seeds up to 2**62, got {args.seed}")
     if args.distill_minutes > 0 and (args.distill_hidden or args.distill_head_hidden):
         from types import SimpleNamespace
 

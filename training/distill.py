@@ -738,6 +738,9 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                          f"standard-rules hands")
     net = build_agent(data, "cpu")
     shape = _wider_shape(a, net)
+    if os.path.realpath(out) == os.path.realpath(src):
+        raise ValueError(f"the output {out!r} is the source checkpoint: it would be replaced by "
+                         f"a stripped one; choose another --out")
     check_output_file(out, "output checkpoint", create_folder=True)
     paths = produce_labels(src, folder, minutes, chunks, chunk_hands, seed, samples, workers,
                            log=log)

@@ -802,9 +802,10 @@ def make_payload(args, agent, opt, progress, env, opp, eval_results, full=True) 
 def distill_stage(args: Args, source: str, out: str, progress: dict, log=print) -> Agent:
     """The search-distillation stage after PPO (``args.distill_minutes`` > 0): one round of
     ``training.distill.distill_checkpoint`` from the PPO network ``source`` (``train`` writes it
-    once, as ``ppo_final.pt``) into ``out``, the
-    label chunks kept in ``<out without .pt>_labels`` (a stopped stage resumes with them). A stage
-    that already finished (``progress["distill"]`` names ``out`` and it exists) is not redone.
+    as ``ppo_final.pt``) into ``out``, the label chunks kept in ``<out without .pt>_labels_itN``
+    (N: the PPO iteration; a stopped stage resumes with them). A stage that already finished from
+    the same PPO iteration (``progress["distill"]["ppo_iteration"]``) is not redone when ``out``
+    exists.
     Records the stage's figures in ``progress["distill"]``; returns the distilled network (eval
     mode, on ``args.device``).
 
@@ -814,16 +815,23 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print) 
     from .checkpoint import build_agent
     from .distill import distill_checkpoint
     done = progress.get("distill")
-    if not (isinstance(done, dict) and done.get("checkpoint") == out and os.path.exists(out)):
+    it = progress["iteration"]
+    if isinstance(done, dict) and done.get("ppo_iteration") == it and os.path.exists(out):
+        log(f"search distillation already done ({out}, from the PPO network of iteration {it}); "
+            f"the distill_* settings apply to a new stage only")
+    else:
         log(f"search distillation: {args.distill_minutes:g} min of labels "
             f"({args.distill_samples} deals per card, {args.distill_workers} workers), then "
             f"{args.distill_epochs} passes")
-        r = distill_checkpoint(source, out, minutes=args.distill_minutes, seed=args.seed,
+        # one label folder per PPO network: chunks of another network are never mixed in
+        labels = os.path.splitext(out)[0] + f"_labels_it{it}"
+        r = distill_checkpoint(source, out, labels=labels, minutes=args.distill_minutes,
+                               seed=args.seed,
                                samples=args.distill_samples, workers=args.distill_workers,
                                epochs=args.distill_epochs, bid_deals=args.distill_bid_deals,
                                hidden=args.distill_hidden or None,
                                head_hidden=args.distill_head_hidden or None, log=log)
-        progress["distill"] = r
+        progress["distill"] = dict(r, ppo_iteration=it)
         log(f"distilled {out}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min, "
             f"{r['minutes']:.1f} min in all")
     net = build_agent(load_checkpoint(out), args.device)
@@ -1050,8 +1058,10 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
     if args.distill_minutes > 0:
         # the labels' source: the PPO network, written once, so that the label chunks of a
         # stopped stage still match it (their files record its SHA-256) after latest.pt is rewritten
+        # (rewritten when PPO has gone on since: a resume with more total_decisions)
         source = os.path.join(ckpt_dir, "ppo_final.pt")
-        if not os.path.exists(source):
+        if not (os.path.exists(source) and load_checkpoint(source)["progress"].get("iteration")
+                == progress["iteration"]):
             save_checkpoint(source, make_payload(args, agent, opt, progress, env, opp,
                                                  eval_results, full=False))
         final_path = os.path.join(ckpt_dir, "distilled.pt")

@@ -225,6 +225,9 @@ static void playout1(uint64_t *h, const int8_t *trick, int n, int leader, int *w
 }
 
 /* Many play-outs from one position, each row with its own deal, bids and first card.
+ * The caller (solver.playouts) has checked the lengths, the seats and the trick; each row's card
+ * is checked here: the result is 0, or 1 + the first row whose card is not in the mover's hand
+ * (nothing is played then).
  *
  * Shared: the trick in progress trick[0..ntrick) (card ids in play order), its leader (the seat to
  * lead when ntrick == 0), won[4] trick counts by seat, broken, mover (the seat to play), flb
@@ -232,9 +235,13 @@ static void playout1(uint64_t *h, const int8_t *trick, int n, int leader, int *w
  * Row r: hands[4r..4r+4) masks by seat, bids[4r..4r+4) (0 = Nil), card[r]: the mover's card played
  * first (pimc._finish_trick), or -1 to start at the position as it is.
  * Output: out[4r..4r+4) final trick counts by seat. */
-void sp_playouts(int64_t rows, const uint64_t *hands, const int8_t *bids, const int8_t *card,
-                 const int8_t *trick, int64_t ntrick, int64_t leader, const int8_t *won,
-                 int64_t broken, int64_t mover, int64_t flb, int8_t *out) {
+int64_t sp_playouts(int64_t rows, const uint64_t *hands, const int8_t *bids, const int8_t *card,
+                    const int8_t *trick, int64_t ntrick, int64_t leader, const int8_t *won,
+                    int64_t broken, int64_t mover, int64_t flb, int8_t *out) {
+    for (int64_t r = 0; r < rows; r++) {
+        int c = card[r];
+        if (c < -1 || c > 51 || (c >= 0 && !((hands[4 * r + mover] >> c) & 1))) return r + 1;
+    }
     for (int64_t r = 0; r < rows; r++) {
         uint64_t h[4];
         int8_t t[4];
@@ -277,4 +284,5 @@ void sp_playouts(int64_t rows, const uint64_t *hands, const int8_t *bids, const 
         playout1(h, t, n, ldr, w, brk, nil, contract, (int)flb);
         for (int s = 0; s < 4; s++) out[4 * r + s] = (int8_t)w[s];
     }
+    return 0;
 }

@@ -220,22 +220,51 @@ def playouts(deals, bids, cards, trick, leader: int, won, broken: bool, mover: i
             Python one (the reference; the same trick counts).
     Returns:
         R tuples of 4 final trick counts by seat.
+    Raises:
+        ValueError: lengths that do not match (deals, bids, cards, 4 masks or bids a row), a seat
+            outside 0..3, a trick of 4 cards or more, or a row's card that is not in the mover's
+            hand; nothing is played then. The deals themselves are not checked (the bots draw
+            them from the information set): overlapping hands give meaningless counts.
     """
     rows = len(deals)
+    one = len(bids) == 4 and not isinstance(bids[0], (tuple, list))
+    why = None
+    if len(cards) != rows or (not one and len(bids) != rows):
+        why = (f"{rows} deals need {rows} cards and 4 bids or {rows} rows of bids; got "
+               f"{len(cards)} cards and {len(bids)} bids")
+    elif any(len(d) != 4 for d in deals) or (not one and any(len(b) != 4 for b in bids)):
+        why = "every deal must be 4 masks and every row of bids 4 bids, by seat"
+    elif not (0 <= mover < 4 and 0 <= leader < 4 and len(won) == 4):
+        why = f"mover and leader must be seats 0..3 and won 4 counts; got {mover}, {leader}, {won}"
+    elif len(trick) > 3 or (len(trick) and (leader + len(trick)) & 3 != mover):
+        why = (f"the trick in progress holds at most 3 cards, led by leader and followed in turn "
+               f"up to the mover; got {list(trick)} led by {leader}, mover {mover}")
+    if why is not None:
+        raise ValueError(f"playouts: {why}")
     if not rows:
         return []
-    one = len(bids) == 4 and not isinstance(bids[0], (tuple, list))
     if native and native_playouts():
-        hands = array("Q", [m for d in deals for m in d])
-        b = array("b", tuple(bids) * rows if one else [x for r in bids for x in r])
-        c = array("b", cards)
+        try:
+            hands = array("Q", [m for d in deals for m in d])
+            b = array("b", tuple(bids) * rows if one else [x for r in bids for x in r])
+            c = array("b", [max(-2, min(52, x)) for x in cards])  # out of range: refused below
+        except (OverflowError, TypeError) as e:
+            raise ValueError(f"playouts: masks must be ints in [0, 2**52) and bids ints 0..13 "
+                             f"({e})") from None
         t = array("b", trick or [0])
         w = array("b", won)
         out = array("b", bytes(4 * rows))
-        _kernel.sp_playouts(rows, hands.buffer_info()[0], b.buffer_info()[0], c.buffer_info()[0],
-                            t.buffer_info()[0], len(trick), leader, w.buffer_info()[0],
-                            int(bool(broken)), mover, int(bool(flb)), out.buffer_info()[0])
+        bad = _kernel.sp_playouts(rows, hands.buffer_info()[0], b.buffer_info()[0],
+                                  c.buffer_info()[0], t.buffer_info()[0], len(trick), leader,
+                                  w.buffer_info()[0], int(bool(broken)), mover, int(bool(flb)),
+                                  out.buffer_info()[0])
+        if bad:
+            _not_in_hand(deals, cards, mover, bad - 1)
         return [tuple(out[i:i + 4]) for i in range(0, 4 * rows, 4)]
+    for r in range(rows):
+        c = cards[r]
+        if c != -1 and not (0 <= c < 52 and deals[r][mover] >> c & 1):
+            _not_in_hand(deals, cards, mover, r)
     res = []
     for r in range(rows):
         bd = bids if one else bids[r]
@@ -246,6 +275,11 @@ def playouts(deals, bids, cards, trick, leader: int, won, broken: bool, mover: i
             h2, t2, l2, w2, b2 = deals[r], trick, leader, won, broken
         res.append(tuple(playout(h2, t2, l2, w2, b2, bd, flb)))
     return res
+
+
+def _not_in_hand(deals, cards, mover, r):
+    raise ValueError(f"playouts: row {r}: card {cards[r]!r} is not in the hand of the mover "
+                     f"(seat {mover}); a row's card must be one of its cards, or -1")
 
 
 def _duck(legal: int, n: int, win: int) -> int:
