@@ -313,6 +313,18 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
     assert data["config"]["hidden"] == [48] and data["config"]["head_hidden"] == 24
     assert CheckpointBot(str(wide)).act(g.view(g.current_player)) in \
         g.view(g.current_player).legal_actions
+    # a second round: hands played by the widened network (seed 2: other deals), plus the first
+    # round's labels (--also-labels); both are in the data set, and a folder without chunks is
+    # refused before any work
+    r2 = tmp_path / "r2.pt"
+    round2 = ["--from", str(wide), "--out", str(r2), "--chunks", "1", "--chunk-hands", "3",
+              "--samples", "2", "--workers", "1", "--epochs", "1", "--bid-deals", "5",
+              "--seed", "2"]
+    assert main([*round2, "--also-labels", str(tmp_path / "d_labels")]) == 0
+    data = load_checkpoint(str(r2))
+    assert data["distill"]["hands"] == 3 + 2 and data["distill"]["own_hands"] == 3
+    assert data["distill"]["also_labels"] == [str(tmp_path / "d_labels")]
+    assert main([*round2, "--also-labels", str(tmp_path)]) == 2
     # bad input: a missing source checkpoint is an error message, not a traceback
     assert main(["--from", str(tmp_path / "none.pt"), "--out", str(out)]) == 2
 

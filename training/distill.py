@@ -700,14 +700,17 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                        workers: int = 2, seed: int = 1, temperature: float = 3.0,
                        prior: float = 0.0, bid_deals: int = 50000, epochs: int = 12,
                        lr: float = 1e-3, hidden=None, head_hidden: int | None = None,
-                       log=print) -> dict:
+                       also_labels=(), log=print) -> dict:
     """The whole round: label hands played by ``src`` (``produce_labels``, resumable: the chunks
     kept in ``labels``), distil into ``src``'s network (or one widened to ``hidden`` /
     ``head_hidden``, ``spades_env.agents.model.widen``), and write the stripped checkpoint ``out``
     (its ``distill`` entry records the settings, the label time and the loss history).
 
     Args: as the command line's options (``main``); ``labels`` defaults to ``out`` without
-    ``.pt`` plus ``_labels``; ``hidden`` is a list of ints or None (keep the source's widths).
+    ``.pt`` plus ``_labels``; ``hidden`` is a list of ints or None (keep the source's widths);
+    ``also_labels``: label folders of earlier rounds (hands played by other networks, e.g. the
+    previous round's), every ``chunk_*.npz`` in them read (``load_labels``) and added to this
+    round's labels.
     Returns:
         ``{"checkpoint": out, "hands": int, "chunks": int, "label_minutes": float,
         "minutes": float}``.
@@ -742,11 +745,18 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
         raise ValueError(f"the output {out!r} is the source checkpoint: it would be replaced by "
                          f"a stripped one; choose another --out")
     check_output_file(out, "output checkpoint", create_folder=True)
+    extra_files = []
+    for f in also_labels:
+        found = sorted(glob.glob(os.path.join(f, "chunk_*.npz")))
+        if not os.path.isdir(f) or not found:
+            raise ValueError(f"--also-labels {f!r}: no label chunks (chunk_*.npz) there")
+        extra_files += found
     paths = produce_labels(src, folder, minutes, chunks, chunk_hands, seed, samples, workers,
                            log=log)
     if not paths:
         raise ValueError("no label chunk was finished within --minutes")
-    rec = merge_labels([load_labels(q) for q in paths])
+    own = merge_labels([load_labels(q) for q in paths])
+    rec = merge_labels([own, *(load_labels(q) for q in extra_files)])
     label_s = time.time() - t0
     reference = copy.deepcopy(net).eval()
     if shape is not None:
@@ -755,7 +765,8 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     ds = build_dataset(rec, reference, temperature, prior)
     if bid_deals > 0:
         ds = concat_rows(ds, bid_rows(reference, bid_deals, seed))
-    log(f"{len(rec['seed'])} hands from {len(paths)} chunks: {int(ds['card'].sum())} card "
+    log(f"{len(rec['seed'])} hands from {len(paths) + len(extra_files)} chunks "
+        f"({len(extra_files)} from --also-labels): {int(ds['card'].sum())} card "
         f"rows, {int((~ds['card']).sum())} bid rows ({label_s / 60:.1f} min)")
     hist = distill(net, ds, epochs=epochs, lr=lr, seed=seed)
     res = {k: data[k] for k in ("config", "model_shape", "progress") if k in data}
@@ -765,7 +776,9 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
         if isinstance(res.get("config"), dict):
             res["config"] = dict(res["config"], **shape)
     res["source"] = src
-    res["distill"] = {"hands": int(len(rec["seed"])), "samples": samples,
+    res["distill"] = {"hands": int(len(rec["seed"])), "own_hands": int(len(own["seed"])),
+                      "also_labels": [os.path.abspath(f) for f in also_labels],
+                      "samples": samples,
                       "temperature": temperature, "prior": prior, "bid_deals": bid_deals,
                       "epochs": epochs, "lr": lr, "seed": seed, "label_minutes": label_s / 60,
                       "widened_from": (None if shape is None else
@@ -802,6 +815,9 @@ def main(argv=None) -> int:
                         "source's widths)")
     p.add_argument("--head-hidden", type=int, default=None,
                    help="wider heads, e.g. 128 (default: the source's width)")
+    p.add_argument("--also-labels", nargs="+", default=[], metavar="DIR",
+                   help="label folders of earlier rounds (hands played by other networks), "
+                        "added to this round's labels")
     a = p.parse_args(argv)
     folder = a.labels or os.path.splitext(a.out)[0] + "_labels"
     try:
@@ -815,7 +831,7 @@ def main(argv=None) -> int:
                                  f"{a.hidden!r}") from None
         r = distill_checkpoint(a.src, a.out, a.labels, a.minutes, a.chunks, a.chunk_hands,
                                a.samples, a.workers, a.seed, a.temperature, a.prior, a.bid_deals,
-                               a.epochs, a.lr, hidden, a.head_hidden,
+                               a.epochs, a.lr, hidden, a.head_hidden, a.also_labels,
                                log=lambda m: print(m, flush=True))
     except (ValueError, FileNotFoundError, OSError) as e:  # bad input, bad file, full disk
         print(f"error: {e}", file=sys.stderr)
