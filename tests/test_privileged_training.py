@@ -124,6 +124,27 @@ def test_acting_policy_ignores_how_the_unseen_cards_lie(tmp_path, moves):
     assert not torch.equal(c1, c2)
 
 
+@pytest.mark.parametrize("moves", [0, 23])
+def test_the_shipped_agent_ignores_how_the_unseen_cards_lie(moves):
+    """The same check on the shipped agent (the distilled network with its privileged critic)."""
+    from spades_env.agents.bot import CheckpointBot
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    bot = CheckpointBot(os.path.join(root, "checkpoints", "shipped", "agent.pt"))
+    g0 = SpadesGame(seed=12)
+    g = SpadesGame.from_deal(list(g0.hands), g0.dealer, seed=0)
+    r = np.random.default_rng(2)
+    log = []
+    for _ in range(moves):
+        a = int(r.choice(sorted(g.legal_actions())))
+        log.append((g.current_player, a))
+        g.apply(a)
+    seat = g.current_player
+    other = _same_info_other_deal(list(g0.hands), g0.dealer, log, seat,
+                                  np.random.default_rng(moves))
+    p1, p2 = bot.action_probs(g.view(seat)), bot.action_probs(other.view(seat))
+    assert np.array_equal(p1, p2) and abs(p1.sum() - 1) < 1e-6
+
+
 def test_rollout_rewards_charge_bags_at_bag_cost():
     """Each learner seat's rewards in a hand sum to its team's (points - 10 per bag) minus the
     other team's, times reward_scale (bag penalty reached in the hand left out)."""
