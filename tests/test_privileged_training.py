@@ -91,6 +91,23 @@ def _same_info_other_deal(hands0, dealer, log, seat: int, rng) -> SpadesGame:
     raise AssertionError("no other consistent deal found")
 
 
+def _two_deals_one_view(deal_seed: int, play_seed: int, moves: int):
+    """A game after ``moves`` random legal moves and another deal of the same moves in which the
+    seat to act sees the same (``_same_info_other_deal``): ``(game, other, seat)``."""
+    g0 = SpadesGame(seed=deal_seed)
+    g = SpadesGame.from_deal(list(g0.hands), g0.dealer, seed=0)
+    r = np.random.default_rng(play_seed)
+    log = []
+    for _ in range(moves):
+        a = int(r.choice(sorted(g.legal_actions())))
+        log.append((g.current_player, a))
+        g.apply(a)
+    seat = g.current_player
+    other = _same_info_other_deal(list(g0.hands), g0.dealer, log, seat,
+                                  np.random.default_rng(moves))
+    return g, other, seat
+
+
 @pytest.mark.parametrize("moves", [0, 2, 23])  # the first bid, mid-bidding, mid-hand (trick 5)
 def test_acting_policy_ignores_how_the_unseen_cards_lie(tmp_path, moves):
     """Redistributing the cards a seat cannot see among the other seats leaves its observation
@@ -99,17 +116,7 @@ def test_acting_policy_ignores_how_the_unseen_cards_lie(tmp_path, moves):
     from spades_env.agents.bot import CheckpointBot
     path, agent = _critic_checkpoint(tmp_path)
     bot = CheckpointBot(path)
-    rng = np.random.default_rng(moves)
-    g0 = SpadesGame(seed=11)
-    g = SpadesGame.from_deal(list(g0.hands), g0.dealer, seed=0)
-    r = np.random.default_rng(1)
-    log = []
-    for _ in range(moves):
-        a = int(r.choice(sorted(g.legal_actions())))
-        log.append((g.current_player, a))
-        g.apply(a)
-    seat = g.current_player
-    other = _same_info_other_deal(list(g0.hands), g0.dealer, log, seat, rng)
+    g, other, seat = _two_deals_one_view(11, 1, moves)
     assert other.current_player == seat and other.hands[seat] == g.hands[seat]
     v1, v2 = g.view(seat), other.view(seat)
     assert np.array_equal(encode(v1), encode(v2))
@@ -130,17 +137,7 @@ def test_the_shipped_agent_ignores_how_the_unseen_cards_lie(moves):
     from spades_env.agents.bot import CheckpointBot
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     bot = CheckpointBot(os.path.join(root, "checkpoints", "shipped", "agent.pt"))
-    g0 = SpadesGame(seed=12)
-    g = SpadesGame.from_deal(list(g0.hands), g0.dealer, seed=0)
-    r = np.random.default_rng(2)
-    log = []
-    for _ in range(moves):
-        a = int(r.choice(sorted(g.legal_actions())))
-        log.append((g.current_player, a))
-        g.apply(a)
-    seat = g.current_player
-    other = _same_info_other_deal(list(g0.hands), g0.dealer, log, seat,
-                                  np.random.default_rng(moves))
+    g, other, seat = _two_deals_one_view(12, 2, moves)
     p1, p2 = bot.action_probs(g.view(seat)), bot.action_probs(other.view(seat))
     assert np.array_equal(p1, p2) and abs(p1.sum() - 1) < 1e-6
 

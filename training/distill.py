@@ -672,24 +672,19 @@ def check_args(a) -> None:
         raise ValueError(f"--labels {a.labels!r} is a file, not a folder")
 
 
-def _wider_shape(a, net) -> dict | None:
-    """``--hidden``/``--head-hidden`` as a ``model_shape`` update (None: keep the source's).
+def _wider_shape(hidden, head_hidden, net) -> dict | None:
+    """``hidden``/``head_hidden`` (None: the source's) as a ``model_shape`` update (None: keep
+    the source's shape).
 
     Raises:
-        ValueError: widths that are not integers, or that ``check_widen`` refuses.
+        ValueError: widths that ``check_widen`` refuses.
     """
-    if a.hidden is None and a.head_hidden is None:
+    if hidden is None and head_hidden is None:
         return None
-    try:
-        hidden = ([int(w) for w in a.hidden.split(",")] if a.hidden is not None
-                  else list(net.hidden))
-    except ValueError:
-        raise ValueError(f"--hidden must be comma-separated integers like 512,256, got "
-                         f"{a.hidden!r}") from None
-    head = a.head_hidden if a.head_hidden is not None else net.head_hidden
     from spades_env.agents.model import check_widen
     try:
-        hidden, head = check_widen(net, hidden, head)
+        hidden, head = check_widen(net, list(net.hidden) if hidden is None else hidden,
+                                   net.head_hidden if head_hidden is None else head_hidden)
     except ValueError as e:
         raise ValueError(f"--hidden/--head-hidden: {e}") from None
     return {"hidden": hidden, "head_hidden": head}
@@ -728,9 +723,7 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     from .checkpoint import build_agent, load_checkpoint, save_checkpoint
     a = argparse.Namespace(minutes=minutes, chunks=chunks, chunk_hands=chunk_hands,
                            samples=samples, workers=workers, seed=seed, temperature=temperature,
-                           prior=prior, bid_deals=bid_deals, epochs=epochs, lr=lr, labels=labels,
-                           hidden=None if hidden is None else ",".join(str(h) for h in hidden),
-                           head_hidden=head_hidden)
+                           prior=prior, bid_deals=bid_deals, epochs=epochs, lr=lr, labels=labels)
     folder = labels or os.path.splitext(out)[0] + "_labels"
     t0 = time.time()
     check_args(a)
@@ -740,7 +733,7 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
         raise ValueError(f"{src} was trained on rules {rules!r}; the labels are "
                          f"standard-rules hands")
     net = build_agent(data, "cpu")
-    shape = _wider_shape(a, net)
+    shape = _wider_shape(hidden, head_hidden, net)
     if os.path.realpath(out) == os.path.realpath(src):
         raise ValueError(f"the output {out!r} is the source checkpoint: it would be replaced by "
                          f"a stripped one; choose another --out")
@@ -821,7 +814,6 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     folder = a.labels or os.path.splitext(a.out)[0] + "_labels"
     try:
-        check_args(a)
         hidden = None
         if a.hidden is not None:
             try:
