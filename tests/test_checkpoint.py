@@ -147,3 +147,60 @@ def test_shipped_checkpoint_loads_and_plays_well():
     assert os.path.getsize(path) < 8 * 2**20
     r = duplicate_match(NetPlayer(build_agent(data)), "random", deals=40, seed=2024)
     assert r["diff_lo"] > 120, r  # measured: +191 [+181, +202] over 100 deals
+
+
+def test_build_agent_skips_the_initialisation_it_overwrites(ckpt):
+    """Regression: build_agent ran the orthogonal initialisation (QR factorisations, about 0.6 s
+    for a [512, 256] network) before loading the weights over it, once per bot and game in the
+    arena. Now nothing is initialised and no random number is drawn; the weights are the file's."""
+    path, agent = ckpt
+    data = load_checkpoint(path)
+    before = torch.get_rng_state()
+    b = build_agent(data)
+    assert torch.equal(torch.get_rng_state(), before)  # no draw from torch's global RNG
+    for k, v in agent.state_dict().items():
+        assert torch.equal(v, b.state_dict()[k])
+    assert not b.training
+    x = torch.rand(3, agent.obs_size)
+    assert torch.equal(b.policy_logits(x), agent.eval().policy_logits(x))
+
+
+def test_agent_init_false_allocates_without_drawing():
+    torch.manual_seed(3)
+    before = torch.get_rng_state()
+    net = Agent(hidden=[16], head_hidden=8, init=False)
+    assert torch.equal(torch.get_rng_state(), before)
+    assert net.trunk[0].weight.shape == (16, net.obs_size)
+    Agent(hidden=[16], head_hidden=8)  # the default still initialises, drawing numbers
+    assert not torch.equal(torch.get_rng_state(), before)
+
+
+def test_checkpoint_bot_decides_on_one_thread_and_restores_the_setting(ckpt, monkeypatch):
+    """CheckpointBot(threads=1) (the default) runs each decision on one torch thread and puts the
+    process's setting back; threads=None leaves torch's setting alone. Same probabilities."""
+    path, _agent = ckpt
+    seen = []
+    real = torch.nn.Linear.forward
+
+    def spy(self, x):
+        seen.append(torch.get_num_threads())
+        return real(self, x)
+
+    g = SpadesGame(seed=4)
+    view = g.view(g.current_player)
+    old = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        monkeypatch.setattr(torch.nn.Linear, "forward", spy)
+        p1 = CheckpointBot(path).action_probs(view)
+        assert seen and set(seen) == {1}
+        assert torch.get_num_threads() == 2  # restored
+        seen.clear()
+        p2 = CheckpointBot(path, threads=None).action_probs(view)
+        assert set(seen) == {2}
+        np.testing.assert_allclose(p1, p2, rtol=1e-6, atol=1e-9)
+    finally:
+        torch.set_num_threads(old)
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="threads must be an int in 1..1024 or None"):
+            CheckpointBot(path, threads=bad)

@@ -30,15 +30,27 @@ class CheckpointBot(Bot):
         seed: seed of the bot's own RNG (used when ``greedy`` is False).
         greedy: play the most probable legal action (default); else sample from the masked policy.
         device: torch device.
+        threads: torch CPU threads for each decision (default 1; ``None`` keeps the process's
+            setting). A decision is one observation through a small network, which a second
+            thread barely speeds up (0.34 against 0.24 ms on an idle 2-core machine), while its
+            idle thread spin-waits on a core the rest of the game needs (the search bots at the
+            same table, other arena processes): with torch's default of one thread per core, two
+            arena processes against ``hard`` ran about 10 times slower
+            (``benchmarks/bench_checkpoint_threads.py``). The process's own setting is restored
+            after each decision, so the bot changes nothing for the code around it.
     Raises:
         FileNotFoundError: no such file.
-        ValueError: a corrupt, foreign or incompatible file.
+        ValueError: a corrupt, foreign or incompatible file, or a bad ``threads``.
     """
 
     name = "checkpoint"
 
-    def __init__(self, path: str, seed=None, greedy: bool = True, device: str = "cpu"):
+    def __init__(self, path: str, seed=None, greedy: bool = True, device: str = "cpu",
+                 threads: int | None = 1):
+        if threads is not None and (type(threads) is not int or not 1 <= threads <= 1024):
+            raise ValueError(f"threads must be an int in 1..1024 or None, got {threads!r}")
         super().__init__(seed)
+        self.threads = threads
         self.path = path
         self.data = load_checkpoint(path, map_location=device)
         self.agent = build_agent(self.data, device)
@@ -60,8 +72,16 @@ class CheckpointBot(Bot):
         obs = torch.as_tensor(encode(view), device=self.device).unsqueeze(0)
         mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
         mask[0, list(legal)] = True
-        logits = self.agent.policy_logits(obs)
-        logits = self.agent.masked(logits, torch.as_tensor(mask, device=self.device))[0].cpu()
+        before = torch.get_num_threads()
+        limit = self.threads is not None and before != self.threads
+        if limit:
+            torch.set_num_threads(self.threads)
+        try:
+            logits = self.agent.policy_logits(obs)
+            logits = self.agent.masked(logits, torch.as_tensor(mask, device=self.device))[0].cpu()
+        finally:
+            if limit:
+                torch.set_num_threads(before)
         p = torch.softmax(logits.double(), -1).numpy()
         return p / p.sum()
 

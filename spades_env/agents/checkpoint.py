@@ -231,7 +231,7 @@ def expected_state(kwargs: dict) -> dict:
     """Names, shapes and dtypes of the state dict of ``Agent(**kwargs)``, computed on the
     ``meta`` device (no memory, no initialisation work): ``{name: (shape tuple, dtype)}``."""
     with torch.device("meta"):
-        ref = Agent(**kwargs)
+        ref = Agent(**kwargs, init=False)
     return {k: (tuple(v.shape), v.dtype) for k, v in ref.state_dict().items()}
 
 
@@ -290,7 +290,7 @@ def build_agent(data: dict, device="cpu", path="checkpoint"):
         ValueError: bad ``model_shape`` or weights that do not fit it, or non-finite weights.
     """
     kwargs = check_model(data, path)
-    agent = Agent(**kwargs).to(device)
+    agent = Agent(**kwargs, init=False).to(device)  # every weight is loaded next
     agent.load_state_dict(data["model"])
     agent.eval()
     return agent
