@@ -136,12 +136,14 @@ def test_resume_refuses_a_stripped_or_bad_checkpoint(ckpt, tmp_path):
         train(args, resume=str(bad))
 
 
-def test_shipped_checkpoint_loads_and_plays_well():
-    # checkpoints/shipped/agent.pt must stay loadable by the current code and keep playing legal,
-    # strong moves (its arena figures are in checkpoints/README.md).
+@pytest.mark.parametrize("name", ["agent.pt", "agent_long.pt"])
+def test_shipped_checkpoint_loads_and_plays_well(name):
+    # checkpoints/shipped/agent.pt (and agent_long.pt, configs/long.yaml's own output) must stay
+    # loadable by the current code and keep playing legal, strong moves (their arena figures are
+    # in checkpoints/README.md).
     from training.evaluate import NetPlayer, duplicate_match
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = os.path.join(root, "checkpoints", "shipped", "agent.pt")
+    path = os.path.join(root, "checkpoints", "shipped", name)
     data = load_checkpoint(path)
     assert "optimizer" not in data and data["config"]["bc_teacher"] == "medium"
     assert os.path.getsize(path) < 8 * 2**20
