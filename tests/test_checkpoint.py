@@ -152,9 +152,9 @@ def test_shipped_checkpoint_loads_and_plays_well(name):
 
 
 def test_build_agent_skips_the_initialisation_it_overwrites(ckpt):
-    """Regression: build_agent ran the orthogonal initialisation (QR factorisations, about 0.6 s
-    for a [512, 256] network) before loading the weights over it, once per bot and game in the
-    arena. Now nothing is initialised and no random number is drawn; the weights are the file's."""
+    """Regression: build_agent ran the orthogonal initialisation (QR factorisations: 20 ms idle,
+    up to 1.8 s on a busy machine, for a [512, 256] network) before loading the weights over it,
+    once per bot and game in the arena. Now nothing is initialised and no random number is drawn; the weights are the file's."""
     path, agent = ckpt
     data = load_checkpoint(path)
     before = torch.get_rng_state()
@@ -206,3 +206,35 @@ def test_checkpoint_bot_decides_on_one_thread_and_restores_the_setting(ckpt, mon
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(ValueError, match="threads must be an int in 1..1024 or None"):
             CheckpointBot(path, threads=bad)
+
+
+def test_model_shape_may_not_name_init(ckpt, tmp_path):
+    """Regression (found by a helper): ``init`` is an Agent argument but not part of a network's
+    shape; a file whose model_shape has it was a TypeError, now the usual ValueError naming it."""
+    path, _agent = ckpt
+    data = torch.load(path, weights_only=True)
+    data.pop("format"), data.pop("version")
+    data["model_shape"] = {**data["model_shape"], "init": True}
+    bad = tmp_path / "init.pt"
+    save_checkpoint(str(bad), data)
+    with pytest.raises(ValueError, match=r"model_shape has 'init', which the network does not "
+                                         r"take \(it takes \['hidden', 'head_hidden', 'obs_size', "
+                                         r"'critic_hidden'\]\)"):
+        load_checkpoint(str(bad))
+    with pytest.raises(ValueError, match="model_shape has 'init'"):
+        make_bot(f"checkpoint:{bad}")
+
+
+def test_expected_state_allocates_nothing(monkeypatch):
+    """Regression (found by a helper): expected_state built real, uninitialised CPU tensors
+    (skip_init's to_empty) instead of meta ones, so a huge claimed shape was allocated."""
+    from spades_env.agents.checkpoint import expected_state
+
+    def no_alloc(self, *a, **k):
+        raise AssertionError("expected_state allocated real tensors (to_empty)")
+    monkeypatch.setattr(torch.nn.Module, "to_empty", no_alloc)
+    st = expected_state({"hidden": [4096, 4096], "head_hidden": 16})
+    assert st["trunk.0.weight"] == ((4096, 679), torch.float32)
+    with torch.device("meta"):
+        ref = Agent(hidden=[8], head_hidden=4)
+    assert ref.trunk[0].weight.is_meta

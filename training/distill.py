@@ -754,6 +754,7 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     reference = copy.deepcopy(net).eval()
     if shape is not None:
         from spades_env.agents.model import widen
+        torch.manual_seed(int(seed))  # the new units' initial weights: the same every run
         net = widen(net, shape["hidden"], shape["head_hidden"])
     ds = build_dataset(rec, reference, temperature, prior)
     if bid_deals > 0:
