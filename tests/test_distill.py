@@ -313,6 +313,16 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
     assert data["config"]["hidden"] == [48] and data["config"]["head_hidden"] == 24
     assert CheckpointBot(str(wide)).act(g.view(g.current_player)) in \
         g.view(g.current_player).legal_actions
+    # regression (found by a helper): the widened units' start came from torch's unseeded global
+    # RNG, so the same command gave another network each time; now it is seeded by --seed
+    torch.rand(1000)  # whatever the process drew before
+    wide2 = tmp_path / "w2.pt"
+    assert main(["--from", tiny, "--out", str(wide2), "--labels", str(tmp_path / "d_labels"),
+                 "--chunks", "1", "--chunk-hands", "2", "--samples", "2", "--workers", "1",
+                 "--epochs", "1", "--bid-deals", "5", "--hidden", "48",
+                 "--head-hidden", "24"]) == 0
+    m1, m2 = data["model"], load_checkpoint(str(wide2))["model"]
+    assert m1.keys() == m2.keys() and all(torch.equal(m1[k], m2[k]) for k in m1)
     # a second round: hands played by the widened network (seed 2: other deals), plus the first
     # round's labels (--also-labels); both are in the data set, and a folder without chunks is
     # refused before any work

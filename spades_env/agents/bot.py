@@ -36,7 +36,8 @@ class CheckpointBot(Bot):
             idle thread spin-waits on a core the rest of the game needs (the search bots at the
             same table, other arena processes): with torch's default of one thread per core, two
             arena processes against ``hard`` took 1.8 times as long
-            (``benchmarks/bench_checkpoint_threads.py``, ``benchmarks/results/checkpoint_threads.md``). The process's own setting is restored
+            (``benchmarks/bench_checkpoint_threads.py``; results in
+            ``benchmarks/results/checkpoint_threads.md``). The process's own setting is restored
             after each decision, so the bot changes nothing for the code around it.
     Raises:
         FileNotFoundError: no such file.

@@ -26,6 +26,8 @@ has probability 0; a mask row with no legal action is an error.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 try:
@@ -92,9 +94,7 @@ class Agent(nn.Module):
     def __init__(self, hidden=(512, 256), head_hidden: int = 128, obs_size: int = OBS_SIZE,
                  critic_hidden=(), init: bool = True):
         super().__init__()
-
-        def layer(i, o, std=float(np.sqrt(2))):
-            return _layer(i, o, std, init)
+        layer = functools.partial(_layer, init=init)
         layers, w = [], obs_size
         for h in hidden:
             layers += [layer(w, h), nn.ReLU()]
