@@ -496,6 +496,63 @@ def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_
         == more["iterations"]
 
 
+def test_a_stage_of_several_rounds_chains_them_and_resumes_round_by_round(tmp_path):
+    # configs/long.yaml runs three rounds: round k starts from round k-1's file, on its own hands
+    # (seed + k - 1), only round 1 widens, distilled.pt is the last round, and a resumed stage
+    # keeps the finished rounds (also when rounds are added) and redoes every round after a lost one
+    from training import config as cfg
+    from training.ppo_selfplay import distill_round_paths, train
+    base = cfg.from_dict({
+        "name": "chain", "num_envs": 6, "num_steps": 56, "total_decisions": 700,
+        "hidden": [32], "head_hidden": 16, "bc_teacher": "", "pool_bots": ["random"],
+        "save_every": 1, "eval_every": 0, "eval_opponents": ["random"], "final_eval_deals": 2,
+        "progress": False, "num_minibatches": 2, "random_start": 0.0, "seed": 3,
+        "runs_dir": str(tmp_path / "runs"), "checkpoint_dir": str(tmp_path / "ck")})
+    ppo = train(base, log=lambda *x: None)
+    stage = {"distill_minutes": 0.01, "distill_rounds": 2, "distill_hidden": [48],
+             "distill_head_hidden": 24, "distill_samples": 4, "distill_epochs": 1,
+             "distill_workers": 1, "distill_bid_deals": 20}
+    folder = str(tmp_path / "ck" / "chain")
+    r1, r2 = (os.path.join(folder, f"distilled_round{k}.pt") for k in (1, 2))
+    assert distill_round_paths(os.path.join(folder, "distilled.pt"), 2) == [r1, r2]
+    assert distill_round_paths("x/distilled.pt", 1) == ["x/distilled.pt"]
+    logs: list[str] = []
+    out = train(cfg.from_dict(stage, base), resume=ppo["checkpoint"], log=logs.append)
+    assert out["checkpoint"] == os.path.join(folder, "distilled.pt")
+    d1, d2 = load_checkpoint(r1), load_checkpoint(r2)
+    assert d1["source"] == os.path.join(folder, "ppo_final.pt") and d2["source"] == r1
+    assert (d1["distill"]["seed"], d2["distill"]["seed"]) == (3, 4)
+    assert d1["distill"]["widened_from"] == {"hidden": [32], "head_hidden": 16}
+    assert d2["distill"]["widened_from"] is None and d2["model_shape"]["hidden"] == [48]
+    assert os.path.isdir(os.path.join(folder, f"distilled_round2_labels_it{ppo['iterations']}"))
+    assert open(out["checkpoint"], "rb").read() == open(r2, "rb").read()
+    rounds = load_checkpoint(ppo["checkpoint"])["progress"]["distill_rounds"]
+    assert [(r["round"], os.path.basename(r["checkpoint"])) for r in rounds] \
+        == [(1, "distilled_round1.pt"), (2, "distilled_round2.pt")]
+    assert sum(m.startswith("search distillation: round") for m in logs) == 2
+    # one more round: rounds 1 and 2 are kept (files untouched), round 3 starts from round 2
+    t1, t2 = os.path.getmtime(r1), os.path.getmtime(r2)
+    logs.clear()
+    more = train(cfg.from_dict({**stage, "distill_rounds": 3}, base), resume=ppo["checkpoint"],
+                 log=logs.append)
+    r3 = os.path.join(folder, "distilled_round3.pt")
+    assert sum(m.startswith("search distillation already done: round") for m in logs) == 2
+    assert (os.path.getmtime(r1), os.path.getmtime(r2)) == (t1, t2)
+    assert load_checkpoint(r3)["source"] == r2 and load_checkpoint(r3)["distill"]["seed"] == 5
+    assert open(more["checkpoint"], "rb").read() == open(r3, "rb").read()
+    # round 2's file lost: round 1 is kept, rounds 2 and 3 are redone (3 from the new round 2)
+    os.remove(r2)
+    logs.clear()
+    train(cfg.from_dict({**stage, "distill_rounds": 3}, base), resume=ppo["checkpoint"],
+          log=logs.append)
+    assert [m.split(" from ")[0] for m in logs if m.startswith("search distillation")] == [
+        "search distillation already done: round 1/3 (" + r1 + ",",
+        "search distillation: round 2/3", "search distillation: round 3/3"]
+    assert any(m.startswith("removed") and "distilled_round3_labels" in m for m in logs)
+    assert os.path.exists(r2) and os.path.getmtime(r3) > os.path.getmtime(r2) >= t2
+    assert len(load_checkpoint(ppo["checkpoint"])["progress"]["distill_rounds"]) == 3
+
+
 def test_a_distillation_stage_that_cannot_widen_is_refused_before_any_work(tmp_path):
     from training import config as cfg
     args = cfg.from_dict({"hidden": [64, 32], "head_hidden": 16, "distill_minutes": 5,

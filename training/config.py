@@ -198,6 +198,11 @@ class Args:
     network (widened per ``distill_hidden``) then learns those values (``training.distill``). The
     result is ``distilled.pt`` in the run's checkpoint folder, and it is the network of the final
     evaluation. 0 = no stage."""
+    distill_rounds: int = 1
+    """rounds of the search-distillation stage (expert iteration): round k starts from round
+    k-1's network, plays its own fresh hands (seed ``seed + k - 1``) and labels for
+    ``distill_minutes``; rounds before the last write ``distilled_round{k}.pt``, the last
+    ``distilled.pt``. Only the first round widens (``distill_hidden``)."""
     distill_hidden: list = field(default_factory=list)
     """trunk widths of the distilled network, each at least the PPO network's (``[]`` = the same;
     ``spades_env.agents.model.widen`` keeps the PPO network's function)."""
@@ -479,6 +484,7 @@ FIELD_CHECKS: dict[str, FieldCheck] = {
     "progress": _flag(resume="free"),
     # search distillation after PPO (may be added or changed when a finished run is resumed)
     "distill_minutes": _num(0, 10_000, resume="free"),
+    "distill_rounds": _int(1, 100, resume="free"),
     "distill_hidden": FieldCheck("list[int]", 1, MAX_WIDTH, max_len=16, resume="free"),
     "distill_head_hidden": _int(0, MAX_WIDTH, resume="free"),
     "distill_samples": _int(1, 100_000, resume="free"),
@@ -643,7 +649,7 @@ def check_ready(args: Args) -> None:
         if args.distill_minutes < 1e-3:
             raise ValueError(f"bad config: distill_minutes must be 0 (no stage) or at least "
                              f"0.001, got {args.distill_minutes}")
-        if args.seed > 2**62:
+        if args.seed + args.distill_rounds - 1 > 2**62:
             raise ValueError(f"bad config: seed: the search-distillation stage draws its labels "
                              f"from seeds up to 2**62, got {args.seed}")
     if args.distill_minutes > 0 and (args.distill_hidden or args.distill_head_hidden):

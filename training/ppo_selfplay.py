@@ -799,41 +799,89 @@ def make_payload(args, agent, opt, progress, env, opp, eval_results, full=True) 
 
 
 # ============================================================================= distillation stage
-def distill_stage(args: Args, source: str, out: str, progress: dict, log=print) -> Agent:
-    """The search-distillation stage after PPO (``args.distill_minutes`` > 0): one round of
-    ``training.distill.distill_checkpoint`` from the PPO network ``source`` (``train`` writes it
-    as ``ppo_final.pt``) into ``out``, the label chunks kept in ``<out without .pt>_labels_itN``
-    (N: the PPO iteration; a stopped stage resumes with them). A stage that already finished from
-    the same PPO iteration (``progress["distill"]["ppo_iteration"]``) is not redone when ``out``
-    exists.
-    Records the stage's figures in ``progress["distill"]``; returns the distilled network (eval
-    mode, on ``args.device``).
+def distill_round_paths(out: str, rounds: int) -> list[str]:
+    """The checkpoint each round of a ``rounds``-round distillation stage writes: ``out`` itself
+    for one round; ``<out without .pt>_round1.pt`` ... ``_roundK.pt`` for more (``out`` then
+    receives a copy of the last), so that a stage resumed with more rounds keeps the earlier ones.
+    """
+    if rounds == 1:
+        return [out]
+    stem = os.path.splitext(out)[0]
+    return [f"{stem}_round{k}.pt" for k in range(1, rounds + 1)]
+
+
+def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
+                  save=None) -> Agent:
+    """The search-distillation stage after PPO (``args.distill_minutes`` > 0): ``args.
+    distill_rounds`` rounds of ``training.distill.distill_checkpoint`` (expert iteration). Round 1
+    starts from the PPO network ``source`` (``train`` writes it as ``ppo_final.pt``), widened per
+    ``distill_hidden``; round k from round k-1's network, on its own fresh hands (seed
+    ``args.seed + k - 1``), ``distill_minutes`` of labels each. Each round writes the checkpoint
+    ``distill_round_paths`` names, its label chunks kept in ``<that path without .pt>_labels_itN``
+    (N: the PPO iteration; a stopped round resumes with them); ``out`` ends as the last round's
+    network. A round that already finished from the same PPO iteration (its record in
+    ``progress["distill_rounds"]``, its file present) is not redone, unless a round before it was.
+
+    Records each round's figures in ``progress["distill_rounds"]`` (a list, round 1 first) and the
+    last round's in ``progress["distill"]``; calls ``save()`` (if given) after each round, so that
+    a stopped run's ``latest.pt`` knows the finished rounds. Returns the final network (eval mode,
+    on ``args.device``).
 
     Raises:
         ValueError, OSError: as ``distill_checkpoint``.
     """
+    import shutil
+
+    from spades_env.fileio import write_atomic
+
     from .checkpoint import build_agent
     from .distill import distill_checkpoint
-    done = progress.get("distill")
     it = progress["iteration"]
-    if isinstance(done, dict) and done.get("ppo_iteration") == it and os.path.exists(out):
-        log(f"search distillation already done ({out}, from the PPO network of iteration {it}); "
-            f"the distill_* settings apply to a new stage only")
-    else:
-        log(f"search distillation: {args.distill_minutes:g} min of labels "
-            f"({args.distill_samples} deals per card, {args.distill_workers} workers), then "
-            f"{args.distill_epochs} passes")
-        # one label folder per PPO network: chunks of another network are never mixed in
-        labels = os.path.splitext(out)[0] + f"_labels_it{it}"
-        r = distill_checkpoint(source, out, labels=labels, minutes=args.distill_minutes,
-                               seed=args.seed,
-                               samples=args.distill_samples, workers=args.distill_workers,
-                               epochs=args.distill_epochs, bid_deals=args.distill_bid_deals,
-                               hidden=args.distill_hidden or None,
-                               head_hidden=args.distill_head_hidden or None, log=log)
-        progress["distill"] = dict(r, ppo_iteration=it)
-        log(f"distilled {out}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min, "
-            f"{r['minutes']:.1f} min in all")
+    rounds = args.distill_rounds
+    paths = distill_round_paths(out, rounds)
+    done = progress.get("distill_rounds")
+    if not isinstance(done, list):  # runs from before distill_rounds recorded one round here
+        done = [progress["distill"]] if isinstance(progress.get("distill"), dict) else []
+    records, redo, src = [], False, source
+    for k, path in enumerate(paths, start=1):
+        rec = done[k - 1] if k - 1 < len(done) else None
+        if (not redo and isinstance(rec, dict) and rec.get("ppo_iteration") == it
+                and os.path.basename(str(rec.get("checkpoint", ""))) == os.path.basename(path)
+                and os.path.exists(path)):
+            log(f"search distillation already done: round {k}/{rounds} ({path}, from the PPO "
+                f"network of iteration {it}); the distill_* settings apply to a new round only")
+        else:
+            labels = os.path.splitext(path)[0] + f"_labels_it{it}"
+            if redo and os.path.isdir(labels):
+                # the round before was just redone: these chunks were played by its old network
+                # (check_chunk would refuse them), so they go
+                shutil.rmtree(labels)
+                log(f"removed {labels}: label chunks of round {k - 1}'s earlier network")
+            redo = True  # every later round starts from this round's new network
+            log(f"search distillation: round {k}/{rounds} from {src}: {args.distill_minutes:g} "
+                f"min of labels ({args.distill_samples} deals per card, {args.distill_workers} "
+                f"workers), then {args.distill_epochs} passes")
+            # one label folder per round and PPO network: chunks of another network never mix in
+            first = k == 1
+            r = distill_checkpoint(src, path, labels=labels, minutes=args.distill_minutes,
+                                   seed=args.seed + k - 1,
+                                   samples=args.distill_samples, workers=args.distill_workers,
+                                   epochs=args.distill_epochs, bid_deals=args.distill_bid_deals,
+                                   hidden=(args.distill_hidden or None) if first else None,
+                                   head_hidden=(args.distill_head_hidden or None) if first
+                                   else None, log=log)
+            rec = dict(r, ppo_iteration=it, round=k)
+            log(f"distilled {path}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min, "
+                f"{r['minutes']:.1f} min in all")
+        records.append(rec)
+        progress["distill_rounds"] = records + [d for d in done[k:] if not redo]
+        progress["distill"] = rec
+        if save is not None:
+            save()
+        src = path
+    if paths[-1] != out:
+        with open(paths[-1], "rb") as f:  # the final network under the stage's one name
+            write_atomic(out, f.read())
     net = build_agent(load_checkpoint(out), args.device)
     return net.eval()
 
@@ -1065,7 +1113,10 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
             save_checkpoint(source, make_payload(args, agent, opt, progress, env, opp,
                                                  eval_results, full=False))
         final_path = os.path.join(ckpt_dir, "distilled.pt")
-        final_agent = distill_stage(args, source, final_path, progress, log)
+        def save_progress():
+            save_checkpoint(path, make_payload(args, agent, opt, progress, env, opp,
+                                               eval_results))
+        final_agent = distill_stage(args, source, final_path, progress, log, save_progress)
         progress["seconds"] = progress.get("seconds", 0.0) + (time.time() - t_start)
         t_start = time.time()
         save_checkpoint(path, make_payload(args, agent, opt, progress, env, opp, eval_results))
