@@ -35,6 +35,7 @@ from scipy import stats
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from spades_env.arena import jsonable, play_match, write_json_atomic  # noqa: E402
+from spades_env.bots import make_bot  # noqa: E402
 from spades_env.fileio import write_atomic  # noqa: E402
 
 
@@ -60,6 +61,8 @@ def parse_match(text: str) -> tuple[str, int, int]:
     except (IndexError, ValueError):
         raise ValueError(f"--match {text!r}: expected OPPONENT:SEED:GAMES, e.g. hard:5:100") \
             from None
+    if seed < 0:
+        raise ValueError(f"--match {text!r}: SEED must be 0 or more, got {seed}")
     if games < 2 or games % 2:
         raise ValueError(f"--match {text!r}: GAMES must be even and at least 2, got {games}")
     return opp, seed, games
@@ -124,16 +127,32 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     try:
         matches = [parse_match(m) for m in a.match]
+        seen = [(o, s) for o, s, _ in matches]
+        for o, s in seen:
+            if seen.count((o, s)) > 1:  # the same deals twice would count as more evidence
+                raise ValueError(f"--match {o}:{s}:...: given more than once (opponent and seed "
+                                 f"fix the deals)")
+        if a.workers < 1:
+            raise ValueError(f"--workers must be at least 1, got {a.workers}")
         for f in (a.agent, a.baseline):
-            if f is not None and not os.path.isfile(f):
-                raise ValueError(f"no checkpoint file {f!r}")
-    except ValueError as e:
+            if f is not None:
+                make_bot(f"checkpoint:{f}", seed=0)  # a missing or foreign file fails here
+        for o in dict.fromkeys(o for o, _, _ in matches):
+            make_bot(o, seed=0)
+        cache = {}
+        if os.path.exists(a.out):
+            try:
+                with open(a.out, encoding="utf-8") as f:
+                    cache = json.load(f)
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+                raise ValueError(f"--out {a.out!r} is not a results file of this script: {e}") \
+                    from None
+            if not isinstance(cache, dict):
+                raise ValueError(f"--out {a.out!r} is not a results file of this script (not a "
+                                 f"JSON object)")
+    except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    cache = {}
-    if os.path.exists(a.out):
-        with open(a.out, encoding="utf-8") as f:
-            cache = json.load(f)
     shas = {f: sha256(f) for f in (a.agent, a.baseline) if f is not None}
 
     def key_of(agent, opp, seed, games):

@@ -551,6 +551,43 @@ def test_a_stage_of_several_rounds_chains_them_and_resumes_round_by_round(tmp_pa
     assert any(m.startswith("removed") and "distilled_round3_labels" in m for m in logs)
     assert os.path.exists(r2) and os.path.getmtime(r3) > os.path.getmtime(r2) >= t2
     assert len(load_checkpoint(ppo["checkpoint"])["progress"]["distill_rounds"]) == 3
+    # back to 2 rounds: nothing is redone, distilled.pt is round 2 again, round 3's record goes
+    logs.clear()
+    fewer = train(cfg.from_dict(stage, base), resume=ppo["checkpoint"], log=logs.append)
+    assert not any(m.startswith("search distillation: round") for m in logs)
+    assert open(fewer["checkpoint"], "rb").read() == open(r2, "rb").read()
+    assert [r["round"] for r in
+            load_checkpoint(ppo["checkpoint"])["progress"]["distill_rounds"]] == [1, 2]
+
+
+def test_a_one_round_stage_resumed_with_two_rounds_keeps_its_network_as_round_1(tmp_path):
+    from training import config as cfg
+    from training.ppo_selfplay import train
+    base = cfg.from_dict({
+        "name": "one", "num_envs": 6, "num_steps": 56, "total_decisions": 700,
+        "hidden": [32], "head_hidden": 16, "bc_teacher": "", "pool_bots": ["random"],
+        "save_every": 1, "eval_every": 0, "eval_opponents": ["random"], "final_eval_deals": 2,
+        "progress": False, "num_minibatches": 2, "random_start": 0.0, "seed": 3,
+        "distill_minutes": 0.01, "distill_samples": 4, "distill_epochs": 1,
+        "distill_workers": 1, "distill_bid_deals": 20,
+        "runs_dir": str(tmp_path / "runs"), "checkpoint_dir": str(tmp_path / "ck")})
+    one = train(base, log=lambda *x: None)
+    folder = os.path.dirname(one["checkpoint"])
+    first = open(one["checkpoint"], "rb").read()
+    logs: list[str] = []
+    two = train(cfg.from_dict({"distill_rounds": 2}, base),
+                resume=os.path.join(folder, "latest.pt"), log=logs.append)
+    assert [m.split(" from ")[0] for m in logs if m.startswith("search distillation")] \
+        == ["search distillation already done: round 1/2 (" + os.path.join(
+            folder, "distilled_round1.pt") + ",", "search distillation: round 2/2"]
+    assert open(os.path.join(folder, "distilled_round1.pt"), "rb").read() == first
+    d2 = load_checkpoint(two["checkpoint"])
+    assert d2["source"] == os.path.join(folder, "distilled_round1.pt") and d2["distill"]["seed"] == 4
+    # and back to one round: round 1 is the stage again, nothing is redone
+    logs.clear()
+    back = train(base, resume=os.path.join(folder, "latest.pt"), log=logs.append)
+    assert not any(m.startswith("search distillation: round") for m in logs)
+    assert open(back["checkpoint"], "rb").read() == first
 
 
 def test_a_distillation_stage_that_cannot_widen_is_refused_before_any_work(tmp_path):

@@ -201,8 +201,8 @@ class Args:
     distill_rounds: int = 1
     """rounds of the search-distillation stage (expert iteration): round k starts from round
     k-1's network, plays its own fresh hands (seed ``seed + k - 1``) and labels for
-    ``distill_minutes``; rounds before the last write ``distilled_round{k}.pt``, the last
-    ``distilled.pt``. Only the first round widens (``distill_hidden``)."""
+    ``distill_minutes``. With more than one round, round k writes ``distilled_round{k}.pt`` and
+    ``distilled.pt`` is a copy of the last. Only the first round widens (``distill_hidden``)."""
     distill_hidden: list = field(default_factory=list)
     """trunk widths of the distilled network, each at least the PPO network's (``[]`` = the same;
     ``spades_env.agents.model.widen`` keeps the PPO network's function)."""
@@ -651,7 +651,8 @@ def check_ready(args: Args) -> None:
                              f"0.001, got {args.distill_minutes}")
         if args.seed + args.distill_rounds - 1 > 2**62:
             raise ValueError(f"bad config: seed: the search-distillation stage draws its labels "
-                             f"from seeds up to 2**62, got {args.seed}")
+                             f"from seeds up to 2**62 (seed + distill_rounds - 1), got "
+                             f"{args.seed} + {args.distill_rounds - 1}")
     if args.distill_minutes > 0 and (args.distill_hidden or args.distill_head_hidden):
         from types import SimpleNamespace
 

@@ -842,6 +842,25 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
     done = progress.get("distill_rounds")
     if not isinstance(done, list):  # runs from before distill_rounds recorded one round here
         done = [progress["distill"]] if isinstance(progress.get("distill"), dict) else []
+    done = [dict(d) for d in done if isinstance(d, dict)]
+    if (rounds > 1 and done and done[0].get("ppo_iteration") == it and os.path.exists(out)
+            and os.path.basename(str(done[0].get("checkpoint", ""))) == os.path.basename(out)
+            and not os.path.exists(paths[0])):
+        # a one-round stage resumed with more rounds: its distilled.pt is round 1
+        with open(out, "rb") as f:
+            write_atomic(paths[0], f.read())
+        done[0]["checkpoint"] = paths[0]
+        done = done[:1]
+        log(f"round 1 of the stage is the earlier one-round stage's network: {out} -> {paths[0]}")
+    stem = os.path.splitext(out)[0]
+    r1 = f"{stem}_round1.pt"
+    if (rounds == 1 and done and done[0].get("ppo_iteration") == it and os.path.exists(r1)
+            and os.path.basename(str(done[0].get("checkpoint", ""))) == os.path.basename(r1)):
+        # a stage of several rounds resumed with one: round 1 is the stage
+        with open(r1, "rb") as f:
+            write_atomic(out, f.read())
+        done = [dict(done[0], checkpoint=out)]
+        log(f"the stage is round 1 of the earlier stage of several rounds: {r1} -> {out}")
     records, redo, src = [], False, source
     for k, path in enumerate(paths, start=1):
         rec = done[k - 1] if k - 1 < len(done) else None
@@ -852,11 +871,15 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
                 f"network of iteration {it}); the distill_* settings apply to a new round only")
         else:
             labels = os.path.splitext(path)[0] + f"_labels_it{it}"
-            if redo and os.path.isdir(labels):
-                # the round before was just redone: these chunks were played by its old network
-                # (check_chunk would refuse them), so they go
-                shutil.rmtree(labels)
-                log(f"removed {labels}: label chunks of round {k - 1}'s earlier network")
+            # the label folders of the rounds after this one (and this one's, when the round before
+            # was just redone) were played by networks that this round replaces: check_chunk would
+            # refuse their chunks, so they go
+            stale = [f"{stem}_round{j}_labels_it{it}" for j in range(k + 1, 101)]
+            stale += [labels] if redo else []
+            for folder in stale:
+                if os.path.isdir(folder):
+                    shutil.rmtree(folder)
+                    log(f"removed {folder}: label chunks of an earlier network")
             redo = True  # every later round starts from this round's new network
             log(f"search distillation: round {k}/{rounds} from {src}: {args.distill_minutes:g} "
                 f"min of labels ({args.distill_samples} deals per card, {args.distill_workers} "
@@ -874,11 +897,12 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
             log(f"distilled {path}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min, "
                 f"{r['minutes']:.1f} min in all")
         records.append(rec)
-        progress["distill_rounds"] = records + [d for d in done[k:] if not redo]
+        progress["distill_rounds"] = records + ([] if redo else done[k:rounds])
         progress["distill"] = rec
-        if save is not None:
+        if save is not None and redo:  # a kept round changes nothing worth a rewrite
             save()
         src = path
+    progress["distill_rounds"] = records  # a stage resumed with fewer rounds drops the others
     if paths[-1] != out:
         with open(paths[-1], "rb") as f:  # the final network under the stage's one name
             write_atomic(out, f.read())
@@ -1113,7 +1137,10 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
             save_checkpoint(source, make_payload(args, agent, opt, progress, env, opp,
                                                  eval_results, full=False))
         final_path = os.path.join(ckpt_dir, "distilled.pt")
-        def save_progress():
+        def save_progress():  # after each round: a stopped stage keeps its finished rounds
+            nonlocal t_start
+            progress["seconds"] = progress.get("seconds", 0.0) + (time.time() - t_start)
+            t_start = time.time()
             save_checkpoint(path, make_payload(args, agent, opt, progress, env, opp,
                                                eval_results))
         final_agent = distill_stage(args, source, final_path, progress, log, save_progress)
