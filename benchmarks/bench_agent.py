@@ -24,7 +24,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -37,15 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from spades_env.arena import jsonable, play_match, write_json_atomic  # noqa: E402
 from spades_env.bots import make_bot  # noqa: E402
 from spades_env.fileio import write_atomic  # noqa: E402
-
-
-def sha256(path: str) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+from training.distill import file_sha256 as sha256  # noqa: E402
 
 
 def parse_match(text: str) -> tuple[str, int, int]:

@@ -439,18 +439,24 @@ def test_equivalence_classes_agree_with_the_game_state(labels):
     assert merged > 0
 
 
+def _nano_run(tmp_path, name, **over):
+    """A training config small enough for a stage test: a few PPO iterations, no warm start."""
+    from training import config as cfg
+    return cfg.from_dict({
+        "name": name, "num_envs": 6, "num_steps": 56, "total_decisions": 700,
+        "hidden": [32], "head_hidden": 16, "bc_teacher": "", "pool_bots": ["random"],
+        "save_every": 1, "eval_every": 0, "eval_opponents": ["random"], "final_eval_deals": 2,
+        "progress": False, "num_minibatches": 2, "random_start": 0.0, "seed": 3,
+        "runs_dir": str(tmp_path / "runs"), "checkpoint_dir": str(tmp_path / "ck"), **over})
+
+
 def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_path):
     # configs/long.yaml ends with this stage; the shipped agent came from resuming a finished PPO
     # run with the stage added, so both paths are checked: PPO is not redone, the distilled
     # network is widened, is the final evaluation's network, and a finished stage is not redone
     from training import config as cfg
     from training.ppo_selfplay import train
-    base = cfg.from_dict({
-        "name": "nano", "num_envs": 6, "num_steps": 56, "total_decisions": 700,
-        "hidden": [32], "head_hidden": 16, "bc_teacher": "", "pool_bots": ["random"],
-        "save_every": 1, "eval_every": 0, "eval_opponents": ["random"], "final_eval_deals": 2,
-        "progress": False, "num_minibatches": 2, "random_start": 0.0, "seed": 3,
-        "runs_dir": str(tmp_path / "runs"), "checkpoint_dir": str(tmp_path / "ck")})
+    base = _nano_run(tmp_path, "nano")
     ppo = train(base, log=lambda *x: None)
     assert ppo["checkpoint"].endswith("latest.pt")
     stage = {"distill_minutes": 0.01, "distill_hidden": [48], "distill_head_hidden": 24,
@@ -502,12 +508,7 @@ def test_a_stage_of_several_rounds_chains_them_and_resumes_round_by_round(tmp_pa
     # keeps the finished rounds (also when rounds are added) and redoes every round after a lost one
     from training import config as cfg
     from training.ppo_selfplay import distill_round_paths, train
-    base = cfg.from_dict({
-        "name": "chain", "num_envs": 6, "num_steps": 56, "total_decisions": 700,
-        "hidden": [32], "head_hidden": 16, "bc_teacher": "", "pool_bots": ["random"],
-        "save_every": 1, "eval_every": 0, "eval_opponents": ["random"], "final_eval_deals": 2,
-        "progress": False, "num_minibatches": 2, "random_start": 0.0, "seed": 3,
-        "runs_dir": str(tmp_path / "runs"), "checkpoint_dir": str(tmp_path / "ck")})
+    base = _nano_run(tmp_path, "chain")
     ppo = train(base, log=lambda *x: None)
     stage = {"distill_minutes": 0.01, "distill_rounds": 2, "distill_hidden": [48],
              "distill_head_hidden": 24, "distill_samples": 4, "distill_epochs": 1,
@@ -563,14 +564,8 @@ def test_a_stage_of_several_rounds_chains_them_and_resumes_round_by_round(tmp_pa
 def test_a_one_round_stage_resumed_with_two_rounds_keeps_its_network_as_round_1(tmp_path):
     from training import config as cfg
     from training.ppo_selfplay import train
-    base = cfg.from_dict({
-        "name": "one", "num_envs": 6, "num_steps": 56, "total_decisions": 700,
-        "hidden": [32], "head_hidden": 16, "bc_teacher": "", "pool_bots": ["random"],
-        "save_every": 1, "eval_every": 0, "eval_opponents": ["random"], "final_eval_deals": 2,
-        "progress": False, "num_minibatches": 2, "random_start": 0.0, "seed": 3,
-        "distill_minutes": 0.01, "distill_samples": 4, "distill_epochs": 1,
-        "distill_workers": 1, "distill_bid_deals": 20,
-        "runs_dir": str(tmp_path / "runs"), "checkpoint_dir": str(tmp_path / "ck")})
+    base = _nano_run(tmp_path, "one", distill_minutes=0.01, distill_samples=4, distill_epochs=1,
+                     distill_workers=1, distill_bid_deals=20)
     one = train(base, log=lambda *x: None)
     folder = os.path.dirname(one["checkpoint"])
     first = open(one["checkpoint"], "rb").read()
