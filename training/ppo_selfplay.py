@@ -843,33 +843,28 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
     if not isinstance(done, list):  # runs from before distill_rounds recorded one round here
         done = [progress["distill"]] if isinstance(progress.get("distill"), dict) else []
     done = [dict(d) for d in done if isinstance(d, dict)]
-    if (rounds > 1 and done and done[0].get("ppo_iteration") == it and os.path.exists(out)
-            and os.path.basename(str(done[0].get("checkpoint", ""))) == os.path.basename(out)
-            and not os.path.exists(paths[0])):
-        # a one-round stage resumed with more rounds: its distilled.pt is round 1
-        with open(out, "rb") as f:
-            write_atomic(paths[0], f.read())
-        done[0]["checkpoint"] = paths[0]
-        done = done[:1]
-        log(f"round 1 of the stage is the earlier one-round stage's network: {out} -> {paths[0]}")
     stem = os.path.splitext(out)[0]
-    r1 = f"{stem}_round1.pt"
-    if (rounds == 1 and done and done[0].get("ppo_iteration") == it and os.path.exists(r1)
-            and os.path.basename(str(done[0].get("checkpoint", ""))) == os.path.basename(r1)):
-        # a stage of several rounds resumed with one: round 1 is the stage
-        with open(r1, "rb") as f:
-            write_atomic(out, f.read())
-        done = [dict(done[0], checkpoint=out)]
-        log(f"the stage is round 1 of the earlier stage of several rounds: {r1} -> {out}")
+
+    def finished(rec, path):  # a round done from this PPO network, its file present
+        return (isinstance(rec, dict) and rec.get("ppo_iteration") == it and os.path.exists(path)
+                and os.path.basename(str(rec.get("checkpoint", ""))) == os.path.basename(path))
+
+    # a stage resumed from one round to several or back: round 1 is under the other layout's name
+    other = os.path.join(os.path.dirname(out), os.path.basename(
+        str(done[0].get("checkpoint", "")))) if done else ""
+    if other in (out, f"{stem}_round1.pt") and other != paths[0] and finished(done[0], other):
+        with open(other, "rb") as f:
+            write_atomic(paths[0], f.read())
+        done = [dict(done[0], checkpoint=paths[0])]
+        log(f"round 1 of the stage is the earlier stage's {other} (copied to {paths[0]})")
     records, redo, src = [], False, source
     for k, path in enumerate(paths, start=1):
         rec = done[k - 1] if k - 1 < len(done) else None
-        if (not redo and isinstance(rec, dict) and rec.get("ppo_iteration") == it
-                and os.path.basename(str(rec.get("checkpoint", ""))) == os.path.basename(path)
-                and os.path.exists(path)):
+        if not redo and finished(rec, path):
             log(f"search distillation already done: round {k}/{rounds} ({path}, from the PPO "
                 f"network of iteration {it}); the distill_* settings apply to a new round only")
         else:
+            # one label folder per round and PPO network: chunks of another network never mix in
             labels = os.path.splitext(path)[0] + f"_labels_it{it}"
             # the label folders of the rounds after this one (and this one's, when the round before
             # was just redone) were played by networks that this round replaces: check_chunk would
@@ -884,7 +879,6 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
             log(f"search distillation: round {k}/{rounds} from {src}: {args.distill_minutes:g} "
                 f"min of labels ({args.distill_samples} deals per card, {args.distill_workers} "
                 f"workers), then {args.distill_epochs} passes")
-            # one label folder per round and PPO network: chunks of another network never mix in
             first = k == 1
             r = distill_checkpoint(src, path, labels=labels, minutes=args.distill_minutes,
                                    seed=args.seed + k - 1,
@@ -897,12 +891,11 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
             log(f"distilled {path}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min, "
                 f"{r['minutes']:.1f} min in all")
         records.append(rec)
-        progress["distill_rounds"] = records + ([] if redo else done[k:rounds])
+        progress["distill_rounds"] = list(records)  # fewer rounds than before drop the others
         progress["distill"] = rec
         if save is not None and redo:  # a kept round changes nothing worth a rewrite
             save()
         src = path
-    progress["distill_rounds"] = records  # a stage resumed with fewer rounds drops the others
     if paths[-1] != out:
         with open(paths[-1], "rb") as f:  # the final network under the stage's one name
             write_atomic(out, f.read())
