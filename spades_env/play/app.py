@@ -22,24 +22,29 @@ from importlib import resources
 
 import numpy as np
 from fastapi import Body, Depends, FastAPI, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from . import replay
+from .analysis import Analyst, default_checkpoint
 from .session import (
-    LEVELS, LINEUPS, TARGETS, BotPool, GameSession, Refused, checkpoint_lineup, stats_summary,
+    HUMAN_SEAT, LEVELS, LINEUPS, TARGETS, BotPool, GameSession, Refused, checkpoint_lineup,
+    stats_summary,
 )
 from .store import Store
 
-__all__ = ["create_app", "MAX_BODY", "MAX_UPLOAD", "COOKIE", "LOCAL_HOSTS"]
+__all__ = ["create_app", "MAX_BODY", "MAX_UPLOAD", "COOKIE", "LOCAL_HOSTS", "UPLOADS_KEPT"]
 
 MAX_BODY = 4096
 """Largest request body (bytes) of every route but the record upload."""
 MAX_UPLOAD = 8 * 1024 * 1024
-"""Largest game record (bytes) the replay view accepts by upload."""
+"""Largest game record file (bytes) the replay view accepts by upload (its moves are bounded
+too: ``replay.MAX_UPLOAD_MOVES``)."""
+UPLOADS_KEPT = 8
+"""Uploaded record files kept in memory (the newest) for their replays, hand by hand."""
 COOKIE = "spades_player"
 CACHE_GAMES = 32
 """Games kept loaded in memory (the store stays the truth; a stale copy is reloaded)."""
@@ -48,12 +53,10 @@ _PLAYER_RE = re.compile(r"[A-Za-z0-9_-]{16,64}")
 _STATIC = resources.files("spades_env.play") / "static"
 
 
-class _TooLarge(Exception):
-    pass
-
-
 class BodyLimit:
-    """ASGI middleware: refuse (413) a request body over its limit, by header or as it streams."""
+    """ASGI middleware: refuse (413) a request body over its limit, whether announced by
+    Content-Length or streamed in chunks. The body is read here, within the limit, and handed on
+    whole, so the app never sees a body that was cut."""
 
     def __init__(self, app, limit: int, upload_limit: int, upload_path: str):
         self.app = app
@@ -74,21 +77,74 @@ class BodyLimit:
                 if n > limit:
                     return await _send_error(send, 413, f"request body too large: {n} bytes, "
                                                         f"the limit is {limit}")
-        seen = 0
-
-        async def limited():
-            nonlocal seen
+        if scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            return await self.app(scope, receive, send)
+        chunks, seen = [], 0
+        while True:
             msg = await receive()
-            if msg["type"] == "http.request":
-                seen += len(msg.get("body", b""))
-                if seen > limit:
-                    raise _TooLarge()
-            return msg
+            if msg["type"] == "http.disconnect":
+                return
+            body = msg.get("body", b"")
+            seen += len(body)
+            if seen > limit:
+                return await _send_error(send, 413, f"request body too large: more than {limit} "
+                                                    f"bytes, the limit is {limit}")
+            chunks.append(body)
+            if not msg.get("more_body", False):
+                break
+        whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        sent = False
 
-        try:
-            await self.app(scope, limited, send)
-        except _TooLarge:
-            await _send_error(send, 413, f"request body too large: the limit is {limit} bytes")
+        async def replay():
+            nonlocal sent
+            if not sent:
+                sent = True
+                return whole
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+class HostCheck:
+    """ASGI middleware: refuse (400) a request whose Host header is missing, empty or not one of
+    ``allowed`` (``"*"``: any non-empty host). With ``canonical`` set, the page (``GET /``)
+    asked for under another local name is redirected there, so that ``localhost`` and
+    ``127.0.0.1`` share one cookie and therefore the same saved games."""
+
+    def __init__(self, app, allowed, canonical: str | None = None):
+        self.app = app
+        self.any = "*" in allowed
+        self.allowed = {h.lower() for h in allowed}
+        self.canonical = canonical
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] not in ("http", "websocket"):
+            return await self.app(scope, receive, send)
+        hosts = [v for k, v in scope.get("headers", ()) if k == b"host"]
+        raw = hosts[0].decode("latin-1").strip() if len(hosts) == 1 else ""
+        if not raw:
+            return await _send_error(send, 400, "missing or empty Host header" if len(hosts) < 2
+                                     else "more than one Host header")
+        m = _HOST_RE.fullmatch(raw)
+        if m is None:
+            return await _send_error(send, 400, f"invalid Host header {raw[:80]!r}")
+        host = m.group("host").lower()
+        if not self.any and host not in self.allowed:
+            return await _send_error(send, 400, f"Host {host[:80]!r} is not served here; open "
+                                                f"the page as http://localhost:PORT/")
+        if (self.canonical and host != self.canonical and scope["type"] == "http"
+                and scope["method"] == "GET" and scope["path"] == "/"):
+            port = f":{m.group('port')}" if m.group("port") else ""
+            qs = scope.get("query_string", b"").decode("latin-1")
+            url = f"http://{self.canonical}{port}/" + (f"?{qs}" if qs else "")
+            await send({"type": "http.response.start", "status": 307,
+                        "headers": [(b"location", url.encode("latin-1")),
+                                    (b"content-length", b"0")]})
+            return await send({"type": "http.response.body", "body": b""})
+        return await self.app(scope, receive, send)
+
+
+_HOST_RE = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::(?P<port>[0-9]{1,5}))?")
 
 
 async def _send_error(send, status: int, detail: str) -> None:
@@ -128,7 +184,9 @@ def _validation_message(exc: RequestValidationError) -> str:
 
 
 def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None = None,
-               records=(), allowed_hosts=None, seed: int | None = None) -> FastAPI:
+               records=(), allowed_hosts=None, seed: int | None = None,
+               analysis_checkpoint: str | None = "default", canonical_host: str | None = None,
+               analyst: Analyst | None = None) -> FastAPI:
     """Build the play app.
 
     Args:
@@ -139,9 +197,15 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
             (tests use fast bots this way).
         records: game record files shown in the replay view (``replay.load_record_file``).
         allowed_hosts: Host headers accepted (default: localhost names and ``testserver``);
-            ``["*"]`` accepts any.
+            ``["*"]`` accepts any non-empty one.
         seed: makes the games reproducible (tests, demos): the k-th new game of this app gets
             the k-th seed drawn from ``np.random.default_rng(seed)``; default: a random seed.
+        analysis_checkpoint: the checkpoint whose probabilities the hint and the replay analysis
+            show; ``"default"``: ``checkpoint`` when given, else the shipped agent of a source
+            checkout (``analysis.default_checkpoint``); None: probabilities off.
+        canonical_host: redirect the page asked for under another local name to this host
+            (the command line sets ``localhost``), so every local name sees the same games.
+        analyst: an ``analysis.Analyst`` to use instead (tests).
     Raises:
         ValueError: an unusable database or record file (the message names the file).
     """
@@ -149,7 +213,7 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
     table = dict(LINEUPS)
     if lineups:
         table.update(lineups)
-    levels = list(LEVELS)
+    levels = list(table)
     if checkpoint is not None:
         table["checkpoint"] = checkpoint_lineup(checkpoint)
         levels.append("checkpoint")
@@ -157,15 +221,22 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
     bots = BotPool()
     seeds = None if seed is None else np.random.default_rng(seed)
     lock = threading.Lock()  # one move at a time: moves of a game are strictly ordered
+    if analyst is None:
+        if analysis_checkpoint == "default":
+            analysis_checkpoint = checkpoint or default_checkpoint()
+        analyst = Analyst(analysis_checkpoint)
+    uploads: OrderedDict[str, tuple[str, list]] = OrderedDict()  # token -> (player, games)
+    upload_work = threading.BoundedSemaphore(2)  # uploads parsed at once
 
     app = FastAPI(title="spades_env play", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.store = store
     app.state.bots = bots
     app.state.lineups = table
-    app.add_middleware(TrustedHostMiddleware,
-                       allowed_hosts=list(allowed_hosts or (*LOCAL_HOSTS, "testserver")))
+    app.state.analyst = analyst
     app.add_middleware(BodyLimit, limit=MAX_BODY, upload_limit=MAX_UPLOAD,
                        upload_path="/api/watch/upload")
+    app.add_middleware(HostCheck, allowed=list(allowed_hosts or (*LOCAL_HOSTS, "testserver")),
+                       canonical=canonical_host)
 
     @app.exception_handler(Refused)
     async def _refused(request: Request, exc: Refused):
@@ -236,7 +307,9 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
     def config(player: str = Depends(player_id)):
         return {"levels": [{"key": k, **{r: _label(v) for r, v in table[k].items()}}
                            for k in levels],
-                "targets": list(TARGETS), "blind_nil_option": True}
+                "targets": list(TARGETS), "blind_nil_option": True,
+                "analysis": {"checkpoint": analyst.checkpoint and os.path.basename(
+                    analyst.checkpoint), "search": analyst.search}}
 
     @app.post("/api/games", status_code=201)
     def new_game(body: NewGameIn, player: str = Depends(player_id)):
@@ -251,18 +324,46 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
                                    seed=None if seeds is None else int(seeds.integers(2 ** 63)))
             return view(s, player)
 
+    @app.get("/api/games")
+    def unfinished(player: str = Depends(player_id)):
+        """The player's games to continue, newest first; a damaged one is listed with the reason
+        (it can be discarded)."""
+        out = []
+        with lock:
+            for row in store.unfinished_games(player):
+                try:
+                    out.append(load(row.id, player).summary())
+                except Refused as e:
+                    out.append({"id": row.id, "difficulty": row.difficulty,
+                                "target": row.target, "hand_number": None,
+                                "updated": row.updated, "teams": None, "damaged": e.message})
+        return {"games": out}
+
     @app.get("/api/games/active")
     def active(player: str = Depends(player_id)):
         row = store.latest_game(player)
         if row is None:
             return {"game": None}
         with lock:
-            return {"game": view(load(row.id, player), player)}
+            try:
+                return {"game": view(load(row.id, player), player)}
+            except Refused as e:
+                if e.status != 500:
+                    raise
+                return {"game": None, "damaged": {"id": row.id, "detail": e.message}}
 
     @app.get("/api/games/{game_id}")
     def get_game(game_id: str, player: str = Depends(player_id)):
         with lock:
             return view(load(game_id, player), player)
+
+    @app.delete("/api/games/{game_id}")
+    def discard(game_id: str, player: str = Depends(player_id)):
+        with lock:
+            if len(game_id) > 64 or not store.delete_game(game_id, player):
+                raise Refused(404, "unknown game id")
+            cache.pop(game_id, None)
+        return {"discarded": game_id}
 
     @app.post("/api/games/{game_id}/action")
     def action(game_id: str, body: ActionIn, player: str = Depends(player_id)):
@@ -275,6 +376,19 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
     @app.post("/api/games/{game_id}/next")
     def next_hand(game_id: str, player: str = Depends(player_id)):
         return mutate(game_id, player, lambda s: s.next_hand())
+
+    @app.get("/api/games/{game_id}/hint")
+    def hint(game_id: str, player: str = Depends(player_id)):
+        """What the checkpoint and the search bot think of the player's decision, from the
+        player's own view only (``game.view(2)``); only on the player's turn."""
+        with lock:
+            s = load(game_id, player)
+            g = s.game
+            if g.is_over or s.pending_table or g.current_player != HUMAN_SEAT:
+                raise Refused(409, "a hint is given on your turn only")
+            v = g.view(HUMAN_SEAT)
+            seq, key = len(g.moves), (s.row.seed % 2 ** 63, len(g.moves), 7)
+        return {"seq": seq, "analysis": analyst.analyse(v, key)}
 
     @app.get("/api/stats")
     def stats(player: str = Depends(player_id)):
@@ -304,12 +418,65 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
                                "it opens once the game is over")
         return s
 
-    @app.get("/api/watch/game/{game_id}")
-    def watch_game(game_id: str, player: str = Depends(player_id)):
-        with lock:
-            s = finished(game_id, player)
-        return replay.frames_from_game(s.game, replay.seat_labels(s.row.lineup),
-                                       title=f"{s.row.difficulty}, {s.row.target} points")
+    def replay_game(kind: str, ref: str, game: int, player: str) -> replay.ReplayGame:
+        """The replay behind a watch key: ``game/ID``, ``file/N?game=K``, ``upload/TOKEN?game=K``."""
+        if kind == "game":
+            with lock:
+                s = finished(ref, player)
+            rg = s.__dict__.get("_replay")
+            if rg is None:
+                rg = s.__dict__["_replay"] = replay.ReplayGame.of_game(
+                    s.game, replay.seat_labels(s.row.lineup),
+                    title=f"{s.row.difficulty}, {s.row.target} points")
+            return rg
+        if kind == "file":
+            if not ref.isdigit() or not 0 <= int(ref) < len(sources):
+                raise Refused(404, f"no record file {ref}")
+            src = sources[int(ref)]
+            try:
+                key = (int(ref), game)
+                rg = file_games.get(key)
+                if rg is None:
+                    rg = file_games[key] = src.game(game)
+                    while len(file_games) > 16:
+                        file_games.popitem(last=False)
+                return rg
+            except replay.TooLarge as e:
+                raise Refused(413, str(e)) from None
+            except ValueError as e:
+                raise Refused(422, str(e)) from None
+        if kind == "upload":
+            with lock:
+                entry = uploads.get(ref)
+                if entry is None or entry[0] != player:
+                    raise Refused(404, "unknown upload: it is kept for the newest "
+                                       f"{UPLOADS_KEPT} uploads only; open the file again")
+                uploads.move_to_end(ref)
+            games = entry[1]
+            if not 0 <= game < len(games):
+                raise Refused(422, f"the upload holds {len(games)} game(s); {game} is out of "
+                                   f"range")
+            return games[game]
+        raise Refused(404, f"no replay source {kind!r}")
+
+    file_games: OrderedDict = OrderedDict()
+
+    def _summary(rg: replay.ReplayGame) -> dict:
+        try:
+            out = rg.summary()
+        except ValueError as e:
+            raise Refused(422, str(e)) from None
+        out["hand"] = 0
+        out.update(_page(rg, 0))
+        return out
+
+    def _page(rg: replay.ReplayGame, hand: int) -> dict:
+        try:
+            return rg.hand_frames(hand)
+        except IndexError as e:
+            raise Refused(404, str(e)) from None
+        except ValueError as e:
+            raise Refused(422, str(e)) from None
 
     @app.get("/api/watch/game/{game_id}/record")
     def game_record(game_id: str, player: str = Depends(player_id)):
@@ -319,22 +486,62 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
         return JSONResponse(rec, headers={
             "Content-Disposition": f'attachment; filename="spades-{game_id[:8]}.json"'})
 
-    @app.get("/api/watch/file/{index}")
-    def watch_file(index: int, game: int = 0, player: str = Depends(player_id)):
-        if not 0 <= index < len(sources):
-            raise Refused(404, f"no record file {index}")
-        try:
-            return sources[index].frames(game)
-        except ValueError as e:
-            raise Refused(422, str(e)) from None
+    @app.get("/api/watch/{kind}/{ref}")
+    def watch_summary(kind: str, ref: str, game: int = 0, player: str = Depends(player_id)):
+        """The replay's summary (players, hands, frame count) and the frames of its first hand."""
+        return _summary(replay_game(kind, ref, game, player))
+
+    @app.get("/api/watch/{kind}/{ref}/hand/{hand}")
+    def watch_hand(kind: str, ref: str, hand: int, game: int = 0,
+                   player: str = Depends(player_id)):
+        """The frames of one hand of the replay."""
+        return _page(replay_game(kind, ref, game, player), hand)
+
+    @app.get("/api/watch/{kind}/{ref}/analysis")
+    def watch_analysis(kind: str, ref: str, move: int, game: int = 0,
+                       player: str = Depends(player_id)):
+        """The decision of move ``move`` (0-based) seen from the acting seat's view: the
+        checkpoint's probabilities and the search bot's card values, the move played marked."""
+        rg = replay_game(kind, ref, game, player)
+        total = rg.hands()[-1]["end"]
+        if not 0 <= move < total:
+            raise Refused(404, f"no move {move}: the replay has {total}")
+        g = rg.state_at(move)
+        seat = g.current_player
+        return {"move": move, "seat": seat, "player": rg.players[seat],
+                "analysis": analyst.analyse(g.view(seat), (move, 11), played=rg.moves[move])}
 
     @app.post("/api/watch/upload")
     async def watch_upload(request: Request, player: str = Depends(player_id)):
         raw = await request.body()
-        try:
-            return replay.frames_from_json_text(raw, "the uploaded file")
-        except ValueError as e:
-            raise Refused(422, str(e)) from None
+        name = request.headers.get("x-file-name", "the uploaded file")[:120] or "the uploaded file"
+        return await run_in_threadpool(_upload, raw, name, player)
+
+    def _upload(raw: bytes, name: str, player: str) -> dict:
+        """Parse and check an uploaded record file (off the event loop, two at a time), keep it
+        for its replays, answer the list of its games and the first game's summary."""
+        with upload_work:
+            try:
+                parsed = replay.parse_upload(raw, name)
+                games = [replay.ReplayGame.of_game(g, players, title=name if len(parsed) == 1
+                                                   else f"{name} #{i}")
+                         for i, (g, players) in enumerate(parsed)]
+            except replay.TooLarge as e:
+                raise Refused(413, str(e)) from None
+            except ValueError as e:
+                raise Refused(422, str(e)) from None
+            token = secrets.token_urlsafe(12)
+            with lock:
+                uploads[token] = (player, games)
+                while len(uploads) > UPLOADS_KEPT:
+                    uploads.popitem(last=False)
+            out = _summary(games[0])
+        out["upload"] = token
+        out["key"] = f"upload/{token}"
+        out["games"] = [{"index": i, "title": g.title, "moves": len(g.moves)}
+                        for i, g in enumerate(games[:500])]
+        out["game_count"] = len(games)
+        return out
 
     return app
 

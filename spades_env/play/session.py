@@ -6,9 +6,9 @@ This is the only place that applies moves and advances bots. Every move goes thr
 ``public_view`` from ``game.view(HUMAN_SEAT)`` and public history only (cards already played,
 bids, score tables), so it never holds a card the player may not see.
 
-The human sits at seat 2 (South, shown at the bottom); the partner at seat 0 (North, top), the
-opponents at seat 3 (West, left; next to act after the human, play goes clockwise) and seat 1
-(East, right). Bot line-ups by difficulty (``LINEUPS``): the partner plays at least at ``hard``,
+The human sits at seat 2 (South, shown at the bottom); the partner Max at seat 0 (North, top), the
+opponents Lily at seat 3 (West, left; next to act after the human, play goes clockwise) and Zoe at
+seat 1 (East, right). Bot line-ups by difficulty (``LINEUPS``): the partner plays at least at ``hard``,
 and at ``insane`` on Insane.
 
 Bots are deterministic: before each decision a bot's RNG is reseeded from the game's seed and the
@@ -35,9 +35,11 @@ __all__ = ["HUMAN_SEAT", "LEVELS", "TARGETS", "LINEUPS", "SEAT_NAMES", "Refused"
            "GameSession", "display_order", "checkpoint_lineup"]
 
 HUMAN_SEAT = 2
-SEAT_NAMES = ("North", "East", "You", "West")
+SEAT_NAMES = ("Max", "Zoe", "You", "Lily")
+"""Names by seat: the partner Max (North, top), Zoe (East, on the right), the player (South),
+Lily (West, on the left)."""
+COMPASS = ("north", "east", "south", "west")
 _POSITIONS = ("bottom", "left", "top", "right")  # by (seat - HUMAN_SEAT) % 4, clockwise play
-LEVELS = ("easy", "medium", "hard", "insane")
 TARGETS = (500, 250)
 LINEUPS = {
     "easy": {"partner": "hard", "opponents": "easy"},
@@ -45,7 +47,10 @@ LINEUPS = {
     "hard": {"partner": "hard", "opponents": "hard"},
     "insane": {"partner": "insane", "opponents": "insane"},
 }
-"""Bot levels (``make_bot`` names) of the partner and the two opponents for each difficulty."""
+"""Bot levels (``make_bot`` names) of the partner and the two opponents for each difficulty, in
+the order the settings screen offers them. A new difficulty is one line here: the page, the API
+and the statistics read the list from it."""
+LEVELS = tuple(LINEUPS)
 
 _PHASE_NAMES = ("bidding", "exchange", "play", "over")
 _SUIT_DISPLAY = (3, 2, 0, 1)  # spades, hearts, clubs, diamonds: colours alternate
@@ -76,7 +81,7 @@ def _bid_text(bid, blind) -> str | None:
 
 def _action_text(action: int) -> str:
     if action < NUM_CARDS:
-        return card_str(action)
+        return card_str(action, True)
     if action == BLIND_NIL_ACTION:
         return "Blind Nil"
     if action == LOOK_ACTION:
@@ -317,7 +322,8 @@ class GameSession:
         for s in range(4):
             level = None if s == HUMAN_SEAT else row.lineup.get(str(s))
             seats.append({
-                "seat": s, "name": self._seat_name(s), "level": _level_label(level),
+                "seat": s, "name": self._seat_name(s), "compass": COMPASS[s],
+                "level": _level_label(level),
                 "position": _POSITIONS[(s - HUMAN_SEAT) % 4], "team": team_of(s),
                 "partner": s == partner_of(HUMAN_SEAT), "dealer": s == v.dealer,
                 "bid": v.bids[s], "bid_text": _bid_text(v.bids[s], v.blind[s]),
@@ -327,10 +333,13 @@ class GameSession:
         teams = []
         for t in (0, 1):
             members = [s for s in range(4) if team_of(s) == t]
+            shown = sorted(members, key=lambda s: s != HUMAN_SEAT)  # the player first
             bids = [v.bids[s] for s in members]
             teams.append({
-                "team": t, "name": " & ".join(self._seat_name(s) for s in
-                                              sorted(members, key=lambda s: s != HUMAN_SEAT)),
+                "team": t, "name": " & ".join(self._seat_name(s) for s in shown),
+                "members": shown,
+                # the positions of the shown seats in a score table's (lower seat, higher seat)
+                "order": [members.index(s) for s in shown],
                 "yours": t == team_of(HUMAN_SEAT), "score": v.scores[t], "bags": v.bags[t],
                 "tricks": sum(v.tricks_won[s] for s in members),
                 "contract": sum(b for b in bids if b),
@@ -358,10 +367,39 @@ class GameSession:
         }
         if self.pending_table:
             out["hand_table"] = out["hand_results"][-1]
+            self._finished_hand_on_table(out, g.hand_results[-1])
         if g.is_over:
             out["result"] = self._result(stats)
         out["status"] = self._status(v, your_turn)
         return out
+
+    def _finished_hand_on_table(self, out: dict, hr) -> None:
+        """While a hand's score table waits for Next, the table shows that hand as it ended (its
+        bids and tricks; no card of the next deal, which waits behind the score table)."""
+        out["hand_number"] = hr.hand_number + 1
+        out["hand"] = []
+        out["bidding"] = None
+        out["dealer"] = hr.dealer
+        out["phase"] = "hand over"
+        out["trick"] = []  # the page shows ``last_trick`` (the hand's 13th trick) behind the table
+        out["trick_number"] = 13
+        for st in out["seats"]:
+            s = st["seat"]
+            st.update(dealer=s == hr.dealer, bid=hr.bids[s], blind=hr.blind[s],
+                      bid_text=_bid_text(hr.bids[s], hr.blind[s]), tricks=hr.tricks[s],
+                      cards_left=0, to_act=False)
+        for tm in out["teams"]:
+            ts = hr.teams[tm["team"]]
+            tm.update(score=ts.total, bags=ts.bags_after, tricks=sum(ts.tricks),
+                      contract=ts.contract, bids_complete=True)
+
+    def summary(self) -> dict:
+        """A line for the list of games to continue: id, settings, hand, the teams' scores."""
+        v = self.public_view()
+        return {"id": v["id"], "difficulty": v["difficulty"], "target": v["target"],
+                "hand_number": v["hand_number"], "updated": self.row.updated,
+                "teams": [{"name": t["name"], "score": t["score"]} for t in v["teams"]],
+                "damaged": None}
 
     def _hand_result_dicts(self, results) -> list[dict]:
         """``HandResult.to_dict()`` of each finished hand (cached: a score table never changes)."""

@@ -281,6 +281,39 @@ class Store:
                 return row
         return None
 
+    def unfinished_games(self, player: str, limit: int = 20) -> list[GameRow]:
+        """The player's games still to be continued (see ``latest_game``), newest first."""
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {self._COLS} FROM games WHERE player = ? "
+                f"ORDER BY updated DESC, rowid DESC LIMIT 200", (player,)).fetchall()
+        out = []
+        for r in rows:
+            try:
+                row = self._row(r)
+            except (ValueError, TypeError):  # damaged notes or line-up: still listed
+                row = GameRow(id=r[0], player=r[1], difficulty=r[2], target=r[3], lineup={},
+                              seed=0, state=r[6], moves=r[7], hands_acked=r[8], notes={},
+                              over=False, created=r[11], updated=r[12])
+            if not row.over or row.hands_acked < row.notes.get("hands", 0):
+                out.append(row)
+            if len(out) >= limit:
+                break
+        return out
+
+    def delete_game(self, game_id: str, player: str) -> bool:
+        """Remove the player's game and its moves (statistics stay); False when there is no such
+        game of that player."""
+        def fn(db):
+            cur = db.execute("SELECT 1 FROM games WHERE id = ? AND player = ?",
+                             (game_id, player)).fetchone()
+            if cur is None:
+                return False
+            db.execute("DELETE FROM moves WHERE game_id = ?", (game_id,))
+            db.execute("DELETE FROM games WHERE id = ?", (game_id,))
+            return True
+        return self._tx(fn)
+
     def list_games(self, player: str, finished: bool | None = None, limit: int = 200
                    ) -> list[GameRow]:
         """The player's games, newest first (all, or only finished / unfinished ones)."""

@@ -1,0 +1,123 @@
+"""What the agent thinks of a decision: the play app's hint and the replay view's analysis.
+
+For one seat's ``PlayerView`` (its information set only: the view holds no other hand),
+``Analyst.analyse`` gives one row per legal action with
+
+- ``prob``: the trained checkpoint's probability of the action
+  (``spades_env.agents.bot.CheckpointBot.action_probs``; default checkpoint
+  ``checkpoints/shipped/agent.pt``), None when no checkpoint can be loaded (the reason is in
+  ``checkpoint_error``; torch is an optional extra);
+- ``value``: the search bot's estimate of a card in points (``make_bot("hard").card_values``: the
+  average over sampled deals of the hand's score difference for the seat's team), in the play
+  phase only (None while bidding or passing). Equivalent cards (``HardBot._candidates``) share
+  their value; with one candidate the value is None (nothing to compare).
+
+The search bot's random numbers are seeded from the caller's key, so the same decision gets the
+same numbers. One analysis runs at a time (the bots are shared); callers run it off the server's
+event loop.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+
+import numpy as np
+
+from ..cards import BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NUM_CARDS, card_str
+from ..engine import Phase
+
+__all__ = ["Analyst", "action_label", "default_checkpoint"]
+
+
+def default_checkpoint() -> str | None:
+    """``checkpoints/shipped/agent.pt`` of a source checkout when it exists, else None."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.path.join(root, "checkpoints", "shipped", "agent.pt")
+    return path if os.path.isfile(path) else None
+
+
+def action_label(action: int) -> str:
+    """``6♣`` for a card, ``bid 3`` / ``Nil`` / ``Blind Nil`` / ``look`` for the others."""
+    if action < NUM_CARDS:
+        return card_str(action, True)
+    if action == BLIND_NIL_ACTION:
+        return "Blind Nil"
+    if action == LOOK_ACTION:
+        return "look at the cards"
+    b = action - BID_OFFSET
+    return "Nil" if b == 0 else f"bid {b}"
+
+
+class Analyst:
+    """The checkpoint and the search bot, loaded on first use and shared.
+
+    Args:
+        checkpoint: a checkpoint file for the probabilities (None: no probabilities).
+        search: the ``make_bot`` name of the search bot (``hard``).
+    """
+
+    def __init__(self, checkpoint: str | None, search: str = "hard"):
+        self.checkpoint = checkpoint
+        self.search = search
+        self._lock = threading.Lock()
+        self._policy = None
+        self._policy_error = None if checkpoint else "no checkpoint given"
+        self._search_bot = None
+
+    def _load_policy(self):
+        if self._policy is None and self._policy_error is None:
+            try:
+                from ..bots import make_bot
+                self._policy = make_bot(f"checkpoint:{self.checkpoint}")
+            except (ImportError, ValueError, OSError, RuntimeError) as e:
+                self._policy_error = f"the checkpoint {self.checkpoint} cannot be loaded: {e}"
+        return self._policy
+
+    def analyse(self, view, key=(0,), played: int | None = None) -> dict:
+        """The rows of ``view``'s decision (see the module docstring).
+
+        Args:
+            view: the ``PlayerView`` of the seat to act.
+            key: ints seeding the search bot's random numbers.
+            played: the action actually played (the replay view marks it), or None.
+        Returns:
+            ``{"seat", "phase", "rows": [{"action", "label", "prob", "value", "played"}],
+            "checkpoint", "checkpoint_error", "search", "best_prob", "best_value"}``.
+        Raises:
+            ValueError: the view's seat has no legal action.
+        """
+        legal = sorted(int(a) for a in view.legal_actions)
+        if not legal:
+            raise ValueError(f"seat {view.seat} has no decision to analyse (not its turn)")
+        with self._lock:
+            probs = None
+            policy = self._load_policy()
+            if policy is not None:
+                probs = policy.action_probs(view)
+            values = {}
+            if view.phase == Phase.PLAY and len(legal) > 1:
+                from ..bots import make_bot
+                if self._search_bot is None:
+                    self._search_bot = make_bot(self.search, seed=0)
+                bot = self._search_bot
+                bot.rng = np.random.default_rng([int(x) for x in key])
+                cards, vals = bot.card_values(view)
+                by_card = dict(zip(cards, vals))
+                cur = None
+                for c in legal:  # an equivalent card follows its candidate in sorted order
+                    if c in by_card:
+                        cur = c
+                    v = by_card.get(cur)
+                    values[c] = None if v is None or math.isnan(v) else round(float(v), 2)
+        rows = [{"action": a, "label": action_label(a),
+                 "prob": None if probs is None else round(float(probs[a]), 4),
+                 "value": values.get(a), "played": played == a} for a in legal]
+        best_prob = max(rows, key=lambda r: r["prob"])["action"] if probs is not None else None
+        scored = [r for r in rows if r["value"] is not None]
+        best_value = max(scored, key=lambda r: r["value"])["action"] if scored else None
+        return {"seat": int(view.seat), "phase": ("bidding", "exchange", "play", "over")[view.phase],
+                "rows": rows, "checkpoint": None if probs is None else os.path.basename(
+                    self.checkpoint), "checkpoint_error": self._policy_error,
+                "search": self.search, "best_prob": best_prob, "best_value": best_value}
