@@ -15,7 +15,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import statistics
 import sys
@@ -45,9 +44,9 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--seed", type=int, default=1)
     a = p.parse_args(argv)
-    ctx = multiprocessing.get_context("spawn")
+    from spades_env.workers import worker_pool
     times = {1: [], None: []}
-    with ctx.Pool(a.procs) as pool:
+    with worker_pool(a.procs) as pool:  # spawn; ends its workers on SIGTERM/Ctrl-C too
         pool.map(_match, [(a.checkpoint, 1, 2, a.seed)] * a.procs)  # warm the imports
         for r in range(a.repeats):
             for threads in (1, None):

@@ -20,7 +20,6 @@ import os
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 from scipy import stats
@@ -85,7 +84,8 @@ def main(argv=None) -> int:
     jobs = [(args.level, args.seed * 100_000 + i) for i in range(args.hands)]
     t = time.perf_counter()
     if args.workers > 1:
-        with ProcessPoolExecutor(args.workers) as ex:
+        from spades_env.workers import worker_pool
+        with worker_pool(args.workers, executor=True) as ex:  # ends them on SIGTERM/Ctrl-C
             results = list(ex.map(_run, jobs))
     else:
         results = [_run(j) for j in jobs]

@@ -453,25 +453,17 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
                 if bar is not None:
                     bar.update(2)
         else:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor, as_completed
-            ctx = multiprocessing.get_context("spawn")  # fork is unsafe with torch threads
-            pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
-            try:
+            from concurrent.futures import as_completed
+
+            from .workers import worker_pool
+            # the workers end with the match: a failed pair, Ctrl-C or SIGTERM stops them all
+            with worker_pool(workers, executor=True) as pool:
                 futs = {pool.submit(_play_pair, team0, team1, rules, mode, hand_cap,
                                     pair_seqs[i], keep_records): i for i in range(pairs)}
                 for f in as_completed(futs):
                     results[futs[f]] = f.result()
                     if bar is not None:
                         bar.update(2)
-            except BaseException:
-                # Ctrl-C or a failed pair: drop the queued pairs, stop the workers, re-raise
-                procs = list((getattr(pool, "_processes", None) or {}).values())
-                pool.shutdown(wait=False, cancel_futures=True)
-                for proc in procs:
-                    proc.terminate()
-                raise
-            pool.shutdown(wait=True)
     finally:
         if bar is not None:
             bar.close()

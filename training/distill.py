@@ -634,22 +634,18 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
     Raises:
         ValueError: a chunk in ``folder`` that is corrupt or from another run.
     """
-    import multiprocessing as mp
+    from spades_env.workers import worker_pool
     os.makedirs(folder, exist_ok=True)
     sha = file_sha256(checkpoint)
     jobs = ((checkpoint, sha, chunk_hands, seed, c, samples, random_start, folder)
             for c in range(chunks))
     deadline = time.time() + minutes * 60
-    pool = mp.get_context("spawn").Pool(min(workers, chunks))
-    try:
+    with worker_pool(min(workers, chunks)) as pool:  # ends its workers on SIGTERM/Ctrl-C too
         for path, sec in pool.imap_unordered(_worker, jobs):
             log(f"{path} " + ("(kept from an earlier run)" if sec is None else f"{sec:.0f} s"))
             if time.time() >= deadline:
                 log(f"label budget of {minutes} min reached")
                 break
-    finally:
-        pool.terminate()
-        pool.join()
     return [q for q in (_chunk_path(folder, c) for c in range(chunks)) if os.path.exists(q)]
 
 

@@ -195,8 +195,8 @@ def main(argv=None) -> int:
     os.makedirs(a.folder, exist_ok=True)
     jobs = [(a.teacher, a.chunk_hands, a.seed, c, a.random_start, a.folder)
             for c in range(a.chunks)]
-    import multiprocessing as mp
-    with mp.get_context("spawn").Pool(a.workers) as pool:
+    from spades_env.workers import worker_pool
+    with worker_pool(a.workers) as pool:  # ends its workers on SIGTERM/Ctrl-C too
         for path, sec in pool.imap(_worker, jobs):
             print(f"{path} {sec:.0f}s", flush=True)
     return 0
