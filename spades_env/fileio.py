@@ -1,4 +1,5 @@
-"""Atomic file writes and output-target checks, shared by the arena and the training tools.
+"""Atomic file writes, output-target checks, checked reads and folder locks, shared by the
+arena, the play app and the training tools.
 
 - ``write_atomic(path, data)``: the bytes land at ``path`` completely or not at all. On Linux the
   data goes first into an unnamed file (``O_TMPFILE``) in the target folder, which the kernel frees
@@ -10,6 +11,14 @@
 - ``check_output_file(path)``: before any long work, make sure ``path`` can be written: not a
   folder, not a name ending in a separator, an existing folder we can create files in (probed by
   creating and removing a temp file, which also catches read-only file systems).
+
+- ``open_regular`` / ``read_regular``: read only regular files (a FIFO, a device or a folder is
+  refused without blocking); ``parse_json``: JSON text, every failure a ``ValueError``;
+  ``read_npz``: the one reader of ``.npz`` archives of untrusted origin (members, sizes, dtypes
+  and shapes checked from the archive's directory and the ``.npy`` headers before anything is
+  inflated).
+- ``lock_folder``: a folder shared with other runs or users, locked for one writer (never
+  through a symlink, owned by this user, not writable by others).
 
 Errors: ``write_atomic`` raises ``WriteError`` (an ``OSError``) whose message names the path and
 the reason ("No space left on device", "File too large", "Is a directory"...);
@@ -25,7 +34,8 @@ import stat
 import time
 
 __all__ = ["write_atomic", "check_output_file", "clean_stale_temps", "WriteError",
-           "STALE_SECONDS"]
+           "STALE_SECONDS", "check_not_input", "files_in", "open_regular", "read_regular", "parse_json", "read_npz", "npz_rows",
+           "MAX_NPZ_BYTES", "MAX_TEXT_BYTES", "lock_folder", "FolderLock", "FolderInUse"]
 
 
 class WriteError(OSError):
@@ -244,3 +254,386 @@ def check_output_file(path: str, what: str = "output file", create_folder: bool 
     except OSError as e:
         raise ValueError(f"{what} {path}: cannot write in {folder}: {e.strerror or e}") from None
     return path
+
+
+def check_not_input(path: str, inputs, what: str = "output file") -> str:
+    """Refuse an output ``path`` that is one of the command's ``inputs`` (the same name after
+    resolving links, or the same file by device and inode): no command writes over its own input.
+
+    Returns:
+        ``path``.
+    Raises:
+        ValueError: ``WHAT PATH is the input INPUT: it would be replaced; choose another name``.
+    """
+    real = os.path.realpath(path)
+    for src in inputs:
+        same = os.path.realpath(src) == real
+        if not same:
+            try:
+                same = os.path.samefile(src, path)
+            except (OSError, ValueError):
+                same = False
+        if same:
+            raise ValueError(f"{what} {path} is the input {src}: writing it would replace the "
+                             f"input; choose another name")
+    return path
+
+
+def files_in(folder: str, prefix: str, suffix: str) -> list[str]:
+    """Paths of the entries ``PREFIX*SUFFIX`` of ``folder``, sorted by name, found by listing the
+    folder: the folder's name is never used as a glob pattern (``[``, ``]``, ``?`` and ``*`` in
+    it are plain characters). A missing or unreadable folder gives ``[]``."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return [os.path.join(folder, n) for n in sorted(names)
+            if n.startswith(prefix) and n.endswith(suffix) and len(n) >= len(prefix) + len(suffix)]
+
+
+# ============================================================================= checked reads
+MAX_NPZ_BYTES = 1 << 30
+"""most bytes the members of one ``.npz`` archive may declare, in all, uncompressed
+(``read_npz``): checked from the archive's directory before anything is inflated."""
+
+MAX_TEXT_BYTES = 256 << 20
+"""largest text file (JSON, JSON lines) ``read_regular`` reads by default."""
+
+
+def open_regular(path: str, what: str = "file"):
+    """Open ``path`` for reading (binary) only if it is a regular file.
+
+    A FIFO, a socket, a device or a folder is refused without blocking: the name is checked with
+    ``os.stat`` first, opened with ``O_NONBLOCK`` and checked again on the open descriptor.
+
+    Returns:
+        a binary file object (the caller closes it).
+    Raises:
+        ValueError: ``PATH: no such WHAT``, ``PATH: not a regular file (...)`` or ``PATH: cannot
+            read the WHAT: REASON``.
+    """
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path) or "\0" in os.fspath(path):
+        raise ValueError(f"{what}: {path!r} is not a file name")
+
+    def refuse(st):
+        if stat.S_ISREG(st.st_mode):
+            return None
+        kind = ("a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
+                else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device")
+        return ValueError(f"{path}: not a regular file ({kind}); the {what} must be a file")
+    try:
+        err = refuse(os.stat(path))
+        if err is not None:
+            raise err
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such {what}") from None
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read the {what}: {e.strerror or e}") from None
+    try:
+        err = refuse(os.fstat(fd))
+    except OSError as e:
+        err = ValueError(f"{path}: cannot read the {what}: {e.strerror or e}")
+    if err is not None:
+        os.close(fd)
+        raise err
+    return os.fdopen(fd, "rb")
+
+
+def read_regular(path: str, what: str = "file", max_bytes: int = MAX_TEXT_BYTES) -> bytes:
+    """The bytes of the regular file ``path`` (``open_regular``), at most ``max_bytes``.
+
+    Raises:
+        ValueError: not a regular file, unreadable, or larger than ``max_bytes`` (naming
+            ``path``).
+    """
+    with open_regular(path, what) as f:
+        try:
+            data = f.read(max_bytes + 1)
+        except OSError as e:
+            raise ValueError(f"{path}: cannot read the {what}: {e.strerror or e}") from None
+    if len(data) > max_bytes:
+        raise ValueError(f"{path}: larger than {max_bytes} bytes: not a {what}")
+    return data
+
+
+def parse_json(text, where: str):
+    """``json.loads(text)`` with every failure (invalid JSON or UTF-8, nesting too deep for the
+    parser) as ``ValueError: WHERE: invalid JSON (...)``."""
+    import json
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{where}: invalid JSON (nested too deeply)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as e:
+        raise ValueError(f"{where}: invalid JSON ({e})") from None
+
+
+def _npy_header(f):
+    """``(shape, dtype, fortran_order)`` from the header of the ``.npy`` stream ``f``."""
+    import numpy as np
+    version = np.lib.format.read_magic(f)
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(f)
+    if version == (2, 0):
+        return np.lib.format.read_array_header_2_0(f)
+    raise ValueError(f"unsupported .npy version {version}")
+
+
+def read_npz(path: str, what: str, layout, max_bytes: int = MAX_NPZ_BYTES) -> dict:
+    """Read an ``.npz`` archive of untrusted origin: every member checked before any is inflated.
+
+    1. ``path`` must be a regular file (``open_regular``) and a zip archive whose members are all
+       ``NAME.npy``, each name once, declaring at most ``max_bytes`` in all;
+    2. each member's ``.npy`` header is read (a few hundred bytes): no object dtype, and its
+       declared data size must be exactly the member's size;
+    3. ``layout(headers)`` (``headers``: ``{name: (shape, dtype)}``) returns ``(scalars,
+       arrays)``: ``scalars`` maps a name to ``(kinds, required)`` (a 0-d value whose
+       ``dtype.kind`` is in ``kinds``, e.g. ``"U"`` or ``"iu"``), ``arrays`` maps a name to
+       ``(shape, dtype)`` (required, exactly that); a member named in neither is refused;
+    4. only then is the data read.
+
+    Returns:
+        ``{name: ndarray}``.
+    Raises:
+        ValueError: ``PATH: not a readable WHAT (...)`` or ``PATH: field 'NAME' ...``: every
+            failure names the file (and the field).
+    """
+    import zipfile
+
+    import numpy as np
+    f = open_regular(path, what)
+    try:
+        try:
+            z = zipfile.ZipFile(f)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+            raise ValueError(f"{path}: not a readable {what} (not a .npz archive: {e})") from None
+        with z:
+            infos = {}
+            total = 0
+            for info in z.infolist():
+                name = info.filename
+                if not name.endswith(".npy") or name[:-4] in infos or "/" in name:
+                    raise ValueError(f"{path}: not a readable {what} (unexpected member "
+                                     f"{name[:80]!r})")
+                infos[name[:-4]] = info
+                total += info.file_size
+            if total > max_bytes:
+                raise ValueError(f"{path}: its members declare {total} bytes uncompressed; a "
+                                 f"{what} holds at most {max_bytes}")
+            headers = {}
+            for name, info in infos.items():
+                try:
+                    with z.open(info) as m:
+                        shape, fortran, dtype = _npy_header(m)
+                        used = m.tell()
+                except Exception as e:  # noqa: BLE001 - zip/npy errors of any kind
+                    raise ValueError(f"{path}: not a readable {what} (member {name!r}: "
+                                     f"{type(e).__name__}: {e})") from None
+                if dtype.hasobject:
+                    raise ValueError(f"{path}: field {name!r} holds Python objects")
+                size = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                if used + size != info.file_size:
+                    raise ValueError(f"{path}: field {name!r} declares {size} bytes of data, the "
+                                     f"member holds {info.file_size - used}")
+                headers[name] = (tuple(shape), dtype)
+            scalars, arrays = layout(headers)
+            for name in headers:
+                if name not in scalars and name not in arrays:
+                    raise ValueError(f"{path}: not a {what}: unknown field {name[:80]!r}")
+            for name, (kinds, required) in scalars.items():
+                if name not in headers:
+                    if required:
+                        raise ValueError(f"{path}: field {name!r} missing")
+                    continue
+                shape, dtype = headers[name]
+                if shape != () or dtype.kind not in kinds:
+                    want = "a string" if kinds == "U" else "an integer"
+                    raise ValueError(f"{path}: field {name!r} must be a single value ({want})")
+            for name, (shape, dtype) in arrays.items():
+                got = headers.get(name)
+                if got is None or got[0] != tuple(shape) or got[1] != np.dtype(dtype):
+                    raise ValueError(f"{path}: field {name!r} missing or not "
+                                     f"{np.dtype(dtype).name}{list(shape)}")
+            out = {}
+            for name, info in infos.items():
+                try:
+                    with z.open(info) as m:
+                        out[name] = np.lib.format.read_array(m, allow_pickle=False)
+                except Exception as e:  # noqa: BLE001 - a damaged member (CRC, truncation)
+                    raise ValueError(f"{path}: not a readable {what} (member {name!r}: "
+                                     f"{type(e).__name__}: {e})") from None
+            return out
+    finally:
+        f.close()
+
+
+def npz_rows(headers: dict, name: str, where: str, most: int) -> int:
+    """The length of the 1-d field ``name`` in ``read_npz`` headers (the number of records),
+    at most ``most``; raises ValueError naming ``where`` and the field."""
+    got = headers.get(name)
+    if got is None or len(got[0]) != 1:
+        raise ValueError(f"{where}: field {name!r} missing or not a 1-d array")
+    if got[0][0] > most:
+        raise ValueError(f"{where}: field {name!r} declares {got[0][0]} records; at most {most}")
+    return int(got[0][0])
+
+
+# ============================================================================= folder locks
+class FolderInUse(ValueError):
+    """``lock_folder``: another process holds the folder's lock; ``holder`` is its text (``pid N
+    on HOST since ...``)."""
+
+    def __init__(self, folder: str, holder: str):
+        super().__init__(f"{folder} is in use by {holder}")
+        self.folder, self.holder = folder, holder
+
+
+class FolderLock:
+    """A held ``lock_folder`` lock: ``release()`` (idempotent) removes the lock file and frees
+    the lock; a killed process's lock is freed by the kernel (the next run takes it)."""
+
+    def __init__(self, folder: str, name: str, fd: int | None, dfd: int | None):
+        self.folder, self.name, self._fd, self._dfd = folder, name, fd, dfd
+
+    @property
+    def held(self) -> bool:
+        """True until ``release``."""
+        return self._fd is not None or self._dfd is not None
+
+    def release(self) -> None:
+        """Remove the lock file (only if it is still this lock's file) and release the lock."""
+        fd, dfd, self._fd, self._dfd = self._fd, self._dfd, None, None
+        if fd is not None and dfd is not None:
+            try:  # unlinked while still held: a run that opened it meanwhile re-checks
+                if os.path.samestat(os.fstat(fd), os.stat(self.name, dir_fd=dfd,
+                                                          follow_symlinks=False)):
+                    os.unlink(self.name, dir_fd=dfd)
+            except OSError:
+                pass
+        for d in (fd, dfd):
+            if d is not None:
+                try:
+                    os.close(d)  # closing the descriptor releases the flock
+                except OSError:
+                    pass
+
+    def __del__(self):
+        try:
+            self.release()
+        except Exception:  # noqa: BLE001 - at interpreter exit the module globals may be gone
+            pass
+
+    def __repr__(self) -> str:
+        return f"FolderLock({self.folder!r}, held={self.held})"
+
+
+def _folder_problem(st, folder: str) -> str | None:
+    """Why the folder with ``lstat`` result ``st`` must not be used, or None."""
+    if stat.S_ISLNK(st.st_mode):
+        return f"{folder} is a symbolic link; a run's folder must be a real folder (not followed)"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{folder} exists and is not a folder"
+    if hasattr(os, "getuid"):
+        if st.st_uid != os.getuid():
+            return f"{folder} belongs to uid {st.st_uid}, not to this user (uid {os.getuid()})"
+        if st.st_mode & 0o002:
+            return (f"{folder} can be written by every user (mode {stat.S_IMODE(st.st_mode):o}); "
+                    f"make it private with chmod o-w")
+    return None
+
+
+def lock_folder(folder: str, name: str = ".lock") -> FolderLock:
+    """Create ``folder`` if missing and lock it for this process (``fcntl.flock`` on
+    ``folder/name``, whose text says who holds it).
+
+    The folder must be safe to share a machine with: not a symbolic link (never followed), owned
+    by this user, not writable by every user; the lock file is opened with ``O_NOFOLLOW`` (a
+    planted link is never followed, truncated or removed) and must be a regular file of this
+    user. Without ``fcntl`` (not POSIX) the checks are made and nothing is locked.
+
+    Returns:
+        the held ``FolderLock``.
+    Raises:
+        FolderInUse (a ``ValueError``): another process holds the lock.
+        ValueError: an unsafe folder or lock file (the message names it and why).
+        OSError: the folder cannot be created or opened.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        fcntl = None
+    parent = os.path.dirname(os.path.abspath(folder))
+    os.makedirs(parent, exist_ok=True)
+    try:
+        os.mkdir(folder)
+    except FileExistsError:
+        pass
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) \
+        | getattr(os, "O_CLOEXEC", 0)
+    try:
+        st = os.lstat(folder)
+    except OSError as e:
+        raise OSError(e.errno, f"cannot use {folder}: {e.strerror or e}") from None
+    why = _folder_problem(st, folder)
+    if why:
+        raise ValueError(why)
+    if fcntl is None:  # pragma: no cover
+        return FolderLock(folder, name, None, None)
+    try:
+        dfd = os.open(folder, flags)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise ValueError(f"{folder} is a symbolic link or not a folder") from None
+        raise
+    try:
+        why = _folder_problem(os.fstat(dfd), folder)  # the folder opened is the one checked
+        if why:
+            raise ValueError(why)
+        lock_path = os.path.join(folder, name)
+        for _ in range(100):
+            try:
+                fd = os.open(name, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                             | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0),
+                             0o644, dir_fd=dfd)
+            except OSError as e:
+                if e.errno == errno.ELOOP:
+                    raise ValueError(f"{lock_path} is a symbolic link (planted?): not followed; "
+                                     f"remove it or use another folder") from None
+                raise
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid")
+                                                and st.st_uid != os.getuid()):
+                os.close(fd)
+                raise ValueError(f"{lock_path} is not a regular file of this user (uid "
+                                 f"{st.st_uid}); remove it or use another folder")
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                try:
+                    holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+                except OSError:
+                    holder = ""
+                os.close(fd)
+                raise FolderInUse(folder, holder or "another process") from None
+            try:  # the file may have been removed by the process that held it before us
+                same = os.path.samestat(st, os.stat(name, dir_fd=dfd, follow_symlinks=False))
+            except OSError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        else:  # pragma: no cover
+            raise OSError(errno.EAGAIN, f"cannot lock {folder}: the lock file keeps changing")
+        try:
+            import socket
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since "
+                          f"{time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode(), 0)
+        except OSError:
+            pass
+        return FolderLock(folder, name, fd, dfd)
+    except BaseException:
+        os.close(dfd)
+        raise

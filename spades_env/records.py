@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .fileio import npz_rows, parse_json, read_npz, read_regular
+
 if TYPE_CHECKING:
     from .engine import SpadesGame
 
@@ -42,29 +44,53 @@ RECORD_VERSION = 1
 MOVES_PER_HAND = 56  # 4 bids + 52 cards (the standard preset has no Blind Nil)
 
 
+MAX_HAND_RECORDS = 10_000_000
+"""most hands one records file may hold (``load_hand_records``; 70 bytes a hand)."""
+
+
+def _hand_layout(path: str):
+    def layout(headers):
+        n = npz_rows(headers, "seed", path, MAX_HAND_RECORDS)
+        scalars = {"format": ("U", True), "version": ("iu", True), "teacher": ("U", True),
+                   "rules": ("U", True)}
+        arrays = {"seed": ((n,), np.int64), "scores": ((n, 2), np.int16),
+                  "bags": ((n, 2), np.int8), "moves": ((n, MOVES_PER_HAND), np.uint8)}
+        return scalars, arrays
+    return layout
+
+
 def load_hand_records(path: str) -> dict:
-    """Read a records file; returns the four arrays plus ``teacher`` and ``rules`` (str).
+    """Read a records file (``spades_env.fileio.read_npz``: only the known fields, sizes checked
+    before anything is inflated, special files refused); returns the four arrays plus
+    ``teacher`` and ``rules`` (str).
 
     Raises:
-        ValueError: missing, foreign or corrupt file, or arrays of inconsistent shapes, naming
-            ``path``.
+        ValueError: missing, foreign or corrupt file, a missing field, a field of the wrong kind,
+            dtype or shape, or an unknown field; the message names ``path``.
     """
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            d = {k: z[k] for k in z.files}
-    except Exception as e:  # noqa: BLE001 - zip/npz/OS errors of any kind
-        raise ValueError(f"{path}: not a readable teacher-records file ({type(e).__name__}: "
-                         f"{e})") from None
-    if str(d.get("format", "")) != HAND_FORMAT or int(d.get("version", -1)) != HAND_VERSION:
+    d = read_npz(path, "teacher-records file", _hand_layout(path))
+    if str(d["format"]) != HAND_FORMAT or int(d["version"]) != HAND_VERSION:
         raise ValueError(f"{path}: not a {HAND_FORMAT} file of version {HAND_VERSION}")
-    n = len(d.get("seed", ()))
-    want = {"seed": ((n,), np.int64), "scores": ((n, 2), np.int16), "bags": ((n, 2), np.int8),
-            "moves": ((n, MOVES_PER_HAND), np.uint8)}
-    for k, (shape, dt) in want.items():
-        if k not in d or d[k].shape != shape or d[k].dtype != dt:
-            raise ValueError(f"{path}: field {k!r} missing or not {dt.__name__}{list(shape)}")
     return {"seed": d["seed"], "scores": d["scores"], "bags": d["bags"], "moves": d["moves"],
             "teacher": str(d["teacher"]), "rules": str(d["rules"])}
+
+
+def read_game_record_file(path: str) -> list[tuple[object, str]]:
+    """The JSON values of a game-record file, each with where it was found: one per non-empty
+    line of a ``.jsonl`` file (``"PATH: line N"``), else the whole file
+    (``"PATH: not a spades_env game record"``). Only a regular file is read
+    (``spades_env.fileio.read_regular``: never a FIFO or device, at most ``MAX_TEXT_BYTES``).
+    The values are not checked as records here (the caller does: ``SpadesGame.from_dict``).
+
+    Raises:
+        ValueError: an unreadable or special file, or invalid JSON (also invalid UTF-8 or JSON
+            nested too deeply for the parser), naming the file and, for JSONL, the line.
+    """
+    text = read_regular(path, "game-record file")
+    if path.endswith(".jsonl"):
+        return [(parse_json(line, f"{path}: line {i + 1}"), f"{path}: line {i + 1}")
+                for i, line in enumerate(text.splitlines()) if line.strip()]
+    return [(parse_json(text, f"{path}: not a spades_env game record"), path)]
 
 
 DEFAULT_PLAYERS = ("North", "East", "South", "West")
@@ -102,4 +128,4 @@ def write_game_record(path: str, game: SpadesGame, players=DEFAULT_PLAYERS) -> N
 
 
 __all__ = ["DEFAULT_PLAYERS", "RECORD_FORMAT", "RECORD_VERSION", "game_record", "write_game_record", "HAND_FORMAT",
-           "HAND_VERSION", "MOVES_PER_HAND", "load_hand_records"]
+           "HAND_VERSION", "MOVES_PER_HAND", "MAX_HAND_RECORDS", "load_hand_records", "read_game_record_file"]

@@ -104,6 +104,7 @@ except ImportError:  # the base install has no torch: say what to install
                       name="torch") from None
 
 from .cards import BID_OFFSET, MAX_BID, NUM_ACTIONS, NUM_CARDS, NUM_TRICKS
+from .devices import check_device
 from .engine import SpadesGame
 from .observation import BID_SLOTS, OBS_SIZE, OBS_VERSION, OFFSETS
 from .rules import HandResult, Rules, TeamScore
@@ -450,7 +451,9 @@ class SpadesVectorEnv:
         num_envs: games in the batch (>= 1). A batch that does not fit is refused before anything
             is allocated (``ValueError`` stating the memory needed: ``bytes_per_game()`` times
             ``num_envs``, against ``available_memory(device)``).
-        device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``... or a ``torch.device``.
+        device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``... or a ``torch.device``
+            (``spades_env.devices.check_device``: cpu or cuda only, a CUDA device must be
+            present; else ``ValueError``).
         seed: int in 0..2**64-1; seeds the one CPU ``torch.Generator`` that draws every deal and
             first dealer.
         rules: a ``Rules`` (default ``standard``); ``blind_nil=True`` raises ``ValueError``.
@@ -513,11 +516,7 @@ class SpadesVectorEnv:
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) \
                 or not 1 <= threads <= 256:
             raise ValueError(f"threads must be an int in 1..256, got {threads!r}")
-        try:
-            self.device = torch.device(device)
-        except (RuntimeError, TypeError) as e:
-            raise ValueError(f"device must be a torch device such as 'cpu' or 'cuda', got "
-                             f"{device!r} ({e})") from None
+        self.device = check_device(device, "device")
         if backend == "native" and self.device.type != "cpu":
             raise ValueError(f"backend='native' runs on the CPU only, not on {self.device}")
         _check_size(int(num_envs), self.device, bool(copy), hands_per_episode)

@@ -18,16 +18,15 @@ import glob
 import io
 import math
 import os
-import socket
 import threading
-import time
 
 import torch
 
 from spades_env.agents.checkpoint import (  # noqa: F401 - the loading half, re-exported
     FORMAT_TAG, FORMAT_VERSION, _bad, agent_kwargs, build_agent, check_model, check_state_dict,
     check_tensors, expected_state, load_checkpoint)
-from spades_env.fileio import WriteError, check_output_file, clean_stale_temps, write_atomic
+from spades_env.fileio import (FolderInUse, FolderLock, WriteError, check_output_file,
+                               clean_stale_temps, lock_folder, write_atomic)
 
 LOCK_NAME = ".lock"
 """lock file in a run's checkpoint folder: held (``fcntl.flock``) by the process running it."""
@@ -78,18 +77,33 @@ def _check_progress(p, path) -> None:
         raise bad(f"best_iteration must be an integer >= 0, got {p['best_iteration']!r}")
 
 
-def _check_eval(ev, path) -> None:
+def check_eval(ev, path, section: str = "eval") -> None:
+    """Check a checkpoint's ``eval`` list (what ``training.plot`` draws and a resumed run
+    continues): a list of mappings, each with ``decisions`` (an integer >= 0), ``rows`` (a list
+    of mappings with an ``opponent`` name and finite ``diff``, ``diff_lo``, ``diff_hi``) and, if
+    present, a finite ``seconds`` >= 0.
+
+    Raises:
+        ValueError: ``PATH: SECTION: entry N ...`` naming what is wrong.
+    """
     def bad(why):
-        return _bad(path, f"corrupt resume state: eval: {why}")
+        return _bad(path, f"{section}: {why}")
     if not isinstance(ev, list):
         raise bad("not a list")
     for i, e in enumerate(ev):
         if not isinstance(e, dict) or not isinstance(e.get("rows"), list):
             raise bad(f"entry {i} must be a mapping with a list of rows")
+        if not _is_int(e.get("decisions")):
+            raise bad(f"entry {i}: decisions must be an integer >= 0, got "
+                      f"{str(e.get('decisions'))[:40]!r}")
+        if "seconds" in e and not _is_num(e["seconds"], 0.0):
+            raise bad(f"entry {i}: seconds must be a finite number >= 0")
         for r in e["rows"]:
             if not isinstance(r, dict) or not isinstance(r.get("opponent"), str) \
-                    or not _is_num(r.get("diff")):
-                raise bad(f"entry {i}: each row needs an opponent name and a finite diff")
+                    or not all(_is_num(r.get(k, r.get("diff"))) for k in ("diff", "diff_lo",
+                                                                           "diff_hi")):
+                raise bad(f"entry {i}: each row needs an opponent name and a finite diff "
+                          f"(diff_lo, diff_hi finite if given)")
 
 
 def _check_optimizer(opt, expected: dict, path) -> None:
@@ -196,7 +210,7 @@ def check_resume_state(data: dict, args, path="checkpoint") -> None:
                          f"{args.critic_hidden})")
     expected = expected_state(kwargs)
     _check_progress(data["progress"], path)
-    _check_eval(data["eval"], path)
+    check_eval(data["eval"], path, "corrupt resume state: eval")
     params = {k: v for k, v in expected.items()}
     from spades_env.agents.model import Agent
     with torch.device("meta"):
@@ -217,11 +231,6 @@ def check_resume_state(data: dict, args, path="checkpoint") -> None:
 
 
 # ============================================================================= run folders
-try:
-    import fcntl
-except ImportError:  # not POSIX: folders are still never reused silently, but not locked
-    fcntl = None
-
 _held: dict[str, "RunFolder"] = {}
 _held_lock = threading.Lock()
 
@@ -235,9 +244,9 @@ class RunFolder:
         run_dir: ``<runs_dir>/<name>`` (TensorBoard event files).
     """
 
-    def __init__(self, args, ckpt_dir: str, run_dir: str, fd: int | None, key: str):
+    def __init__(self, args, ckpt_dir: str, run_dir: str, lock: FolderLock | None, key: str):
         self.args, self.ckpt_dir, self.run_dir = args, ckpt_dir, run_dir
-        self._fd, self._key = fd, key
+        self._lock, self._key = lock, key
         self._thread = threading.get_ident()
 
     def close(self) -> None:
@@ -247,17 +256,9 @@ class RunFolder:
         with _held_lock:
             if _held.get(self._key) is self:
                 del _held[self._key]
-        if self._fd is not None:
-            if self._fd >= 0:
-                try:  # unlinked while still held: a run that opened it meanwhile re-checks
-                    os.unlink(os.path.join(self.ckpt_dir, LOCK_NAME))
-                except OSError:
-                    pass
-            try:
-                os.close(self._fd)  # closing the descriptor releases the flock
-            except OSError:
-                pass
-            self._fd = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def __del__(self):
         try:
@@ -270,42 +271,26 @@ class RunFolder:
 
 
 def _lock(ckpt_dir: str):
-    """Lock ``ckpt_dir``: ``(fd, key)``, or ``(None, holder text)`` when another run holds it."""
-    os.makedirs(ckpt_dir, exist_ok=True)
+    """Lock ``ckpt_dir`` (``spades_env.fileio.lock_folder``: no symlink followed, owned by this
+    user, not writable by all): ``(lock, key)``, or ``(None, why)`` when another run holds it or
+    the folder is not safe to use.
+
+    Raises:
+        OSError: the folder cannot be created or opened.
+    """
     key = os.path.realpath(ckpt_dir)
     with _held_lock:
         mine = _held.get(key)
     if mine is not None:
         if mine._thread != threading.get_ident():
-            return None, f"pid {os.getpid()} (this process, another thread)"
+            return None, f"in use by pid {os.getpid()} (this process, another thread)"
         mine.close()  # left by an earlier run of this thread that ended with an exception
-    if fcntl is None:
-        return -1, key
-    path = os.path.join(ckpt_dir, LOCK_NAME)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        try:
-            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
-        except OSError:
-            holder = "another process"
-        os.close(fd)
-        return None, holder
-    try:  # the file may have been removed by the run that held it before we locked it
-        same = os.path.samestat(os.fstat(fd), os.stat(path))
-    except OSError:
-        same = False
-    if not same:
-        os.close(fd)
-        return _lock(ckpt_dir)
-    try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since "
-                      f"{time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode(), 0)
-    except OSError:
-        pass
-    return fd, key
+        return lock_folder(ckpt_dir, LOCK_NAME), key
+    except FolderInUse as e:
+        return None, f"in use by a running run ({e.holder})"
+    except ValueError as e:
+        return None, f"refused: {e}"
 
 
 def _event_files(run_dir: str) -> list[str]:
@@ -373,12 +358,11 @@ def open_run(args, resume: str | None = None, data: dict | None = None,
                                       f"{e.strerror or e}") from None
         if fd is None:
             if data is not None or overwrite:
-                raise ValueError(f"{ckpt_dir} is in use by a running run ({key}); wait for it to "
-                                 f"end or choose another --name")
-            skipped.append(f"{ckpt_dir} is in use ({key})")
+                raise ValueError(f"{ckpt_dir} is {key}; wait for it to end or choose another "
+                                 f"--name")
+            skipped.append(f"{ckpt_dir} is {key}")
             continue
-        run = RunFolder(dataclasses.replace(args, name=name), ckpt_dir, run_dir,
-                        fd if fd >= 0 else None, key)
+        run = RunFolder(dataclasses.replace(args, name=name), ckpt_dir, run_dir, fd, key)
         why = _occupied(ckpt_dir, run_dir, resume if data is not None else None)
         if why and not overwrite:
             run.close()
@@ -418,4 +402,4 @@ def open_run(args, resume: str | None = None, data: dict | None = None,
 
 __all__ = ["save_checkpoint", "load_checkpoint", "build_agent", "check_model", "agent_kwargs",
            "expected_state", "check_state_dict", "check_tensors", "check_resume_state",
-           "open_run", "RunFolder", "FORMAT_TAG", "FORMAT_VERSION", "LOCK_NAME"]
+           "check_eval", "open_run", "RunFolder", "FORMAT_TAG", "FORMAT_VERSION", "LOCK_NAME"]

@@ -14,6 +14,7 @@ import dataclasses
 import math
 import os
 import re
+import reprlib
 from dataclasses import dataclass, field, fields
 from typing import Callable
 
@@ -314,24 +315,20 @@ def _path(v: str) -> str | None:
 
 
 def _device(v: str) -> str | None:
-    import torch
+    from spades_env.devices import check_device
     try:
-        d = torch.device(v)
-    except (RuntimeError, ValueError, TypeError):
-        return "must be a torch device: cpu, cuda or cuda:N"
-    if d.type not in ("cpu", "cuda"):
-        return f"must be cpu, cuda or cuda:N (got device type {d.type!r})"
+        check_device(v, "device", present=False)
+    except ValueError as e:
+        return str(e)
     return None
 
 
 def _device_ready(v) -> str | None:
-    import torch
-    d = torch.device(v)
-    if d.type == "cuda":
-        if not torch.cuda.is_available():
-            return f"{v!r}: CUDA is not available on this machine (use --device cpu)"
-        if d.index is not None and d.index >= torch.cuda.device_count():
-            return f"{v!r}: this machine has {torch.cuda.device_count()} CUDA device(s)"
+    from spades_env.devices import check_device
+    try:
+        check_device(v, "device")
+    except ValueError as e:
+        return str(e)
     return None
 
 
@@ -538,8 +535,15 @@ def _coerce(name: str, value):
                          f"{_short(value)}") from None
 
 
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxtuple, _REPR.maxdict = 3, 8, 8, 8
+_REPR.maxstring, _REPR.maxother, _REPR.maxlong = 80, 80, 40
+
+
 def _short(value) -> str:
-    text = repr(value)
+    """At most 80 characters of ``repr(value)``, made without expanding large or deeply nested
+    (shared) values."""
+    text = _REPR.repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -799,6 +803,55 @@ def from_dict(d: dict, base: Args | None = None) -> Args:
     return args
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses aliases (``*name``: an alias bomb expands a 1 KB file into
+    gigabytes) and a key set twice in one mapping (PyYAML keeps the last silently)."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, f"aliases (*{event.anchor}) are not allowed in a config: write the "
+                            f"value out", event.start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                except TypeError:  # an unhashable key: the base class says so
+                    break
+                line = key_node.start_mark.line + 1
+                if first is not None:
+                    raise _DuplicateKey(f"field {_short(key)} is set twice (lines {first} and "
+                                        f"{line})")
+                seen[key] = line
+        return super().construct_mapping(node, deep)
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def safe_yaml(text: str):
+    """Parse YAML text as a config does (``yaml.safe_load`` without aliases or repeated keys).
+
+    Raises:
+        ValueError: invalid YAML, an alias, a key set twice, or nesting too deep.
+    """
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except _DuplicateKey as e:
+        raise ValueError(str(e)) from None
+    except yaml.YAMLError as e:
+        raise ValueError(f"not valid YAML: {str(e)[:500]}") from None
+    except RecursionError:
+        raise ValueError("not valid YAML: nested too deeply") from None
+
+
 MAX_CONFIG_BYTES = 1 << 20
 """largest YAML config file read (a config is a few KB)."""
 
@@ -808,25 +861,15 @@ def load_yaml(path: str, base: Args | None = None) -> Args:
 
     Raises:
         ValueError: a missing or unreadable file (a folder, a FIFO, no permission, not UTF-8, over
-            ``MAX_CONFIG_BYTES``), invalid YAML, a non-mapping document, an unknown key or a bad
-            value; the message names the file.
+            ``MAX_CONFIG_BYTES``), invalid YAML, an alias (``*name``), a key set twice, a
+            non-mapping document, an unknown key or a bad value; the message names the file.
     """
+    from spades_env.fileio import read_regular
+    raw = read_regular(path, "config", MAX_CONFIG_BYTES)  # a folder, a FIFO (would hang)...
     try:
-        if os.path.exists(path) and not os.path.isfile(path):  # a folder, a FIFO (would hang)...
-            raise ValueError("not a regular file")
-        with open(path, "rb") as f:
-            raw = f.read(MAX_CONFIG_BYTES + 1)
-        if len(raw) > MAX_CONFIG_BYTES:
-            raise ValueError(f"larger than {MAX_CONFIG_BYTES} bytes: not a config file")
-        d = yaml.safe_load(raw.decode("utf-8"))
-    except OSError as e:
-        raise ValueError(f"{path}: cannot read the config: {e.strerror or e}") from None
+        d = safe_yaml(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not a text (UTF-8) file") from None
-    except yaml.YAMLError as e:
-        raise ValueError(f"{path}: not valid YAML: {e}") from None
-    except RecursionError:
-        raise ValueError(f"{path}: not valid YAML: nested too deeply") from None
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
     try:
@@ -839,12 +882,13 @@ def parse_value(text: str):
     """Parse a command-line value as a YAML scalar/list (``1e-4`` -> float, ``true`` -> bool).
 
     Raises:
-        ValueError: text that is not valid YAML.
+        ValueError: text that is not valid YAML, or holds an alias or a key set twice.
     """
     try:
-        v = yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError) as e:
-        raise ValueError(f"cannot read the value {text!r}: {str(e).splitlines()[0]}") from None
+        v = safe_yaml(text)
+    except ValueError as e:
+        raise ValueError(f"cannot read the value {_short(text)}: "
+                         f"{(str(e).splitlines() or [''])[0]}") from None
     # YAML 1.1 reads "1e-4" as a string; accept it as a float.
     if isinstance(v, str):
         try:
@@ -902,6 +946,6 @@ def to_dict(args: Args) -> dict:
 
 
 __all__ = ["Args", "from_dict", "load_yaml", "apply_overrides", "add_cli", "args_from_cli",
-           "to_dict", "validate", "parse_value", "FieldCheck", "FIELD_CHECKS", "check_field",
+           "to_dict", "validate", "parse_value", "safe_yaml", "FieldCheck", "FIELD_CHECKS", "check_field",
            "check_ready", "field_table", "network_params", "resume_args", "resume_base",
            "MAX_WIDTH", "MAX_PARAMS", "MAX_BATCH"]

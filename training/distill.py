@@ -34,7 +34,6 @@ engine (``teacher_records.replay``). Chunk ``k`` of a run with seed ``S`` draws 
 from __future__ import annotations
 
 import argparse
-import glob
 import io
 import os
 import sys
@@ -45,7 +44,7 @@ import numpy as np
 from spades_env import Rules, SpadesGame
 from spades_env.bots.pimc import MAX_SAMPLES, PIMCBot, best_candidate
 from spades_env.engine import Phase
-from spades_env.fileio import write_atomic
+from spades_env.fileio import files_in, npz_rows, read_npz, write_atomic
 from spades_env.rules import _is_int
 
 from .envs import randomize_start
@@ -180,54 +179,46 @@ def _check_fields(d: dict, where: str) -> dict:
     return out
 
 
-def _scalar(d: dict, key: str, kind, where: str, default=None):
-    """A 0-d field of a loaded ``.npz`` as ``kind`` (int or str), or ``default`` if absent."""
-    if key not in d:
-        if default is None:
-            raise ValueError(f"{where}: field {key!r} missing")
-        return default
-    v = d[key]
-    if not isinstance(v, np.ndarray) or v.ndim != 0:
-        raise ValueError(f"{where}: field {key!r} must be a single value")
-    if kind is int:
-        if v.dtype.kind not in "iu":
-            raise ValueError(f"{where}: field {key!r} must be an integer")
-        return int(v)
-    if v.dtype.kind != "U":
-        raise ValueError(f"{where}: field {key!r} must be a string")
-    return str(v)
+MAX_LABEL_HANDS = 100_000
+"""most hands one label file may hold (``load_labels``; about 6 KB a hand)."""
+
+
+def _label_layout(path: str):
+    def layout(headers):
+        n = npz_rows(headers, "seed", path, MAX_LABEL_HANDS)
+        scalars = {"format": ("U", True), "version": ("iu", True), "rules": ("U", False),
+                   "source": ("U", False), "source_sha256": ("U", False),
+                   "samples": ("iu", False), "run_seed": ("iu", False), "chunk": ("iu", False)}
+        arrays = {"seed": ((n,), np.int64), "scores": ((n, 2), np.int16),
+                  "bags": ((n, 2), np.int8), "moves": ((n, MOVES_PER_HAND), np.uint8),
+                  "agent_team": ((n,), np.int8), "values": ((n, MOVES_PER_HAND, 52), np.float16)}
+        return scalars, arrays
+    return layout
 
 
 def load_labels(path: str) -> dict:
-    """Read a label file written by ``save_labels``.
+    """Read a label file written by ``save_labels`` (``spades_env.fileio.read_npz``: only the
+    known fields, sizes checked before anything is inflated, special files refused).
 
     Returns the six arrays plus ``source``, ``source_sha256`` (str), ``samples``, ``run_seed``,
     ``chunk`` (int) and ``rules`` (str).
     Raises:
-        ValueError: a missing, foreign or corrupt file, or arrays of the wrong shape, dtype or
-            values, naming ``path`` and the field.
+        ValueError: a missing, foreign or corrupt file, an unknown field, or arrays of the wrong
+            shape, dtype or values, naming ``path`` and the field.
     """
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            d = {k: z[k] for k in z.files}
-    except Exception as e:  # noqa: BLE001 - zip/npz/OS errors of any kind
-        raise ValueError(f"{path}: not a readable PIMC label file ({type(e).__name__}: {e})") \
-            from None
-    fmt = d.get("format")
-    if not (isinstance(fmt, np.ndarray) and fmt.ndim == 0 and str(fmt) == FORMAT):
+    d = read_npz(path, "PIMC label file", _label_layout(path))
+    if str(d["format"]) != FORMAT:
         raise ValueError(f"{path}: not a {FORMAT} file")
-    if _scalar(d, "version", int, path) != VERSION:
+    if int(d["version"]) != VERSION:
         raise ValueError(f"{path}: {FORMAT} version {int(d['version'])}, this reader knows "
                          f"version {VERSION}")
-    rules = _scalar(d, "rules", str, path, "standard")
+    rules = str(d.get("rules", "standard"))
     if rules != "standard":
         raise ValueError(f"{path}: labels of rules {rules!r}; only standard rules are labelled")
     out = _check_fields(d, path)
-    out.update(source=_scalar(d, "source", str, path, ""),
-               samples=_scalar(d, "samples", int, path, 0),
-               run_seed=_scalar(d, "run_seed", int, path, -1),
-               chunk=_scalar(d, "chunk", int, path, -1),
-               source_sha256=_scalar(d, "source_sha256", str, path, ""), rules=rules)
+    out.update(source=str(d.get("source", "")), samples=int(d.get("samples", 0)),
+               run_seed=int(d.get("run_seed", -1)), chunk=int(d.get("chunk", -1)),
+               source_sha256=str(d.get("source_sha256", "")), rules=rules)
     return out
 
 
@@ -593,10 +584,13 @@ def _chunk_path(folder: str, chunk: int) -> str:
     return os.path.join(folder, f"chunk_{chunk:05d}.npz")
 
 
-def check_chunk(path: str, sha: str, hands: int, seed: int, chunk: int, samples: int) -> None:
+def check_chunk(path: str, sha: str, hands: int, seed: int, chunk: int, samples: int) -> dict:
     """Refuse a chunk file that is not chunk ``chunk`` of this run (another checkpoint, seed,
-    size or number of deals): a resumed run must label the positions of the same policy.
+    size or number of deals): a resumed run must label the positions of the same policy, and a
+    run uses only labels of the network it was given (its SHA-256 ``sha``).
 
+    Returns:
+        the chunk's labels (``load_labels``).
     Raises:
         ValueError: a corrupt or foreign file, or one of another run, naming what differs.
     """
@@ -608,6 +602,38 @@ def check_chunk(path: str, sha: str, hands: int, seed: int, chunk: int, samples:
     if bad:
         raise ValueError(f"{path} belongs to another labelling run: {', '.join(bad)}; use another "
                          f"--labels folder, or remove that file")
+    return d
+
+
+def lock_labels(folder: str):
+    """Lock the label folder ``folder`` for one labelling run (``spades_env.fileio.lock_folder``:
+    created if missing, never through a symlink, owned by this user; a second run on the same
+    folder is refused while the first holds it) and check that chunks can be written there.
+
+    Returns:
+        the held ``FolderLock`` (``release()`` it when the chunks have been read).
+    Raises:
+        ValueError: the folder is in use by another run, unsafe, or cannot be written (the
+            message names it).
+    """
+    from spades_env.fileio import FolderInUse, check_output_file, lock_folder
+    try:
+        lock = lock_folder(folder, ".lock")
+    except FolderInUse as e:
+        raise ValueError(f"label folder {folder} is in use by another labelling run "
+                         f"({e.holder}); wait for it to end or use another --labels folder") \
+            from None
+    except ValueError as e:
+        raise ValueError(f"label folder: {e}") from None
+    except OSError as e:
+        raise ValueError(f"label folder {folder}: cannot create or open it: "
+                         f"{e.strerror or e}") from None
+    try:
+        check_output_file(_chunk_path(folder, 0), "label folder")
+    except ValueError:
+        lock.release()
+        raise
+    return lock
 
 
 def _worker(job):
@@ -630,6 +656,8 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
     """Label chunks 0, 1, ... in ``workers`` processes until ``chunks`` are done or ``minutes``
     have passed. Chunks already in ``folder`` are checked (``check_chunk``) and kept: a stopped
     run resumes. Returns the paths of chunks ``0..chunks-1`` that exist, in order.
+
+    The caller holds the folder's lock (``lock_labels``).
 
     Raises:
         ValueError: a chunk in ``folder`` that is corrupt or from another run.
@@ -714,7 +742,7 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
 
     import torch
     torch.set_num_threads(1)
-    from spades_env.fileio import check_output_file
+    from spades_env.fileio import check_not_input, check_output_file
 
     from .checkpoint import build_agent, load_checkpoint, save_checkpoint
     a = argparse.Namespace(minutes=minutes, chunks=chunks, chunk_hands=chunk_hands,
@@ -730,21 +758,27 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                          f"standard-rules hands")
     net = build_agent(data, "cpu")
     shape = _wider_shape(hidden, head_hidden, net)
-    if os.path.realpath(out) == os.path.realpath(src):
-        raise ValueError(f"the output {out!r} is the source checkpoint: it would be replaced by "
-                         f"a stripped one; choose another --out")
+    check_not_input(out, [src], "--out")
     check_output_file(out, "output checkpoint", create_folder=True)
     extra_files = []
     for f in also_labels:
-        found = sorted(glob.glob(os.path.join(f, "chunk_*.npz")))
+        found = files_in(f, "chunk_", ".npz")
         if not os.path.isdir(f) or not found:
             raise ValueError(f"--also-labels {f!r}: no label chunks (chunk_*.npz) there")
         extra_files += found
-    paths = produce_labels(src, folder, minutes, chunks, chunk_hands, seed, samples, workers,
-                           log=log)
-    if not paths:
-        raise ValueError("no label chunk was finished within --minutes")
-    own = merge_labels([load_labels(q) for q in paths])
+    lock = lock_labels(folder)
+    try:
+        paths = produce_labels(src, folder, minutes, chunks, chunk_hands, seed, samples, workers,
+                               log=log)
+        if not paths:
+            raise ValueError("no label chunk was finished within --minutes")
+        # every chunk read is one of this run, made by this very network (its SHA-256)
+        sha = file_sha256(src)
+        own = merge_labels([check_chunk(q, sha, chunk_hands, seed,
+                                        int(os.path.basename(q)[len("chunk_"):-len(".npz")]),
+                                        samples) for q in paths])
+    finally:
+        lock.release()
     rec = merge_labels([own, *(load_labels(q) for q in extra_files)])
     label_s = time.time() - t0
     reference = copy.deepcopy(net).eval()
@@ -826,7 +860,7 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        kept = len(glob.glob(os.path.join(folder, "chunk_*.npz")))
+        kept = len(files_in(folder, "chunk_", ".npz"))
         print(f"interrupted: {kept} label chunks kept in {folder}; run the same command again to "
               f"resume", file=sys.stderr)
         return 130

@@ -36,14 +36,17 @@ class NetPlayer:
 
     Args:
         agent: ``spades_env.agents.model.Agent`` (put in eval mode).
-        device: torch device of the agent.
+        device: torch device of the agent (``spades_env.devices.check_device``).
         greedy: argmax of the masked policy; else sample with ``generator``.
         seed: seed of the sampling generator (used when ``greedy`` is False).
+    Raises:
+        ValueError: a bad or absent device.
     """
 
     def __init__(self, agent, device="cpu", greedy: bool = True, seed: int = 0):
+        from spades_env.devices import check_device
         self.agent = agent
-        self.device = torch.device(device)
+        self.device = check_device(device, "device")
         self.greedy = greedy
         self.gen = torch.Generator(device="cpu").manual_seed(seed)
 

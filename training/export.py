@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from spades_env.fileio import check_output_file
+from spades_env.fileio import check_not_input, check_output_file
 
 from .checkpoint import load_checkpoint, save_checkpoint
 
@@ -24,9 +24,11 @@ def export_checkpoint(src: str, dst: str, note: str | None = None) -> dict:
     an optional ``note`` string), write ``dst`` atomically, return the written dict.
 
     Raises:
-        ValueError, FileNotFoundError: a bad or missing ``src``.
+        ValueError, FileNotFoundError: a bad or missing ``src``, or ``dst`` naming ``src`` (the
+            full checkpoint would be replaced by the stripped one).
         OSError: ``dst`` cannot be written (``could not write DST: REASON``; ``dst`` unchanged).
     """
+    check_not_input(dst, [src], "destination")
     data = load_checkpoint(src)
     out = {k: data[k] for k in KEEP if k in data}
     out["source"] = src
@@ -43,7 +45,8 @@ def main(argv=None) -> int:
     p.add_argument("--note", default=None, help="free text stored in the file")
     ns = p.parse_args(argv)
     try:
-        check_output_file(ns.dst, "destination", create_folder=True)  # before reading anything
+        check_not_input(ns.dst, [ns.src], "destination")  # before reading or writing anything
+        check_output_file(ns.dst, "destination", create_folder=True)
         export_checkpoint(ns.src, ns.dst, ns.note)
     except (ValueError, FileNotFoundError, OSError) as e:  # bad file, full disk, a folder...
         print(f"error: {e}", file=sys.stderr)

@@ -22,7 +22,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from spades_env.fileio import write_atomic  # noqa: E402
+from spades_env.fileio import check_not_input, write_atomic  # noqa: E402
 
 COLORS = {"random": "tab:gray", "easy": "tab:green", "medium": "tab:blue", "hard": "tab:red",
           "insane": "tab:purple"}
@@ -92,7 +92,7 @@ def plot_curve(eval_results: list[dict], path: str, title: str = "") -> None:
 
 
 def main(argv=None) -> int:
-    from .checkpoint import load_checkpoint
+    from .checkpoint import check_eval, load_checkpoint
     import argparse
     p = argparse.ArgumentParser(prog="python -m training.plot",
                                 description="Draw a run's evaluation points as a PNG.")
@@ -102,7 +102,9 @@ def main(argv=None) -> int:
     argv = [ns.checkpoint] + ([ns.out] if ns.out else [])
     try:
         data = load_checkpoint(argv[0])
+        check_eval(data.get("eval", []), argv[0])
         out = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(argv[0]), "curve.png")
+        check_not_input(out, [argv[0]], "the plot")
         plot_curve(data.get("eval", []), out)
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)

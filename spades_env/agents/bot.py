@@ -17,6 +17,7 @@ except ImportError:  # the base install has no torch: say what to install
 
 from spades_env.bots.base import Bot
 from spades_env.cards import NUM_ACTIONS
+from spades_env.devices import check_device
 from spades_env.observation import encode
 
 from .checkpoint import build_agent, load_checkpoint
@@ -29,7 +30,8 @@ class CheckpointBot(Bot):
         path: a ``.pt`` file written by ``python -m training.train`` (full or stripped/shipped).
         seed: seed of the bot's own RNG (used when ``greedy`` is False).
         greedy: play the most probable legal action (default); else sample from the masked policy.
-        device: torch device.
+        device: torch device: ``cpu`` or ``cuda`` (``cuda:N``), present on this machine
+            (``spades_env.devices.check_device``).
         threads: torch CPU threads for each decision (default 1; ``None`` keeps the process's
             setting). A decision is one observation through a small network, which a second
             thread barely speeds up (0.34 against 0.24 ms on an idle 2-core machine), while its
@@ -41,7 +43,8 @@ class CheckpointBot(Bot):
             after each decision, so the bot changes nothing for the code around it.
     Raises:
         FileNotFoundError: no such file.
-        ValueError: a corrupt, foreign or incompatible file, or a bad ``threads``.
+        ValueError: a corrupt, foreign or incompatible file, a bad ``threads``, or a bad or
+            absent ``device`` (checked before the file is read; the message names the device).
     """
 
     name = "checkpoint"
@@ -50,12 +53,13 @@ class CheckpointBot(Bot):
                  threads: int | None = 1):
         if threads is not None and (type(threads) is not int or not 1 <= threads <= 1024):
             raise ValueError(f"threads must be an int in 1..1024 or None, got {threads!r}")
+        device = check_device(device, "device")  # before the file: a bad device is not its fault
         super().__init__(seed)
         self.threads = threads
         self.path = path
         self.data = load_checkpoint(path, map_location=device)
         self.agent = build_agent(self.data, device)
-        self.device = torch.device(device)
+        self.device = device
         self.greedy = greedy
 
     @torch.no_grad()
