@@ -17,6 +17,7 @@ import re
 import secrets
 import sqlite3
 import threading
+import urllib.parse
 from collections import OrderedDict
 from importlib import resources
 
@@ -514,7 +515,8 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
     @app.post("/api/watch/upload")
     async def watch_upload(request: Request, player: str = Depends(player_id)):
         raw = await request.body()
-        name = request.headers.get("x-file-name", "the uploaded file")[:120] or "the uploaded file"
+        name = urllib.parse.unquote(request.headers.get("x-file-name", ""))[:120].strip()
+        name = "".join(ch for ch in name if ch.isprintable()) or "the uploaded file"
         return await run_in_threadpool(_upload, raw, name, player)
 
     def _upload(raw: bytes, name: str, player: str) -> dict:

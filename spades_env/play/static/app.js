@@ -6,23 +6,43 @@ const params = new URLSearchParams(location.search);
 const BOT_DELAY = Number(params.get("delay") ?? 550);     // ms before each bot move
 const TRICK_PAUSE = Number(params.get("pause") ?? 1100);  // ms a completed trick stays shown
 const SUIT_SYMBOL = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
+const SUIT_NAME = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
 const BID_OFFSET = 52, BLIND_NIL = 66, LOOK = 67;
+const COMPASS = { top: "north", left: "west", right: "east", bottom: "south" };
+const store = {  // the page's own settings (never a rule): sound, hints, the order of the hand
+  get(k, d) { try { const v = localStorage.getItem(`spades.${k}`); return v === null ? d : JSON.parse(v); } catch (e) { return d; } },
+  set(k, v) { try { localStorage.setItem(`spades.${k}`, JSON.stringify(v)); } catch (e) { /* private mode */ } },
+};
 
 let state = null;       // the last view of the game from the server
 let config = null;
 let bidValue = 3;
-let pumping = false;
 let showLastTrickUntil = 0;
+let pumpGen = 0;        // each pump() starts a new generation; older loops stop
+let paused = false;
+let soundOn = store.get("sound", true);
+let savedGames = [];
+let hintSeq = null;     // the move the shown hint is for
+let offline = false;
 
 const $ = (id) => document.getElementById(id);
 const esc = (x) => String(x).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 
-async function api(path, body) {
-  const opts = body === undefined ? {} : {
-    method: "POST", headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body),
+// ------------------------------------------------------------------ talking to the server
+async function api(path, body, method, headers) {
+  const opts = body === undefined ? { method: method || "GET" } : {
+    method: method || "POST", headers: { "Content-Type": "application/json", ...(headers || {}) },
+    body: typeof body === "string" ? body : JSON.stringify(body),
   };
-  const r = await fetch(path, opts);
+  let r;
+  try {
+    r = await fetch(path, opts);
+  } catch (e) {
+    const err = new Error("The server is not answering");
+    err.status = 0; err.network = true;
+    throw err;
+  }
   let data = null;
   try { data = await r.json(); } catch (e) { data = null; }
   if (!r.ok) {
@@ -33,13 +53,57 @@ async function api(path, body) {
   return data;
 }
 
-const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+// run fn; while the server is down, say so and try again every second
+async function withServer(fn, statusFn) {
+  for (;;) {
+    try {
+      const out = await fn();
+      if (offline) { offline = false; delete document.body.dataset.offline; }
+      return out;
+    } catch (e) {
+      if (!e.network) throw e;
+      offline = true;
+      document.body.dataset.offline = "true";
+      (statusFn || setStatus)("The server is not answering: trying again every second\u2026", true);
+      await sleep(1000);
+    }
+  }
+}
+
+let chain = Promise.resolve();
+function serial(fn) {  // one game request at a time, in order
+  const p = chain.then(fn);
+  chain = p.catch(() => {});
+  return p;
+}
 
 function show(screen) {
-  for (const s of ["settings", "table", "results", "watch"]) {
-    $(`screen-${s}`).hidden = s !== screen;
-  }
+  for (const s of ["settings", "table", "results", "watch"]) $(`screen-${s}`).hidden = s !== screen;
   if (screen !== "table") $("hand-table-box").hidden = true;
+  hideAnalysis();
+  // the analysis panel sits beside the table (below it on a narrow screen), never over it
+  $(screen === "watch" ? "watch-side" : "table-side").appendChild($("analysis-box"));
+  updateMenu();
+}
+
+// ------------------------------------------------------------------ sound (Web Audio, nothing downloaded)
+let audio = null;
+const TONES = { card: [520, 0.06, "triangle"], trick: [760, 0.12, "sine"], turn: [660, 0.09, "sine"],
+  error: [180, 0.18, "square"], hand: [440, 0.3, "sine"] };
+function sound(kind) {
+  if (!soundOn) return;
+  const [freq, dur, type] = TONES[kind];
+  try {
+    audio = audio || new (window.AudioContext || window.webkitAudioContext)();
+    const t = audio.currentTime, o = audio.createOscillator(), g = audio.createGain();
+    o.type = type; o.frequency.value = freq;
+    g.gain.setValueAtTime(0.0001, t);
+    g.gain.exponentialRampToValueAtTime(0.15, t + 0.01);
+    g.gain.exponentialRampToValueAtTime(0.0001, t + dur);
+    o.connect(g); g.connect(audio.destination);
+    o.start(t); o.stop(t + dur + 0.02);
+    document.body.dataset.sounds = String(Number(document.body.dataset.sounds || 0) + 1);
+  } catch (e) { /* no audio device */ }
 }
 
 // ------------------------------------------------------------------ cards
@@ -50,7 +114,7 @@ function cardEl(card, opts = {}) {
   el.className = `card suit-${suit}` + (opts.small ? " small" : "");
   el.dataset.card = card;
   el.innerHTML = `<span class="rank">${rank}</span><span class="pip">${SUIT_SYMBOL[suit]}</span>`;
-  el.setAttribute("aria-label", `${rank} of ${{ S: "spades", H: "hearts", D: "diamonds", C: "clubs" }[suit]}`);
+  el.setAttribute("aria-label", `${rank} of ${SUIT_NAME[suit]}`);
   return el;
 }
 
@@ -62,34 +126,82 @@ function backEl(small) {
 
 // ------------------------------------------------------------------ settings
 async function loadSettings() {
-  config = await api("/api/config");
+  $("settings-error").hidden = true;
+  const err = (text) => { $("settings-error").hidden = false; $("settings-error").textContent = text; };
+  config = await withServer(() => api("/api/config"), err);
+  $("settings-error").hidden = true;
   const sel = $("difficulty");
+  const keep = sel.value || "medium";
+  sel.innerHTML = "";
   for (const lv of config.levels) {
-    if (![...sel.options].some((o) => o.value === lv.key)) {
-      const o = document.createElement("option");
-      o.value = lv.key; o.textContent = lv.key === "checkpoint" ? "Trained agent" : lv.key;
-      sel.appendChild(o);
-    }
+    const o = document.createElement("option");
+    o.value = lv.key;
+    o.textContent = lv.key === "checkpoint" ? "Trained agent" : lv.key[0].toUpperCase() + lv.key.slice(1);
+    sel.appendChild(o);
   }
+  sel.value = config.levels.some((l) => l.key === keep) ? keep : config.levels[0].key;
   lineupText();
-  const active = await api("/api/games/active");
-  if (active.game) {
-    const g = active.game;
-    $("continue-box").hidden = false;
-    $("continue-text").textContent =
-      `Saved game: ${g.difficulty}, ${g.target} points, hand ${g.hand_number}, ` +
-      `${g.teams[0].name} ${g.teams[0].score} \u2013 ${g.teams[1].name} ${g.teams[1].score}`;
-    $("continue").onclick = () => enterGame(g);
-  } else {
-    $("continue-box").hidden = true;
-  }
-  const st = await api("/api/stats");
+  $("hint-setting").checked = store.get("hints", true);
+  const list = await withServer(() => api("/api/games"), err);
+  savedGames = list.games;
+  renderSaved();
+  const st = await withServer(() => api("/api/stats"), err);
   renderStats($("settings-stats"), st.stats);
+}
+
+function renderSaved() {
+  const ul = $("saved-games");
+  ul.innerHTML = "";
+  $("continue-box").hidden = savedGames.length === 0;
+  savedGames.forEach((g, i) => {
+    const li = document.createElement("li");
+    const suffix = i === 0 ? "" : `-${i + 1}`;
+    li.dataset.game = g.id;
+    const text = document.createElement("span");
+    if (g.damaged) {
+      li.classList.add("damaged");
+      text.textContent = `A saved ${g.difficulty} game (${g.target} points) is damaged and cannot be continued: ${g.damaged}`;
+    } else {
+      text.textContent = `${g.difficulty}, ${g.target} points, hand ${g.hand_number}: ` +
+        `${g.teams[0].name} ${g.teams[0].score} \u2013 ${g.teams[1].name} ${g.teams[1].score}`;
+    }
+    li.appendChild(text);
+    const btns = document.createElement("span");
+    btns.className = "buttons";
+    if (!g.damaged) {
+      const c = document.createElement("button");
+      c.type = "button"; c.className = "primary"; c.textContent = "Continue";
+      c.dataset.testid = `continue${suffix}`;
+      c.onclick = () => continueGame(g.id);
+      btns.appendChild(c);
+    }
+    const d = document.createElement("button");
+    d.type = "button"; d.textContent = "Discard";
+    d.dataset.testid = `discard${suffix}`;
+    d.onclick = () => discardGame(g.id);
+    btns.appendChild(d);
+    li.appendChild(btns);
+    ul.appendChild(li);
+  });
+}
+
+async function continueGame(id) {
+  try {
+    enterGame(await withServer(() => api(`/api/games/${id}`)));
+  } catch (e) {
+    $("settings-error").hidden = false; $("settings-error").textContent = e.message;
+    loadSettings();
+  }
+}
+
+async function discardGame(id) {
+  try { await withServer(() => api(`/api/games/${id}`, undefined, "DELETE")); } catch (e) { /* gone */ }
+  await loadSettings();
 }
 
 function lineupText() {
   const lv = config && config.levels.find((l) => l.key === $("difficulty").value);
-  $("lineup-text").textContent = lv ? `Opponents: ${lv.opponents}. Your partner: ${lv.partner}.` : "";
+  $("lineup-text").textContent = lv ? `Opponents (Lily and Zoe): ${lv.opponents}. Your partner Max: ${lv.partner}.` : "";
 }
 
 function pct(x) { return x === null || x === undefined ? "\u2013" : `${Math.round(100 * x)}%`; }
@@ -114,22 +226,42 @@ function renderStats(box, stats, only) {
   box.appendChild(t);
 }
 
+function askNewGame() {
+  const open = savedGames.filter((g) => !g.damaged).length;
+  if (!open) { newGame(); return; }
+  $("confirm-text").textContent = `You have ${open} unfinished game${open > 1 ? "s" : ""}. ` +
+    "Start a new one? The unfinished ones stay saved and can be continued later.";
+  $("confirm-box").hidden = false;
+  $("play").hidden = true;
+}
+
 async function newGame() {
+  $("confirm-box").hidden = true;
+  $("play").hidden = false;
   try {
-    const g = await api("/api/games", {
+    const g = await withServer(() => api("/api/games", {
       difficulty: $("difficulty").value, target: Number($("target").value),
       blind_nil: $("blind-nil-rule").checked,
-    });
+    }));
     enterGame(g);
   } catch (e) {
-    alert(e.message);
+    $("settings-error").hidden = false; $("settings-error").textContent = e.message;
   }
 }
 
 function enterGame(g) {
   state = g;
+  showLastTrickUntil = 0;
   history.replaceState(null, "", location.pathname + location.search + `#game=${g.id}`);
   route();
+}
+
+function toSettings() {
+  state = null;
+  pumpGen++;
+  history.replaceState(null, "", location.pathname + location.search);
+  show("settings");
+  loadSettings();
 }
 
 function route() {
@@ -151,17 +283,18 @@ function renderScore() {
       ` <span class="contract" title="tricks / contract">tricks ${contract}</span></span>`;
   });
   $("score").innerHTML = parts.join("") +
-    `<span class="meta">Hand ${state.hand_number} \u00b7 to ${state.target} \u00b7 ${state.difficulty}</span>`;
+    `<span class="meta">Hand ${state.hand_number} \u00b7 to ${state.target} \u00b7 ${esc(state.difficulty)}</span>`;
 }
 
 function renderSeat(pos) {
   const s = seatOf(pos);
   const box = $(`seat-${pos}`);
   box.className = `seat seat-${pos}` + (s.to_act ? " to-act" : "") + (s.team === 0 ? " us" : " them");
-  const bid = s.bid_text === null ? "" : `<span class="bid">bid ${s.bid_text}</span>`;
+  const bid = s.bid_text === null ? "" : `<span class="bid">bid ${esc(s.bid_text)}</span>`;
   const tricks = s.bid === null ? `${s.tricks}` : `${s.tricks}/${s.bid}`;
   box.innerHTML =
-    `<div class="name">${esc(s.name)}${s.level ? ` <small>${esc(s.level)}</small>` : ""}` +
+    `<div class="name"><span class="pname" data-testid="seat-${COMPASS[pos]}">${esc(s.name)}</span>` +
+    `${s.level ? ` <small>${esc(s.level)}</small>` : ""}` +
     `${s.dealer ? ' <span class="dealer" title="dealer">D</span>' : ""}</div>` +
     `<div class="info">${bid} <span class="tricks" title="tricks / bid">tricks ${tricks}</span></div>`;
   if (pos !== "bottom") {
@@ -172,17 +305,22 @@ function renderSeat(pos) {
   }
 }
 
+let trickTimer = null;
 function renderTrick() {
   const box = $("trick");
   box.innerHTML = "";
   let cards = state.trick, winner = null;
-  if (!cards.length && state.last_trick && Date.now() < showLastTrickUntil) {
+  const lastShown = state.last_trick && (state.phase === "hand over" || Date.now() < showLastTrickUntil);
+  if (!cards.length && lastShown) {
     cards = state.last_trick.cards; winner = state.last_trick.winner;
+    clearTimeout(trickTimer);
+    if (state.phase !== "hand over") trickTimer = setTimeout(() => { if (state) renderTrick(); }, showLastTrickUntil - Date.now() + 5);
   }
   for (const c of cards) {
     const pos = state.seats[c.seat].position;
     const el = cardEl(c.card);
     el.classList.add(`at-${pos}`);
+    el.dataset.seat = String(c.seat);
     if (winner === c.seat) el.classList.add("winner");
     box.appendChild(el);
   }
@@ -192,23 +330,90 @@ function renderTrick() {
   box.appendChild(sb);
 }
 
+// the player's own order of the hand (drag to reorder); cards it does not know go last
+function orderedHand() {
+  const order = store.get(`order.${state.id}`, []);
+  const rank = (c) => { const i = order.indexOf(c); return i < 0 ? 1000 : i; };
+  return state.hand.map((h, i) => [h, i]).sort((a, b) => (rank(a[0].card) - rank(b[0].card)) || (a[1] - b[1])).map((x) => x[0]);
+}
+
 function renderHand() {
   const box = $("hand");
   box.innerHTML = "";
-  if (!state.looked) {
+  if (!state.looked && state.phase !== "hand over") {
     for (let i = 0; i < state.seats[2].cards_left; i++) box.appendChild(backEl(false));
     return;
   }
   const clickable = state.your_turn && (state.phase === "play" || state.phase === "exchange");
-  for (const h of state.hand) {
+  for (const h of orderedHand()) {
     const el = cardEl(h.card, { button: true });
     el.dataset.legal = String(h.legal);
     el.dataset.action = String(h.action);
     if (h.legal) el.classList.add("legal");
     if (!clickable) el.classList.add("idle");
-    el.onclick = () => playCard(h.action);
+    el.addEventListener("pointerdown", (e) => startDrag(e, el, h));
+    el.addEventListener("click", () => { if (!dragJustEnded) playCard(h.action, el); });
     box.appendChild(el);
   }
+}
+
+// ------------------------------------------------------------------ drag: onto the table to play, within the hand to reorder
+let drag = null, dragJustEnded = false;
+function startDrag(e, el, h) {
+  if (e.button !== 0) return;
+  drag = { el, h, x0: e.clientX, y0: e.clientY, moved: false, id: e.pointerId };
+  try { el.setPointerCapture(e.pointerId); } catch (err) { /* synthetic */ }
+  el.addEventListener("pointermove", onDragMove);
+  el.addEventListener("pointerup", onDragEnd);
+  el.addEventListener("pointercancel", onDragEnd);
+}
+
+function onDragMove(e) {
+  if (!drag) return;
+  const dx = e.clientX - drag.x0, dy = e.clientY - drag.y0;
+  if (!drag.moved && Math.hypot(dx, dy) < 6) return;
+  drag.moved = true;
+  drag.el.classList.add("dragging");
+  drag.el.style.transform = `translate(${dx}px, ${dy}px)`;
+  $("felt").classList.toggle("drop-target", inside($("felt"), e) && !inside($("hand"), e));
+}
+
+function inside(el, e) {
+  const r = el.getBoundingClientRect();
+  return e.clientX >= r.left && e.clientX <= r.right && e.clientY >= r.top && e.clientY <= r.bottom;
+}
+
+function onDragEnd(e) {
+  const d = drag;
+  drag = null;
+  if (!d) return;
+  d.el.removeEventListener("pointermove", onDragMove);
+  d.el.removeEventListener("pointerup", onDragEnd);
+  d.el.removeEventListener("pointercancel", onDragEnd);
+  $("felt").classList.remove("drop-target");
+  if (!d.moved) return;  // a click: the click handler plays the card
+  dragJustEnded = true;
+  setTimeout(() => { dragJustEnded = false; }, 0);
+  d.el.classList.remove("dragging");
+  d.el.style.transform = "";
+  if (e.type === "pointerup" && inside($("felt"), e) && !inside($("hand"), e)) {
+    playCard(d.h.action, d.el);
+  } else if (e.type === "pointerup" && inside($("hand"), e)) {
+    reorder(d.h.card, e.clientX);
+  }
+}
+
+function reorder(card, x) {
+  const others = [...$("hand").querySelectorAll(".card")].filter((c) => c.dataset.card !== card);
+  let at = others.length;
+  for (let i = 0; i < others.length; i++) {
+    const r = others[i].getBoundingClientRect();
+    if (x < r.left + r.width / 2) { at = i; break; }
+  }
+  const order = others.map((c) => c.dataset.card);
+  order.splice(at, 0, card);
+  store.set(`order.${state.id}`, order);
+  renderHand();
 }
 
 function renderBidPanel() {
@@ -235,8 +440,10 @@ function render() {
   renderTrick();
   renderHand();
   renderBidPanel();
-  setStatus(state.status, false);
+  setStatus(paused ? `Paused. ${state.status}` : state.status, false);
   renderHandTable();
+  $("hint").hidden = !(store.get("hints", true) && state.your_turn);
+  if (hintSeq !== null && hintSeq !== state.seq) hideAnalysis();
 }
 
 function bidText(bid, blind) {
@@ -245,14 +452,16 @@ function bidText(bid, blind) {
   return bid === 0 ? "Nil" : String(bid);
 }
 
-function handTableHtml(hr, names) {
+// orders: per team, the positions of the shown seats in the table's (lower seat, higher seat)
+function handTableHtml(hr, names, orders) {
   const [a, b] = hr.teams;
+  const ord = (t) => (orders ? orders[t.team] : [0, 1]);
   const row = (label, f) => `<tr><th>${label}</th><td>${f(a)}</td><td>${f(b)}</td></tr>`;
-  const bids = (t) => t.bids.map((x, i) => bidText(x, t.blind[i])).join(" + ");
+  const bids = (t) => ord(t).map((i) => bidText(t.bids[i], t.blind[i])).join(" + ");
   const made = (t) => t.made === null ? "no contract" : (t.made ? "made" : "set");
-  return `<tr><th></th><th>${names[0]}</th><th>${names[1]}</th></tr>` +
+  return `<tr><th></th><th>${esc(names[0])}</th><th>${esc(names[1])}</th></tr>` +
     row("Bids", bids) +
-    row("Tricks", (t) => t.tricks.join(" + ")) +
+    row("Tricks", (t) => ord(t).map((i) => t.tricks[i]).join(" + ")) +
     row("Contract", (t) => `${t.contract} (${made(t)})`) +
     row("Contract points", (t) => t.contract_points) +
     row("Bags", (t) => t.bags) +
@@ -267,56 +476,154 @@ function renderHandTable() {
   $("hand-table-box").hidden = !hr;
   if (!hr) return;
   $("hand-table-title").textContent = `Hand ${hr.hand_number + 1} over` + (state.result ? ": game over" : "");
-  $("hand-table").innerHTML = handTableHtml(hr, state.teams.map((t) => t.name));
+  $("hand-table").innerHTML = handTableHtml(hr, state.teams.map((t) => t.name), state.teams.map((t) => t.order));
 }
 
 // ------------------------------------------------------------------ moves
-async function send(path, body) {
-  try {
-    state = await api(path, body);
-    if (state.last_move && state.last_move.completed_trick) showLastTrickUntil = Date.now() + TRICK_PAUSE;
-    render();
-    return true;
-  } catch (e) {
-    setStatus(e.message, true);
-    if (e.status === 409) {  // out of step with the server: fetch the game again
-      try { state = await api(`/api/games/${state.id}`); render(); setStatus(e.message, true); } catch (e2) { /* keep */ }
+function afterState(before) {
+  const m = state.last_move;
+  if (m && m.completed_trick) showLastTrickUntil = Date.now() + TRICK_PAUSE;
+  if (before && state.seq !== before.seq && m) sound(m.completed_trick ? "trick" : (m.kind === "play" ? "card" : "turn"));
+  if (before && state.hand_table && !before.hand_table) sound("hand");
+  else if (before && state.your_turn && !before.your_turn) sound("turn");
+  if (!$("screen-table").hidden) render();
+}
+
+// one game request, after the ones before it; body() is read when it is sent (null: not now)
+function send(path, body) {
+  return serial(async () => {
+    if (!state) return false;
+    const b = body ? body() : {};
+    if (b === null) return false;
+    const before = state, id = state.id;
+    try {
+      const next = await withServer(() => api(path, b));
+      if (!state || state.id !== id) return false;
+      state = next;
+      afterState(before);
+      return true;
+    } catch (e) {
+      if (!state || state.id !== id) return false;
+      setStatus(e.message, true);
+      if (e.status === 409) {  // out of step with the server: fetch the game again
+        try { state = await withServer(() => api(`/api/games/${id}`)); render(); setStatus(e.message, true); } catch (e2) { /* keep */ }
+      }
+      const err = new Error(e.message); err.status = e.status;
+      return err;
     }
-    return false;
+  });
+}
+
+async function act(action, el) {
+  if (!state || !state.your_turn) return;
+  const res = await send(`/api/games/${state.id}/action`, () => (state.your_turn ? { action, seq: state.seq } : null));
+  if (res === true) { pump(); return; }
+  if (res instanceof Error) {
+    sound("error");
+    if (el && res.status === 422) {
+      el.classList.remove("shake");
+      void el.offsetWidth;  // restart the animation
+      el.classList.add("shake");
+      setTimeout(() => el.classList.remove("shake"), 650);
+    }
   }
 }
 
-async function act(action) {
-  if (!state || !state.your_turn || pumping) return;
-  if (await send(`/api/games/${state.id}/action`, { action, seq: state.seq })) pump();
-}
+function playCard(action, el) { act(action, el); }
 
-function playCard(action) { act(action); }
+function onTable() { return state && !$("screen-table").hidden; }
 
-// let the bots move one at a time, with a pause so that the trick can be followed
+// let the bots move one at a time, with a pause so that the trick can be followed; a new call
+// replaces the running loop (so a quick Next or a resume never finds it busy)
 async function pump() {
-  if (pumping) return;
-  pumping = true;
-  try {
-    while (state && !state.your_turn && !state.hand_table && !state.result) {
-      const wait = Math.max(BOT_DELAY, showLastTrickUntil - Date.now());
-      await sleep(wait);
-      if (!state || $("screen-table").hidden) break;
-      if (!(await send(`/api/games/${state.id}/advance`, { seq: state.seq }))) break;
-    }
-    if (state && state.last_move && state.last_move.completed_trick) {
-      const left = showLastTrickUntil - Date.now();
-      if (left > 0) { await sleep(left); if (state && !$("screen-table").hidden) renderTrick(); }
-    }
-  } finally {
-    pumping = false;
+  const my = ++pumpGen;
+  let failures = 0;
+  while (my === pumpGen && onTable() && !paused) {
+    if (state.your_turn || state.hand_table || state.result) break;
+    const wait = Math.max(BOT_DELAY, showLastTrickUntil - Date.now(), failures ? 300 : 0);
+    await sleep(wait);
+    if (my !== pumpGen || !onTable() || paused) break;
+    const res = await send(`/api/games/${state.id}/advance`, () =>
+      (!paused && state && !state.your_turn && !state.hand_table && !state.result ? { seq: state.seq } : null));
+    if (res instanceof Error) {
+      if (res.status !== 409 || ++failures > 5) break;
+    } else failures = 0;
   }
 }
 
 async function nextHand() {
   if (!state) return;
   showLastTrickUntil = 0;
-  if (await send(`/api/games/${state.id}/next`, {})) route();
+  if ((await send(`/api/games/${state.id}/next`, null)) === true) route();
+}
+
+// ------------------------------------------------------------------ menu: pause, new game, sound
+function updateMenu() {
+  const playing = !!state && !$("screen-table").hidden;
+  $("menu-pause").hidden = paused || !playing;
+  $("menu-resume").hidden = !paused;
+  $("menu-sound").setAttribute("aria-pressed", String(soundOn));
+  $("menu-sound").textContent = soundOn ? "Sound: on" : "Sound: off";
+  $("paused-banner").hidden = !paused;
+  document.body.classList.toggle("paused", paused);
+}
+
+function setPaused(p) {
+  paused = p;
+  updateMenu();
+  closeMenu();
+  if (state && !$("screen-table").hidden) {
+    setStatus(paused ? `Paused. ${state.status}` : state.status, false);
+    if (!paused) pump(); else pumpGen++;
+  }
+}
+
+function closeMenu() { $("menu-panel").hidden = true; $("menu").setAttribute("aria-expanded", "false"); }
+
+// ------------------------------------------------------------------ what the agent thinks
+function hideAnalysis() {
+  $("analysis-box").hidden = true;
+  $("screen-table").classList.remove("with-side");
+  hintSeq = null;
+}
+
+function renderAnalysis(a, title, note) {
+  $("analysis-title").textContent = title;
+  const t = $("analysis");
+  const notes = [];
+  if (note) notes.push(note);
+  if (a && a.checkpoint_error) notes.push(`Probabilities unavailable: ${a.checkpoint_error}`);
+  if (a && a.phase !== "play") notes.push("The search bot values cards in the play phase only.");
+  $("analysis-note").textContent = notes.join(" ");
+  if (!a) { t.innerHTML = ""; return; }
+  const head = `<tr><th>Move</th><th title="${esc(a.checkpoint || "no checkpoint")}">Agent</th><th title="the search bot (${esc(a.search)}): expected score difference of the hand, points">Search</th></tr>`;
+  const rows = a.rows.map((r) => {
+    const p = r.prob === null ? "\u2013" : `${(100 * r.prob).toFixed(1)}%`;
+    const bar = r.prob === null ? "" : `<span class="bar" style="width:${Math.round(100 * r.prob)}%"></span>`;
+    const v = r.value === null ? "\u2013" : `${r.value > 0 ? "+" : ""}${r.value.toFixed(1)}`;
+    const cls = [r.played ? "played" : "", r.action === a.best_prob ? "best-prob" : "", r.action === a.best_value ? "best-value" : ""].join(" ").trim();
+    const label = r.label.replace(/([\u2665\u2666])/g, '<span class="red">$1</span>');
+    return `<tr data-action="${r.action}" class="${cls}"><td class="move">${r.played ? '<span class="mark" title="the move played">\u25B6</span> ' : ""}${label}</td>` +
+      `<td class="prob">${bar}<span class="num">${p}</span></td><td class="value">${v}</td></tr>`;
+  });
+  t.innerHTML = head + rows.join("");
+}
+
+async function showHint() {
+  if (!state || !state.your_turn) return;
+  const seq = state.seq, id = state.id;
+  hintSeq = seq;
+  $("analysis-box").hidden = false;
+  $("screen-table").classList.add("with-side");
+  renderAnalysis(null, "Thinking\u2026", "");
+  try {
+    const h = await api(`/api/games/${id}/hint`);
+    if (!state || state.id !== id || state.seq !== seq) return;
+    renderAnalysis(h.analysis, "What the agent thinks of your move",
+      "From your own view only: the agent's probability of each move and the search bot's expected points.");
+  } catch (e) {
+    renderAnalysis(null, "No hint", e.message);
+  }
 }
 
 // ------------------------------------------------------------------ results
@@ -324,7 +631,7 @@ async function showResults() {
   show("results");
   const r = state.result;
   $("result-text").textContent = `${r.text} after ${r.hands} hands`;
-  const names = state.teams.map((t) => t.name);
+  const names = state.teams.map((t) => esc(t.name));
   $("result-contracts").innerHTML =
     `<tr><th></th><th>${names[0]}</th><th>${names[1]}</th></tr>` +
     `<tr><th>Final score (bags)</th><td>${state.teams[0].score} (${state.teams[0].bags})</td><td>${state.teams[1].score} (${state.teams[1].bags})</td></tr>` +
@@ -332,15 +639,27 @@ async function showResults() {
     `<tr><th>Contracts missed</th><td>${r.contracts[0].missed}</td><td>${r.contracts[1].missed}</td></tr>`;
   $("stats-title").textContent = `Your statistics: ${state.difficulty}, ${state.target} points`;
   renderStats($("stats"), r.stats ? [r.stats] : [], { difficulty: state.difficulty, target: state.target });
-  $("watch-this").onclick = () => openWatch(`game/${state.id}`);
+  $("watch-this").onclick = () => { const id = state.id; state = null; openWatch(`game/${id}`); };
 }
 
-// ------------------------------------------------------------------ watch (all four hands)
-let replay = null, frameIdx = 0;
+// ------------------------------------------------------------------ watch (all four hands), hand by hand
+let replay = null, frameIdx = 0, replayToken = 0;
+
+function watchEmpty(on) {
+  $("watch-empty").hidden = !on;
+  $("watch-body").hidden = on;
+}
 
 async function openWatch(key) {
+  pumpGen++;
   show("watch");
-  const list = await api("/api/watch");
+  replay = null;
+  $("watch-title").textContent = "";
+  $("watch-error").hidden = true;
+  $("watch-game").hidden = true;
+  watchEmpty(true);
+  const list = await withServer(() => api("/api/watch"), (t) => { $("watch-error").hidden = false; $("watch-error").textContent = t; });
+  $("watch-error").hidden = true;
   const sel = $("watch-source");
   sel.innerHTML = '<option value="">Choose a finished game or a record\u2026</option>';
   for (const g of list.games) {
@@ -357,38 +676,95 @@ async function openWatch(key) {
       sel.appendChild(o);
     }
   }
-  if (key) { sel.value = key; await loadReplay(`/api/watch/${key}`); }
+  if (key) { sel.value = key; await loadReplay(key); }
 }
 
-async function loadReplay(url, body) {
+function watchError(text) {
+  $("watch-error").hidden = false;
+  $("watch-error").textContent = text;
+}
+
+// key: "game/ID", "file/N?game=K" or "upload/TOKEN?game=K"; upload: the file's text to send first
+async function loadReplay(key, upload) {
+  const token = ++replayToken;
+  replay = null;
+  hideAnalysis();
+  watchEmpty(true);
+  $("watch-error").hidden = true;
+  $("watch-title").textContent = "Loading\u2026";
+  let summary;
   try {
-    replay = body === undefined ? await api(url) : await (async () => {
-      const r = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body });
-      const d = await r.json();
-      if (!r.ok) throw new Error(d.detail);
-      return d;
-    })();
+    if (upload) {
+      summary = await api("/api/watch/upload", upload.text, "POST", { "X-File-Name": encodeURIComponent(upload.name) });
+    } else {
+      summary = await api(`/api/watch/${key}`);
+    }
   } catch (e) {
-    $("watch-event").textContent = e.message;
+    if (token !== replayToken) return;
+    $("watch-title").textContent = "";
+    watchError(e.message);
     return;
   }
-  $("watch-title").textContent = replay.title || "";
-  $("w-slider").max = String(replay.frames.length - 1);
-  showFrame(0);
+  if (token !== replayToken) return;
+  if (upload) {
+    key = `${summary.key}?game=0`;
+    const gsel = $("watch-game");
+    gsel.innerHTML = "";
+    for (const g of summary.games) {
+      const o = document.createElement("option");
+      o.value = `${summary.key}?game=${g.index}`; o.textContent = g.title;
+      gsel.appendChild(o);
+    }
+    gsel.hidden = summary.game_count < 2;
+    $("watch-source").value = "";
+  }
+  const [path, query] = key.split("?");
+  replay = { key, base: `/api/watch/${path}`, query: query ? `?${query}` : "", summary,
+             pages: new Map([[0, summary.frames]]), analyses: new Map() };
+  $("watch-title").textContent = summary.title || "";
+  $("w-slider").max = String(summary.frame_count - 1);
+  watchEmpty(false);
+  await showFrame(0);
 }
 
-function showFrame(i) {
+function handOfFrame(i) {
+  const hands = replay.summary.hands;
+  let lo = 0, hi = hands.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (hands[mid].first_frame <= i) lo = mid; else hi = mid - 1;
+  }
+  return hands[lo];
+}
+
+async function showFrame(i) {
   if (!replay) return;
-  frameIdx = Math.max(0, Math.min(replay.frames.length - 1, i));
-  const f = replay.frames[frameIdx];
+  const rp = replay;
+  frameIdx = Math.max(0, Math.min(rp.summary.frame_count - 1, i));
+  const want = frameIdx;
+  const h = handOfFrame(want);
+  let frames = rp.pages.get(h.hand);
+  if (!frames) {
+    try {
+      frames = (await api(`${rp.base}/hand/${h.hand}${rp.query}`)).frames;
+    } catch (e) { watchError(e.message); return; }
+    rp.pages.set(h.hand, frames);
+    if (rp.pages.size > 12) rp.pages.delete(rp.pages.keys().next().value);
+  }
+  if (rp !== replay || want !== frameIdx) return;
+  drawFrame(frames[want - h.first_frame]);
+}
+
+function drawFrame(f) {
+  const rp = replay;
   $("w-slider").value = String(frameIdx);
-  $("w-pos").textContent = `move ${f.move} / ${replay.moves}`;
-  const names = replay.players.map(esc);
+  $("w-pos").textContent = `move ${f.move} / ${rp.summary.moves}`;
+  const names = rp.summary.players.map(esc);
   $("watch-score").innerHTML =
     `<span class="team"><b>${names[0]} & ${names[2]}</b> <span class="pts">${f.scores[0]}</span> <span class="bags">(${f.bags[0]})</span></span>` +
     `<span class="team"><b>${names[1]} & ${names[3]}</b> <span class="pts">${f.scores[1]}</span> <span class="bags">(${f.bags[1]})</span></span>` +
-    `<span class="meta">Hand ${f.hand_number} \u00b7 ${f.phase}</span>`;
-  $("watch-event").textContent = f.event ? `${names[f.event.seat]} ${f.event.text}` :
+    `<span class="meta">Hand ${f.hand_number} \u00b7 ${esc(f.phase)}</span>`;
+  $("watch-event").textContent = f.event ? `${rp.summary.players[f.event.seat]} ${f.event.text}` :
     (f.move === 0 ? "The deal" : "New deal");
   for (let s = 0; s < 4; s++) {
     const box = $(`w-seat-${s}`);
@@ -408,18 +784,49 @@ function showFrame(i) {
   for (const c of f.trick) {
     const el = cardEl(c.card);
     el.classList.add(`at-${pos[c.seat]}`);
+    el.dataset.seat = String(c.seat);
     if (f.trick_complete && f.trick_winner === c.seat) el.classList.add("winner");
     tb.appendChild(el);
   }
   const ht = $("w-hand-table");
   ht.hidden = !f.hand_result;
   if (f.hand_result) ht.innerHTML = handTableHtml(f.hand_result, [`${names[0]} & ${names[2]}`, `${names[1]} & ${names[3]}`]);
+  watchAnalysis(f);
+}
+
+let analysisTimer = null;
+function watchAnalysis(f) {
+  clearTimeout(analysisTimer);
+  if (!$("watch-analysis-on").checked || !replay) { hideAnalysis(); return; }
+  $("analysis-box").hidden = false;
+  if (!f.event) { renderAnalysis(null, "What the agent thinks", "No decision on this frame: step to a move."); return; }
+  const rp = replay, move = f.move - 1;
+  const who = rp.summary.players[f.event.seat];
+  const title = `${who}'s decision: ${f.event.text}`;
+  const cached = rp.analyses.get(move);
+  if (cached) { renderAnalysis(cached, title, "From this seat's view only. \u25B6 marks the move played."); return; }
+  renderAnalysis(null, title, "Thinking\u2026");
+  analysisTimer = setTimeout(async () => {
+    try {
+      const sep = rp.query ? "&" : "?";
+      const a = await api(`${rp.base}/analysis${rp.query}${sep}move=${move}`);
+      rp.analyses.set(move, a.analysis);
+      if (rp === replay && frameIdx >= 0 && $("analysis-title").textContent === title) {
+        renderAnalysis(a.analysis, title, "From this seat's view only. \u25B6 marks the move played.");
+      }
+    } catch (e) {
+      if (rp === replay) renderAnalysis(null, title, e.message);
+    }
+  }, 120);
 }
 
 // ------------------------------------------------------------------ wiring
 function wire() {
   $("difficulty").onchange = lineupText;
-  $("play").onclick = newGame;
+  $("play").onclick = askNewGame;
+  $("confirm-new").onclick = newGame;
+  $("cancel-new").onclick = () => { $("confirm-box").hidden = true; $("play").hidden = false; };
+  $("hint-setting").onchange = (e) => store.set("hints", e.target.checked);
   $("bid-minus").onclick = () => { if (state && state.bidding) { bidValue = Math.max(state.bidding.min, bidValue - 1); $("bid-value").textContent = String(bidValue); } };
   $("bid-plus").onclick = () => { if (state && state.bidding) { bidValue = Math.min(state.bidding.max, bidValue + 1); $("bid-value").textContent = String(bidValue); } };
   $("bid-submit").onclick = () => act(BID_OFFSET + bidValue);
@@ -427,21 +834,40 @@ function wire() {
   $("bid-blind-nil").onclick = () => act(BLIND_NIL);
   $("bid-look").onclick = () => act(LOOK);
   $("next").onclick = nextHand;
-  $("new-game").onclick = () => { state = null; history.replaceState(null, "", location.pathname + location.search); show("settings"); loadSettings(); };
-  $("nav-menu").onclick = () => { state = null; history.replaceState(null, "", location.pathname + location.search); show("settings"); loadSettings(); };
+  $("hint").onclick = showHint;
+  $("analysis-close").onclick = () => { hideAnalysis(); if (!$("screen-watch").hidden) $("watch-analysis-on").checked = false; };
+  $("new-game").onclick = toSettings;
+  $("menu").onclick = (e) => {
+    e.stopPropagation();
+    const open = $("menu-panel").hidden;
+    $("menu-panel").hidden = !open;
+    $("menu").setAttribute("aria-expanded", String(open));
+    updateMenu();
+  };
+  document.addEventListener("click", (e) => { if (!$("menu-panel").contains(e.target)) closeMenu(); });
+  $("menu-pause").onclick = () => setPaused(true);
+  $("menu-resume").onclick = () => setPaused(false);
+  $("paused-resume").onclick = () => setPaused(false);
+  $("menu-new-game").onclick = () => { closeMenu(); setPaused(false); toSettings(); };
+  $("menu-settings").onclick = () => { closeMenu(); toSettings(); };
+  $("menu-watch").onclick = () => { closeMenu(); state = null; openWatch(); };
+  $("menu-sound").onclick = () => { soundOn = !soundOn; store.set("sound", soundOn); updateMenu(); if (soundOn) sound("turn"); };
   $("nav-watch").onclick = () => { state = null; openWatch(); };
-  $("watch-source").onchange = (e) => { if (e.target.value) loadReplay(`/api/watch/${e.target.value}`); };
+  $("watch-source").onchange = (e) => { if (e.target.value) loadReplay(e.target.value); };
+  $("watch-game").onchange = (e) => { if (e.target.value) loadReplay(e.target.value); };
+  $("watch-analysis-on").onchange = () => { if (replay) showFrame(frameIdx); };
   $("watch-file").onchange = async (e) => {
     const f = e.target.files[0];
-    if (f) loadReplay("/api/watch/upload", await f.text());
+    if (f) loadReplay(null, { name: f.name, text: await f.text() });
+    e.target.value = "";
   };
   $("w-first").onclick = () => showFrame(0);
   $("w-prev").onclick = () => showFrame(frameIdx - 1);
   $("w-next").onclick = () => showFrame(frameIdx + 1);
-  $("w-last").onclick = () => showFrame(replay ? replay.frames.length - 1 : 0);
+  $("w-last").onclick = () => showFrame(replay ? replay.summary.frame_count - 1 : 0);
   $("w-slider").oninput = (e) => showFrame(Number(e.target.value));
   document.addEventListener("keydown", (e) => {
-    if ($("screen-watch").hidden) return;
+    if ($("screen-watch").hidden || e.target.tagName === "INPUT" && e.target.type !== "range") return;
     if (e.key === "ArrowRight") showFrame(frameIdx + 1);
     if (e.key === "ArrowLeft") showFrame(frameIdx - 1);
   });
@@ -449,11 +875,13 @@ function wire() {
 
 window.addEventListener("DOMContentLoaded", async () => {
   wire();
+  updateMenu();
   show("settings");
   try {
     await loadSettings();
   } catch (e) {
-    $("lineup-text").textContent = `The server did not answer: ${e.message}`;
+    $("settings-error").hidden = false;
+    $("settings-error").textContent = e.message;
   }
   document.body.dataset.ready = "true";
 });
