@@ -214,7 +214,9 @@ def decode(obs: np.ndarray) -> dict:
 
     Raises:
         ValueError: ``obs`` is not a 1-d array of at least ``OBS_SIZE`` numbers (a longer one,
-            e.g. with the env's history piece, is decoded from its first ``OBS_SIZE``).
+            e.g. with the env's history piece, is decoded from its first ``OBS_SIZE``), holds NaN
+            or infinite values, or is no observation (each seat's bid must be one-hot: an
+            all-zero vector is refused).
     """
     try:
         obs = np.asarray(obs, dtype=np.float64)
@@ -223,7 +225,17 @@ def decode(obs: np.ndarray) -> dict:
     if obs.ndim != 1 or obs.shape[0] < OBS_SIZE:
         raise ValueError(f"obs must be a 1-d array of at least {OBS_SIZE} floats, got shape "
                          f"{obs.shape}")
+    bad = np.flatnonzero(~np.isfinite(obs[:OBS_SIZE]))
+    if len(bad):
+        raise ValueError(f"obs holds NaN or infinite values (at index {int(bad[0])}): not an "
+                         f"observation")
     o = OFFSETS
+    piece = obs[o["bids"][0]:o["bids"][1]]
+    for r in range(4):  # every observation has one bid slot set per seat ("not yet" included)
+        hot = int(np.count_nonzero(piece[16 * r:16 * r + 16] > 0.5))
+        if hot != 1:
+            raise ValueError(f"obs is not an observation: the bid of relative seat {r} has {hot} "
+                             f"slots set, not one (an all-zero or foreign vector?)")
 
     def seg(name):
         a, b = o[name]

@@ -646,8 +646,11 @@ class raw_env(AECEnv, EzPickle):
             IllegalActionError: the action is not legal now (the reason is in the message); the
                 state is unchanged.
             ValueError: a non-None action for an agent that is already done.
+            ResetNeededError: called before ``reset()``.
         """
-        agent = self.agent_selection
+        agent = getattr(self, "agent_selection", None)
+        if agent is None:
+            raise ResetNeededError("raw_env")
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
         game = self.game
@@ -792,6 +795,15 @@ class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
             raw.step(action)
 
 
+class ResetNeededError(RuntimeError, AssertionError):
+    """``step`` was called before the first ``reset()`` (of ``raw_env()``, ``env()`` or a wrapper
+    such as ``integrations.TurnCreditWrapper``). A ``RuntimeError``, and an ``AssertionError`` as
+    PettingZoo's order-enforcing wrapper raises; nothing is changed."""
+
+    def __init__(self, what: str = "the env"):
+        super().__init__(f"{what}: reset() needs to be called before step()")
+
+
 class ActionOutOfSpaceError(ValueError, AssertionError):
     """``env()``'s step was given something that is not an action id 0..67 (a float, a string,
     a bool, an out-of-range int...). A ``ValueError``, and an ``AssertionError`` as PettingZoo's
@@ -844,6 +856,6 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
             self.env.step(action)
 
 
-__all__ = ["env", "raw_env", "ActionOutOfSpaceError", "AGENTS", "HISTORY_SIZE", "HISTORY_SLOT", "HISTORY_OFFSET",
+__all__ = ["env", "raw_env", "ActionOutOfSpaceError", "ResetNeededError", "AGENTS", "HISTORY_SIZE", "HISTORY_SLOT", "HISTORY_OFFSET",
            "IncrementalEncoder", "encode_full", "encode_history", "observation_space",
            "REWARD_MODES"]

@@ -516,9 +516,10 @@ class SpadesVectorEnv:
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) \
                 or not 1 <= threads <= 256:
             raise ValueError(f"threads must be an int in 1..256, got {threads!r}")
-        self.device = check_device(device, "device")
+        self.device = check_device(device, "device", present=False)
         if backend == "native" and self.device.type != "cpu":
             raise ValueError(f"backend='native' runs on the CPU only, not on {self.device}")
+        check_device(self.device, "device")  # present on this machine
         _check_size(int(num_envs), self.device, bool(copy), hands_per_episode)
         self.num_envs = n = int(num_envs)
         self.rules = rules

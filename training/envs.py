@@ -42,6 +42,11 @@ def randomize_start(game: SpadesGame, rng: np.random.Generator) -> None:
     game.bags = [int(b[0]), int(b[1])]
 
 
+def _short_list(arr) -> str:
+    text = repr(arr.ravel()[:4].tolist())
+    return text if arr.size <= 4 else text[:-1] + ", ...]"
+
+
 class ScalarBatchEnv:
     """``num_envs`` scalar games behind a batched interface (fallback for the vector engine).
 
@@ -105,12 +110,24 @@ class ScalarBatchEnv:
         """Apply ``actions[i]`` in game i (see the module docstring for the returns).
 
         Raises:
+            ValueError: ``actions`` not ``num_envs`` integer action ids (floats, strings and bools
+                are refused, never truncated or parsed); no game has moved.
             spades_env.IllegalActionError: an illegal action (that game is left unchanged; games
                 before it in the batch have already moved).
         """
-        acts = actions.tolist() if hasattr(actions, "tolist") else list(actions)
-        if len(acts) != self.num_envs:
-            raise ValueError(f"need {self.num_envs} actions, got {len(acts)}")
+        if isinstance(actions, torch.Tensor):
+            actions = actions.detach().cpu().numpy()
+        try:
+            arr = np.asarray(actions)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"actions must be {self.num_envs} integer action ids: {e}") from None
+        if arr.dtype.kind not in "iu":  # floats (55.9 is not 55), strings, bools, objects
+            raise ValueError(f"actions must be integer action ids 0..67, got dtype {arr.dtype} "
+                             f"({_short_list(arr)})")
+        if arr.shape != (self.num_envs,):
+            raise ValueError(f"need {self.num_envs} actions (shape ({self.num_envs},)), got shape "
+                             f"{arr.shape}")
+        acts = arr.tolist()
         rewards = np.zeros((self.num_envs, 4), dtype=np.float32)
         dones = np.zeros(self.num_envs, dtype=bool)
         hands = []

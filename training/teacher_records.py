@@ -18,7 +18,7 @@ rules preset and the format version.
 from __future__ import annotations
 
 import argparse
-import glob
+import io
 import os
 import sys
 import time
@@ -28,6 +28,7 @@ import numpy as np
 from spades_env import Rules, SpadesGame
 from spades_env.bots import make_bot
 from spades_env.cards import NUM_ACTIONS
+from spades_env.fileio import write_atomic
 from spades_env.observation import OBS_SIZE, encode
 
 from .envs import randomize_start
@@ -73,17 +74,17 @@ def generate_chunk(teacher: str, hands: int, seed: int, chunk: int,
 
 
 def save_records(path: str, rec: dict, teacher: str, rules_preset: str = "standard") -> None:
-    """Write ``rec`` to ``path`` (``.npz``) atomically: a temp file in the same folder, then
-    ``os.replace``."""
-    d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
-    tmp = os.path.join(d, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        np.savez_compressed(f, format=np.array(FORMAT), version=np.array(VERSION),
-                            teacher=np.array(teacher), rules=np.array(rules_preset), **rec)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """Write ``rec`` to ``path`` (``.npz``) atomically (``spades_env.fileio.write_atomic``: the
+    complete file or none, no temp file left behind).
+
+    Raises:
+        OSError: ``could not write PATH: REASON`` (a folder, no space, no permission...);
+            ``path`` unchanged.
+    """
+    buf = io.BytesIO()
+    np.savez_compressed(buf, format=np.array(FORMAT), version=np.array(VERSION),
+                        teacher=np.array(teacher), rules=np.array(rules_preset), **rec)
+    write_atomic(path, buf.getbuffer(), prefix=".tmp_", suffix=".npz", create_folder=True)
 
 
 def team_points(ts, bag_cost: float = 0.0) -> float:
@@ -156,15 +157,76 @@ def merge_chunks(paths: list[str]) -> dict:
     return out
 
 
+def _chunk_path(folder: str, chunk: int) -> str:
+    return os.path.join(folder, f"chunk_{chunk:05d}.npz")
+
+
+def check_chunk(path: str, teacher: str, hands: int) -> None:
+    """Refuse a chunk kept from an earlier run that is not one of this run (another teacher or
+    size): a resumed run must not mix teachers. Raises ValueError naming the file."""
+    d = load_records(path)
+    if d["teacher"] != teacher or len(d["seed"]) != hands:
+        raise ValueError(f"{path} belongs to another run (teacher {d['teacher']!r}, "
+                         f"{len(d['seed'])} hands; this run: {teacher!r}, {hands}); use another "
+                         f"--folder, or remove that file")
+
+
 def _worker(job):
     teacher, hands, seed, chunk, random_start, folder = job
-    path = os.path.join(folder, f"chunk_{chunk:05d}.npz")
+    path = _chunk_path(folder, chunk)
     if os.path.exists(path):
+        check_chunk(path, teacher, hands)
         return path, 0.0
     t0 = time.time()
     rec = generate_chunk(teacher, hands, seed, chunk, random_start)
     save_records(path, rec, teacher)
     return path, time.time() - t0
+
+
+_LIMITS = (  # option, kind, low, high
+    ("chunks", int, 1, 100_000), ("chunk_hands", int, 1, 100_000), ("seed", int, 0, 2**62),
+    ("random_start", float, 0.0, 1.0), ("workers", int, 1, 64))
+
+
+def check_args(a) -> None:
+    """Every option of the command line, before any work: numbers in range (finite), the
+    teacher a bot that loads, the folder a folder (or absent).
+
+    Raises:
+        ValueError: naming the option and the value.
+    """
+    for name, kind, lo, hi in _LIMITS:
+        v = getattr(a, name)
+        if not (np.isfinite(v) and lo <= v <= hi):
+            raise ValueError(f"--{name.replace('_', '-')} must be "
+                             f"{'an integer' if kind is int else 'a number'} in [{lo}, {hi}], "
+                             f"got {v!r}")
+    if os.path.lexists(a.folder) and not os.path.isdir(a.folder):
+        raise ValueError(f"--folder {a.folder}: exists and is not a folder")
+    try:
+        make_bot(a.teacher, seed=0)
+    except (ValueError, KeyError, OSError) as e:
+        raise ValueError(f"--teacher {a.teacher!r}: {e}") from None
+
+
+def merge_folder(folder: str, out: str) -> dict:
+    """Merge the chunks of ``folder`` (``chunk_*.npz``, found by listing it) into ``out``.
+
+    Raises:
+        ValueError: no chunks, a bad chunk, chunks of different teachers, or an ``out`` that is
+            a folder, one of the chunks or cannot be written (checked before reading).
+        OSError: ``out`` could not be written (nothing is left behind).
+    """
+    from spades_env.fileio import check_not_input, check_output_file, files_in
+    paths = files_in(folder, "chunk_", ".npz")
+    if not paths:
+        raise ValueError(f"no chunks (chunk_*.npz) in {folder}")
+    check_not_input(out, paths, "--merge")
+    check_output_file(out, "--merge", create_folder=True)
+    rec = merge_chunks(paths)
+    save_records(out, {k: rec[k] for k in ("seed", "scores", "bags", "moves")}, rec["teacher"],
+                 rec["rules"])
+    return {"hands": len(rec["seed"]), "chunks": len(paths)}
 
 
 def main(argv=None) -> int:
@@ -181,24 +243,37 @@ def main(argv=None) -> int:
                    help="chunk folder (existing chunks are kept: the run resumes)")
     p.add_argument("--merge", metavar="OUT", help="merge the folder's chunks into OUT and exit")
     a = p.parse_args(argv)
-    if a.merge:
-        paths = sorted(glob.glob(os.path.join(a.folder, "chunk_*.npz")))
-        if not paths:
-            print(f"no chunks in {a.folder}", file=sys.stderr)
-            return 2
-        rec = merge_chunks(paths)
-        save_records(a.merge, {k: rec[k] for k in ("seed", "scores", "bags", "moves")},
-                     rec["teacher"], rec["rules"])
-        print(f"{a.merge}: {len(rec['seed'])} hands from {len(paths)} chunks "
-              f"({os.path.getsize(a.merge) / 1e6:.2f} MB)")
-        return 0
-    os.makedirs(a.folder, exist_ok=True)
-    jobs = [(a.teacher, a.chunk_hands, a.seed, c, a.random_start, a.folder)
-            for c in range(a.chunks)]
-    from spades_env.workers import worker_pool
-    with worker_pool(a.workers) as pool:  # ends its workers on SIGTERM/Ctrl-C too
-        for path, sec in pool.imap(_worker, jobs):
-            print(f"{path} {sec:.0f}s", flush=True)
+    lock = None
+    try:
+        if a.merge:
+            r = merge_folder(a.folder, a.merge)
+            print(f"{a.merge}: {r['hands']} hands from {r['chunks']} chunks "
+                  f"({os.path.getsize(a.merge) / 1e6:.2f} MB)")
+            return 0
+        check_args(a)
+        from spades_env.fileio import FolderInUse, check_output_file, lock_folder
+        try:
+            lock = lock_folder(a.folder)
+        except FolderInUse as e:
+            raise ValueError(f"--folder {a.folder} is in use by another run ({e.holder})") \
+                from None
+        check_output_file(_chunk_path(a.folder, 0), "--folder")
+        jobs = [(a.teacher, a.chunk_hands, a.seed, c, a.random_start, a.folder)
+                for c in range(a.chunks)]
+        from spades_env.workers import worker_pool
+        with worker_pool(min(a.workers, a.chunks)) as pool:  # ends its workers on SIGTERM/Ctrl-C
+            for path, sec in pool.imap(_worker, jobs):
+                print(f"{path} {sec:.0f}s", flush=True)
+    except (ValueError, OSError) as e:  # bad input, a bad chunk, a full disk
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"interrupted: the finished chunks are kept in {a.folder}; run the same command "
+              f"again to resume", file=sys.stderr)
+        return 130
+    finally:
+        if lock is not None:
+            lock.release()
     return 0
 
 

@@ -180,7 +180,12 @@ class TurnCreditWrapper(AECEnv):
         return obs
 
     def step(self, action):
-        agent = self.agent_selection
+        """Step the wrapped env; the rewards are held until the seat's next turn (class
+        docstring). Raises ``spades_v1.ResetNeededError`` before ``reset()``."""
+        agent = getattr(self, "agent_selection", None)
+        if agent is None or not self._pending:
+            from ..spades_v1 import ResetNeededError
+            raise ResetNeededError("TurnCreditWrapper")
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)  # PettingZoo's dead-step protocol after the end
         if self._in_final:

@@ -1,0 +1,548 @@
+"""Hardening, round 3: files and folders shared with other users or runs, readers of archives and
+records that trusted their input, command lines and values checked late, and what was still open
+from the round before. Each test failed on the code before the fix."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+import zipfile
+
+import numpy as np
+import pytest
+import torch
+
+from spades_env import SpadesGame
+from spades_env.agents.model import Agent
+from spades_env.fileio import (FolderInUse, check_not_input, files_in, lock_folder, read_npz,
+                               read_regular)
+from spades_env.records import load_hand_records, read_game_record_file
+from training.checkpoint import save_checkpoint
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A small stripped checkpoint (plays, cannot be resumed)."""
+    torch.manual_seed(0)
+    agent = Agent(hidden=[32], head_hidden=16)
+    path = tmp_path_factory.mktemp("r3") / "tiny.pt"
+    save_checkpoint(str(path), {"config": {"name": "t"}, "model": agent.state_dict(),
+                                "model_shape": {"hidden": [32], "head_hidden": 16},
+                                "progress": {"iteration": 0}, "eval": []})
+    return str(path)
+
+
+def _teacher_fields(n=2, **over):
+    d = {"format": np.array("spades_env.teacher_records"), "version": np.array(1),
+         "teacher": np.array("random"), "rules": np.array("standard"),
+         "seed": np.arange(n, dtype=np.int64), "scores": np.zeros((n, 2), np.int16),
+         "bags": np.zeros((n, 2), np.int8), "moves": np.zeros((n, 56), np.uint8)}
+    d.update(over)
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def _run(*args, timeout=120):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+# ============================================================================ 1. shared folders
+def test_a_planted_lock_symlink_is_never_followed_truncated_or_removed(tmp_path):
+    victim = tmp_path / "notes.txt"
+    victim.write_text("two days of notes\n")
+    folder = tmp_path / "run"
+    folder.mkdir()
+    os.symlink(victim, folder / ".lock")
+    with pytest.raises(ValueError, match=r"\.lock is a symbolic link"):
+        lock_folder(str(folder))
+    assert victim.read_text() == "two days of notes\n"
+    assert os.path.islink(folder / ".lock")
+
+
+def test_a_run_folder_that_is_a_symlink_or_writable_by_all_is_refused(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, tmp_path / "run")
+    with pytest.raises(ValueError, match="is a symbolic link"):
+        lock_folder(str(tmp_path / "run"))
+    assert os.listdir(elsewhere) == []
+    open_folder = tmp_path / "open"
+    open_folder.mkdir()
+    os.chmod(open_folder, 0o777)
+    with pytest.raises(ValueError, match="can be written by every user"):
+        lock_folder(str(open_folder))
+    assert os.listdir(open_folder) == []
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="needs root to give a folder to another uid")
+def test_a_folder_of_another_user_is_refused(tmp_path):
+    folder = tmp_path / "theirs"
+    folder.mkdir()
+    os.chown(folder, 1234, 1234)
+    with pytest.raises(ValueError, match="belongs to uid 1234"):
+        lock_folder(str(folder))
+
+
+def test_a_held_folder_is_refused_with_its_holder_then_free_again(tmp_path):
+    lock = lock_folder(str(tmp_path / "f"))
+    text = (tmp_path / "f" / ".lock").read_text()
+    assert text.startswith(f"pid {os.getpid()} on ")
+    with pytest.raises(FolderInUse, match=f"in use by pid {os.getpid()}"):
+        lock_folder(str(tmp_path / "f"))
+    lock.release()
+    assert not os.path.exists(tmp_path / "f" / ".lock")
+    lock_folder(str(tmp_path / "f")).release()
+
+
+def test_open_run_skips_a_planted_run_folder_and_leaves_the_target_alone(tmp_path):
+    from training.checkpoint import open_run
+    from training.config import from_dict
+    shared = tmp_path / "shared"
+    planted = shared / "nano"
+    planted.mkdir(parents=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    os.symlink(victim, planted / ".lock")
+    args = from_dict({"name": "nano", "bc_teacher": "", "checkpoint_dir": str(shared),
+                      "runs_dir": str(tmp_path / "runs"), "pool_bots": ["random"],
+                      "eval_opponents": ["random"]})
+    notes = []
+    run = open_run(args, log=notes.append)
+    try:
+        assert run.ckpt_dir == str(shared / "nano-2")
+        assert "symbolic link" in notes[0] and "nano-2" in notes[0]
+    finally:
+        run.close()
+    assert victim.read_text() == "keep me\n" and os.path.islink(planted / ".lock")
+    with pytest.raises(ValueError, match="symbolic link"):
+        open_run(args, overwrite=True, log=notes.append)
+
+
+def test_a_label_folder_is_held_by_one_labelling_run(tmp_path):
+    from training.distill import lock_labels
+    lock = lock_labels(str(tmp_path / "labels"))
+    try:
+        with pytest.raises(ValueError, match="is in use by another labelling run"):
+            lock_labels(str(tmp_path / "labels"))
+    finally:
+        lock.release()
+    lock_labels(str(tmp_path / "labels")).release()
+
+
+def test_distill_uses_only_chunks_of_its_own_network(tiny, tmp_path, monkeypatch):
+    """A chunk written into the label folder by a run of another network (the race of two runs
+    on one folder) is refused when the labels are read, not trained on."""
+    import training.distill as D
+    other = tmp_path / "other.pt"
+    torch.manual_seed(1)
+    save_checkpoint(str(other), {"config": {"name": "o"},
+                                 "model": Agent(hidden=[32], head_hidden=16).state_dict(),
+                                 "model_shape": {"hidden": [32], "head_hidden": 16},
+                                 "progress": {"iteration": 0}, "eval": []})
+    folder = tmp_path / "labels"
+    rec = D.label_chunk(str(other), 1, seed=1, chunk=0, samples=2)
+    D.save_labels(str(folder / "chunk_00000.npz"), rec, str(other), 2, 1, 0,
+                  D.file_sha256(str(other)))
+    monkeypatch.setattr(D, "produce_labels", lambda *a, **k: [str(folder / "chunk_00000.npz")])
+    with pytest.raises(ValueError, match=r"belongs to another labelling run: checkpoint \(SHA"):
+        D.distill_checkpoint(tiny, str(tmp_path / "out.pt"), labels=str(folder), chunks=1,
+                             chunk_hands=1, samples=2, seed=1, bid_deals=0, epochs=1, log=None)
+    assert not os.path.exists(tmp_path / "out.pt")
+
+
+def test_distill_checks_its_label_folder_before_any_labelling(tiny, tmp_path, monkeypatch):
+    import training.distill as D
+    monkeypatch.setattr(D, "produce_labels", lambda *a, **k: pytest.fail("labelled first"))
+    os.symlink(tmp_path, tmp_path / "labels")
+    with pytest.raises(ValueError, match="label folder: .*symbolic link"):
+        D.distill_checkpoint(tiny, str(tmp_path / "out.pt"), labels=str(tmp_path / "labels"),
+                             log=None)
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="chattr +i needs root")
+def test_distill_refuses_an_unwritable_label_folder_at_once(tiny, tmp_path):
+    labels = tmp_path / "labels"
+    labels.mkdir()
+    if subprocess.run(["chattr", "+i", str(labels)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i not supported here")
+    try:
+        t = time.time()
+        r = _run("-m", "training.distill", "--from", tiny, "--out", str(tmp_path / "o.pt"),
+                 "--labels", str(labels), "--chunks", "1", "--chunk-hands", "5", "--workers", "1")
+        took = time.time() - t
+    finally:
+        subprocess.run(["chattr", "-i", str(labels)])
+    assert r.returncode == 2
+    assert f"label folder {labels}" in r.stderr and "chunk_00000" not in r.stderr
+    assert took < 60
+
+
+def test_no_command_writes_over_its_own_input(tiny, tmp_path):
+    from training.export import main as export_main
+    before = open(tiny, "rb").read()
+    assert export_main([tiny, tiny]) == 2
+    os.link(tiny, tmp_path / "hard.pt")       # the same file under another name
+    assert export_main([tiny, str(tmp_path / "hard.pt")]) == 2
+    os.symlink(tiny, tmp_path / "soft.pt")
+    assert export_main([str(tmp_path / "soft.pt"), tiny]) == 2
+    assert open(tiny, "rb").read() == before
+    with pytest.raises(ValueError, match="is the input"):
+        check_not_input(str(tmp_path / "hard.pt"), [tiny])
+    assert check_not_input(str(tmp_path / "new.pt"), [tiny]) == str(tmp_path / "new.pt")
+
+
+def test_export_in_place_message(tiny, capsys):
+    from training.export import main as export_main
+    assert export_main([tiny, tiny]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: destination {tiny} is the input {tiny}")
+
+
+# ============================================================================ 2. checked readers
+def _zip(path, members: dict):
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+
+
+def _npy(a) -> bytes:
+    b = io.BytesIO()
+    np.save(b, a)
+    return b.getvalue()
+
+
+def test_npz_with_an_unknown_member_is_refused_before_it_is_inflated(tmp_path):
+    p = tmp_path / "bomb.npz"
+    with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        for k, v in _teacher_fields().items():
+            z.writestr(k + ".npy", _npy(v))
+        with z.open("junk.npy", "w", force_zip64=True) as f:
+            h = io.BytesIO()
+            np.lib.format.write_array_header_1_0(
+                h, {"descr": "|u1", "fortran_order": False, "shape": (64 << 20,)})
+            f.write(h.getvalue())
+            for _ in range(4):
+                f.write(bytes(16 << 20))
+    assert os.path.getsize(p) < 1 << 20
+    t = time.time()
+    with pytest.raises(ValueError, match=f"{p}: not a teacher-records file: unknown field 'junk'"):
+        load_hand_records(str(p))
+    assert time.time() - t < 1.0
+
+
+def test_npz_sizes_are_bounded_from_the_directory(tmp_path):
+    p = tmp_path / "big.npz"
+    np.savez(p, **_teacher_fields(n=1000))
+    with pytest.raises(ValueError, match="declare .* bytes uncompressed; a x holds at most 1000"):
+        read_npz(str(p), "x", lambda h: ({}, {}), max_bytes=1000)
+    # a header that declares more data than the member holds
+    good = _npy(np.zeros(10, np.int64))
+    forged = good.replace(b"(10,)", b"(99,)")
+    _zip(tmp_path / "forged.npz", {"seed.npy": forged})
+    with pytest.raises(ValueError, match="field 'seed' declares 792 bytes of data, the member "
+                                         "holds 80"):
+        read_npz(str(tmp_path / "forged.npz"), "x", lambda h: ({}, {"seed": ((99,), np.int64)}))
+    # object arrays are never unpickled
+    h = io.BytesIO()
+    np.lib.format.write_array_header_1_0(h, {"descr": "|O", "fortran_order": False,
+                                             "shape": (2,)})
+    _zip(tmp_path / "obj.npz", {"seed.npy": h.getvalue() + bytes(16)})
+    with pytest.raises(ValueError, match="field 'seed' holds Python objects"):
+        read_npz(str(tmp_path / "obj.npz"), "x", lambda h: ({}, {}))
+    # members that are not .npy, or named twice
+    _zip(tmp_path / "odd.npz", {"notes.txt": b"hi"})
+    with pytest.raises(ValueError, match="unexpected member 'notes.txt'"):
+        read_npz(str(tmp_path / "odd.npz"), "x", lambda h: ({}, {}))
+
+
+def test_the_npz_fields_are_checked_before_the_data_is_read(tmp_path):
+    """A 'values' array declared for more hands than 'seed' says is refused from its header."""
+    from training.distill import load_labels
+    n = 2
+    fields = {"format": np.array("spades_env.pimc_labels"), "version": np.array(1),
+              "seed": np.arange(n, dtype=np.int64), "scores": np.zeros((n, 2), np.int16),
+              "bags": np.zeros((n, 2), np.int8), "moves": np.zeros((n, 56), np.uint8),
+              "agent_team": np.zeros(n, np.int8),
+              "values": np.full((n + 1, 56, 52), np.nan, np.float16)}
+    np.savez(tmp_path / "l.npz", **fields)
+    with pytest.raises(ValueError, match=r"l.npz: field 'values' missing or not float16\[2, 56, "
+                                         r"52\]"):
+        load_labels(str(tmp_path / "l.npz"))
+    fields["values"] = np.full((n, 56, 52), np.nan, np.float16)
+    fields["seed"] = np.arange(200_001, dtype=np.int64)
+    np.savez(tmp_path / "m.npz", **fields)
+    with pytest.raises(ValueError, match="field 'seed' declares 200001 records; at most 100000"):
+        load_labels(str(tmp_path / "m.npz"))
+
+
+@pytest.mark.parametrize("case,match", [
+    ("no_teacher", "field 'teacher' missing"),
+    ("no_rules", "field 'rules' missing"),
+    ("version_pair", r"field 'version' must be a single value \(an integer\)"),
+    ("version_text", r"field 'version' must be a single value \(an integer\)"),
+    ("no_moves", r"field 'moves' missing or not uint8\[2, 56\]"),
+])
+def test_teacher_records_missing_or_odd_fields_are_value_errors_naming_the_file(tmp_path, case,
+                                                                                match):
+    over = {"no_teacher": {"teacher": None}, "no_rules": {"rules": None},
+            "version_pair": {"version": np.array([1, 1])},
+            "version_text": {"version": np.array("one")}, "no_moves": {"moves": None}}[case]
+    p = tmp_path / f"{case}.npz"
+    np.savez(p, **_teacher_fields(**over))
+    with pytest.raises(ValueError, match=f"^{p}: {match}"):
+        load_hand_records(str(p))
+
+
+def test_the_shipped_records_still_load():
+    r = load_hand_records(os.path.join(ROOT, "checkpoints", "records", "hard_records.npz"))
+    assert r["teacher"] == "hard" and r["moves"].shape == (len(r["seed"]), 56)
+
+
+def test_special_files_are_refused_without_blocking(tmp_path):
+    from training.config import load_yaml
+    from training.distill import load_labels
+    fifo = tmp_path / "pipe.npz"
+    os.mkfifo(fifo)
+    t = time.time()
+    for fn in (load_hand_records, load_labels, load_yaml, read_game_record_file, read_regular):
+        with pytest.raises(ValueError, match=f"{fifo}: not a regular file \\(a FIFO\\)"):
+            fn(str(fifo))
+    with pytest.raises(ValueError, match=r"not a regular file \(a folder\)"):
+        load_hand_records(str(tmp_path))
+    with pytest.raises(ValueError, match="no such"):
+        load_hand_records(str(tmp_path / "missing.npz"))
+    assert time.time() - t < 5
+
+
+def test_a_saved_game_naming_a_base_class_generator_is_a_value_error():
+    base = json.loads(SpadesGame(seed=0).to_json())
+    for name in ("BitGenerator", "SeedSequence", "Generator", "RandomState", "__class__"):
+        for where in ("rng", "initial"):
+            d = json.loads(json.dumps(base))
+            (d["rng"] if where == "rng" else d["initial"]["rng"])["bit_generator"] = name
+            with pytest.raises(ValueError, match=f"unknown bit generator '{name}'"):
+                SpadesGame.from_json(json.dumps(d))
+    d = json.loads(json.dumps(base))
+    d["rng"]["bit_generator"] = "MT19937"      # a real generator with a foreign state
+    with pytest.raises(ValueError, match="bad MT19937 rng state"):
+        SpadesGame.from_json(json.dumps(d))
+
+
+def test_a_deeply_nested_jsonl_line_is_a_value_error(tmp_path):
+    p = tmp_path / "deep.jsonl"
+    good = json.dumps({"format": "x"})
+    p.write_text(good + "\n" + "[" * 200_000 + "]" * 200_000 + "\n")
+    with pytest.raises(ValueError, match=f"{p}: line 2: invalid JSON \\(nested too deeply\\)"):
+        read_game_record_file(str(p))
+    pytest.importorskip("fastapi")
+    from spades_env.play.replay import load_record_file
+    with pytest.raises(ValueError, match="line 2: invalid JSON"):
+        load_record_file(str(p))
+
+
+def test_folder_names_are_never_glob_patterns(tmp_path):
+    from training.teacher_records import merge_folder, save_records
+    folder = tmp_path / "run [1]?*"
+    folder.mkdir()
+    rec = {k: v for k, v in _teacher_fields().items() if k in ("seed", "scores", "bags", "moves")}
+    save_records(str(folder / "chunk_00000.npz"), rec, "random")
+    save_records(str(folder / "chunk_00001.npz"), rec, "random")
+    (folder / "notes.txt").write_text("x")
+    assert files_in(str(folder), "chunk_", ".npz") == [str(folder / "chunk_00000.npz"),
+                                                      str(folder / "chunk_00001.npz")]
+    out = tmp_path / "merged.npz"
+    assert merge_folder(str(folder), str(out)) == {"hands": 4, "chunks": 2}
+    assert len(load_hand_records(str(out))["seed"]) == 4
+
+
+def test_plot_refuses_malformed_eval_entries(tiny, tmp_path):
+    from training.checkpoint import load_checkpoint
+    base = {k: v for k, v in load_checkpoint(tiny).items() if k not in ("format", "version")}
+    cases = {"no_decisions": ([{"rows": [{"opponent": "random", "diff": 1.0}]}],
+                              "eval: entry 0: decisions must be an integer >= 0"),
+             "row_not_mapping": ([{"decisions": 5, "rows": [5]}],
+                                 "eval: entry 0: each row needs an opponent name"),
+             "entry_not_mapping": ([7], "eval: entry 0 must be a mapping"),
+             "nan_bound": ([{"decisions": 5, "rows": [{"opponent": "r", "diff": 1.0,
+                                                        "diff_lo": float("nan")}]}],
+                           "eval: entry 0: each row needs an opponent name and a finite diff")}
+    for name, (ev, match) in cases.items():
+        p = str(tmp_path / f"{name}.pt")
+        save_checkpoint(p, {**base, "eval": ev})
+        r = _run("-m", "training.plot", p, str(tmp_path / "c.png"))
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.startswith(f"error: {p}: {match}"), r.stderr
+    assert not os.path.exists(tmp_path / "c.png")
+
+
+# ============================================================================ 5. late checks
+@pytest.mark.parametrize("args,match", [
+    (["--workers", "0"], r"--workers must be an integer in \[1, 64\], got 0"),
+    (["--teacher", "bogus"], "--teacher 'bogus': unknown bot 'bogus'"),
+    (["--chunk-hands", "-1"], "--chunk-hands must be an integer"),
+    (["--seed", "-1"], "--seed must be an integer"),
+    (["--chunks", "0"], r"--chunks must be an integer in \[1, 100000\], got 0"),
+    (["--random-start", "nan"], "--random-start must be a number in"),
+])
+def test_teacher_records_refuses_bad_options_before_any_work(tmp_path, capsys, args, match):
+    from training.teacher_records import main
+    folder = tmp_path / "f"
+    base = {"--teacher": "random", "--chunks": "1", "--chunk-hands": "1", "--workers": "1"}
+    for k, v in zip(args[::2], args[1::2]):
+        base[k] = v
+    argv = [x for kv in base.items() for x in kv] + ["--folder", str(folder)]
+    assert main(argv) == 2
+    import re
+    assert re.match(f"error: {match}", capsys.readouterr().err)
+    assert not folder.exists()
+
+
+def test_teacher_records_folder_and_merge_targets(tmp_path, capsys):
+    from training.teacher_records import main, save_records
+    (tmp_path / "afile").write_text("x")
+    assert main(["--teacher", "random", "--chunks", "1", "--folder", str(tmp_path / "afile")]) == 2
+    assert "--folder" in capsys.readouterr().err
+    good = tmp_path / "good"
+    rec = {k: v for k, v in _teacher_fields().items() if k in ("seed", "scores", "bags", "moves")}
+    save_records(str(good / "chunk_00000.npz"), rec, "random")
+    outdir = tmp_path / "outdir"
+    outdir.mkdir()
+    assert main(["--merge", str(outdir), "--folder", str(good)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+    assert main(["--merge", str(good / "chunk_00000.npz"), "--folder", str(good)]) == 2
+    assert "is the input" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["afile", "good", "outdir"]
+    assert sorted(os.listdir(good)) == ["chunk_00000.npz"]
+    assert main(["--merge", str(tmp_path / "m.npz"), "--folder", str(tmp_path / "none")]) == 2
+    assert "no chunks" in capsys.readouterr().err
+
+
+def test_teacher_records_refuses_a_chunk_of_another_teacher(tmp_path):
+    from training.teacher_records import _worker, save_records
+    rec = {k: v for k, v in _teacher_fields().items() if k in ("seed", "scores", "bags", "moves")}
+    save_records(str(tmp_path / "chunk_00000.npz"), rec, "random")
+    with pytest.raises(ValueError, match="belongs to another run .teacher 'random'"):
+        _worker(("easy", 2, 7, 0, 0.5, str(tmp_path)))
+
+
+@pytest.mark.parametrize("device,match", [
+    ("mps", "device must be cpu, cuda or cuda:N, got 'mps' .device type 'mps'"),
+    ("meta", "device must be cpu, cuda or cuda:N, got 'meta'"),
+    ("xpu", "device type 'xpu' is not supported"),
+    ("bogus", "device must be a torch device: cpu, cuda or cuda:N, got 'bogus'"),
+    (3.5, "device must be a torch device name such as 'cpu' or 'cuda', got float"),
+    ("cpu:1", "the CPU device has no index 1"),
+])
+def test_one_device_check_everywhere(tmp_path, device, match):
+    from spades_env.agents.bot import CheckpointBot
+    from spades_env.devices import check_device
+    from spades_env.vector import SpadesVectorEnv
+    from training.config import check_ready, from_dict
+    with pytest.raises(ValueError, match=match):
+        check_device(device)
+    with pytest.raises(ValueError, match=match):
+        SpadesVectorEnv(2, device=device)
+    # the device is checked before the file: a missing file is not what is reported
+    with pytest.raises(ValueError, match=match):
+        CheckpointBot(str(tmp_path / "missing.pt"), device=device)
+    if isinstance(device, str):
+        with pytest.raises(ValueError, match="bad config: device"):
+            check_ready(from_dict({"device": device, "bc_teacher": ""}))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a machine without CUDA")
+def test_cuda_without_cuda_is_refused_up_front(tiny):
+    from spades_env.agents.bot import CheckpointBot
+    from spades_env.vector import SpadesVectorEnv
+    for dev in ("cuda", "cuda:7"):
+        with pytest.raises(ValueError, match=f"device '{dev}': CUDA is not available"):
+            SpadesVectorEnv(2, device=dev)
+        with pytest.raises(ValueError, match=f"device '{dev}': CUDA is not available"):
+            CheckpointBot(tiny, device=dev)
+
+
+def test_a_config_that_sets_a_field_twice_is_refused(tmp_path):
+    from training.config import apply_overrides, Args, load_yaml
+    p = tmp_path / "dup.yaml"
+    p.write_text("name: dup\nlr: 0.0001\ntotal_decisions: 1000\nlr: 0.5\n")
+    with pytest.raises(ValueError, match=f"^{p}: field 'lr' is set twice \\(lines 2 and 4\\)$"):
+        load_yaml(str(p))
+    with pytest.raises(ValueError, match="field 'a' is set twice"):
+        apply_overrides(Args(), ["eval_opponents={a: 1, a: 2}"])
+
+
+@pytest.mark.parametrize("fill", [0.0, np.nan, np.inf, -np.inf])
+def test_decode_refuses_vectors_that_are_no_observation(fill):
+    from spades_env.observation import OBS_SIZE, decode
+    with pytest.raises(ValueError, match="not an observation"):
+        decode(np.full(OBS_SIZE, fill))
+
+
+def test_decode_still_reads_real_observations():
+    from spades_env.observation import OBS_SIZE, decode, encode
+    g = SpadesGame(seed=3)
+    row = np.zeros(OBS_SIZE, np.float32)
+    encode(g.view(g.current_player), row)
+    d = decode(row)
+    assert d["bids"] == [(None, False)] * 4 and len(d["hand"]) == 13
+
+
+# ============================================================================ 6. still open
+def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path):
+    from training.config import Args, apply_overrides, load_yaml
+    items = ["&b0 [random, random]"] + [f"&b{i} [*b{i-1}, *b{i-1}]" for i in range(1, 28)]
+    p = tmp_path / "bomb.yaml"
+    p.write_text("name: bomb\neval_opponents: [" + ", ".join(items) + "]\n")
+    t = time.time()
+    with pytest.raises(ValueError, match=r"aliases \(\*b0\) are not allowed in a config"):
+        load_yaml(str(p))
+    with pytest.raises(ValueError, match=r"aliases \(\*x\) are not allowed"):
+        apply_overrides(Args(), ["pool_bots=[&x [random], *x]"])
+    assert time.time() - t < 2
+
+
+def test_a_shared_nested_value_is_refused_without_expanding_it():
+    """A checkpoint's pickled config can hold a list shared 2**30 times: the error must not
+    render it (nor must to_dict ever see it)."""
+    from training.config import from_dict
+    x = ["random", "random"]
+    for _ in range(30):
+        x = [x, x]
+    t = time.time()
+    for field in ("eval_opponents", "hidden", "pool_bots"):
+        with pytest.raises(ValueError) as e:
+            from_dict({field: x})
+        assert len(str(e.value)) < 300 and field in str(e.value)
+    assert time.time() - t < 2
+
+
+def test_step_before_reset_is_a_clear_error():
+    from spades_env import spades_v1
+    from spades_env.integrations import TurnCreditWrapper
+    for env, who in ((spades_v1.raw_env(), "raw_env"),
+                     (TurnCreditWrapper(spades_v1.env()), "TurnCreditWrapper")):
+        with pytest.raises(spades_v1.ResetNeededError,
+                           match=f"{who}: reset\\(\\) needs to be called before step\\(\\)") as e:
+            env.step(55)
+        assert isinstance(e.value, AssertionError) and isinstance(e.value, RuntimeError)
+
+
+@pytest.mark.parametrize("actions", [np.array([55.9, 55.2]), [55.0, 55.0], ["55", "55"],
+                                     np.array([True, True]), torch.tensor([55.5, 55.5])])
+def test_scalar_batch_env_refuses_non_integer_actions(actions):
+    from training.envs import ScalarBatchEnv
+    env = ScalarBatchEnv(2, seed=0)
+    env.reset()
+    with pytest.raises(ValueError, match="actions must be integer action ids"):
+        env.step(actions)
+    assert [g.moves for g in env.games] == [[], []]
+    env.step(np.array([55, 55]))
+    assert [g.moves for g in env.games] == [[55], [55]]
