@@ -103,6 +103,92 @@ class NativeUnavailable(RuntimeError):
     """The C kernel could not be built or loaded (no compiler, or a build error)."""
 
 
+# A probe times the two settings on 8 consecutive calls in Thue-Morse order (A B B A B A A B):
+# each side gets one call of every position in a 4-call trick, so the tricks' uneven work
+# (a completed trick every 4th step) cannot favour either side.
+_PROBE = (0, 1, 1, 0, 1, 0, 0, 1)
+
+
+class ThreadChooser:
+    """Which thread count the kernel's next call uses, ``threads`` or 1: whichever ran faster
+    when last timed side by side (``SpadesVectorEnv(threads=T)``, ``adapt_threads=True``).
+
+    OpenMP threads wait for each other at the end of every loop over the games: on an idle
+    machine ``threads`` cores finish a step sooner, but with busy processes beside it a thread
+    that waits for a core that is not its own holds up the step by a whole time slice (a 2-core
+    machine with one busy process ran ``threads=2`` at 0.4x, at worst 1/80, of ``threads=1``).
+
+    So the chooser times both: a probe of 8 calls (4 each, interleaved, see ``_PROBE``), then the
+    faster setting runs for ``period`` seconds of calls before the next probe. ``period`` doubles
+    (``MIN_PERIOD`` up to ``MAX_PERIOD``) while the same setting keeps winning, and is at least
+    ``1 / PROBE_SHARE`` times what the slower setting cost in the probe, so probing takes at most
+    about ``PROBE_SHARE`` of the time however slow the loser is. A probe stops as soon as the
+    setting being tried has used more time than the current one needs for its 4 calls (a very
+    slow setting costs one call; so does the current one once it is beaten that clearly), and
+    starts early when a call of ``threads`` takes ``JUMP`` times its probe's mean (a busy
+    process arrived).
+
+    Use: ``n = chooser.next()`` before a call, ``chooser.record(seconds)`` after it; the setting
+    that runs between probes is ``chooser.best``.
+    """
+
+    MIN_PERIOD, MAX_PERIOD = 0.02, 2.0  # seconds of calls between probes
+    PROBE_SHARE = 0.05
+    JUMP = 8.0
+    LONGEST = 60.0  # the longest wait for a probe, whatever the loser cost
+
+    def __init__(self, threads: int):
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 2:
+            raise ValueError(f"threads must be an int >= 2 to choose from, got {threads!r}")
+        self.threads = threads
+        self.best = threads  # the setting that runs between probes
+        self.period = self.MIN_PERIOD
+        self._probing = True
+        self._left = 0.0  # seconds of calls of best before the next probe
+        self._typical = 0.0  # best's mean call in the last probe
+        self._start_probe()
+
+    def _start_probe(self) -> None:
+        self._probing, self._i = True, 0
+        self._sums, self._counts = [0.0, 0.0], [0, 0]  # [best, the other]
+
+    def _setting(self, side: int) -> int:
+        return self.best if side == 0 else (1 if self.best != 1 else self.threads)
+
+    def next(self) -> int:
+        """The thread count for the next call."""
+        return self._setting(_PROBE[self._i]) if self._probing else self.best
+
+    def record(self, seconds: float) -> None:
+        """The time the call made with ``next()``'s count took."""
+        if not self._probing:
+            self._left -= seconds
+            if self._left <= 0 or (self.best != 1 and seconds > self.JUMP * self._typical):
+                self._start_probe()
+            return
+        side = _PROBE[self._i]
+        self._sums[side] += seconds
+        self._counts[side] += 1
+        self._i += 1
+        half = len(_PROBE) // 2
+        mean = [s / c if c else 0.0 for s, c in zip(self._sums, self._counts)]
+        # either side stops the probe once it has used more than the other needs for 4 calls
+        hopeless = side == 1 and self._sums[1] > mean[0] * half
+        beaten = side == 0 and self._counts[1] > 0 and self._sums[0] > mean[1] * half
+        if not (hopeless or beaten) and self._i < len(_PROBE):
+            return
+        if beaten or (not hopeless and mean[1] < mean[0]):  # the other setting wins
+            loser = self._sums[0]
+            self.best, self._typical = self._setting(1), mean[1]
+            self.period = self.MIN_PERIOD
+        else:
+            loser = self._sums[1]
+            self._typical = mean[0]
+            self.period = min(2 * self.period, self.MAX_PERIOD)
+        self._left = min(max(self.period, loser / self.PROBE_SHARE), self.LONGEST)
+        self._probing = False
+
+
 class SpEnv(ctypes.Structure):
     """ctypes mirror of ``struct sp_env`` in ``vector_kernel.c`` (same field order)."""
 

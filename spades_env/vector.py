@@ -57,7 +57,15 @@ Speed notes (CPU): use one torch thread on a shared machine (``torch.set_num_thr
 threads contending with other processes ran ~20x slower here). ``copy=False`` (reused output
 buffers) and ``validate=False`` are the fast settings: a fresh multi-MB observation tensor per
 step costs page faults unless glibc keeps freed memory (``benchmarks/bench_vector.py --mallopt``).
-The native backend's ``threads=2`` uses both cores of a 2-core machine that is otherwise idle.
+The native backend's ``threads=2`` uses both cores of a 2-core machine when they are free, and
+adapts to the load (``adapt_threads=True``, the default): every 0.02 to 2 s of steps it times 2
+threads against 1 side by side and runs the faster, because OpenMP threads that wait for a core a
+busy process holds made a fixed ``threads=2`` 0.04-0.3x as fast as 1 thread on a loaded 2-core
+machine (``benchmarks/bench_kernel_load.py``, ``benchmarks/results/kernel_load.md``). Which
+setting where: ``threads=1`` inside training (its workers and torch already use the cores) and
+for many envs stepped in parallel processes; ``threads=2`` (adapting) for one env process on a
+machine that other programs may share; ``adapt_threads=False`` only on cores kept free for this
+process (a dedicated machine, ``taskset``), where it saves the probes' few per cent.
 Figures (``benchmarks/results/vector.md``, 2-core x86_64): the native backend with 2 threads at
 1024-4096 games makes 10-12.8 M decisions/s with a random legal action drawn per game, 19-24x
 OpenSpiel's random loop without observations; the env step alone is 24-31x. With 1 thread it is
@@ -93,6 +101,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import time
 
 import numpy as np
 
@@ -478,10 +487,15 @@ class SpadesVectorEnv:
             results) or ``"auto"`` (default: ``"native"`` on the CPU when the C kernel builds,
             else ``"torch"``). The choice is in ``self.backend``.
         threads: native backend only: OpenMP threads sharing the loop over games (default 1;
-            more pays from about 1024 games on an otherwise idle machine; ignored when the
-            kernel was built without OpenMP, see ``self.threads``). The kernel shares torch's
+            more pays from about 1024 games when cores are free, see ``adapt_threads``; ignored
+            when the kernel was built without OpenMP, see ``self.threads``). The kernel shares torch's
             OpenMP runtime, whose thread pool does not survive ``fork``: in a process forked
             after a multi-threaded kernel ran, kernels and torch run on one thread.
+        adapt_threads: with ``threads > 1``, time ``threads`` against 1 thread side by side
+            every 0.02 to 2 s of steps and run the faster (default; ``spades_env.native.
+            ThreadChooser``): OpenMP threads that wait for a busy core made 2 threads slower
+            than 1 on a loaded machine, down to 1/80. ``False``: always ``threads`` (for a
+            machine or set of cores kept free for this process).
 
     Raises:
         ValueError: bad arguments (the message names the argument), or ``backend="native"`` on a
@@ -492,7 +506,7 @@ class SpadesVectorEnv:
     def __init__(self, num_envs: int, device="cpu", seed: int = 0, rules: Rules | None = None,
                  hands_per_episode: int | None = None, max_hands: int | None = 100,
                  reward: str = "hand", validate: bool = True, copy: bool = True,
-                 backend: str = "auto", threads: int = 1):
+                 backend: str = "auto", threads: int = 1, adapt_threads: bool = True):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
                 or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
@@ -516,6 +530,8 @@ class SpadesVectorEnv:
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) \
                 or not 1 <= threads <= 256:
             raise ValueError(f"threads must be an int in 1..256, got {threads!r}")
+        if not isinstance(adapt_threads, bool):
+            raise ValueError(f"adapt_threads must be a bool, got {adapt_threads!r}")
         self.device = check_device(device, "device", present=False)
         if backend == "native" and self.device.type != "cpu":
             raise ValueError(f"backend='native' runs on the CPU only, not on {self.device}")
@@ -569,6 +585,8 @@ class SpadesVectorEnv:
         self._make_views()
         self._kernel = None
         self._threads = 1
+        self._chooser = None  # native.ThreadChooser when threads > 1 adapt to the load
+        self._adapt = adapt_threads
         self._backend_request = backend
         self.backend = self._pick_backend(backend, int(threads))
 
@@ -590,6 +608,8 @@ class SpadesVectorEnv:
             self._threads = threads
             if threads > 1:
                 native.note_openmp_use()
+                if self._adapt:
+                    self._chooser = native.ThreadChooser(threads)
         if not self.copy:  # reused outputs: obs, zero rewards, done, terminated, truncated
             n = self.num_envs
             self._lean = (self._obs_out, torch.zeros((n, 4), dtype=torch.float32),
@@ -632,11 +652,19 @@ class SpadesVectorEnv:
     @property
     def threads(self) -> int:
         """OpenMP threads the native kernel uses (1 on the torch backend, without OpenMP, or in a
-        process forked after a multi-threaded kernel ran: libgomp does not survive a fork)."""
+        process forked after a multi-threaded kernel ran: libgomp does not survive a fork); with
+        ``adapt_threads`` the most it uses (``threads_now`` is the current choice)."""
         return self._threads
+
+    @property
+    def threads_now(self) -> int:
+        """The thread count the kernel runs with between probes: ``threads``, or 1 while
+        ``adapt_threads`` finds 1 thread faster (a busy machine)."""
+        return self._threads if self._chooser is None else self._chooser.best
 
     def _serial_after_fork(self) -> None:
         self._threads = 1
+        self._chooser = None
         if self._kernel is not None:
             self._spenv.threads = 1
 
@@ -679,7 +707,7 @@ class SpadesVectorEnv:
                 self.backend, self._threads = "torch", 1  # "auto": the same state, torch ops
                 return
             if native.openmp_unsafe():
-                self._threads = 1
+                self._threads, self._chooser = 1, None
             self._bind_native()
             native.track(self)
 
@@ -777,39 +805,20 @@ class SpadesVectorEnv:
             a = a.long()
         t = self._t
         if self._kernel is not None:
-            k = self._kernel
             a = a.contiguous()
-            if self.validate:
-                bad = k.sp_check(self._spenv_ref, a.data_ptr())
-                if bad >= 0:
-                    self._illegal(int(bad), int(a[bad]))
-            if t == HAND_STEPS - 1:
-                self._reserve_hist()  # before anything changes: may refuse for lack of memory
-                r = k.sp_step(self._spenv_ref, a.data_ptr(), t)
-                if r < 0:
-                    self._refused(r, a)
-                return self._end_hands()
-            seat = torch.empty(n, dtype=torch.int64)
-            if self.copy:
-                obs = torch.empty((n, OBS_SIZE), dtype=torch.float32)
-                r = k.sp_step_render(self._spenv_ref, a.data_ptr(), t, obs.data_ptr(),
-                                     seat.data_ptr(), None, None, None, None)
-                if r < 0:
-                    self._refused(r, a)
-                self._t = t + 1
-                z = torch.zeros(n, dtype=torch.bool)
-                return obs, self._mask.clone(), seat, torch.zeros((n, 4), dtype=torch.float32), \
-                    z, {"terminated": torch.zeros_like(z), "truncated": torch.zeros_like(z)}
-            # copy=False: the env's own obs and mask; the all-zero rewards and flags of a step
-            # that ends no hand are reused too (re-zeroed in C each step)
-            lean = self._lean
-            r = k.sp_step_render(self._spenv_ref, a.data_ptr(), t, lean[0].data_ptr(),
-                                 seat.data_ptr(), *self._lean_ptrs)
-            if r < 0:
-                self._refused(r, a)
-            self._t = t + 1
-            return lean[0], self._mask, seat, lean[1], lean[2], \
-                {"terminated": lean[3], "truncated": lean[4]}
+            ch = self._chooser
+            if ch is None or t == HAND_STEPS - 1:  # a hand's end is mostly Python: not timed
+                return self._step_native(a, t)
+            self._spenv.threads = ch.next()
+            t0 = time.perf_counter()
+            try:
+                out = self._step_native(a, t)
+            except BaseException:
+                self._spenv.threads = ch.best
+                raise
+            ch.record(time.perf_counter() - t0)
+            self._spenv.threads = ch.best  # for the untimed calls (sample_actions...)
+            return out
         if self.validate:
             self._check(a)
         if t == HAND_STEPS - 1:
@@ -946,6 +955,41 @@ class SpadesVectorEnv:
         rows = torch.tensor([4 * i + seat], device=self.device)
         self._render(rows, out)
         return out[0].cpu().numpy()
+
+    def _step_native(self, a: torch.Tensor, t: int):
+        """``step`` on the native backend (``a``: contiguous int64 ids)."""
+        k, n = self._kernel, self.num_envs
+        if self.validate:
+            bad = k.sp_check(self._spenv_ref, a.data_ptr())
+            if bad >= 0:
+                self._illegal(int(bad), int(a[bad]))
+        if t == HAND_STEPS - 1:
+            self._reserve_hist()  # before anything changes: may refuse for lack of memory
+            r = k.sp_step(self._spenv_ref, a.data_ptr(), t)
+            if r < 0:
+                self._refused(r, a)
+            return self._end_hands()
+        seat = torch.empty(n, dtype=torch.int64)
+        if self.copy:
+            obs = torch.empty((n, OBS_SIZE), dtype=torch.float32)
+            r = k.sp_step_render(self._spenv_ref, a.data_ptr(), t, obs.data_ptr(),
+                                 seat.data_ptr(), None, None, None, None)
+            if r < 0:
+                self._refused(r, a)
+            self._t = t + 1
+            z = torch.zeros(n, dtype=torch.bool)
+            return obs, self._mask.clone(), seat, torch.zeros((n, 4), dtype=torch.float32), \
+                z, {"terminated": torch.zeros_like(z), "truncated": torch.zeros_like(z)}
+        # copy=False: the env's own obs and mask; the all-zero rewards and flags of a step
+        # that ends no hand are reused too (re-zeroed in C each step)
+        lean = self._lean
+        r = k.sp_step_render(self._spenv_ref, a.data_ptr(), t, lean[0].data_ptr(),
+                             seat.data_ptr(), *self._lean_ptrs)
+        if r < 0:
+            self._refused(r, a)
+        self._t = t + 1
+        return lean[0], self._mask, seat, lean[1], lean[2], \
+            {"terminated": lean[3], "truncated": lean[4]}
 
     def sample_actions(self, generator: torch.Generator | None = None) -> torch.Tensor:
         """A uniformly random legal action for every game's pending decision: ``(N,)`` int64.
