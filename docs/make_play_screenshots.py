@@ -103,7 +103,7 @@ def main() -> int:
             if legal.count():
                 trick = pg.locator("[data-testid=trick] .card").count()
                 hand = pg.locator("[data-testid=hand] .card").count()
-                if "table" not in shots and trick == 3 and 8 <= hand <= 11:
+                if "table" not in shots and trick >= 2 and 8 <= hand <= 11 and legal.count() >= 3:
                     pg.click("[data-testid=hint]")
                     pg.wait_for_selector("[data-testid=analysis] tr[data-action]")
                     shoot("table")

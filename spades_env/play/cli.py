@@ -80,8 +80,11 @@ def main(argv=None) -> int:
         # the API through DNS rebinding); any host when serving beyond this machine
         bare = args.host.strip("[]")
         hosts = [*LOCAL_HOSTS, bare, f"[{bare}]"] if local else ["*"]
+        # one name for this computer: the page asked for as 127.0.0.1 is sent to localhost, so
+        # both see the same cookie and therefore the same saved games
+        canonical = "localhost" if args.host in ("127.0.0.1", "localhost") else None
         app = create_app(db, checkpoint=args.checkpoint, records=args.records,
-                         allowed_hosts=hosts)
+                         allowed_hosts=hosts, canonical_host=canonical)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
