@@ -18,8 +18,10 @@ check that training did it).
 
 Evaluating without masks (``model.predict(obs)``, SB3's plain ``evaluate_policy``) can pick an
 illegal action: build the env with ``illegal_action="random_legal"`` so that those are replaced
-by a random legal action (and counted in ``env.unwrapped.illegal_count``) instead of ending the
-hand; the last lines of this script show it.
+by a random legal action (counted in ``env.unwrapped.illegal_total``; ``illegal_count`` is per
+episode, and ``evaluate_policy`` resets after the last one) instead of ending the hand (which
+the env warns about once); the last lines of this script show it. Both evaluations play the same
+``--seed``-ed deals, so the masked and the plain mean rewards compare like for like.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ import json
 import sys
 import time
 
-import gymnasium as gym
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
@@ -98,17 +99,26 @@ def main(argv=None) -> int:
                                              args.init_hands)
 
     # ---------------------------------------------------------------- evaluation with SB3
-    eval_env = gym.make("SpadesHand-v1", **env_kwargs)
+    # the same seeded deals for both (a one-env VecEnv seeded like the training envs)
+    eval_env = make_vec_env("SpadesHand-v1", n_envs=1, seed=args.seed + 500, env_kwargs=env_kwargs)
     m_mean, _ = masked_evaluate_policy(model, eval_env, n_eval_episodes=20)
-    plain_env = gym.make("SpadesHand-v1", illegal_action="random_legal", **env_kwargs)
-    p_mean, _ = evaluate_policy(model, plain_env, n_eval_episodes=20)
+    plain_env = make_vec_env("SpadesHand-v1", n_envs=1, seed=args.seed + 500,
+                             env_kwargs={**env_kwargs, "illegal_action": "random_legal"})
+    moves = [0]
+
+    def count(locals_, globals_):  # called once per learner move
+        moves[0] += 1
+
+    p_mean, _ = evaluate_policy(model, plain_env, n_eval_episodes=20, callback=count)
+    replaced = plain_env.get_attr("illegal_total")[0]  # illegal_count: the last episode only
     print(f"SB3 evaluate (masked) mean reward per hand {m_mean:+.3f}; plain evaluate_policy with "
-          f"illegal_action='random_legal' {p_mean:+.3f} "
-          f"(illegal picks replaced in the last hand: {plain_env.unwrapped.illegal_count})")
+          f"illegal_action='random_legal' {p_mean:+.3f} (illegal picks replaced: {replaced} of "
+          f"{moves[0]} moves)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(jsonable({"arena": result.to_dict(), "beats": beats, "train_s": train_s,
                                 "masked_eval_mean": m_mean, "plain_eval_mean": p_mean,
+                                "plain_replaced": replaced, "plain_moves": moves[0],
                                 "vs_init": vs_init.to_dict() if vs_init else None}), f)
     return 0
 

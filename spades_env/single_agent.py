@@ -19,12 +19,15 @@ An illegal action ends the episode with ``illegal_reward`` (default -1) and
 ``info["illegal_action"]`` holding the engine's reason, as PettingZoo's ``TerminateIllegalWrapper``
 does; with ``illegal_action="raise"`` it raises ``IllegalActionError`` instead (state unchanged).
 With ``illegal_action="random_legal"`` the env plays a uniformly random legal action in its place
-(drawn from the env's seeded generator), the game goes on, the step's info holds
-``illegal_action`` (the reason) and ``played_action`` (the id played), and ``illegal_count``
-counts such steps in the episode. This is for evaluating a policy that was trained with masks
-but is run without them (SB3's ``model.predict(obs)`` or plain ``evaluate_policy``): the hands are
-played out and the count shows how often the policy chose an illegal action. Training should use
-the mask (``action_masks()``), never this replacement.
+(drawn from the env's seeded generator), the game goes on, the step's info holds ``illegal_action``
+(the reason) and ``played_action`` (the id played), ``illegal_count`` counts such steps in the
+episode and ``illegal_total`` since the env was made (``reset`` clears only the first: an
+evaluation loop resets after its last episode). This is for evaluating a policy that was trained
+with masks but is run without them (SB3's ``model.predict(obs)`` or plain ``evaluate_policy``): the
+hands are played out and the count shows how often the policy chose an illegal action. Training
+should use the mask (``action_masks()``), never this replacement. The first illegal action that
+ends an episode (the default ``"terminate"``) also emits a ``UserWarning``, once per process: a
+policy predicting without its masks otherwise ends hands silently.
 
 ``render_mode="rgb_array"``: ``render()`` returns the table seen from ``seat`` (its own hand face
 up, the others' hidden), ``uint8`` ``(480, 640, 3)`` (``spades_env.render_image``); it works with
@@ -41,6 +44,7 @@ given to ``gym.make`` / ``gym.make_vec``, e.g. ``gym.make("Spades-v1", opponents
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Callable, Sequence
 
 import gymnasium
@@ -54,6 +58,20 @@ from .spades_v1 import AGENTS, raw_env
 
 BotSpec = "str | Callable"
 ILLEGAL_ACTION_MODES = ("terminate", "raise", "random_legal")
+_warned_illegal_end = False  # the one-time warning of an episode ended by an illegal action
+
+
+def _warn_illegal_end(why: str, reward: float) -> None:
+    """Warn, once per process, that an illegal action ended an episode."""
+    global _warned_illegal_end
+    if _warned_illegal_end:
+        return
+    _warned_illegal_end = True
+    warnings.warn(
+        f"SpadesSingleAgentEnv: an illegal action ended the episode ({why}; reward "
+        f"{reward:g}). Pick from env.action_masks() (MaskablePPO: predict(obs, "
+        f"action_masks=...)), or make the env with illegal_action='random_legal' to evaluate a "
+        f"policy without its masks. Shown once per process.", UserWarning, stacklevel=3)
 
 
 class SpadesSingleAgentEnv(gymnasium.Env):
@@ -116,7 +134,8 @@ class SpadesSingleAgentEnv(gymnasium.Env):
         self._bots: dict[int, Callable] = {}
         self._done = True
         self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        self.illegal_count = 0
+        self.illegal_count = 0  # replaced illegal actions in this episode ("random_legal")
+        self.illegal_total = 0  # ... since the env was made (reset keeps it)
 
     @property
     def game(self):
@@ -232,6 +251,7 @@ class SpadesSingleAgentEnv(gymnasium.Env):
             legal = np.flatnonzero(self._mask)
             action = int(legal[self.np_random.integers(len(legal))])
             self.illegal_count += 1
+            self.illegal_total += 1
             obs, reward, term, trunc, info = self.step(action)
             info["illegal_action"] = why
             info["played_action"] = action
@@ -239,6 +259,7 @@ class SpadesSingleAgentEnv(gymnasium.Env):
         if why is not None:
             if self.illegal_action == "raise":
                 raise IllegalActionError(why)
+            _warn_illegal_end(why, self.illegal_reward)
             self._done = True
             obs, info = self._observe()
             self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)

@@ -155,6 +155,8 @@ the env's own generator (seeded from entropy only if the env was never seeded).
 from __future__ import annotations
 
 import dataclasses
+import sys
+import warnings
 
 import gymnasium
 import numpy as np
@@ -414,6 +416,41 @@ def _hand_result_dict(res: HandResult) -> dict:
             "blind": list(res.blind), "tricks": list(res.tricks), "teams": teams}
 
 
+_warned_raw_tianshou = False
+
+
+def _warn_raw_tianshou() -> None:
+    """Warn (once per process) when Tianshou's ``PettingZooEnv`` resets this env with no
+    ``integrations.TurnCreditWrapper`` between them: Tianshou then credits each hand's reward only
+    to the agent that played its last card. Looks up the caller's frames (only at a reset)."""
+    global _warned_raw_tianshou
+    f = sys._getframe(2)
+    for _ in range(24):
+        if _warned_raw_tianshou or f is None:
+            return
+        name = f.f_globals.get("__name__", "")
+        if name == "spades_env.integrations":  # TurnCreditWrapper.reset
+            return
+        if name.startswith("tianshou."):
+            _warned_raw_tianshou = True
+            warnings.warn("spades_v1 under Tianshou's PettingZooEnv without TurnCreditWrapper: "
+                          "each hand's reward reaches only the agent that played its last card. "
+                          "Use spades_env.integrations.tianshou.tianshou_env(...) (or "
+                          "PettingZooEnv(TurnCreditWrapper(spades_v1.env(...)))). Shown once.",
+                          UserWarning, stacklevel=2)
+            return
+        f = f.f_back
+
+
+def parallel_env(**kwargs):
+    """PettingZoo ``ParallelEnv`` over ``env(**kwargs)`` (same options, ``bots=`` included):
+    PettingZoo's ``turn_based_aec_to_parallel``, since the game is turn-based (the trick's winner
+    leads, so ``aec_to_parallel``'s fixed cycle does not hold). Every live agent observes each
+    step; only the agent to act has legal actions, and the others' actions are ignored."""
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+    return turn_based_aec_to_parallel(env(**kwargs))
+
+
 def env(bots=None, **kwargs):
     """The wrapped AEC env (illegal-action, bounds and order-enforcing wrappers); see the module
     docstring for the options. Raises ``ValueError`` for a bad option.
@@ -568,6 +605,7 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be None or a dict, got {type(options).__name__}")
+        _warn_raw_tianshou()
         start = None
         if options:
             start = options.get("game")
@@ -856,6 +894,6 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
             self.env.step(action)
 
 
-__all__ = ["env", "raw_env", "ActionOutOfSpaceError", "ResetNeededError", "AGENTS", "HISTORY_SIZE", "HISTORY_SLOT", "HISTORY_OFFSET",
+__all__ = ["env", "raw_env", "parallel_env", "ActionOutOfSpaceError", "ResetNeededError", "AGENTS", "HISTORY_SIZE", "HISTORY_SLOT", "HISTORY_OFFSET",
            "IncrementalEncoder", "encode_full", "encode_history", "observation_space",
            "REWARD_MODES"]

@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def run_example(name: str, *args: str, tmp_path: Path, timeout: float = 600) -> dict:
     """Run ``examples/<name>`` with ``args`` and ``--json``; return the JSON it wrote plus
-    ``wall_s`` (seconds). Fails the test with the script's output when it exits non-zero."""
+    ``wall_s`` (seconds) and ``stderr`` (its last 20,000 characters). Fails the test with the
+    script's output when it exits non-zero."""
     out = tmp_path / f"{Path(name).stem}.json"
     cmd = [sys.executable, str(ROOT / "examples" / name), *args, "--json", str(out)]
     t0 = time.perf_counter()
@@ -29,6 +30,7 @@ def run_example(name: str, *args: str, tmp_path: Path, timeout: float = 600) -> 
                     f"{proc.stderr[-4000:]}")
     result = json.loads(out.read_text())
     result["wall_s"] = wall
+    result["stderr"] = proc.stderr[-20000:]
     return result
 
 

@@ -61,3 +61,28 @@ def test_torch_parts_say_what_to_install(code, hint):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     last = r.stderr.strip().splitlines()[-1]
     assert r.returncode == 1 and last.startswith("ImportError: ") and hint in last, last
+
+
+def test_parallel_env_is_turn_based_and_passes_the_parallel_api_test():
+    from pettingzoo.test import parallel_api_test
+
+    from spades_env import spades_v1
+    env = spades_v1.parallel_env(hands_per_episode=1)
+    obs, _ = env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    total = dict.fromkeys(env.possible_agents, 0.0)
+    steps = 0
+    while env.agents:
+        acting = [a for a in env.agents if obs[a]["action_mask"].any()]
+        assert len(acting) == 1  # turn-based: one agent has legal actions
+        # an action for every agent, as a parallel policy gives: only the acting one's counts
+        actions = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) if a in acting
+                   else 0 for a in env.agents}
+        obs, rew, term, trunc, _ = env.step(actions)
+        steps += 1
+        for a, r in rew.items():
+            total[a] += r
+    assert steps == 52 + 4  # four bids and 52 cards: one hand
+    assert total["player_0"] == total["player_2"] == -total["player_1"] != 0
+    parallel_api_test(spades_v1.parallel_env(hands_per_episode=1,
+                                             bots={"player_1": "random"}), num_cycles=100)

@@ -3,6 +3,8 @@ learner beats random and its own untrained start in the arena."""
 
 from __future__ import annotations
 
+import warnings
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -69,3 +71,45 @@ def test_predict_without_masks_does_not_end_every_hand():
     term_env = gym.make("SpadesHand-v1", partner="random", opponents="random")
     lengths = evaluate_policy(model, term_env, n_eval_episodes=3, return_episode_rewards=True)[1]
     assert max(lengths) < 14  # the default (terminate) ends a hand at the first illegal pick
+
+
+def test_sb3_example_counts_the_replaced_moves_on_seeded_deals(tmp_path):
+    # an untrained model predicting without masks picks many illegal moves; the example used to
+    # print the count of the last episode, which evaluate_policy's final reset had zeroed
+    # ("replaced: 0"), and its two evaluations played unseeded deals
+    runs = []
+    for k in range(2):
+        (tmp_path / str(k)).mkdir()
+        runs.append(run_example("sb3_maskable_ppo.py", "--untrained", "--eval-hands", "2",
+                                "--init-hands", "0", tmp_path=tmp_path / str(k)))
+    r = runs[0]
+    assert r["plain_moves"] == 20 * 14  # 20 hands of a bid and 13 cards: all played out
+    assert 0 < r["plain_replaced"] <= r["plain_moves"]
+    for key in ("masked_eval_mean", "plain_eval_mean", "plain_replaced"):
+        assert runs[1][key] == r[key], key
+
+
+def test_an_episode_ended_by_an_illegal_action_warns_once(monkeypatch):
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.evaluation import evaluate_policy
+
+    from spades_env import single_agent
+    monkeypatch.setattr(single_agent, "_warned_illegal_end", False)
+    env = gym.make("SpadesHand-v1", partner="random", opponents="random")
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lengths = evaluate_policy(model, env, n_eval_episodes=3, return_episode_rewards=True)[1]
+    ours = [w for w in caught if "an illegal action ended the episode" in str(w.message)]
+    assert max(lengths) < 14  # three hands ended by an illegal pick ...
+    assert len(ours) == 1 and issubclass(ours[0].category, UserWarning)  # ... one warning
+    assert "illegal_action='random_legal'" in str(ours[0].message)
+    # replacing illegal picks is not an ended episode: no warning
+    monkeypatch.setattr(single_agent, "_warned_illegal_end", False)
+    env = gym.make("SpadesHand-v1", partner="random", opponents="random",
+                   illegal_action="random_legal")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        evaluate_policy(model, env, n_eval_episodes=2)
+    assert not [w for w in caught if "illegal action ended" in str(w.message)]
+    assert env.unwrapped.illegal_total > 0 and env.unwrapped.illegal_count <= 14
