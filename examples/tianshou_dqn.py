@@ -30,7 +30,7 @@ import time
 import numpy as np
 import torch
 
-os.environ.setdefault("TQDM_DISABLE", "1")  # Tianshou's per-update progress bars
+os.environ.setdefault("TQDM_DISABLE", "1")  # no progress bars (TQDM_DISABLE=0 shows them)
 
 from tianshou.algorithm import DQN  # noqa: E402
 from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
@@ -43,7 +43,7 @@ from tianshou.utils.net.common import Net
 
 from spades_env.arena import jsonable
 from spades_env.integrations import PolicyPlayer, measure_learner
-from spades_env.integrations.tianshou import masked_argmax, tianshou_env
+from spades_env.integrations.tianshou import masked_argmax, quiet_progress, tianshou_env
 
 
 def parse_args(argv=None):
@@ -68,8 +68,17 @@ def parse_args(argv=None):
     return args
 
 
+def illegal_moves(buffer) -> tuple[int, int]:
+    """``(moves, illegal moves)`` stored in a replay buffer of ``{"obs", "mask"}`` observations."""
+    idx = buffer.sample_indices(0)  # every stored transition
+    mask = np.asarray(buffer.obs.mask)[idx].astype(bool)
+    act = np.asarray(buffer.act)[idx].astype(int)
+    return len(idx), int((~mask[np.arange(len(idx)), act]).sum())
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
+    quiet_progress()  # Tianshou's update bar ignores TQDM_DISABLE and show_progress=False
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)
     torch.set_num_threads(1)
@@ -95,7 +104,13 @@ def main(argv=None) -> int:
         buffer = VectorReplayBuffer(50_000, len(train_envs))
         collector = Collector(algo, train_envs, buffer, exploration_noise=True)
         collector.reset()
-        collector.collect(n_step=1000, random=True)
+        # warm-up: uniformly random *legal* moves (eps = 1: DQN's exploration draws from the
+        # mask; collect(random=True) samples the whole action space and plays illegal moves)
+        policy.set_eps_training(1.0)
+        collector.collect(n_step=1000)
+        policy.set_eps_training(0.2)
+        warmup_steps, warmup_illegal = illegal_moves(buffer)
+        print(f"warm-up: {warmup_steps} moves, {warmup_illegal} illegal")
 
         def on_epoch(epoch, env_step):
             policy.set_eps_training(max(0.02, 0.2 * (1 - epoch / max(1, args.epochs))))
@@ -105,6 +120,8 @@ def main(argv=None) -> int:
             epoch_num_steps=args.epoch_steps, collection_step_num_env_steps=100,
             update_step_num_gradient_steps_per_sample=0.25, batch_size=128,
             training_fn=on_epoch, test_collector=None, verbose=False, show_progress=False))
+    else:
+        warmup_steps = warmup_illegal = 0
     train_s = time.perf_counter() - t0
     print(f"trained {0 if args.untrained else args.epochs} epochs in {train_s:.1f} s")
 
@@ -126,6 +143,7 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(jsonable({"arena": result.to_dict(), "beats": beats, "train_s": train_s,
+                                "warmup_steps": warmup_steps, "warmup_illegal": warmup_illegal,
                                 "vs_init": vs_init.to_dict() if vs_init else None}), f)
     return 0
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from conftest import assert_beats, run_example
@@ -60,3 +62,104 @@ def test_tianshou_dqn_smoke_beats_random(tmp_path):
     r = run_example("tianshou_dqn.py", "--smoke", tmp_path=tmp_path)
     assert_beats(r, HANDS)
     assert_beats(r, INIT_HANDS, "vs_init")
+    # the warm-up draws legal moves only (collect(random=True) played ~438 illegal ones), and
+    # no progress bar is drawn (TQDM_DISABLE=1, show_progress=False)
+    assert r["warmup_steps"] >= 1000 and r["warmup_illegal"] == 0
+    assert "gradient update" not in r["stderr"] and "it/s" not in r["stderr"]
+
+
+def _illegal_moves(actor_fn, steps=400):
+    """Moves and illegal moves of a fresh discrete actor-critic policy (Tianshou's
+    ``DiscreteActorPolicy``) collecting ``steps`` steps on ``tianshou_env``."""
+    import torch
+    from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy
+    from tianshou.algorithm.multiagent.marl import MultiAgentPolicy
+    from tianshou.data import Collector, VectorReplayBuffer
+    from tianshou.env import DummyVectorEnv
+    from tianshou.utils.net.common import Net
+    from tianshou.utils.net.discrete import DiscreteActor
+
+    from spades_env.integrations.tianshou import tianshou_env
+    torch.manual_seed(0)
+    env = tianshou_env(bots=BOTS, hands_per_episode=1)
+    obs_space = env.observation_space["observation"]
+    actor = DiscreteActor(preprocess_net=Net(state_shape=obs_space.shape, hidden_sizes=[64]),
+                          action_shape=env.action_space.n, softmax_output=False)
+    policy = DiscreteActorPolicy(actor=actor_fn(actor), action_space=env.action_space,
+                                 observation_space=obs_space)
+    venv = DummyVectorEnv([lambda: tianshou_env(bots=BOTS, hands_per_episode=1)])
+    venv.seed(0)
+    buf = VectorReplayBuffer(10_000, 1)
+    Collector(MultiAgentPolicy({a: policy for a in env.agents}), venv, buf).collect(
+        n_step=steps, reset_before_collect=True)
+    idx = buf.sample_indices(0)
+    mask = np.asarray(buf.obs.mask)[idx].astype(bool)
+    act = np.asarray(buf.act)[idx].astype(int)
+    return len(idx), int((~mask[np.arange(len(idx)), act]).sum())
+
+
+def test_masked_actor_gives_an_actor_critic_policy_legal_moves_only():
+    from spades_env.integrations.tianshou import masked_actor, obs_only
+    n, illegal = _illegal_moves(masked_actor)
+    assert n >= 400 and illegal == 0
+    n, illegal = _illegal_moves(obs_only)  # the same actor reading the vector, no mask
+    assert illegal > 50
+
+
+def test_masked_actor_renormalises_probabilities_and_checks_its_input():
+    import torch
+    from tianshou.data import Batch
+
+    from spades_env.integrations.tianshou import masked_actor
+
+    class Probs(torch.nn.Module):
+        softmax_output = True
+
+        def forward(self, obs, state=None, info=None):
+            return torch.full((len(obs), 4), 0.25), state
+
+    mask = np.array([[1, 0, 1, 0], [0, 0, 0, 1]], dtype=bool)
+    out, _ = masked_actor(Probs())(Batch(obs=np.zeros((2, 3)), mask=mask))
+    assert out.tolist() == [[0.5, 0.0, 0.5, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    with pytest.raises(ValueError, match="mask of shape"):
+        masked_actor(Probs())(Batch(obs=np.zeros((2, 3)), mask=np.ones((2, 5), dtype=bool)))
+    with pytest.raises(ValueError, match="torch.nn.Module"):
+        masked_actor(lambda obs: obs)
+
+
+def test_a_raw_pettingzoo_env_warns_once_about_credit(monkeypatch):
+    from tianshou.env import PettingZooEnv
+
+    from spades_env.integrations.tianshou import tianshou_env
+    monkeypatch.setattr(spades_v1, "_warned_raw_tianshou", False)
+    with pytest.warns(UserWarning, match="without TurnCreditWrapper"):
+        PettingZooEnv(spades_v1.env(bots=BOTS, hands_per_episode=1))
+    import warnings
+    monkeypatch.setattr(spades_v1, "_warned_raw_tianshou", False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the credit route: no warning
+        env = tianshou_env(bots=BOTS, hands_per_episode=1)
+        env.reset()
+    assert spades_v1._warned_raw_tianshou is False
+
+
+def test_quiet_progress_disables_the_update_bar_and_is_idempotent(monkeypatch):
+    from tianshou import trainer
+
+    from spades_env.integrations.tianshou import quiet_progress
+    quiet_progress()
+    patched = trainer.Trainer.__dict__["_pbar"]
+    quiet_progress()
+    assert trainer.Trainer.__dict__["_pbar"] is patched
+
+    class Params:
+        show_progress = True
+
+    class Fake:
+        params = Params()
+
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    bar = patched.fget(Fake())(range(3), disable=False)
+    assert bar.disable and list(bar) == [0, 1, 2]
+    monkeypatch.setenv("TQDM_DISABLE", "0")
+    assert not patched.fget(Fake())(range(3), disable=False, file=open(os.devnull, "w")).disable
