@@ -2,10 +2,11 @@
 (``SpadesVectorEnv(device=...)``, ``CheckpointBot(device=...)``, ``make_bot(..., device=...)``, the
 trainer's ``device`` field).
 
-Only ``cpu`` and ``cuda`` (``cuda:N``) are supported: the batched engine and the network are tested
-on those. ``mps``, ``xpu``, ``meta`` and every other torch device type are refused by name, and a CUDA
-device must be present (CUDA available, index below the device count) before anything is built,
-so that a bad device is never reported as a bad file or as torch's ``AssertionError`` later.
+Only ``cpu`` and ``cuda`` (``cuda:N``) are supported: the batched engine and the network are
+tested on those. ``mps``, ``xpu``, ``meta`` and every other torch device type are refused by name,
+and a CUDA device must be present (CUDA available, index below the device count) before anything
+is built, so that a bad device is never reported as a bad file or as torch's ``AssertionError``
+later.
 torch is imported only when a device is checked.
 """
 

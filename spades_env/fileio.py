@@ -34,7 +34,8 @@ import stat
 import time
 
 __all__ = ["write_atomic", "check_output_file", "clean_stale_temps", "WriteError",
-           "STALE_SECONDS", "check_not_input", "files_in", "open_regular", "read_regular", "parse_json", "read_npz", "npz_rows",
+           "STALE_SECONDS", "check_not_input", "files_in", "open_regular", "read_regular",
+           "parse_json", "read_npz", "npz_rows",
            "MAX_NPZ_BYTES", "MAX_TEXT_BYTES", "lock_folder", "FolderLock", "FolderInUse"]
 
 

@@ -19,9 +19,8 @@ import torch
 
 from spades_env import SpadesGame
 from spades_env.agents.model import Agent
-from spades_env.fileio import (FolderInUse, check_not_input, files_in, lock_folder, read_npz,
-                               read_regular)
-from spades_env.records import load_hand_records, read_game_record_file
+import spades_env.fileio as fio
+import spades_env.records as records
 from training.checkpoint import save_checkpoint
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -62,7 +61,7 @@ def test_a_planted_lock_symlink_is_never_followed_truncated_or_removed(tmp_path)
     folder.mkdir()
     os.symlink(victim, folder / ".lock")
     with pytest.raises(ValueError, match=r"\.lock is a symbolic link"):
-        lock_folder(str(folder))
+        fio.lock_folder(str(folder))
     assert victim.read_text() == "two days of notes\n"
     assert os.path.islink(folder / ".lock")
 
@@ -72,13 +71,13 @@ def test_a_run_folder_that_is_a_symlink_or_writable_by_all_is_refused(tmp_path):
     elsewhere.mkdir()
     os.symlink(elsewhere, tmp_path / "run")
     with pytest.raises(ValueError, match="is a symbolic link"):
-        lock_folder(str(tmp_path / "run"))
+        fio.lock_folder(str(tmp_path / "run"))
     assert os.listdir(elsewhere) == []
     open_folder = tmp_path / "open"
     open_folder.mkdir()
     os.chmod(open_folder, 0o777)
     with pytest.raises(ValueError, match="can be written by every user"):
-        lock_folder(str(open_folder))
+        fio.lock_folder(str(open_folder))
     assert os.listdir(open_folder) == []
 
 
@@ -88,18 +87,18 @@ def test_a_folder_of_another_user_is_refused(tmp_path):
     folder.mkdir()
     os.chown(folder, 1234, 1234)
     with pytest.raises(ValueError, match="belongs to uid 1234"):
-        lock_folder(str(folder))
+        fio.lock_folder(str(folder))
 
 
 def test_a_held_folder_is_refused_with_its_holder_then_free_again(tmp_path):
-    lock = lock_folder(str(tmp_path / "f"))
+    lock = fio.lock_folder(str(tmp_path / "f"))
     text = (tmp_path / "f" / ".lock").read_text()
     assert text.startswith(f"pid {os.getpid()} on ")
-    with pytest.raises(FolderInUse, match=f"in use by pid {os.getpid()}"):
-        lock_folder(str(tmp_path / "f"))
+    with pytest.raises(fio.FolderInUse, match=f"in use by pid {os.getpid()}"):
+        fio.lock_folder(str(tmp_path / "f"))
     lock.release()
     assert not os.path.exists(tmp_path / "f" / ".lock")
-    lock_folder(str(tmp_path / "f")).release()
+    fio.lock_folder(str(tmp_path / "f")).release()
 
 
 def test_open_run_skips_a_planted_run_folder_and_leaves_the_target_alone(tmp_path):
@@ -195,8 +194,8 @@ def test_no_command_writes_over_its_own_input(tiny, tmp_path):
     assert export_main([str(tmp_path / "soft.pt"), tiny]) == 2
     assert open(tiny, "rb").read() == before
     with pytest.raises(ValueError, match="is the input"):
-        check_not_input(str(tmp_path / "hard.pt"), [tiny])
-    assert check_not_input(str(tmp_path / "new.pt"), [tiny]) == str(tmp_path / "new.pt")
+        fio.check_not_input(str(tmp_path / "hard.pt"), [tiny])
+    assert fio.check_not_input(str(tmp_path / "new.pt"), [tiny]) == str(tmp_path / "new.pt")
 
 
 def test_export_in_place_message(tiny, capsys):
@@ -234,7 +233,7 @@ def test_npz_with_an_unknown_member_is_refused_before_it_is_inflated(tmp_path):
     assert os.path.getsize(p) < 1 << 20
     t = time.time()
     with pytest.raises(ValueError, match=f"{p}: not a teacher-records file: unknown field 'junk'"):
-        load_hand_records(str(p))
+        records.load_hand_records(str(p))
     assert time.time() - t < 1.0
 
 
@@ -242,25 +241,26 @@ def test_npz_sizes_are_bounded_from_the_directory(tmp_path):
     p = tmp_path / "big.npz"
     np.savez(p, **_teacher_fields(n=1000))
     with pytest.raises(ValueError, match="declare .* bytes uncompressed; a x holds at most 1000"):
-        read_npz(str(p), "x", lambda h: ({}, {}), max_bytes=1000)
+        fio.read_npz(str(p), "x", lambda h: ({}, {}), max_bytes=1000)
     # a header that declares more data than the member holds
     good = _npy(np.zeros(10, np.int64))
     forged = good.replace(b"(10,)", b"(99,)")
     _zip(tmp_path / "forged.npz", {"seed.npy": forged})
     with pytest.raises(ValueError, match="field 'seed' declares 792 bytes of data, the member "
                                          "holds 80"):
-        read_npz(str(tmp_path / "forged.npz"), "x", lambda h: ({}, {"seed": ((99,), np.int64)}))
+        fio.read_npz(str(tmp_path / "forged.npz"), "x",
+                     lambda h: ({}, {"seed": ((99,), np.int64)}))
     # object arrays are never unpickled
     h = io.BytesIO()
     np.lib.format.write_array_header_1_0(h, {"descr": "|O", "fortran_order": False,
                                              "shape": (2,)})
     _zip(tmp_path / "obj.npz", {"seed.npy": h.getvalue() + bytes(16)})
     with pytest.raises(ValueError, match="field 'seed' holds Python objects"):
-        read_npz(str(tmp_path / "obj.npz"), "x", lambda h: ({}, {}))
+        fio.read_npz(str(tmp_path / "obj.npz"), "x", lambda h: ({}, {}))
     # members that are not .npy, or named twice
     _zip(tmp_path / "odd.npz", {"notes.txt": b"hi"})
     with pytest.raises(ValueError, match="unexpected member 'notes.txt'"):
-        read_npz(str(tmp_path / "odd.npz"), "x", lambda h: ({}, {}))
+        fio.read_npz(str(tmp_path / "odd.npz"), "x", lambda h: ({}, {}))
 
 
 def test_the_npz_fields_are_checked_before_the_data_is_read(tmp_path):
@@ -298,11 +298,12 @@ def test_teacher_records_missing_or_odd_fields_are_value_errors_naming_the_file(
     p = tmp_path / f"{case}.npz"
     np.savez(p, **_teacher_fields(**over))
     with pytest.raises(ValueError, match=f"^{p}: {match}"):
-        load_hand_records(str(p))
+        records.load_hand_records(str(p))
 
 
 def test_the_shipped_records_still_load():
-    r = load_hand_records(os.path.join(ROOT, "checkpoints", "records", "hard_records.npz"))
+    r = records.load_hand_records(os.path.join(ROOT, "checkpoints", "records",
+                                               "hard_records.npz"))
     assert r["teacher"] == "hard" and r["moves"].shape == (len(r["seed"]), 56)
 
 
@@ -312,13 +313,14 @@ def test_special_files_are_refused_without_blocking(tmp_path):
     fifo = tmp_path / "pipe.npz"
     os.mkfifo(fifo)
     t = time.time()
-    for fn in (load_hand_records, load_labels, load_yaml, read_game_record_file, read_regular):
+    for fn in (records.load_hand_records, load_labels, load_yaml,
+               records.read_game_record_file, fio.read_regular):
         with pytest.raises(ValueError, match=f"{fifo}: not a regular file \\(a FIFO\\)"):
             fn(str(fifo))
     with pytest.raises(ValueError, match=r"not a regular file \(a folder\)"):
-        load_hand_records(str(tmp_path))
+        records.load_hand_records(str(tmp_path))
     with pytest.raises(ValueError, match="no such"):
-        load_hand_records(str(tmp_path / "missing.npz"))
+        records.load_hand_records(str(tmp_path / "missing.npz"))
     assert time.time() - t < 5
 
 
@@ -341,7 +343,7 @@ def test_a_deeply_nested_jsonl_line_is_a_value_error(tmp_path):
     good = json.dumps({"format": "x"})
     p.write_text(good + "\n" + "[" * 200_000 + "]" * 200_000 + "\n")
     with pytest.raises(ValueError, match=f"{p}: line 2: invalid JSON \\(nested too deeply\\)"):
-        read_game_record_file(str(p))
+        records.read_game_record_file(str(p))
     pytest.importorskip("fastapi")
     from spades_env.play.replay import load_record_file
     with pytest.raises(ValueError, match="line 2: invalid JSON"):
@@ -356,11 +358,11 @@ def test_folder_names_are_never_glob_patterns(tmp_path):
     save_records(str(folder / "chunk_00000.npz"), rec, "random")
     save_records(str(folder / "chunk_00001.npz"), rec, "random")
     (folder / "notes.txt").write_text("x")
-    assert files_in(str(folder), "chunk_", ".npz") == [str(folder / "chunk_00000.npz"),
+    assert fio.files_in(str(folder), "chunk_", ".npz") == [str(folder / "chunk_00000.npz"),
                                                       str(folder / "chunk_00001.npz")]
     out = tmp_path / "merged.npz"
     assert merge_folder(str(folder), str(out)) == {"hands": 4, "chunks": 2}
-    assert len(load_hand_records(str(out))["seed"]) == 4
+    assert len(records.load_hand_records(str(out))["seed"]) == 4
 
 
 def test_plot_refuses_malformed_eval_entries(tiny, tmp_path):

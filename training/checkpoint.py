@@ -14,7 +14,6 @@ here). This module adds what only training needs:
 from __future__ import annotations
 
 import dataclasses
-import glob
 import io
 import math
 import os
@@ -26,7 +25,7 @@ from spades_env.agents.checkpoint import (  # noqa: F401 - the loading half, re-
     FORMAT_TAG, FORMAT_VERSION, _bad, agent_kwargs, build_agent, check_model, check_state_dict,
     check_tensors, expected_state, load_checkpoint)
 from spades_env.fileio import (FolderInUse, FolderLock, WriteError, check_output_file,
-                               clean_stale_temps, lock_folder, write_atomic)
+                               clean_stale_temps, files_in, lock_folder, write_atomic)
 
 LOCK_NAME = ".lock"
 """lock file in a run's checkpoint folder: held (``fcntl.flock``) by the process running it."""
@@ -294,7 +293,7 @@ def _lock(ckpt_dir: str):
 
 
 def _event_files(run_dir: str) -> list[str]:
-    return sorted(glob.glob(os.path.join(glob.escape(run_dir), "events.out.tfevents.*")))
+    return files_in(run_dir, "events.out.tfevents.", "")  # the folder name is never a pattern
 
 
 def _same_file(a: str, b: str | None) -> bool:

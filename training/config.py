@@ -946,6 +946,7 @@ def to_dict(args: Args) -> dict:
 
 
 __all__ = ["Args", "from_dict", "load_yaml", "apply_overrides", "add_cli", "args_from_cli",
-           "to_dict", "validate", "parse_value", "safe_yaml", "FieldCheck", "FIELD_CHECKS", "check_field",
+           "to_dict", "validate", "parse_value", "safe_yaml", "FieldCheck", "FIELD_CHECKS",
+           "check_field",
            "check_ready", "field_table", "network_params", "resume_args", "resume_base",
            "MAX_WIDTH", "MAX_PARAMS", "MAX_BATCH"]
