@@ -117,7 +117,8 @@ class Analyst:
         best_prob = max(rows, key=lambda r: r["prob"])["action"] if probs is not None else None
         scored = [r for r in rows if r["value"] is not None]
         best_value = max(scored, key=lambda r: r["value"])["action"] if scored else None
-        return {"seat": int(view.seat), "phase": ("bidding", "exchange", "play", "over")[view.phase],
+        phase = ("bidding", "exchange", "play", "over")[view.phase]
+        return {"seat": int(view.seat), "phase": phase,
                 "rows": rows, "checkpoint": None if probs is None else os.path.basename(
                     self.checkpoint), "checkpoint_error": self._policy_error,
                 "search": self.search, "best_prob": best_prob, "best_value": best_value}

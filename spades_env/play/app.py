@@ -5,8 +5,14 @@ answer with the player's view. See docs/play.md for the API table.
 Every game belongs to the browser that started it (an HttpOnly, SameSite=Strict cookie holds a
 random player id); a game id (``secrets.token_urlsafe``, 144 bits) of another player answers 404,
 like an unknown one. Request bodies are limited in size (``MAX_BODY``; ``MAX_UPLOAD`` for a game
-record sent to the replay view) and validated strictly; a refusal is an HTTP error whose JSON
-``detail`` says what was wrong, and leaves the game unchanged.
+record sent to the replay view), announced or chunked (``BodyLimit``: 413 before the route runs),
+and validated strictly; a request without a usable Host header is refused (``HostCheck``); a
+refusal is an HTTP error whose JSON ``detail`` says what was wrong, and leaves the game unchanged.
+
+Replays are served hand by hand (``replay.ReplayGame``): every answer is about the size of what
+the page shows. CPU-heavy work never runs on the event loop: the routes are plain functions
+(FastAPI runs them in its thread pool) and the upload, which must read its body asynchronously,
+hands the parsing to ``run_in_threadpool``; an upload is bounded by moves before it is loaded.
 """
 
 from __future__ import annotations
@@ -420,7 +426,8 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
         return s
 
     def replay_game(kind: str, ref: str, game: int, player: str) -> replay.ReplayGame:
-        """The replay behind a watch key: ``game/ID``, ``file/N?game=K``, ``upload/TOKEN?game=K``."""
+        """The replay behind a watch key: ``game/ID``, ``file/N?game=K`` or
+        ``upload/TOKEN?game=K``."""
         if kind == "game":
             with lock:
                 s = finished(ref, player)

@@ -8,8 +8,8 @@ bids, score tables), so it never holds a card the player may not see.
 
 The human sits at seat 2 (South, shown at the bottom); the partner Max at seat 0 (North, top), the
 opponents Lily at seat 3 (West, left; next to act after the human, play goes clockwise) and Zoe at
-seat 1 (East, right). Bot line-ups by difficulty (``LINEUPS``): the partner plays at least at ``hard``,
-and at ``insane`` on Insane.
+seat 1 (East, right). Bot line-ups by difficulty (``LINEUPS``): the partner plays at least at
+``hard``, and at ``insane`` on Insane.
 
 Bots are deterministic: before each decision a bot's RNG is reseeded from the game's seed and the
 move number, so a game continued after a restart plays on exactly as it would have.
