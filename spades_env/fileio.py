@@ -36,7 +36,8 @@ import time
 __all__ = ["write_atomic", "check_output_file", "clean_stale_temps", "WriteError",
            "STALE_SECONDS", "check_not_input", "files_in", "open_regular", "read_regular",
            "parse_json", "read_npz", "npz_rows",
-           "MAX_NPZ_BYTES", "MAX_TEXT_BYTES", "lock_folder", "FolderLock", "FolderInUse"]
+           "MAX_NPZ_BYTES", "MAX_TEXT_BYTES", "lock_folder", "folder_problem", "FolderLock",
+           "FolderInUse"]
 
 
 class WriteError(OSError):
@@ -543,6 +544,18 @@ def _folder_problem(st, folder: str) -> str | None:
             return (f"{folder} can be written by every user (mode {stat.S_IMODE(st.st_mode):o}); "
                     f"make it private with chmod o-w")
     return None
+
+
+def folder_problem(folder: str) -> str | None:
+    """Why the existing ``folder`` must not be written by a run (a symbolic link, not a folder,
+    another user's, writable by every user), or None (also for a missing folder)."""
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"cannot use {folder}: {e.strerror or e}"
+    return _folder_problem(st, folder)
 
 
 def lock_folder(folder: str, name: str = ".lock") -> FolderLock:

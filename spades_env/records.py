@@ -32,7 +32,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .cards import NUM_ACTIONS
 from .fileio import npz_rows, parse_json, read_npz, read_regular
+from .rules import Rules
 
 if TYPE_CHECKING:
     from .engine import SpadesGame
@@ -59,6 +61,20 @@ def _hand_layout(path: str):
     return layout
 
 
+def check_hand_values(d: dict, where: str) -> None:
+    """The values of checked hand arrays (``moves``, ``bags``; shapes and dtypes already right):
+    every move an action id below ``NUM_ACTIONS``, no negative bag count. Shared by the teacher
+    records and the PIMC label files (``training.distill``).
+
+    Raises:
+        ValueError: ``WHERE: field 'NAME' ...``.
+    """
+    if len(d["moves"]) and int(d["moves"].max()) >= NUM_ACTIONS:
+        raise ValueError(f"{where}: field 'moves' holds an action id >= {NUM_ACTIONS}")
+    if (d["bags"] < 0).any():
+        raise ValueError(f"{where}: field 'bags' holds a negative bag count")
+
+
 def load_hand_records(path: str) -> dict:
     """Read a records file (``spades_env.fileio.read_npz``: only the known fields, sizes checked
     before anything is inflated, special files refused); returns the four arrays plus
@@ -66,11 +82,20 @@ def load_hand_records(path: str) -> dict:
 
     Raises:
         ValueError: missing, foreign or corrupt file, a missing field, a field of the wrong kind,
-            dtype or shape, or an unknown field; the message names ``path``.
+            dtype, shape or values (``check_hand_values``, a rules preset that is unknown or has
+            Blind Nil), or an unknown field; the message names ``path``.
     """
     d = read_npz(path, "teacher-records file", _hand_layout(path))
     if str(d["format"]) != HAND_FORMAT or int(d["version"]) != HAND_VERSION:
         raise ValueError(f"{path}: not a {HAND_FORMAT} file of version {HAND_VERSION}")
+    check_hand_values(d, path)
+    try:
+        blind_nil = Rules.preset(str(d["rules"])).blind_nil
+    except ValueError as e:
+        raise ValueError(f"{path}: field 'rules': {e}") from None
+    if blind_nil:
+        raise ValueError(f"{path}: field 'rules': {str(d['rules'])!r} has Blind Nil; a hand "
+                         f"record holds {MOVES_PER_HAND} moves (no Blind Nil)")
     return {"seed": d["seed"], "scores": d["scores"], "bags": d["bags"], "moves": d["moves"],
             "teacher": str(d["teacher"]), "rules": str(d["rules"])}
 
@@ -128,4 +153,5 @@ def write_game_record(path: str, game: SpadesGame, players=DEFAULT_PLAYERS) -> N
 
 
 __all__ = ["DEFAULT_PLAYERS", "RECORD_FORMAT", "RECORD_VERSION", "game_record", "write_game_record", "HAND_FORMAT",
-           "HAND_VERSION", "MOVES_PER_HAND", "MAX_HAND_RECORDS", "load_hand_records", "read_game_record_file"]
+           "HAND_VERSION", "MOVES_PER_HAND", "MAX_HAND_RECORDS", "load_hand_records", "check_hand_values",
+           "read_game_record_file"]

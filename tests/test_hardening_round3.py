@@ -125,6 +125,28 @@ def test_open_run_skips_a_planted_run_folder_and_leaves_the_target_alone(tmp_pat
         open_run(args, overwrite=True, log=notes.append)
 
 
+def test_open_run_never_writes_through_a_planted_tensorboard_folder(tmp_path):
+    from training.checkpoint import open_run
+    from training.config import from_dict
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "runs").mkdir()
+    os.symlink(elsewhere, tmp_path / "runs" / "nano")
+    args = from_dict({"name": "nano", "bc_teacher": "", "checkpoint_dir": str(tmp_path / "ck"),
+                      "runs_dir": str(tmp_path / "runs"), "pool_bots": ["random"],
+                      "eval_opponents": ["random"]})
+    notes = []
+    run = open_run(args, log=notes.append)
+    try:
+        assert run.run_dir == str(tmp_path / "runs" / "nano-2")
+        assert "is a symbolic link" in notes[0]
+    finally:
+        run.close()
+    assert os.listdir(elsewhere) == []
+    with pytest.raises(ValueError, match="refused: .*is a symbolic link"):
+        open_run(args, overwrite=True, log=notes.append)
+
+
 def test_a_label_folder_is_held_by_one_labelling_run(tmp_path):
     from training.distill import lock_labels
     lock = lock_labels(str(tmp_path / "labels"))
@@ -289,12 +311,20 @@ def test_the_npz_fields_are_checked_before_the_data_is_read(tmp_path):
     ("version_pair", r"field 'version' must be a single value \(an integer\)"),
     ("version_text", r"field 'version' must be a single value \(an integer\)"),
     ("no_moves", r"field 'moves' missing or not uint8\[2, 56\]"),
+    ("bad_move", "field 'moves' holds an action id >= 68"),
+    ("negative_bags", "field 'bags' holds a negative bag count"),
+    ("blind_nil_rules", "field 'rules': 'house' has Blind Nil"),
+    ("unknown_rules", "field 'rules': unknown rules preset 'bogus'"),
 ])
 def test_teacher_records_missing_or_odd_fields_are_value_errors_naming_the_file(tmp_path, case,
                                                                                 match):
     over = {"no_teacher": {"teacher": None}, "no_rules": {"rules": None},
             "version_pair": {"version": np.array([1, 1])},
-            "version_text": {"version": np.array("one")}, "no_moves": {"moves": None}}[case]
+            "version_text": {"version": np.array("one")}, "no_moves": {"moves": None},
+            "bad_move": {"moves": np.full((2, 56), 99, np.uint8)},
+            "negative_bags": {"bags": np.full((2, 2), -1, np.int8)},
+            "blind_nil_rules": {"rules": np.array("house")},
+            "unknown_rules": {"rules": np.array("bogus")}}[case]
     p = tmp_path / f"{case}.npz"
     np.savez(p, **_teacher_fields(**over))
     with pytest.raises(ValueError, match=f"^{p}: {match}"):
@@ -535,6 +565,14 @@ def test_step_before_reset_is_a_clear_error():
                            match=f"{who}: reset\\(\\) needs to be called before step\\(\\)") as e:
             env.step(55)
         assert isinstance(e.value, AssertionError) and isinstance(e.value, RuntimeError)
+
+
+def test_scalar_batch_env_step_before_reset_is_the_vector_envs_error():
+    from spades_env.vector import SpadesVectorEnv
+    from training.envs import ScalarBatchEnv
+    for env in (ScalarBatchEnv(2, seed=0), SpadesVectorEnv(2, seed=0)):
+        with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
+            env.step(np.array([55, 55]))
 
 
 @pytest.mark.parametrize("actions", [np.array([55.9, 55.2]), [55.0, 55.0], ["55", "55"],

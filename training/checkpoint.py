@@ -25,7 +25,8 @@ from spades_env.agents.checkpoint import (  # noqa: F401 - the loading half, re-
     FORMAT_TAG, FORMAT_VERSION, _bad, agent_kwargs, build_agent, check_model, check_state_dict,
     check_tensors, expected_state, load_checkpoint)
 from spades_env.fileio import (FolderInUse, FolderLock, WriteError, check_output_file,
-                               clean_stale_temps, files_in, lock_folder, write_atomic)
+                               clean_stale_temps, files_in, folder_problem, lock_folder,
+                               write_atomic)
 
 LOCK_NAME = ".lock"
 """lock file in a run's checkpoint folder: held (``fcntl.flock``) by the process running it."""
@@ -332,6 +333,9 @@ def open_run(args, resume: str | None = None, data: dict | None = None,
        written: the run takes the next free name ``<name>-2``, ``<name>-3``... and says so, unless
        ``overwrite`` (the old checkpoints and event files are deleted first). A folder locked by a
        live run is never taken, even with ``overwrite``; a resume or ``overwrite`` refuses it.
+       Neither folder may be a symbolic link, another user's or writable by every user
+       (``spades_env.fileio.lock_folder`` / ``folder_problem``): such a folder is never written
+       (skipped like a busy one; refused for a resume or ``overwrite``).
     4. stale temp files of killed saves in the checkpoint folder are removed; the TensorBoard
        folder is checked writable.
 
@@ -362,6 +366,13 @@ def open_run(args, resume: str | None = None, data: dict | None = None,
             skipped.append(f"{ckpt_dir} is {key}")
             continue
         run = RunFolder(dataclasses.replace(args, name=name), ckpt_dir, run_dir, fd, key)
+        unsafe = folder_problem(run_dir)  # the TensorBoard folder: never through a link either
+        if unsafe:
+            run.close()
+            if data is not None or overwrite:
+                raise ValueError(f"refused: {unsafe}; choose another --name or runs_dir")
+            skipped.append(f"{run_dir} is refused: {unsafe}")
+            continue
         why = _occupied(ckpt_dir, run_dir, resume if data is not None else None)
         if why and not overwrite:
             run.close()

@@ -45,6 +45,7 @@ from spades_env import Rules, SpadesGame
 from spades_env.bots.pimc import MAX_SAMPLES, PIMCBot, best_candidate
 from spades_env.engine import Phase
 from spades_env.fileio import files_in, npz_rows, read_npz, write_atomic
+from spades_env.records import check_hand_values
 from spades_env.rules import _is_int
 
 from .envs import randomize_start
@@ -165,12 +166,9 @@ def _check_fields(d: dict, where: str) -> dict:
         if not isinstance(v, np.ndarray) or v.shape != shape or v.dtype != dt:
             raise ValueError(f"{where}: field {k!r} missing or not {dt.__name__}{list(shape)}")
         out[k] = v
-    if n and int(out["moves"].max()) >= 68:
-        raise ValueError(f"{where}: field 'moves' holds an action id >= 68")
+    check_hand_values(out, where)
     if not np.isin(out["agent_team"], (0, 1)).all():
         raise ValueError(f"{where}: field 'agent_team' must hold 0 or 1")
-    if (out["bags"] < 0).any():
-        raise ValueError(f"{where}: field 'bags' holds a negative bag count")
     v = out["values"]
     if np.isinf(v).any():
         raise ValueError(f"{where}: field 'values' holds an infinite value")

@@ -114,7 +114,10 @@ class ScalarBatchEnv:
                 are refused, never truncated or parsed); no game has moved.
             spades_env.IllegalActionError: an illegal action (that game is left unchanged; games
                 before it in the batch have already moved).
+            RuntimeError: ``step`` before ``reset`` (as ``SpadesVectorEnv``).
         """
+        if self.games[0] is None:
+            raise RuntimeError("call reset() before step()")
         if isinstance(actions, torch.Tensor):
             actions = actions.detach().cpu().numpy()
         try:
