@@ -8,21 +8,22 @@ Run (after ``pip install -e '.[rllib]'``)::
     python examples/rllib_ppo.py --self-play --iterations 500   # one module plays all four seats
     # on a Ray cluster (``ray start --head`` on one machine, ``ray start --address=HEAD:6379`` on
     # the others), from the head:
-    python examples/rllib_ppo.py --address auto --env-runners 8 --iterations 200
+    python examples/rllib_ppo.py --address auto --iterations 200  # runners: the cluster's CPUs
 
 What it does: ``spades_env.integrations.rllib.ppo_config`` (``SpadesRLlibEnv``: observation keys
 ``observations``/``action_mask`` with a float mask; ``bots=`` seats bots inside the env; every
 learning agent mapped to one shared module ``ActionMaskingPPOModule``), ``algo.train()`` for the
 iterations, then the greedy masked policy plays duplicate hands against ``random`` (``--vs``) in
-``spades_env.arena`` through ``PolicyPlayer``. With ``--address`` the package is shipped to every
-node through Ray's ``runtime_env`` (``py_modules``; ``--ship-deps`` also pip-installs the base
-dependencies there) and checked on each node first: a node that cannot import it stops the run
-with a message naming the node. In self-play RLlib's ``episode_return_mean`` is always 0 (the two
-teams' rewards sum to zero): the script prints player_0's mean return and the arena result.
-Expected after ``--smoke``: the learner beats ``random`` (95% interval above 0) and it also
-beats its own untrained start head to head (``--init-hands`` duplicate pairs: an untrained
-policy that happens never to bid Nil can beat ``random`` too, so this is the check that training
-did it).
+``spades_env.arena`` through ``PolicyPlayer``. With ``--address`` the sampling runs in env runners
+on the cluster (by default one per cluster CPU but the driver's; ``--env-runners N`` to choose) and
+the package is shipped to every node through Ray's ``runtime_env`` (``py_modules``; ``--ship-deps``
+also pip-installs the base dependencies there, in a virtual environment Ray builds: the nodes need
+the ``virtualenv`` package) and checked on each node first: a node that cannot import it stops the
+run with a message naming the node. In self-play RLlib's ``episode_return_mean`` is always 0 (the
+two teams' rewards sum to zero): the script prints player_0's mean return and the arena result.
+Expected after ``--smoke``: the learner beats ``random`` (95% interval above 0) and it also beats
+its own untrained start head to head (``--init-hands`` duplicate pairs: an untrained policy that
+happens never to bid Nil can beat ``random`` too, so this is the check that training did it).
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ def parse_args(argv=None):
     p.add_argument("--hands-per-episode", type=int, default=1)
     p.add_argument("--train-batch", type=int, default=2000, help="env steps per iteration")
     p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--env-runners", type=int, default=0, help="remote env runners (0: local)")
+    p.add_argument("--env-runners", type=int, default=None,
+                   help="remote env runners (0: sample in the driver); default: 0 locally, with "
+                        "--address one per cluster CPU but the driver's")
     p.add_argument("--num-cpus", type=int, default=None,
                    help="CPUs of the local Ray instance (default: 1 + env runners)")
     p.add_argument("--address", default=None,
@@ -68,7 +71,15 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if args.smoke:
         args.iterations, args.train_batch = 8, 1000
+    if args.env_runners is not None and args.env_runners < 0:
+        p.error(f"--env-runners must be >= 0, got {args.env_runners}")
     return args
+
+
+def cluster_env_runners(cpus: float) -> int:
+    """Env runners for a cluster of ``cpus`` CPUs: one per CPU but the driver's (at least 1), so
+    the sampling runs on the cluster, not in the driver."""
+    return max(1, int(cpus) - 1)
 
 
 def main(argv=None) -> int:
@@ -91,9 +102,14 @@ def main(argv=None) -> int:
             print(f"error: {e}", file=sys.stderr)
             ray.shutdown()
             return 2
-        print(f"Ray cluster: {len(nodes)} node(s) {[n['ip'] for n in nodes]}, "
-              f"{ray.cluster_resources().get('CPU', 0):.0f} CPUs")
+        cpus = ray.cluster_resources().get("CPU", 0)
+        if args.env_runners is None:
+            args.env_runners = cluster_env_runners(cpus)
+        print(f"Ray cluster: {len(nodes)} node(s) {[n['ip'] for n in nodes]}, {cpus:.0f} CPUs, "
+              f"{args.env_runners} env runners")
     else:
+        if args.env_runners is None:
+            args.env_runners = 0
         # "local": a new instance even when another cluster on this machine is recorded
         ray.init(address="local", num_cpus=args.num_cpus or 1 + args.env_runners,
                  include_dashboard=False, log_to_driver=False)
@@ -162,7 +178,7 @@ def evaluate(args, algo_or_module, train_s: float, steps: int, init_module=None)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(jsonable({"arena": result.to_dict(), "beats": beats, "train_s": train_s,
-                                "env_steps": steps,
+                                "env_steps": steps, "env_runners": args.env_runners,
                                 "vs_init": vs_init.to_dict() if vs_init else None}), f)
     return 0
 

@@ -75,8 +75,10 @@ def check_cluster(modules=("spades_env", "pettingzoo", "gymnasium", "scipy")) ->
     applies). Returns one dict per node: ``node_id``, ``ip``, ``cpus``, ``spades_env`` version.
 
     Raises:
-        RuntimeError: a node cannot import one of them; the message names the node and the
-            module and says how to ship the package.
+        RuntimeError: a node cannot import one of them (the message names the node and the
+            module and says how to ship the package, or, when it was shipped, its
+            dependencies); or Ray could not set up the ``runtime_env`` on a node (one line: a
+            ``pip`` runtime_env needs ``virtualenv`` on the nodes).
     """
     ray = _ray()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -98,12 +100,29 @@ def check_cluster(modules=("spades_env", "pettingzoo", "gymnasium", "scipy")) ->
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     refs = [probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
         n["NodeID"], soft=False)).remote(tuple(modules)) for n in nodes]
+    try:
+        answers = ray.get(refs)
+    except ray.exceptions.RuntimeEnvSetupError as e:
+        lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+        reason = lines[-1][:300] if lines else type(e).__name__
+        raise RuntimeError(
+            f"Ray could not set up the runtime_env on the nodes ({reason}). With pip=True (the "
+            f"example's --ship-deps) every node builds a virtual environment: it needs the "
+            f"virtualenv package (pip install virtualenv on each node) and PyPI; or install "
+            f"spades_env's dependencies on the nodes and do without pip=True.") from None
+    shipped = _shipped(ray)
     out, bad = [], []
-    for n, (ip, missing, ver) in zip(nodes, ray.get(refs)):
+    for n, (ip, missing, ver) in zip(nodes, answers):
         out.append({"node_id": n["NodeID"], "ip": ip, "spades_env": ver,
                     "cpus": n.get("Resources", {}).get("CPU", 0)})
         if missing:
             bad.append(f"node {ip} ({n['NodeID'][:8]}) cannot import {', '.join(missing)}")
+    if bad and shipped:
+        raise RuntimeError(
+            "the Ray cluster cannot run spades_env: " + "; ".join(bad) + ". The package was "
+            "shipped (runtime_env py_modules), so the node lacks a dependency: install the "
+            "dependencies on every node, or ship them too with runtime_env(pip=True) (the "
+            "example's --ship-deps; the nodes need the virtualenv package and PyPI).")
     if bad:
         raise RuntimeError(
             "the Ray cluster cannot run spades_env: " + "; ".join(bad) + ". Ship the package "
@@ -111,6 +130,15 @@ def check_cluster(modules=("spades_env", "pettingzoo", "gymnasium", "scipy")) ->
             "the arena's --ray and examples/rllib_ppo.py --address do; pip=True also installs its "
             "dependencies), or install spades_env and its dependencies on every node.")
     return out
+
+
+def _shipped(ray) -> bool:
+    """Whether this job's ``runtime_env`` ships Python modules (``py_modules``)."""
+    try:
+        env = ray.get_runtime_context().runtime_env or {}
+        return bool(env.get("py_modules"))
+    except Exception:  # noqa: BLE001 (an older Ray without it: say what helps in general)
+        return False
 
 
 def play_pairs_on_ray(address: str, team0, team1, rules, mode: str, hand_cap: int, pair_seqs,

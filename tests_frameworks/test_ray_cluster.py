@@ -82,11 +82,40 @@ def test_check_cluster_names_the_node_missing_a_module(cluster):
     assert len(out["nodes"]) == 2 and all(n["spades_env"] for n in out["nodes"])
     assert re.search(r"node 127\.0\.0\.2 .* cannot import no_such_module_xyz .*runtime_env",
                      out["error"])
+    # the package was shipped: the hint is about the missing dependency, not about shipping
+    assert "was shipped" in out["error"] and "Ship the package" not in out["error"]
+    assert "pip=True" in out["error"] and "virtualenv" in out["error"]
+
+
+_SETUP_FAILS = """
+import sys, ray
+from spades_env.ray_cluster import check_cluster, runtime_env
+env = {**runtime_env(), "pip": ["no-such-package-spades-env-test==0.0.1"]}
+ray.init(address=sys.argv[1], runtime_env=env, log_to_driver=False)
+try:
+    check_cluster()
+except RuntimeError as e:
+    print("ERROR:", e)
+"""
+
+
+def test_a_runtime_env_ray_cannot_set_up_is_a_one_line_error(cluster):
+    # what --ship-deps gives on nodes without virtualenv or PyPI: Ray's RuntimeEnvSetupError
+    # (a long traceback) becomes one line saying what the nodes need
+    proc = subprocess.run([sys.executable, "-c", _SETUP_FAILS, cluster], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("ERROR:")]
+    assert len(line) == 1 and "could not set up the runtime_env" in line[0]
+    assert "virtualenv" in line[0] and "Traceback" not in line[0]
 
 
 def test_rllib_example_on_the_cluster(cluster, tmp_path):
-    r = run_example("rllib_ppo.py", "--address", cluster, "--env-runners", "2",
+    # no --env-runners: with --address the sampling runs on the cluster (2 CPUs: 1 runner beside
+    # the driver), not in the driver (the old default of 0 runners)
+    r = run_example("rllib_ppo.py", "--address", cluster,
                     "--iterations", "2", "--train-batch", "400", "--eval-hands", "10",
                     "--init-hands", "0", tmp_path=tmp_path)
+    assert r["env_runners"] == 1
     assert r["env_steps"] >= 800
     assert r["arena"]["pairs"] == 10 and r["vs_init"] is None

@@ -71,3 +71,32 @@ def test_rllib_self_play_runs(tmp_path):
                     "--eval-hands", "10", "--init-hands", "0", tmp_path=tmp_path)
     assert r["env_steps"] >= 400
     assert r["arena"]["pairs"] == 10 and r["vs_init"] is None
+
+
+def test_the_route_from_the_gymnasium_ids():
+    # docs/integrations.md: SpadesHand-v1 (seat 0 learns, bots in the other three seats, one
+    # hand) is SpadesRLlibEnv with the three bots and hands_per_episode=1
+    import gymnasium as gym
+
+    import spades_env  # noqa: F401  (registers the ids)
+    bots = {"player_1": "random", "player_2": "random", "player_3": "random"}
+    env = SpadesRLlibEnv({"bots": bots, "hands_per_episode": 1})
+    assert env.possible_agents == ["player_0"]
+    obs, _ = env.reset(seed=0)
+    gym_env = gym.make("SpadesHand-v1", partner="random", opponents="random")
+    assert env.observation_spaces["player_0"]["observations"].shape == \
+        gym_env.observation_space.shape
+    rng = np.random.default_rng(0)
+    steps, total = 0, 0.0
+    while True:
+        o = obs["player_0"]
+        obs, rew, term, trunc, infos = env.step(
+            {"player_0": int(rng.choice(np.flatnonzero(o["action_mask"])))})
+        steps += 1
+        total += rew.get("player_0", 0.0)
+        if term["__all__"] or trunc["__all__"]:
+            break
+    assert steps == 14  # a bid and 13 cards, as an episode of SpadesHand-v1
+    hr = infos["player_0"]["hand_result"]
+    assert total == pytest.approx(
+        (hr["teams"][0]["hand_points"] - hr["teams"][1]["hand_points"]) / 100)
