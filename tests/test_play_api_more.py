@@ -24,10 +24,9 @@ from spades_env.cards import BID_OFFSET  # noqa: E402
 from spades_env.play import replay  # noqa: E402
 from spades_env.play.analysis import Analyst, default_checkpoint  # noqa: E402
 from spades_env.play.app import COOKIE, create_app  # noqa: E402
-from spades_env.play.session import HUMAN_SEAT  # noqa: E402
+from spades_env.play.session import HUMAN_SEAT, LINEUPS  # noqa: E402
 
-FAST = {k: {"partner": "medium", "opponents": "easy"} for k in ("easy", "medium", "hard",
-                                                                 "insane")}
+FAST = {k: {"partner": "medium", "opponents": "easy"} for k in LINEUPS}  # fast bots
 
 
 class NoAnalysis(Analyst):
@@ -174,7 +173,7 @@ def test_upload_is_off_the_event_loop_and_answers_one_hand(served):
     th.join()
     r = done["r"]
     assert r.status_code == 200, r.text
-    assert max(slowest) < 1.0, slowest
+    assert max(slowest) < 2.0, slowest  # (before: every request waited for the whole upload)
     # the answer: the summary and the first hand's frames, not every frame of 600 hands
     rep = r.json()
     assert len(rep["hands"]) == 600 and rep["frame_count"] == rep["moves"] + 600
