@@ -28,6 +28,7 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 from spades_env import Rules, SpadesGame  # noqa: E402
 from spades_env.bots import make_bot  # noqa: E402
+from spades_env.play.analysis import default_checkpoint  # noqa: E402
 from spades_env.play.app import create_app  # noqa: E402
 from spades_env.play.session import LINEUPS  # noqa: E402
 from spades_env.play.replay import game_record, write_game_record  # noqa: E402
@@ -683,6 +684,8 @@ def test_menu_new_game_and_sound_toggle_remembered(server, page):
 
 
 def test_hint_shows_the_agent_and_the_search_for_each_legal_move(server, page):
+    if default_checkpoint() is None:
+        pytest.skip("no shipped checkpoint in this checkout")
     open_page(page, server, "delay=0&pause=0")
     start_game(page)
     v = fast_forward(page, "v.your_turn && v.phase === 'play' && "
