@@ -488,9 +488,9 @@ class SpadesVectorEnv:
             else ``"torch"``). The choice is in ``self.backend``.
         threads: native backend only: OpenMP threads sharing the loop over games (default 1;
             more pays from about 1024 games when cores are free, see ``adapt_threads``; ignored
-            when the kernel was built without OpenMP, see ``self.threads``). The kernel shares torch's
-            OpenMP runtime, whose thread pool does not survive ``fork``: in a process forked
-            after a multi-threaded kernel ran, kernels and torch run on one thread.
+            when the kernel was built without OpenMP, see ``self.threads``). The kernel shares
+            torch's OpenMP runtime, whose thread pool does not survive ``fork``: in a process
+            forked after a multi-threaded kernel ran, kernels and torch run on one thread.
         adapt_threads: with ``threads > 1``, time ``threads`` against 1 thread side by side
             every 0.02 to 2 s of steps and run the faster (default; ``spades_env.native.
             ThreadChooser``): OpenMP threads that wait for a busy core made 2 threads slower

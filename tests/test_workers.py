@@ -28,8 +28,8 @@ AGENT = os.path.join(ROOT, "tests", "data", "agent_v1.pt")
 
 def _session(sid: int) -> list[tuple[int, str]]:
     """Live (not zombie) processes of session ``sid``: (pid, command line)."""
-    out = subprocess.run(["ps", "-ww", "-o", "pid=,stat=,args=", "-s", str(sid)], capture_output=True,
-                         text=True).stdout
+    out = subprocess.run(["ps", "-ww", "-o", "pid=,stat=,args=", "-s", str(sid)],
+                         capture_output=True, text=True).stdout
     rows = [line.split(None, 2) for line in out.strip().splitlines() if line.strip()]
     return [(int(r[0]), r[2] if len(r) > 2 else "") for r in rows if not r[1].startswith("Z")]
 
