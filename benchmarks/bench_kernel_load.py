@@ -7,7 +7,7 @@ decisions/s of ``SpadesVectorEnv(n, threads=T, validate=False, copy=False)`` ste
 actions (``sample_actions``) for ``threads=1``, ``threads=2`` (adapting to the load, the default
 where the installed version has ``adapt_threads``) and ``threads=2, adapt_threads=False`` (the old
 fixed setting), on the machine as it is and with ``--busy`` spinning Python processes
-(``while True: pass``) started beside it, each measurement ``--seconds`` long after ``--settle``
+(a Python loop) started beside it, each measurement ``--seconds`` long after ``--settle``
 seconds of untimed steps under its load. Every round measures each (load, setting) cell once, in
 an order that alternates between rounds, so drifting load from other programs hits all cells
 alike; printed are the medians over ``--repeats`` rounds and each setting's ratio to threads=1
@@ -39,7 +39,9 @@ import torch  # noqa: E402
 
 from spades_env.vector import SpadesVectorEnv  # noqa: E402
 
-BUSY = "while True: pass"
+# spins until stopped, or until the benchmark is gone (even killed outright: no orphan spinner)
+BUSY = ("import os\nparent = os.getppid()\n"
+        "while os.getppid() == parent:\n    for _ in range(10**5): pass")
 
 
 def start_busy(k: int) -> list[subprocess.Popen]:

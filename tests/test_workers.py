@@ -178,3 +178,23 @@ def test_a_non_callable_initializer_is_a_value_error():
     with pytest.raises(ValueError, match="initializer must be callable"):
         with worker_pool(1, initializer=5):
             pass
+
+
+def test_a_pool_opened_outside_the_main_thread_works_and_leaves_signals_alone():
+    # signal handlers can only be set in the main thread: elsewhere the pool relies on the
+    # workers' own parent watch, and must not fail
+    import threading
+    out = {}
+
+    def run():
+        try:
+            with worker_pool(1) as pool:
+                out["squares"] = pool.map(_square, [3])
+        except BaseException as e:  # noqa: BLE001 (reported below)
+            out["error"] = repr(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(120)
+    assert out == {"squares": [9]}
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
