@@ -35,9 +35,8 @@ import time
 
 __all__ = ["write_atomic", "check_output_file", "clean_stale_temps", "WriteError",
            "STALE_SECONDS", "check_not_input", "files_in", "open_regular", "read_regular",
-           "parse_json", "read_npz", "npz_rows",
-           "MAX_NPZ_BYTES", "MAX_TEXT_BYTES", "lock_folder", "folder_problem", "FolderLock",
-           "FolderInUse"]
+           "parse_json", "read_npz", "npz_rows", "MAX_NPZ_BYTES", "MAX_NPZ_MEMBERS",
+           "MAX_TEXT_BYTES", "lock_folder", "folder_problem", "FolderLock", "FolderInUse"]
 
 
 class WriteError(OSError):
@@ -265,7 +264,8 @@ def check_not_input(path: str, inputs, what: str = "output file") -> str:
     Returns:
         ``path``.
     Raises:
-        ValueError: ``WHAT PATH is the input INPUT: it would be replaced; choose another name``.
+        ValueError: ``WHAT PATH: it is the input INPUT (the same file), which would be lost;
+            choose another name``.
     """
     real = os.path.realpath(path)
     for src in inputs:
@@ -276,8 +276,8 @@ def check_not_input(path: str, inputs, what: str = "output file") -> str:
             except (OSError, ValueError):
                 same = False
         if same:
-            raise ValueError(f"{what} {path} is the input {src}: writing it would replace the "
-                             f"input; choose another name")
+            raise ValueError(f"{what} {path}: it is the input {src} (the same file), which "
+                             f"would be lost; choose another name")
     return path
 
 
@@ -297,6 +297,9 @@ def files_in(folder: str, prefix: str, suffix: str) -> list[str]:
 MAX_NPZ_BYTES = 1 << 30
 """most bytes the members of one ``.npz`` archive may declare, in all, uncompressed
 (``read_npz``): checked from the archive's directory before anything is inflated."""
+
+MAX_NPZ_MEMBERS = 64
+"""most members of one ``.npz`` archive (``read_npz``); the formats have about a dozen."""
 
 MAX_TEXT_BYTES = 256 << 20
 """largest text file (JSON, JSON lines) ``read_regular`` reads by default."""
@@ -386,8 +389,9 @@ def _npy_header(f):
 def read_npz(path: str, what: str, layout, max_bytes: int = MAX_NPZ_BYTES) -> dict:
     """Read an ``.npz`` archive of untrusted origin: every member checked before any is inflated.
 
-    1. ``path`` must be a regular file (``open_regular``) and a zip archive whose members are all
-       ``NAME.npy``, each name once, declaring at most ``max_bytes`` in all;
+    1. ``path`` must be a regular file (``open_regular``) and a zip archive of at most
+       ``MAX_NPZ_MEMBERS`` members, all ``NAME.npy``, each name once, declaring at most
+       ``max_bytes`` in all;
     2. each member's ``.npy`` header is read (a few hundred bytes): no object dtype, and its
        declared data size must be exactly the member's size;
     3. ``layout(headers)`` (``headers``: ``{name: (shape, dtype)}``) returns ``(scalars,
@@ -414,6 +418,9 @@ def read_npz(path: str, what: str, layout, max_bytes: int = MAX_NPZ_BYTES) -> di
         with z:
             infos = {}
             total = 0
+            if len(z.infolist()) > MAX_NPZ_MEMBERS:
+                raise ValueError(f"{path}: not a readable {what} ({len(z.infolist())} members; "
+                                 f"at most {MAX_NPZ_MEMBERS})")
             for info in z.infolist():
                 name = info.filename
                 if not name.endswith(".npy") or name[:-4] in infos or "/" in name:
@@ -548,13 +555,12 @@ def _folder_problem(st, folder: str) -> str | None:
 
 def folder_problem(folder: str) -> str | None:
     """Why the existing ``folder`` must not be written by a run (a symbolic link, not a folder,
-    another user's, writable by every user), or None (also for a missing folder)."""
+    another user's, writable by every user), or None (also for a missing or unreachable folder,
+    whose creation then reports the reason)."""
     try:
         st = os.lstat(folder)
-    except FileNotFoundError:
+    except OSError:  # missing, or unreachable: creating or writing it reports the reason
         return None
-    except OSError as e:
-        return f"cannot use {folder}: {e.strerror or e}"
     return _folder_problem(st, folder)
 
 

@@ -612,5 +612,5 @@ def test_distill_refuses_to_write_over_its_source(tiny, tmp_path, capsys):
     shutil.copy(tiny, src)
     before = open(src, "rb").read()
     assert main(["--from", src, "--out", src, "--minutes", "0.01", "--workers", "1"]) == 2
-    assert "--out " + src + " is the input" in capsys.readouterr().err
+    assert f"--out {src}: it is the input {src}" in capsys.readouterr().err
     assert open(src, "rb").read() == before

@@ -147,6 +147,24 @@ def test_open_run_never_writes_through_a_planted_tensorboard_folder(tmp_path):
         open_run(args, overwrite=True, log=notes.append)
 
 
+def test_overwrite_never_removes_a_file_the_run_reads(tiny, tmp_path):
+    import shutil
+
+    from training.checkpoint import open_run
+    from training.config import from_dict
+    ck = tmp_path / "ck" / "nano"
+    ck.mkdir(parents=True)
+    shutil.copy(tiny, ck / "latest.pt")
+    before = (ck / "latest.pt").read_bytes()
+    args = from_dict({"name": "nano", "bc_teacher": "", "checkpoint_dir": str(tmp_path / "ck"),
+                      "runs_dir": str(tmp_path / "runs"), "pool_bots": ["random"],
+                      "eval_opponents": ["random", f"checkpoint:{ck / 'latest.pt'}"]})
+    with pytest.raises(ValueError, match=f"--overwrite would remove {ck / 'latest.pt'}: it is "
+                                         f"the input"):
+        open_run(args, overwrite=True, log=lambda m: None)
+    assert (ck / "latest.pt").read_bytes() == before
+
+
 def test_a_label_folder_is_held_by_one_labelling_run(tmp_path):
     from training.distill import lock_labels
     lock = lock_labels(str(tmp_path / "labels"))
@@ -224,7 +242,7 @@ def test_export_in_place_message(tiny, capsys):
     from training.export import main as export_main
     assert export_main([tiny, tiny]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: destination {tiny} is the input {tiny}")
+    assert err.startswith(f"error: destination {tiny}: it is the input {tiny} (the same file)")
 
 
 # ============================================================================ 2. checked readers
@@ -279,6 +297,10 @@ def test_npz_sizes_are_bounded_from_the_directory(tmp_path):
     _zip(tmp_path / "obj.npz", {"seed.npy": h.getvalue() + bytes(16)})
     with pytest.raises(ValueError, match="field 'seed' holds Python objects"):
         fio.read_npz(str(tmp_path / "obj.npz"), "x", lambda h: ({}, {}))
+    # too many members: refused from the directory
+    _zip(tmp_path / "many.npz", {f"f{i}.npy": b"" for i in range(fio.MAX_NPZ_MEMBERS + 1)})
+    with pytest.raises(ValueError, match=f"{fio.MAX_NPZ_MEMBERS + 1} members; at most"):
+        fio.read_npz(str(tmp_path / "many.npz"), "x", lambda h: ({}, {}))
     # members that are not .npy, or named twice
     _zip(tmp_path / "odd.npz", {"notes.txt": b"hi"})
     with pytest.raises(ValueError, match="unexpected member 'notes.txt'"):

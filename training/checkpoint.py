@@ -24,7 +24,8 @@ import torch
 from spades_env.agents.checkpoint import (  # noqa: F401 - the loading half, re-exported
     FORMAT_TAG, FORMAT_VERSION, _bad, agent_kwargs, build_agent, check_model, check_state_dict,
     check_tensors, expected_state, load_checkpoint)
-from spades_env.fileio import (FolderInUse, FolderLock, WriteError, check_output_file,
+from spades_env.fileio import (FolderInUse, FolderLock, WriteError, check_not_input,
+                               check_output_file,
                                clean_stale_temps, files_in, folder_problem, lock_folder,
                                write_atomic)
 
@@ -319,6 +320,13 @@ def _occupied(ckpt_dir: str, run_dir: str, resume: str | None) -> str | None:
     return None
 
 
+def _run_inputs(args) -> list[str]:
+    """The files a run reads: ``init_from``, ``bc_records`` and every ``checkpoint:PATH`` bot."""
+    bots = [args.bc_teacher, *args.pool_bots, *args.eval_opponents]
+    return [p for p in (args.init_from, args.bc_records) if p] + \
+        [b[len("checkpoint:"):] for b in bots if b.startswith("checkpoint:")]
+
+
 def open_run(args, resume: str | None = None, data: dict | None = None,
              overwrite: bool = False, log=print) -> RunFolder:
     """Check everything a run needs, then give it its folders, before any work.
@@ -383,11 +391,14 @@ def open_run(args, resume: str | None = None, data: dict | None = None,
         try:
             if why:  # overwrite
                 gone = []
-                for p in ([os.path.join(ckpt_dir, n) for n in ("latest.pt", "best.pt")]
-                          + ([] if data is not None else _event_files(run_dir))):
-                    if os.path.exists(p) and not _same_file(p, resume):
-                        os.unlink(p)
-                        gone.append(os.path.basename(p))
+                doomed = [p for p in ([os.path.join(ckpt_dir, n) for n in ("latest.pt", "best.pt")]
+                                      + ([] if data is not None else _event_files(run_dir)))
+                          if os.path.exists(p) and not _same_file(p, resume)]
+                for p in doomed:  # no command removes or writes over its own input
+                    check_not_input(p, _run_inputs(args), "--overwrite would remove")
+                for p in doomed:
+                    os.unlink(p)
+                    gone.append(os.path.basename(p))
                 log(f"--overwrite: removed {', '.join(gone) or 'nothing'} of the earlier run in "
                     f"{ckpt_dir} / {run_dir}")
             clean_stale_temps(ckpt_dir, ".tmp_", ".pt")
