@@ -630,7 +630,11 @@ def lock_folder(folder: str, name: str = ".lock") -> FolderLock:
                                  f"{st.st_uid}); remove it or use another folder")
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
+            except OSError as e:
+                if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    os.close(fd)  # no locks on this file system (ENOLCK...): say so
+                    raise OSError(e.errno, f"cannot lock {lock_path}: {e.strerror or e}") \
+                        from None
                 try:
                     holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
                 except OSError:

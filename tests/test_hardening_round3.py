@@ -101,6 +101,18 @@ def test_a_held_folder_is_refused_with_its_holder_then_free_again(tmp_path):
     fio.lock_folder(str(tmp_path / "f")).release()
 
 
+def test_a_file_system_without_locks_is_an_os_error_not_a_busy_folder(tmp_path, monkeypatch):
+    import errno
+    import fcntl
+
+    def no_locks(fd, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    with pytest.raises(OSError, match=r"cannot lock .*\.lock: No locks available") as e:
+        fio.lock_folder(str(tmp_path / "f"))
+    assert not isinstance(e.value, ValueError)
+
+
 def test_open_run_skips_a_planted_run_folder_and_leaves_the_target_alone(tmp_path):
     from training.checkpoint import open_run
     from training.config import from_dict
