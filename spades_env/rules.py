@@ -156,6 +156,30 @@ def _trick_winner(cards, leader: int) -> int:
     return (leader + bi) & 3
 
 
+def legal_cards_batch(hands: np.ndarray, led_suit: np.ndarray, spades_broken: np.ndarray
+                      ) -> np.ndarray:
+    """The cards each hand may play, for many hands at once (docs/rules.md, Play: follow suit
+    when you can; no spade lead before spades are broken unless the hand holds only spades).
+
+    Args:
+        hands: bool ``[..., 52]``: the cards each hand holds (card id = suit*13 + rank).
+        led_suit: int ``[...]`` (broadcast against ``hands[..., 0]``): the suit led to the
+            current trick, or -1 when the hand is to lead.
+        spades_broken: bool ``[...]`` (broadcast the same way): spades are broken.
+    Returns:
+        bool ``[..., 52]``: the legal cards (all False for an empty hand).
+    """
+    hands = np.asarray(hands, dtype=bool)
+    led = np.asarray(led_suit)[..., None]
+    suit = np.arange(52) // 13
+    follow = hands & (suit == led)
+    can_follow = follow.any(-1, keepdims=True)
+    non_spades = hands & (suit != 3)
+    lead_only_non_spades = (led < 0) & ~np.asarray(spades_broken, dtype=bool)[..., None] \
+        & non_spades.any(-1, keepdims=True)
+    return np.where(can_follow, follow, np.where(lead_only_non_spades, non_spades, hands))
+
+
 @dataclass(frozen=True)
 class TeamScore:
     """One team's line of the per-hand score table (docs/rules.md, Scoring a hand).
@@ -426,5 +450,5 @@ def game_outcome(scores, rules: Rules) -> int | None:
     return 0 if scores[0] > scores[1] else 1
 
 
-__all__ = ["Rules", "PRESETS", "trick_winner", "TeamScore", "HandResult", "score_hand",
+__all__ = ["Rules", "PRESETS", "trick_winner", "legal_cards_batch", "TeamScore", "HandResult", "score_hand",
            "game_outcome", "SPADES_MASK"]

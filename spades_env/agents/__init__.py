@@ -5,6 +5,7 @@
 | ``model``    | ``Agent``: the policy/value network (shared trunk, card-play, bid and value heads, optional privileged critic) | torch |
 | ``checkpoint`` | ``load_checkpoint`` / ``build_agent``: the checkpoint format and the checks every load makes | torch |
 | ``bot``      | ``CheckpointBot``: a checkpoint playing as a bot (``make_bot("checkpoint:PATH")``) from the seat's view only | torch |
+| ``expert``   | ``ExpertBot``: PIMC search with deals weighted by the network's likelihood of the other seats' decisions (``make_bot("expert")``) | torch |
 
 This package's ``__init__`` holds only the network's size limits and needs no torch, so the
 training configuration can check a network before torch is imported. Training

@@ -35,6 +35,15 @@ def make_bot(name: str, seed=None, **kwargs) -> Bot:
     elif name in ("hard", "insane"):
         from .pimc import HardBot, InsaneBot
         cls = HardBot if name == "hard" else InsaneBot
+    elif name == "expert":
+        try:
+            from spades_env.agents.expert import ExpertBot  # search on a trained network (torch)
+        except ImportError as e:
+            if (e.name or "").split(".")[0] != "torch":
+                raise
+            raise ImportError("bot 'expert' needs PyTorch, which is not installed: pip install "
+                              "'spades_env[torch]' (or torch>=2.2)") from None
+        cls = ExpertBot
     elif name.startswith("checkpoint:"):
         import os
         path = name[len("checkpoint:"):]

@@ -45,7 +45,8 @@ from .sampler import DealSampler, as_random, check_deal
 from .solver import ABOVE, BELOW, HandUtility, _high_rank, _low_rank, estimate_tricks, \
     finish_trick, nil_risk, playouts, solve
 
-__all__ = ["PIMCBot", "HardBot", "InsaneBot", "best_candidate", "bid_likelihood", "estimate_bid"]
+__all__ = ["PIMCBot", "HardBot", "InsaneBot", "best_candidate", "bid_likelihood", "estimate_bid",
+           "resample"]
 
 
 def estimate_bid(hand: int) -> int:
@@ -72,6 +73,34 @@ def bid_likelihood(bid: int, hand: int, sigma: float = 1.4, floor: float = 0.03)
         return floor + (1 - floor) * exp(-0.5 * x * x)
     d = (bid - e) / sigma
     return floor + (1 - floor) * exp(-0.5 * d * d)
+
+
+def resample(weights, n: int, rnd) -> dict[int, int]:
+    """Systematic resampling (Kitagawa 1996): ``n`` draws in proportion to ``weights``.
+
+    Args:
+        weights: non-negative floats, not all 0.
+        n: number of draws (>= 1).
+        rnd: a ``random.Random`` (one number is drawn).
+    Returns:
+        ``{index: count}`` for the drawn indices; the counts sum to ``n``.
+    """
+    total = float(sum(weights))
+    step = total / n
+    x = rnd.random() * step
+    acc = 0.0
+    counts: dict[int, int] = {}
+    j = 0
+    for i, w in enumerate(weights):
+        acc += w
+        while x < acc and j < n:
+            counts[i] = counts.get(i, 0) + 1
+            x += step
+            j += 1
+    if j < n:  # float round-off: give the rest to the heaviest deal
+        i = max(range(len(weights)), key=weights.__getitem__)
+        counts[i] = counts.get(i, 0) + n - j
+    return counts
 
 
 # most samples a PIMC bot may take per decision (the insane level uses 400; more runs for hours)
@@ -219,22 +248,7 @@ class PIMCBot(Bot):
             for s in seats:
                 w *= bid_likelihood(view.bids[s], d[s] | view.played[s])
             weights.append(w)
-        total = sum(weights)
-        # systematic resampling: n deals in proportion to the weights
-        step = total / n
-        x = rnd.random() * step
-        acc = 0.0
-        counts: dict[int, int] = {}
-        j = 0
-        for i, w in enumerate(weights):
-            acc += w
-            while x < acc and j < n:
-                counts[i] = counts.get(i, 0) + 1
-                x += step
-                j += 1
-        if j < n:  # float round-off: give the rest to the heaviest deal
-            i = max(range(m), key=weights.__getitem__)
-            counts[i] = counts.get(i, 0) + n - j
+        counts = resample(weights, n, rnd)
         return [(cands[i], float(k)) for i, k in sorted(counts.items())]
 
     # ------------------------------------------------------------------ card play

@@ -1,0 +1,345 @@
+"""``expert``: Perfect-Information Monte Carlo search whose deals are weighted by the trained network.
+
+``insane`` draws deals that agree with the seat's information set and weights them by a
+hand-tuned model of the bids (``bots.pimc.bid_likelihood``). ``expert`` weights them by the
+trained policy instead, and reads every decision the other three seats made this hand, card play
+included: policy-based inference (Rebstock, Solinas, Buro and Sturtevant, "Policy Based Inference
+in Trick-Taking Card Games", IEEE CoG 2019, for Skat).
+
+For a sampled deal ``d`` (the hidden hands now), each earlier decision of another seat ``s`` is
+re-encoded as ``s`` saw it then: the public part of its observation is the same in every deal
+(computed once per decision, by replaying the hand's public moves in the engine), and its hand is
+``d[s]`` plus the cards ``s`` has played since. The weight of ``d`` is
+
+    w(d) = prod over those decisions of ((1 - floor) * pi(a | o_s(d)) + floor / |legal|) ** temper
+
+where ``pi`` is the checkpoint's masked policy and ``a`` the action actually taken. ``temper`` < 1
+and ``floor`` > 0 keep a confident but imperfect model from ruling out the real deal. Card play
+draws ``inference_factor * samples`` deals, weights them, and resamples ``samples`` of them
+(systematic resampling); bidding does the same with ``bid_samples``, the earlier bids being the
+evidence. The search itself (candidates, play-outs, the exact endgame, the bid search) is
+``PIMCBot``'s, with ``insane``'s settings.
+
+The forward passes are batched: one matrix product over every (deal, decision) pair, the first
+layer split into the part that all deals share (the public observation) and the hand's 52 columns.
+
+The bot reads ``game.view(seat)`` only: its deals are drawn from the view, and the network reads
+observations built from the public moves and the sampled hands, never a hidden card.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from spades_env.bots.pimc import PIMCBot, resample
+from spades_env.cards import BID_OFFSET, LOOK_ACTION, NUM_CARDS
+from spades_env.engine import Phase, SpadesGame
+from spades_env.observation import OFFSETS, encode
+from spades_env.rules import legal_cards_batch
+
+from .checkpoint import build_agent, load_checkpoint
+
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parents[2] / "checkpoints" / "shipped" / "agent.pt"
+"""the network ``make_bot("expert")`` uses when no ``checkpoint`` is given (the shipped agent)."""
+
+INFERENCE = ("network", "bids", "none")
+_HAND = OFFSETS["hand"]
+
+
+def _mask_bits(masks) -> np.ndarray:
+    """52-bit int masks (any shape) -> bool ``[..., 52]`` (bit ``i`` of a mask is card ``i``)."""
+    a = np.ascontiguousarray(np.asarray(masks, dtype="<u8"))
+    bits = np.unpackbits(a.view(np.uint8).reshape(*a.shape, 8), axis=-1, bitorder="little")
+    return bits[..., :NUM_CARDS].view(bool)
+
+
+def _runs(values) -> list[tuple[int, int]]:
+    """``(start, stop)`` of each run of equal neighbours in ``values``."""
+    out, a = [], 0
+    for i in range(1, len(values) + 1):
+        if i == len(values) or values[i] != values[a]:
+            out.append((a, i))
+            a = i
+    return out
+
+
+class _Evidence:
+    """The other seats' decisions of one hand, each as the public part of the observation its seat
+    had then (``obs`` float32 ``[R, obs_size]``, hand block zero) and what the deal adds to it."""
+
+    def __init__(self):
+        self.obs: list[np.ndarray] = []
+        self.seat: list[int] = []      # the deciding seat
+        self.action: list[int] = []    # the action id it took
+        self.later: list[int] = []     # cards that seat played from that decision on (mask)
+        self.led: list[int] = []       # suit led to the trick then, -1 when leading or bidding
+        self.broken: list[bool] = []
+        self.is_bid: list[bool] = []
+        self.bid_legal: list[int] = []  # legal bid actions then (16-bit mask, bit = action - 52)
+
+    def __len__(self) -> int:
+        return len(self.seat)
+
+
+class PolicyLikelihood:
+    """The checkpoint's probability of observed decisions for many deals at once.
+
+    Args:
+        agent: a ``model.Agent`` (eval mode).
+        threads: torch CPU threads while scoring (``None``: torch's own setting).
+    """
+
+    def __init__(self, agent, threads: int | None = 1):
+        self.agent = agent
+        self.threads = threads
+        lin = agent.trunk[0]
+        self.obs_size = agent.obs_size
+        self.w = lin.weight.detach()                                  # [H, obs_size]
+        self.b = lin.bias.detach()
+        self.w_hand = self.w[:, _HAND[0]:_HAND[1]].T.contiguous()     # [52, H]
+        self.rest = agent.trunk[2:]                                   # after the first ReLU
+
+    @torch.no_grad()
+    def log_likelihood(self, ev: _Evidence, deals: np.ndarray, floor: float) -> np.ndarray:
+        """Log-likelihood of every decision in ``ev`` under each deal.
+
+        Args:
+            ev: the decisions (``R`` of them, at least one).
+            deals: uint64 ``[D, 4]``: the hands each seat holds now in each deal.
+            floor: mixing weight (0..1) of the uniform distribution over the legal actions.
+        Returns:
+            float64 ``[D, R]``: ``log((1 - floor) * pi(a_r | o_r(d)) + floor / |legal_r(d)|)``,
+            ``-inf`` where the action was illegal for the deal's hand.
+        """
+        before = torch.get_num_threads()
+        limit = self.threads is not None and before != self.threads
+        if limit:
+            torch.set_num_threads(self.threads)
+        try:
+            return self._log_likelihood(ev, deals, floor)
+        finally:
+            if limit:
+                torch.set_num_threads(before)
+
+    def _log_likelihood(self, ev, deals, floor):
+        n_deals, n_rec = len(deals), len(ev)
+        seat = np.asarray(ev.seat)
+        n_bid = int(np.sum(ev.is_bid))  # the bids come first: every bid precedes the first card
+        held = _mask_bits(deals)                                     # [D, 4, 52]: held now
+        later = _mask_bits(np.asarray(ev.later, dtype=np.uint64))   # [R, 52]: played since
+        # first layer, split: W x = W (public part) + W (held now) + W (played since), the three
+        # disjoint; the public part and the cards played since are the same in every deal
+        obs = torch.from_numpy(np.stack(ev.obs)[:, :self.obs_size])
+        shared = obs @ self.w.T + self.b + torch.from_numpy(later.astype(np.float32)) @ self.w_hand
+        now = torch.from_numpy(held.reshape(-1, NUM_CARDS).astype(np.float32)) @ self.w_hand
+        now = now.view(n_deals, 4, -1)
+        pre = torch.empty(n_deals, n_rec, shared.shape[1])
+        for a, b in _runs(seat):  # records of one seat in a row: one broadcast add each
+            torch.add(now[:, seat[a], None], shared[a:b], out=pre[:, a:b])
+        z = self.rest(pre.clamp_(min=0).view(n_deals * n_rec, -1)).view(n_deals, n_rec, -1)
+        out = np.zeros((n_deals, n_rec))
+        action = np.asarray(ev.action)
+        if n_bid < n_rec:
+            legal = legal_cards_batch(held[:, seat[n_bid:]] | later[n_bid:],
+                                      np.asarray(ev.led[n_bid:]), np.asarray(ev.broken[n_bid:]))
+            logits = self.agent.play_head(z[:, n_bid:])
+            out[:, n_bid:] = self._log_mix(logits, torch.from_numpy(legal), action[n_bid:], floor)
+        if n_bid:
+            legal = _mask_bits(np.asarray(ev.bid_legal[:n_bid], dtype=np.uint64))[:, :16]
+            legal = torch.from_numpy(np.ascontiguousarray(legal))
+            logits = self.agent.bid_head(z[:, :n_bid])
+            out[:, :n_bid] = self._log_mix(logits, legal.expand(n_deals, -1, -1),
+                                           action[:n_bid] - BID_OFFSET, floor)
+        return out
+
+    @staticmethod
+    def _log_mix(logits, legal, action, floor) -> np.ndarray:
+        """``log((1 - floor) * softmax_legal(logits)[action] + floor / |legal|)`` per row."""
+        logits = logits.masked_fill(~legal, -np.inf)
+        logp = torch.log_softmax(logits, -1)
+        idx = torch.from_numpy(np.asarray(action, dtype=np.int64)).expand(logp.shape[0], -1)
+        lp = logp.gather(-1, idx[..., None]).squeeze(-1)
+        if floor > 0:
+            n_legal = legal.sum(-1).clamp(min=1).float()
+            lp = torch.logaddexp(lp + np.log1p(-floor), np.log(floor) - n_legal.log())
+            lp = torch.where(legal.gather(-1, idx[..., None]).squeeze(-1), lp, -np.inf)
+        return lp.numpy()
+
+
+def _ess(w: np.ndarray) -> float:
+    """Effective sample size ``(sum w)^2 / sum w^2`` of importance weights (Kong 1992)."""
+    return float(w.sum() ** 2 / (w * w).sum())
+
+
+def tempered_weights(log_lik: np.ndarray, temper: float, min_ess: float) -> np.ndarray:
+    """Deal weights ``exp(t * log_lik)``, normalised to a maximum of 1, with the power ``t`` as
+    close to ``temper`` as keeps the effective sample size at least ``min_ess * len(log_lik)``
+    (adaptive tempering, as in adaptive sequential Monte Carlo: Jasra, Stephens, Doucet and
+    Tsagaris 2011); ``t`` is found by bisection.
+
+    Args:
+        log_lik: float ``[D]``, the deals' log-likelihoods (``-inf``: impossible).
+        temper: the largest power (0..1). min_ess: 0..1.
+    Returns:
+        float64 ``[D]``; all 1 when no deal has a finite likelihood.
+    """
+    ll = np.asarray(log_lik, dtype=np.float64)
+    top = ll.max() if len(ll) else -np.inf
+    if not np.isfinite(top):  # no deal explains the moves: every deal alike
+        return np.ones(len(ll))
+    possible = np.isfinite(ll)
+    ll = np.where(possible, ll - top, 0.0)
+
+    def weights(t):
+        return np.where(possible, np.exp(t * ll), 0.0)
+
+    target = min_ess * len(ll)
+    if _ess(weights(temper)) >= target:
+        return weights(temper)
+    lo, hi = 0.0, temper
+    for _ in range(30):
+        mid = 0.5 * (lo + hi)
+        if _ess(weights(mid)) >= target:
+            lo = mid
+        else:
+            hi = mid
+    return weights(lo)
+
+
+class ExpertBot(PIMCBot):
+    """``expert``: ``insane``'s search with deals weighted by a trained network's likelihood of
+    everything the other seats did this hand (module docstring).
+
+    Args:
+        seed: int / None / ``np.random.Generator``.
+        checkpoint: path of a training checkpoint (default ``DEFAULT_CHECKPOINT``, the shipped
+            agent).
+        samples, bid_samples, endgame_tricks, inference_factor, bid_window, bid_shade,
+            nil_shade, blind_nil_deficit, verify: as ``PIMCBot`` (defaults: ``insane``'s, with
+            ``inference_factor`` 1: the weighted deals are the drawn ones, resampled).
+        inference: ``"network"`` (default), ``"bids"`` (``insane``'s ``bid_likelihood``) or
+            ``"none"`` (uniform deals, as ``hard``).
+        temper: largest power (0..1) of the likelihood; 0 weights every deal alike.
+        min_ess: the power is lowered until the weighted deals' effective sample size is at
+            least this fraction (0..1) of the deals drawn (``tempered_weights``).
+        floor: weight (0..1) of a uniform choice among the legal actions mixed into the policy.
+        device: torch device of the network. threads: torch CPU threads while scoring.
+    Raises:
+        FileNotFoundError: no checkpoint at ``checkpoint``.
+        ValueError: a bad option, or a corrupt, foreign or mis-shaped checkpoint (named).
+    """
+
+    name = "expert"
+
+    def __init__(self, seed=None, checkpoint=None, samples: int = 400, bid_samples: int = 240,
+                 endgame_tricks: int = 3, inference: str = "network", inference_factor: int = 1,
+                 temper: float = 1.0, floor: float = 0.02, min_ess: float = 0.25,
+                 bid_shade: float = 0.5,
+                 device: str = "cpu", threads: int | None = 1, **kw):
+        if inference not in INFERENCE:
+            raise ValueError(f"inference must be one of {list(INFERENCE)}, got {inference!r}")
+        for nm, v in (("temper", temper), ("floor", floor), ("min_ess", min_ess)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+                raise ValueError(f"{nm} must be a number in 0..1, got {v!r}")
+        if floor >= 1:
+            raise ValueError(f"floor must be below 1 (1 ignores the network), got {floor!r}")
+        if threads is not None and (type(threads) is not int or not 1 <= threads <= 1024):
+            raise ValueError(f"threads must be an int in 1..1024 or None, got {threads!r}")
+        super().__init__(seed, samples=samples, bid_samples=bid_samples,
+                         endgame_tricks=endgame_tricks, infer_bids=inference != "none",
+                         inference_factor=inference_factor, bid_shade=bid_shade, **kw)
+        self.inference = inference
+        self.temper = float(temper)
+        self.floor = float(floor)
+        self.min_ess = float(min_ess)
+        path = os.fspath(checkpoint) if checkpoint is not None else str(DEFAULT_CHECKPOINT)
+        self.checkpoint = path
+        data = load_checkpoint(path, map_location=device)
+        self.likelihood = PolicyLikelihood(build_agent(data, device, path), threads)
+        self._evidence_key = None
+        self._evidence = _Evidence()
+
+    def __repr__(self) -> str:
+        return (f"ExpertBot({self.checkpoint!r}, samples={self.samples}, "
+                f"inference={self.inference!r}, temper={self.temper}, floor={self.floor})")
+
+    # ------------------------------------------------------------------ evidence
+    def evidence(self, view, deal) -> _Evidence:
+        """The other seats' decisions this hand as ``_Evidence`` (cached across the decisions of a
+        hand: only new decisions are encoded).
+
+        Args:
+            view: the deciding seat's ``PlayerView``.
+            deal: any deal that agrees with ``view`` (4 hand masks): the hand's public moves are
+                replayed on it to build each decision's public observation, whose other pieces do
+                not depend on the hidden cards.
+        """
+        me = view.seat
+        key = (view.hand_number, view.dealer, view.scores, view.bags, view.hand | view.played[me])
+        if key != self._evidence_key:
+            self._evidence_key, self._evidence = key, _Evidence()
+        ev = self._evidence
+        first = (view.dealer + 1) & 3
+        moves = [(s, BID_OFFSET + view.bids[s]) for s in ((first + i) & 3 for i in range(4))
+                 if view.bids[s] is not None]
+        moves += list(view.play_history)
+        others = sum(1 for s, _a in moves if s != me)
+        if others == len(ev):
+            return ev
+        start = [deal[s] | view.played[s] for s in range(4)]
+        g = SpadesGame.from_deal(start, view.dealer, view.scores, view.bags, view.rules)
+        k = 0
+        for s, a in moves:
+            while g.phase == Phase.BIDDING and not g.looked[g.current_player]:
+                g.apply(LOOK_ACTION)
+            if s != me:
+                if k >= len(ev):
+                    obs = encode(g.view(s))
+                    obs[_HAND[0]:_HAND[1]] = 0.0
+                    ev.obs.append(obs)
+                    ev.seat.append(s)
+                    ev.action.append(a)
+                    ev.later.append(view.played[s] & ~g.played[s])
+                    is_bid = g.phase == Phase.BIDDING
+                    ev.is_bid.append(is_bid)
+                    ev.led.append(-1 if is_bid or not g.trick else g.trick[0] // 13)
+                    ev.broken.append(bool(g.spades_broken))
+                    ev.bid_legal.append(g.legal_mask() >> BID_OFFSET if is_bid else 0)
+                k += 1
+            g.apply(a)
+        return ev
+
+    def deal_weights(self, view, deals) -> np.ndarray:
+        """Relative weight (float64 ``[len(deals)]``, max 1) of each deal (4 hand masks, each
+        agreeing with ``view``) given the other seats' decisions this hand: the floored policy
+        likelihood of the module docstring, tempered by ``tempered_weights``. All 1 without such
+        decisions."""
+        if not deals:
+            return np.zeros(0)
+        ev = self.evidence(view, deals[0])
+        if not len(ev):
+            return np.ones(len(deals))
+        ll = self.likelihood.log_likelihood(ev, np.asarray(deals, dtype=np.uint64), self.floor)
+        return tempered_weights(ll.sum(-1), self.temper, self.min_ess)
+
+    # ------------------------------------------------------------------ deals
+    def _deals_unchecked(self, view, n, rnd, sampler, seats) -> list:
+        if self.inference != "network" or any(view.blind):
+            # a Blind Nil exchange changed hands after the bids: insane's inference (which skips
+            # those seats), or no inference at all
+            return super()._deals_unchecked(view, n, rnd, sampler, seats)
+        m = n * self.inference_factor
+        exact = sampler.count <= m
+        cands = list(sampler.all_deals()) if exact else sampler.samples(m, rnd)
+        w = self.deal_weights(view, cands)
+        if exact and len(cands) <= n:
+            return [(d, n * float(x) / float(w.sum())) for d, x in zip(cands, w) if x > 0]
+        counts = resample(w, n, rnd)
+        return [(cands[i], float(k)) for i, k in sorted(counts.items())]
+
+
+__all__ = ["ExpertBot", "PolicyLikelihood", "tempered_weights", "DEFAULT_CHECKPOINT", "INFERENCE"]

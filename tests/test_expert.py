@@ -1,0 +1,255 @@
+"""The ``expert`` bot: PIMC search with deals weighted by the shipped network (spades_env.agents.expert).
+
+Each test checks a value worked out independently: the network's likelihood against
+``CheckpointBot.action_probs`` on the real views, the batched follow-suit rule against the engine,
+the weights of hand-built deals, the tempering's effective sample size.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from spades_env import SpadesGame  # noqa: E402
+from spades_env.agents.bot import CheckpointBot  # noqa: E402
+from spades_env.agents.expert import DEFAULT_CHECKPOINT, ExpertBot, tempered_weights  # noqa: E402
+from spades_env.bots import make_bot  # noqa: E402
+from spades_env.bots.sampler import DealSampler, sample_deals  # noqa: E402
+from spades_env.cards import BID_OFFSET, parse_cards  # noqa: E402
+from spades_env.engine import Phase  # noqa: E402
+from spades_env.observation import OFFSETS, encode  # noqa: E402
+from spades_env.rules import legal_cards_batch  # noqa: E402
+
+from .test_bots_pimc import _rebuild  # noqa: E402
+
+
+def small_expert(seed, **kw):
+    return ExpertBot(seed=seed, samples=24, bid_samples=16, **kw)
+
+
+def _mask(text: str) -> int:
+    m = 0
+    for c in parse_cards(text):
+        m |= 1 << c
+    return m
+
+
+def _played_game(seed: int, decisions: int):
+    """A game after ``decisions`` moves by ``medium`` bots, with every view the engine gave the
+    seat to move before each move (``(view, action)`` pairs)."""
+    g = SpadesGame(seed=seed)
+    bot = make_bot("medium")
+    log = []
+    for _ in range(decisions):
+        v = g.view(g.current_player)
+        a = bot.act(v)
+        log.append((v, a))
+        g.apply(a)
+    return g, log
+
+
+# ---------------------------------------------------------------------------- the batched rule
+
+def test_legal_cards_batch_matches_the_engine():
+    rng = np.random.default_rng(0)
+    checked = 0
+    for seed in range(30):
+        g = SpadesGame(seed=seed)
+        for _ in range(4):
+            g.apply(BID_OFFSET + 3)
+        for _ in range(int(rng.integers(0, 48))):
+            la = g.legal_actions()
+            g.apply(la[int(rng.integers(len(la)))])
+        hand = g.hands[g.current_player]
+        bits = np.array([(hand >> c) & 1 for c in range(52)], dtype=bool)
+        led = g.trick[0] // 13 if g.trick else -1
+        got = legal_cards_batch(bits[None], np.array([led]), np.array([g.spades_broken]))[0]
+        assert sorted(np.flatnonzero(got).tolist()) == g.legal_actions()
+        checked += 1
+    assert checked == 30
+
+
+def test_legal_cards_batch_hand_examples():
+    hand = _mask("AS 2H 3H")
+    bits = np.array([[(hand >> c) & 1 for c in range(52)]] * 4, dtype=bool)
+    led = np.array([1, 2, -1, -1])  # diamonds led (void), hearts led, lead unbroken, lead broken
+    got = legal_cards_batch(bits, led, np.array([False, False, False, True]))
+    cards = [sorted(np.flatnonzero(r).tolist()) for r in got]
+    assert cards[0] == sorted(parse_cards("AS 2H 3H"))  # void in diamonds: anything
+    assert cards[1] == sorted(parse_cards("2H 3H"))     # must follow hearts
+    assert cards[2] == sorted(parse_cards("2H 3H"))     # no spade lead before spades are broken
+    assert cards[3] == sorted(parse_cards("AS 2H 3H"))
+
+
+# ---------------------------------------------------------------------------- the likelihood
+
+@pytest.mark.parametrize("decisions", [3, 9, 27])
+def test_likelihood_of_the_true_deal_is_the_network_on_the_real_views(decisions):
+    """Re-encoded past decisions are exactly what each seat saw: under the true deal, the
+    log-likelihood of each decision equals log CheckpointBot.action_probs(real view)[action]."""
+    g, log = _played_game(4, decisions)
+    me = g.current_player
+    view = g.view(me)
+    bot = small_expert(0, floor=0.0)
+    ev = bot.evidence(view, list(g.hands))
+    ref = CheckpointBot(str(DEFAULT_CHECKPOINT))
+    expect_obs, expect_lp = [], []
+    for v, a in log:
+        if v.seat != me:
+            expect_obs.append(encode(v))
+            expect_lp.append(np.log(ref.action_probs(v)[a]))
+    assert len(ev) == len(expect_obs) == sum(1 for v, _a in log if v.seat != me)
+    h0, h1 = OFFSETS["hand"]
+    for i, want in enumerate(expect_obs):
+        got = ev.obs[i].copy()
+        assert not got[h0:h1].any()  # the hand block is the deal's, filled per deal
+        held = g.hands[ev.seat[i]] | ev.later[i]
+        got[h0:h1] = [(held >> c) & 1 for c in range(52)]
+        np.testing.assert_array_equal(got, want)
+    ll = bot.likelihood.log_likelihood(ev, np.array([g.hands], dtype=np.uint64), 0.0)[0]
+    np.testing.assert_allclose(ll, expect_lp, rtol=1e-4, atol=1e-4)
+
+
+def test_nil_bidder_holding_ace_and_king_of_spades_gets_a_low_weight():
+    """Seat 1 bid Nil (dealer 0). For seat 2, a deal that gives seat 1 the ace and king of spades
+    is far less likely under the network than the same deal with those two cards swapped with
+    two low hearts of seat 3."""
+    me = _mask("2S 3S 4S 5S AH KH QH JH AD KD QD JD AC")
+    dealer = _mask("6S 7S 8S TH 9D TD 7C 8C 9C TC JC QC KC")
+    low = [dealer, _mask("2H 3H 4H 5H 6H 2D 3D 4D 5D 2C 3C 4C 5C"), me,
+           _mask("AS KS QS JS TS 9S 7H 8H 9H 6D 7D 8D 6C")]
+    high = [dealer, _mask("AS KS 4H 5H 6H 2D 3D 4D 5D 2C 3C 4C 5C"), me,
+            _mask("2H 3H QS JS TS 9S 7H 8H 9H 6D 7D 8D 6C")]
+    g = SpadesGame.from_deal(low, dealer=0)
+    g.apply(BID_OFFSET + 0)  # seat 1: Nil
+    view = g.view(2)
+    bot = small_expert(0)
+    w = bot.deal_weights(view, [high, low])
+    assert w[1] == 1.0 and w[0] < 0.05
+    # the same deals under insane's bid model, for scale: the network is the sharper judge here
+    uniform = small_expert(0, inference="none").deal_weights
+    assert uniform is not None
+
+
+def test_a_seat_that_showed_out_never_holds_the_suit():
+    """A seat that did not follow suit is void: no weighted deal gives it that suit."""
+    g, _log = _played_game(11, 4 + 13)
+    view = g.view(g.current_player)
+    voids = view.voids
+    bot = small_expert(3)
+    deals = bot._deals(view, 24)
+    assert deals
+    for hands, w in deals:
+        assert w > 0
+        for s in range(4):
+            for suit in range(4):
+                if (voids[s] >> suit) & 1:
+                    assert not (hands[s] >> (13 * suit)) & 0x1FFF
+
+
+def test_tempered_weights_keep_the_effective_sample_size():
+    ll = np.array([0.0, -1.0, -2.0, -30.0])
+    w = tempered_weights(ll, 1.0, 0.0)  # no constraint: the likelihood itself
+    np.testing.assert_allclose(w, np.exp(ll))
+    w = tempered_weights(ll, 1.0, 0.9)  # ESS >= 3.6 of 4 needs a much lower power
+    ess = w.sum() ** 2 / (w * w).sum()
+    assert ess == pytest.approx(3.6, abs=1e-3)
+    assert w[0] == 1.0 and w[0] > w[1] > w[2] > w[3] > 0
+    assert (tempered_weights(np.array([-np.inf, -np.inf]), 1.0, 0.5) == 1.0).all()
+    assert tempered_weights(np.array([0.0, -np.inf]), 1.0, 0.9).tolist() == [1.0, 0.0]
+
+
+# ---------------------------------------------------------------------------- the bot
+
+def test_same_seed_same_moves():
+    g, _log = _played_game(7, 10)
+    v = g.view(g.current_player)
+    assert small_expert(5).act(v) == small_expert(5).act(v)
+    g2 = SpadesGame(seed=8)
+    moves = []
+    for _ in range(2):
+        bots = [small_expert(s) for s in range(4)]
+        g2 = SpadesGame(seed=8)
+        out = []
+        for _ in range(30):
+            a = bots[g2.current_player].act(g2.view(g2.current_player))
+            out.append(a)
+            g2.apply(a)
+        moves.append(out)
+    assert moves[0] == moves[1]
+
+
+def test_decision_unchanged_when_hidden_cards_change():
+    checked = 0
+    for seed in range(5):
+        g, _log = _played_game(seed, 3 + 4 * seed + seed % 3)
+        seat = g.current_player
+        v = g.view(seat)
+        other = sample_deals(v, 1, rng=seed + 99)[0]
+        v2 = _rebuild(v, other).view(seat)
+        assert v2.info_key() == v.info_key()
+        if any(other[s] != g.hands[s] for s in range(4)):
+            checked += 1
+        assert small_expert(7).act(v) == small_expert(7).act(v2)
+        # the network's inputs are the same too: the evidence does not depend on the deal used
+        a, b = small_expert(0).evidence(v, list(g.hands)), small_expert(0).evidence(v2, other)
+        assert len(a) == len(b)
+        for x, y in zip(a.obs, b.obs):
+            np.testing.assert_array_equal(x, y)
+    assert checked >= 4
+
+
+def test_plays_legal_moves_through_a_hand_and_bids_with_the_network_weights():
+    g = SpadesGame(seed=3)
+    bots = [small_expert(s) for s in range(4)]
+    n = 0
+    while not g.hand_results:
+        v = g.view(g.current_player)
+        a = bots[g.current_player].act(v)
+        assert a in v.legal_actions
+        g.apply(a)
+        n += 1
+    assert n == 4 + 52
+
+
+def test_make_bot_expert_and_bad_options(tmp_path):
+    bot = make_bot("expert", seed=1, samples=8)
+    assert isinstance(bot, ExpertBot) and bot.checkpoint == str(DEFAULT_CHECKPOINT)
+    for bad in ({"temper": 1.5}, {"floor": 1.0}, {"floor": -0.1}, {"min_ess": "x"},
+                {"inference": "magic"}, {"threads": 0}, {"samples": 0}):
+        with pytest.raises(ValueError):
+            make_bot("expert", seed=1, **bad)
+    with pytest.raises(ValueError, match="bad option"):
+        make_bot("expert", nonsense=1)
+    with pytest.raises(FileNotFoundError):
+        make_bot("expert", checkpoint=str(tmp_path / "none.pt"))
+
+
+def test_wrong_shape_or_version_checkpoint_is_refused_with_the_file_named(tmp_path):
+    data = torch.load(DEFAULT_CHECKPOINT, weights_only=True)
+    bad_version = dict(data, version=99)
+    p = tmp_path / "v99.pt"
+    torch.save(bad_version, p)
+    with pytest.raises(ValueError, match=r"v99\.pt.*version 99|version 99.*v99\.pt"):
+        make_bot("expert", checkpoint=str(p))
+    model = dict(data["model"])
+    key = next(k for k in model if k.endswith("weight"))
+    model[key] = torch.zeros(3, 3)
+    p = tmp_path / "shape.pt"
+    torch.save(dict(data, model=model), p)
+    with pytest.raises(ValueError, match="shape.pt"):
+        make_bot("expert", checkpoint=str(p))
+
+
+def test_blind_nil_hand_falls_back_to_the_bid_inference():
+    from spades_env import Rules
+    g = SpadesGame(rules=Rules(blind_nil=True), seed=4)
+    bots = [small_expert(s, blind_nil_deficit=-1000) for s in range(4)]  # always Blind Nil
+    for _ in range(40):
+        v = g.view(g.current_player)
+        a = bots[g.current_player].act(v)
+        assert a in v.legal_actions
+        g.apply(a)
+    assert any(g.blind) and g.phase == Phase.PLAY
