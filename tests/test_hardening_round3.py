@@ -519,6 +519,9 @@ def test_one_device_check_everywhere(tmp_path, device, match):
     # the device is checked before the file: a missing file is not what is reported
     with pytest.raises(ValueError, match=match):
         CheckpointBot(str(tmp_path / "missing.pt"), device=device)
+    from spades_env.agents.checkpoint import build_agent
+    with pytest.raises(ValueError, match=match):
+        build_agent({}, device)
     if isinstance(device, str):
         with pytest.raises(ValueError, match="bad config: device"):
             check_ready(from_dict({"device": device, "bc_teacher": ""}))
@@ -533,6 +536,16 @@ def test_cuda_without_cuda_is_refused_up_front(tiny):
             SpadesVectorEnv(2, device=dev)
         with pytest.raises(ValueError, match=f"device '{dev}': CUDA is not available"):
             CheckpointBot(tiny, device=dev)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_a_cuda_index_beyond_the_devices_is_refused_up_front():
+    from spades_env.devices import check_device
+    from spades_env.vector import SpadesVectorEnv
+    n = torch.cuda.device_count()
+    with pytest.raises(ValueError, match=f"device 'cuda:{n}': this machine has {n} CUDA"):
+        SpadesVectorEnv(2, device=f"cuda:{n}")
+    assert check_device("cuda:0") == torch.device("cuda:0")
 
 
 def test_a_config_that_sets_a_field_twice_is_refused(tmp_path):

@@ -45,6 +45,7 @@ except ImportError:  # the base install has no torch: say what to install
                       "not installed: pip install 'spades_env[torch]' (or torch>=2.2)",
                       name="torch") from None
 
+from spades_env.devices import check_device
 from spades_env.observation import OBS_SIZE, OBS_SIZE_V1
 
 from .model import MAX_PARAMS, MAX_WIDTH, Agent, network_params
@@ -289,8 +290,10 @@ def build_agent(data: dict, device="cpu", path="checkpoint"):
     ``check_model``, so a bad file allocates nothing).
 
     Raises:
-        ValueError: bad ``model_shape`` or weights that do not fit it, or non-finite weights.
+        ValueError: a bad or absent ``device`` (``spades_env.devices.check_device``, checked
+            first), bad ``model_shape`` or weights that do not fit it, or non-finite weights.
     """
+    device = check_device(device, "device")
     kwargs = check_model(data, path)
     agent = Agent(**kwargs, init=False).to(device)  # every weight is loaded next
     agent.load_state_dict(data["model"])
