@@ -25,15 +25,13 @@ and ``rules`` (the preset's name).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .cards import NUM_ACTIONS
-from .fileio import npz_rows, parse_json, read_npz, read_regular
+from .fileio import npz_rows, parse_json, read_npz, read_regular, write_atomic
 from .rules import Rules
 
 if TYPE_CHECKING:
@@ -135,21 +133,15 @@ def game_record(game: SpadesGame, players=DEFAULT_PLAYERS) -> dict:
 
 
 def write_game_record(path: str, game: SpadesGame, players=DEFAULT_PLAYERS) -> None:
-    """Write ``game_record(game, players)`` to ``path`` atomically (a temp file in the same
-    folder, then ``os.replace``). Raises ``OSError`` naming the path when it cannot be written."""
+    """Write ``game_record(game, players)`` to ``path`` atomically
+    (``spades_env.fileio.write_atomic``: the complete file or none, no temp file left behind).
+
+    Raises:
+        ValueError: bad ``players``.
+        OSError (``spades_env.fileio.WriteError``): ``could not write PATH: REASON``.
+    """
     data = json.dumps(game_record(game, players)).encode()
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".record-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, data, prefix=".record-", suffix=".tmp")
 
 
 __all__ = ["DEFAULT_PLAYERS", "RECORD_FORMAT", "RECORD_VERSION", "game_record", "write_game_record", "HAND_FORMAT",

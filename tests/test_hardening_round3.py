@@ -414,6 +414,17 @@ def test_a_deeply_nested_jsonl_line_is_a_value_error(tmp_path):
         load_record_file(str(p))
 
 
+def test_a_game_record_is_written_atomically_and_read_back(tmp_path):
+    g = SpadesGame(seed=1)
+    records.write_game_record(str(tmp_path / "a.json"), g, ["A", "B", "C", "D"])
+    [(d, where)] = records.read_game_record_file(str(tmp_path / "a.json"))
+    assert d["players"] == ["A", "B", "C", "D"] and SpadesGame.from_dict(d["game"]).hands == g.hands
+    (tmp_path / "b.json").mkdir()
+    with pytest.raises(OSError, match=f"could not write {tmp_path / 'b.json'}: Is a directory"):
+        records.write_game_record(str(tmp_path / "b.json"), g)
+    assert sorted(os.listdir(tmp_path)) == ["a.json", "b.json"]
+
+
 def test_folder_names_are_never_glob_patterns(tmp_path):
     from training.teacher_records import merge_folder, save_records
     folder = tmp_path / "run [1]?*"
@@ -489,6 +500,26 @@ def test_teacher_records_folder_and_merge_targets(tmp_path, capsys):
     assert sorted(os.listdir(good)) == ["chunk_00000.npz"]
     assert main(["--merge", str(tmp_path / "m.npz"), "--folder", str(tmp_path / "none")]) == 2
     assert "no chunks" in capsys.readouterr().err
+
+
+def test_teacher_records_ctrl_c_is_one_line_and_keeps_the_chunks(tmp_path):
+    import signal
+    p = subprocess.Popen(
+        [sys.executable, "-m", "training.teacher_records", "--teacher", "random", "--chunks",
+         "1000", "--chunk-hands", "20", "--workers", "1", "--folder", str(tmp_path / "f")],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        first = p.stdout.readline()        # a chunk is done
+        assert "chunk_00000.npz" in first
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert p.returncode == 130 and "Traceback" not in err, err
+    assert err.startswith(f"interrupted: the finished chunks are kept in {tmp_path / 'f'}")
+    assert "chunk_00000.npz" in os.listdir(tmp_path / "f")
+    assert ".lock" not in os.listdir(tmp_path / "f")
 
 
 def test_teacher_records_refuses_a_chunk_of_another_teacher(tmp_path):
