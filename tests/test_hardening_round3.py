@@ -218,6 +218,17 @@ def test_distill_checks_its_label_folder_before_any_labelling(tiny, tmp_path, mo
                              log=None)
 
 
+def test_distill_reads_also_labels_before_any_labelling(tiny, tmp_path, monkeypatch):
+    import training.distill as D
+    monkeypatch.setattr(D, "produce_labels", lambda *a, **k: pytest.fail("labelled first"))
+    earlier = tmp_path / "round [1]"         # a glob-like name is a plain name
+    earlier.mkdir()
+    os.mkfifo(earlier / "chunk_00000.npz")
+    with pytest.raises(ValueError, match=r"chunk_00000.npz: not a regular file \(a FIFO\)"):
+        D.distill_checkpoint(tiny, str(tmp_path / "out.pt"), also_labels=[str(earlier)],
+                             log=None)
+
+
 @pytest.mark.skipif(not IS_ROOT, reason="chattr +i needs root")
 def test_distill_refuses_an_unwritable_label_folder_at_once(tiny, tmp_path):
     labels = tmp_path / "labels"

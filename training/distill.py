@@ -764,7 +764,8 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
         if not os.path.isdir(f) or not found:
             raise ValueError(f"--also-labels {f!r}: no label chunks (chunk_*.npz) there")
         extra_files += found
-    lock = lock_labels(folder)
+    extra = merge_labels([load_labels(q) for q in extra_files]) if extra_files else None  # now,
+    lock = lock_labels(folder)                        # not after the labelling: checked early
     try:
         paths = produce_labels(src, folder, minutes, chunks, chunk_hands, seed, samples, workers,
                                log=log)
@@ -777,7 +778,7 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                                         samples) for q in paths])
     finally:
         lock.release()
-    rec = merge_labels([own, *(load_labels(q) for q in extra_files)])
+    rec = own if extra is None else merge_labels([own, extra])
     label_s = time.time() - t0
     reference = copy.deepcopy(net).eval()
     if shape is not None:
