@@ -587,7 +587,7 @@ def lock_folder(folder: str, name: str = ".lock") -> FolderLock:
     parent = os.path.dirname(os.path.abspath(folder))
     os.makedirs(parent, exist_ok=True)
     try:
-        os.mkdir(folder)
+        os.mkdir(folder, 0o775)  # never writable by all, even under umask 0
     except FileExistsError:
         pass
     flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) \

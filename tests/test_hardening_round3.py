@@ -90,6 +90,15 @@ def test_a_folder_of_another_user_is_refused(tmp_path):
         fio.lock_folder(str(folder))
 
 
+def test_a_folder_made_under_umask_0_is_not_refused(tmp_path):
+    old = os.umask(0)
+    try:
+        fio.lock_folder(str(tmp_path / "new")).release()
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "new").st_mode) == 0o775
+
+
 def test_a_held_folder_is_refused_with_its_holder_then_free_again(tmp_path):
     lock = fio.lock_folder(str(tmp_path / "f"))
     text = (tmp_path / "f" / ".lock").read_text()
