@@ -155,7 +155,8 @@ def main(argv=None) -> int:
     first = None
     lines = [f"`{args.opponent}` as side B, {args.mode} mode, seed {args.seed}, "
              f"{args.pairs} duplicate pairs per variant ({args.shards} shards)", "",
-             f"| variant | options | pairs | points/hand A-B [95% CI] | {'games' if args.mode == 'games' else 'pairs'} won A-B | "
+             f"| variant | options | pairs | points/hand A-B [95% CI] | "
+             f"{'games' if args.mode == 'games' else 'pairs'} won A-B | "
              f"paired vs first [95% CI] | median ms A / B |",
              "|---|---|---|---|---|---|---|"]
     for label, name, opts in variants:

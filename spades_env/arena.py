@@ -589,8 +589,8 @@ def _parse_args(argv):
         prog="python -m spades_env.arena",
         description="Play two players against each other with duplicate deals and report "
                     "win rates and point differences with 95% confidence intervals.")
-    p.add_argument("--team0", required=True, help="side A: random, easy, medium, hard, insane "
-                   "or checkpoint:PATH")
+    p.add_argument("--team0", required=True, help="side A: random, easy, medium, hard, insane, "
+                   "expert or checkpoint:PATH")
     p.add_argument("--team1", required=True, help="side B (same choices)")
     p.add_argument("--games", type=int, default=None,
                    help="full games (even: duplicate pairs; default 200)")

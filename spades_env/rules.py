@@ -450,5 +450,5 @@ def game_outcome(scores, rules: Rules) -> int | None:
     return 0 if scores[0] > scores[1] else 1
 
 
-__all__ = ["Rules", "PRESETS", "trick_winner", "legal_cards_batch", "TeamScore", "HandResult", "score_hand",
-           "game_outcome", "SPADES_MASK"]
+__all__ = ["Rules", "PRESETS", "trick_winner", "legal_cards_batch", "TeamScore", "HandResult",
+           "score_hand", "game_outcome", "SPADES_MASK"]

@@ -187,6 +187,30 @@ def option_errors(text: str, results=None) -> list[str]:
             if not _same(getattr(bot, _code(r["option"]), object()), value):
                 errors.append(f"{level}.{_code(r['option'])}: doc default {value!r}, bot "
                               f"{getattr(bot, _code(r['option']), None)!r}")
+    errors += expert_option_errors(text)
+    return errors
+
+
+def expert_option_errors(text: str) -> list[str]:
+    """The ``| option | expert | meaning |`` table: every option ``ExpertBot`` adds to or
+    changes from ``PIMCBot`` (read from its source, no torch needed), with its default."""
+    tree = ast.parse(_read(os.path.join(ROOT, "spades_env", "agents", "expert.py")))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ExpertBot")
+    init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    args = init.args.args
+    defaults = dict(zip([a.arg for a in args[len(args) - len(init.args.defaults):]],
+                        [ast.literal_eval(d) for d in init.args.defaults]))
+    pimc = {_code(r["option"]) for r in table(text, "option", "hard", "insane", "meaning")}
+    insane = make_bot("insane", seed=0)
+    want = {k: v for k, v in defaults.items() if k != "seed"
+            and (k not in pimc or not _same(getattr(insane, k, object()), v))}
+    doc = {_code(r["option"]): ast.literal_eval(_code(r["expert"]))
+           for r in table(text, "option", "expert", "meaning")}
+    errors = []
+    for k in sorted(set(want) | set(doc)):
+        if k not in doc or k not in want or not _same(doc[k], want[k]):
+            errors.append(f"expert.{k}: doc {doc.get(k, 'missing')!r}, ExpertBot "
+                          f"{want.get(k, 'missing')!r}")
     return errors
 
 
@@ -256,7 +280,11 @@ MUTATIONS = [
     (option_errors, "| `samples` | `100` | `400` |", "| `samples` | `100` | `300` |"),
     (option_errors,
      "| medium | `duck` | `True` | play under the tricks the contract no longer needs |\n", ""),
-    (option_errors, "| `device` | `'cpu'` |", "| `device` | `'cuda'` |"),
+    (option_errors, "| checkpoint:PATH | `device` | `'cpu'` |",
+     "| checkpoint:PATH | `device` | `'cuda'` |"),
+    (option_errors, "| `temper` | `1.0` |", "| `temper` | `0.5` |"),
+    (option_errors, "| `min_ess` | `0.25` |", "| `min_ess` | `0.2` |"),
+    (section_errors, "### expert\n", "### Expert\n"),
     (cited_test_errors, "::test_hand_hidden_before_looking`",
      "::test_hand_hidden_before_peeking`"),
 ]

@@ -1,4 +1,4 @@
-"""The ``expert`` bot: PIMC search with deals weighted by the shipped network (spades_env.agents.expert).
+"""The ``expert`` bot (``spades_env.agents.expert``): PIMC search, deals weighted by the network.
 
 Each test checks a value worked out independently: the network's likelihood against
 ``CheckpointBot.action_probs`` on the real views, the batched follow-suit rule against the engine,
@@ -253,3 +253,24 @@ def test_blind_nil_hand_falls_back_to_the_bid_inference():
         assert a in v.legal_actions
         g.apply(a)
     assert any(g.blind) and g.phase == Phase.PLAY
+
+
+def test_a_bot_shared_by_two_games_reads_each_game_s_own_moves():
+    """The evidence cache is per hand and checked against the moves: a bot that decided in one
+    game decides in another game with the same deal but other moves exactly as a fresh bot."""
+    a = SpadesGame(seed=9)
+    b = SpadesGame(seed=9)
+    for g, bid in ((a, 2), (b, 5)):
+        for _ in range(4):
+            g.apply(BID_OFFSET + bid)
+        bot = make_bot("medium")
+        for _ in range(6):
+            g.apply(bot.act(g.view(g.current_player)))
+    seat = a.current_player
+    assert b.current_player == seat
+    shared = small_expert(1)
+    shared.act(a.view(seat))
+    ev = shared.evidence(b.view(seat), list(b.hands))
+    fresh = small_expert(1).evidence(b.view(seat), list(b.hands))
+    assert [x.tolist() for x in ev.obs] == [x.tolist() for x in fresh.obs]
+    assert ev.action == fresh.action and ev.action[0] == BID_OFFSET + 5

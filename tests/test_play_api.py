@@ -482,16 +482,19 @@ def test_difficulty_lineups(tmp_path):
         "medium": {"partner": "hard", "opponents": "medium"},
         "hard": {"partner": "hard", "opponents": "hard"},
         "insane": {"partner": "insane", "opponents": "insane"},
+        "expert": {"partner": "expert", "opponents": "expert"},  # torch and the shipped network
     }
     app = create_app(str(tmp_path / "db.sqlite3"), checkpoint=SHIPPED)
     c = _client(app)
     levels = c.get("/api/config").json()["levels"]
-    assert [lv["key"] for lv in levels] == ["easy", "medium", "hard", "insane", "checkpoint"]
-    assert levels[4] == {"key": "checkpoint", "partner": "hard", "opponents": "agent"}
+    assert [lv["key"] for lv in levels] == ["easy", "medium", "hard", "insane", "expert",
+                                            "checkpoint"]
+    assert levels[5] == {"key": "checkpoint", "partner": "hard", "opponents": "agent"}
     store = app.state.store
     player = c.cookies[COOKIE]
     expect = {"easy": ("hard", "easy"), "medium": ("hard", "medium"), "hard": ("hard", "hard"),
-              "insane": ("insane", "insane"), "checkpoint": ("hard", f"checkpoint:{SHIPPED}")}
+              "insane": ("insane", "insane"), "expert": ("expert", "expert"),
+              "checkpoint": ("hard", f"checkpoint:{SHIPPED}")}
     for difficulty, (partner, opp) in expect.items():
         view = c.post("/api/games", json={"difficulty": difficulty}).json()
         assert store.load_game(view["id"], player).lineup == {"0": partner, "1": opp, "3": opp}
@@ -499,6 +502,7 @@ def test_difficulty_lineups(tmp_path):
         assert labels == {0: partner, 1: _label(opp), 2: None, 3: _label(opp)}
     assert type(app.state.bots.get("insane")).__name__ == "InsaneBot"
     assert type(app.state.bots.get("hard")).__name__ == "HardBot"
+    assert type(app.state.bots.get("expert")).__name__ == "ExpertBot"
     # the real bots decide: East (an opponent) bids first when North deals, then West, North
     seed = next(s for s in range(100) if SpadesGame(Rules(), seed=s).dealer == 0)
     for difficulty in ("easy", "checkpoint"):

@@ -240,7 +240,7 @@ def main(argv=None) -> int:
         description="Evaluate a trained checkpoint against bots in the arena (duplicate deals).")
     p.add_argument("checkpoint", help="path of a .pt checkpoint (e.g. checkpoints/shipped/agent.pt)")
     p.add_argument("--vs", nargs="+", default=["random", "easy", "medium"],
-                   help="opponent bots (make_bot names: random easy medium hard insane or "
+                   help="opponent bots (make_bot names: random easy medium hard insane expert or "
                         "checkpoint:PATH)")
     p.add_argument("--games", type=int, default=100,
                    help="full games to the target per opponent, in duplicate pairs (default 100)")

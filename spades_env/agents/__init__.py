@@ -14,8 +14,14 @@ training configuration can check a network before torch is imported. Training
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from spades_env.cards import NUM_CARDS
 from spades_env.observation import OBS_SIZE
+
+SHIPPED_CHECKPOINT = Path(__file__).resolve().parents[2] / "checkpoints" / "shipped" / "agent.pt"
+"""the project's trained agent (``checkpoints/shipped/agent.pt`` of the repository), the network
+of ``make_bot("expert")`` when no checkpoint is given; absent from an installed wheel."""
 
 PRIV_SIZE = 3 * NUM_CARDS
 """floats of the privileged critic's extra input: the other three seats' hands, seat-relative."""
@@ -41,4 +47,4 @@ def network_params(hidden, head_hidden: int, critic_hidden=()) -> int:
     return n + (w + 1 if len(critic_hidden) else 0)
 
 
-__all__ = ["PRIV_SIZE", "MAX_WIDTH", "MAX_PARAMS", "network_params"]
+__all__ = ["SHIPPED_CHECKPOINT", "PRIV_SIZE", "MAX_WIDTH", "MAX_PARAMS", "network_params"]

@@ -1,4 +1,4 @@
-"""``expert``: Perfect-Information Monte Carlo search whose deals are weighted by the trained network.
+"""``expert``: Perfect-Information Monte Carlo search with deals weighted by the trained network.
 
 ``insane`` draws deals that agree with the seat's information set and weights them by a
 hand-tuned model of the bids (``bots.pimc.bid_likelihood``). ``expert`` weights them by the
@@ -30,7 +30,6 @@ observations built from the public moves and the sampled hands, never a hidden c
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -41,9 +40,10 @@ from spades_env.engine import Phase, SpadesGame
 from spades_env.observation import OFFSETS, encode
 from spades_env.rules import legal_cards_batch
 
+from . import SHIPPED_CHECKPOINT
 from .checkpoint import build_agent, load_checkpoint
 
-DEFAULT_CHECKPOINT = Path(__file__).resolve().parents[2] / "checkpoints" / "shipped" / "agent.pt"
+DEFAULT_CHECKPOINT = SHIPPED_CHECKPOINT
 """the network ``make_bot("expert")`` uses when no ``checkpoint`` is given (the shipped agent)."""
 
 INFERENCE = ("network", "bids", "none")
@@ -80,6 +80,7 @@ class _Evidence:
         self.broken: list[bool] = []
         self.is_bid: list[bool] = []
         self.bid_legal: list[int] = []  # legal bid actions then (16-bit mask, bit = action - 52)
+        self.moves: list = []           # the hand's moves these decisions were read from
 
     def __len__(self) -> int:
         return len(self.seat)
@@ -282,11 +283,14 @@ class ExpertBot(PIMCBot):
         key = (view.hand_number, view.dealer, view.scores, view.bags, view.hand | view.played[me])
         if key != self._evidence_key:
             self._evidence_key, self._evidence = key, _Evidence()
-        ev = self._evidence
         first = (view.dealer + 1) & 3
         moves = [(s, BID_OFFSET + view.bids[s]) for s in ((first + i) & 3 for i in range(4))
                  if view.bids[s] is not None]
         moves += list(view.play_history)
+        ev = self._evidence
+        if ev.moves != moves[:len(ev.moves)]:  # another game or hand with the same key
+            ev = self._evidence = _Evidence()
+        ev.moves = moves
         others = sum(1 for s, _a in moves if s != me)
         if others == len(ev):
             return ev

@@ -1,5 +1,6 @@
 """Baseline bots (``docs/bots.md``): ``random``, ``easy``, ``medium``, ``hard``, ``insane``,
-and ``checkpoint:PATH`` for a trained policy.
+``expert`` (search on the shipped network; needs torch), and ``checkpoint:PATH`` for a trained
+policy.
 
 A bot decides from one seat's view only: ``bot.act(view) -> action id`` where
 ``view = game.view(seat)`` (a ``PlayerView``). It never receives the game, so it cannot read hidden
@@ -12,7 +13,7 @@ import numpy as np
 
 from .base import Bot, RandomBot
 
-BOT_LEVELS = ("random", "easy", "medium", "hard", "insane")
+BOT_LEVELS = ("random", "easy", "medium", "hard", "insane", "expert")
 
 
 def make_bot(name: str, seed=None, **kwargs) -> Bot:

@@ -9,7 +9,7 @@ bids, score tables), so it never holds a card the player may not see.
 The human sits at seat 2 (South, shown at the bottom); the partner Max at seat 0 (North, top), the
 opponents Lily at seat 3 (West, left; next to act after the human, play goes clockwise) and Zoe at
 seat 1 (East, right). Bot line-ups by difficulty (``LINEUPS``): the partner plays at least at
-``hard``, and at ``insane`` on Insane.
+``hard``, at ``insane`` on Insane and ``expert`` on Expert.
 
 Bots are deterministic: before each decision a bot's RNG is reseeded from the game's seed and the
 move number, so a game continued after a restart plays on exactly as it would have.
@@ -17,11 +17,13 @@ move number, so a game continued after a restart plays on exactly as it would ha
 
 from __future__ import annotations
 
+import importlib.util
 import secrets
 import time
 
 import numpy as np
 
+from ..agents import SHIPPED_CHECKPOINT
 from ..bots import make_bot
 from ..cards import (
     BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, MAX_BID, NUM_CARDS, SUIT_NAMES, card_str,
@@ -47,9 +49,12 @@ LINEUPS = {
     "hard": {"partner": "hard", "opponents": "hard"},
     "insane": {"partner": "insane", "opponents": "insane"},
 }
+if importlib.util.find_spec("torch") is not None and SHIPPED_CHECKPOINT.is_file():
+    LINEUPS["expert"] = {"partner": "expert", "opponents": "expert"}  # search on the network
 """Bot levels (``make_bot`` names) of the partner and the two opponents for each difficulty, in
 the order the settings screen offers them. A new difficulty is one line here: the page, the API
-and the statistics read the list from it."""
+and the statistics read the list from it. ``expert`` is offered where PyTorch and the shipped
+network are installed."""
 LEVELS = tuple(LINEUPS)
 
 _PHASE_NAMES = ("bidding", "exchange", "play", "over")
