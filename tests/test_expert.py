@@ -92,7 +92,7 @@ def test_likelihood_of_the_true_deal_is_the_network_on_the_real_views(decisions)
     g, log = _played_game(4, decisions)
     me = g.current_player
     view = g.view(me)
-    bot = small_expert(0, floor=0.0)
+    bot = small_expert(0, floor=0.0, bid_model="network")
     ev = bot.evidence(view, list(g.hands))
     ref = CheckpointBot(str(DEFAULT_CHECKPOINT))
     expect_obs, expect_lp = [], []
@@ -125,12 +125,12 @@ def test_nil_bidder_holding_ace_and_king_of_spades_gets_a_low_weight():
     g = SpadesGame.from_deal(low, dealer=0)
     g.apply(BID_OFFSET + 0)  # seat 1: Nil
     view = g.view(2)
-    bot = small_expert(0)
-    w = bot.deal_weights(view, [high, low])
-    assert w[1] == 1.0 and w[0] < 0.05
-    # the same deals under insane's bid model, for scale: the network is the sharper judge here
-    uniform = small_expert(0, inference="none").deal_weights
-    assert uniform is not None
+    for bid_model in ("network", "formula"):  # the network's bid head, insane's bid model
+        w = small_expert(0, bid_model=bid_model).deal_weights(view, [high, low])
+        assert w[1] == 1.0 and w[0] < 0.05, bid_model
+    # card plays only: the Nil is no evidence, both deals weigh the same
+    w = small_expert(0, bid_model="none").deal_weights(view, [high, low])
+    assert w.tolist() == [1.0, 1.0]
 
 
 def test_a_seat_that_showed_out_never_holds_the_suit():
@@ -158,6 +158,9 @@ def test_tempered_weights_keep_the_effective_sample_size():
     assert ess == pytest.approx(3.6, abs=1e-3)
     assert w[0] == 1.0 and w[0] > w[1] > w[2] > w[3] > 0
     assert (tempered_weights(np.array([-np.inf, -np.inf]), 1.0, 0.5) == 1.0).all()
+    # an untempered base: the bid model's log-weights are added as they are
+    w = tempered_weights(np.zeros(3), 1.0, 0.0, base=np.log([0.5, 1.0, 0.25]))
+    np.testing.assert_allclose(w, [0.5, 1.0, 0.25])
     assert tempered_weights(np.array([0.0, -np.inf]), 1.0, 0.9).tolist() == [1.0, 0.0]
 
 
@@ -218,7 +221,7 @@ def test_make_bot_expert_and_bad_options(tmp_path):
     bot = make_bot("expert", seed=1, samples=8)
     assert isinstance(bot, ExpertBot) and bot.checkpoint == str(DEFAULT_CHECKPOINT)
     for bad in ({"temper": 1.5}, {"floor": 1.0}, {"floor": -0.1}, {"min_ess": "x"},
-                {"inference": "magic"}, {"threads": 0}, {"samples": 0}):
+                {"inference": "magic"}, {"threads": 0}, {"samples": 0}, {"bid_model": "x"}):
         with pytest.raises(ValueError):
             make_bot("expert", seed=1, **bad)
     with pytest.raises(ValueError, match="bad option"):

@@ -1,24 +1,33 @@
 """``expert``: Perfect-Information Monte Carlo search with deals weighted by the trained network.
 
 ``insane`` draws deals that agree with the seat's information set and weights them by a
-hand-tuned model of the bids (``bots.pimc.bid_likelihood``). ``expert`` weights them by the
-trained policy instead, and reads every decision the other three seats made this hand, card play
-included: policy-based inference (Rebstock, Solinas, Buro and Sturtevant, "Policy Based Inference
-in Trick-Taking Card Games", IEEE CoG 2019, for Skat).
+hand-tuned model of the bids (``bots.pimc.bid_likelihood``). ``expert`` also reads every card the
+other three seats played this hand, through the trained policy: policy-based inference (Rebstock,
+Solinas, Buro and Sturtevant, "Policy Based Inference in Trick-Taking Card Games", IEEE CoG 2019,
+for Skat).
 
 For a sampled deal ``d`` (the hidden hands now), each earlier decision of another seat ``s`` is
 re-encoded as ``s`` saw it then: the public part of its observation is the same in every deal
 (computed once per decision, by replaying the hand's public moves in the engine), and its hand is
 ``d[s]`` plus the cards ``s`` has played since. The weight of ``d`` is
 
-    w(d) = prod over those decisions of ((1 - floor) * pi(a | o_s(d)) + floor / |legal|) ** temper
+    w(d) = B(d) * prod over those decisions of ((1 - floor) * pi(a | o_s(d)) + floor / |legal|) ** t
 
-where ``pi`` is the checkpoint's masked policy and ``a`` the action actually taken. ``temper`` < 1
-and ``floor`` > 0 keep a confident but imperfect model from ruling out the real deal. Card play
-draws ``inference_factor * samples`` deals, weights them, and resamples ``samples`` of them
-(systematic resampling); bidding does the same with ``bid_samples``, the earlier bids being the
-evidence. The search itself (candidates, play-outs, the exact endgame, the bid search) is
-``PIMCBot``'s, with ``insane``'s settings.
+where ``pi`` is the checkpoint's masked policy, ``a`` the action actually taken, and ``B(d)`` the
+bids' weight: ``insane``'s ``bid_likelihood`` (``bid_model="formula"``, the default), or 1 with
+the bids read by the network among the decisions (``"network"``) or not at all (``"none"``). The
+power ``t`` is ``temper``, lowered as far as needed to keep the effective sample size of the
+weights at least ``min_ess`` of the deals (``tempered_weights``); ``floor`` > 0 keeps a confident
+but imperfect model from ruling out the real deal. Each decision draws ``inference_factor *
+samples`` deals (``bid_samples`` for a bid), weights them, and resamples ``samples`` of them
+(systematic resampling). The search itself (candidates, play-outs, the exact endgame, the bid
+search) is ``PIMCBot``'s, with ``insane``'s settings.
+
+Why the bids default to the formula: measured as the mean log-probability that the weighted deals
+give each hidden card's true holder (``benchmarks/bench_expert_belief.py``), the network's bid
+head makes the belief worse than uniform deals when the table bids as the search bots do (its
+bids are the network's own, sharper and different), while its card play, distilled from the
+search, sharpens it; the formula for the bids with the network for the cards is best.
 
 The forward passes are batched: one matrix product over every (deal, decision) pair, the first
 layer split into the part that all deals share (the public observation) and the hand's 52 columns.
@@ -34,7 +43,7 @@ import os
 import numpy as np
 import torch
 
-from spades_env.bots.pimc import PIMCBot, resample
+from spades_env.bots.pimc import PIMCBot, bid_likelihood, resample
 from spades_env.cards import BID_OFFSET, LOOK_ACTION, NUM_CARDS
 from spades_env.engine import Phase, SpadesGame
 from spades_env.observation import OFFSETS, encode
@@ -47,6 +56,7 @@ DEFAULT_CHECKPOINT = SHIPPED_CHECKPOINT
 """the network ``make_bot("expert")`` uses when no ``checkpoint`` is given (the shipped agent)."""
 
 INFERENCE = ("network", "bids", "none")
+BID_MODELS = ("network", "formula", "none")
 _HAND = OFFSETS["hand"]
 
 
@@ -176,27 +186,31 @@ def _ess(w: np.ndarray) -> float:
     return float(w.sum() ** 2 / (w * w).sum())
 
 
-def tempered_weights(log_lik: np.ndarray, temper: float, min_ess: float) -> np.ndarray:
-    """Deal weights ``exp(t * log_lik)``, normalised to a maximum of 1, with the power ``t`` as
-    close to ``temper`` as keeps the effective sample size at least ``min_ess * len(log_lik)``
-    (adaptive tempering, as in adaptive sequential Monte Carlo: Jasra, Stephens, Doucet and
-    Tsagaris 2011); ``t`` is found by bisection.
+def tempered_weights(log_lik: np.ndarray, temper: float, min_ess: float,
+                     base: np.ndarray | None = None) -> np.ndarray:
+    """Deal weights ``exp(base + t * log_lik)``, normalised to a maximum of 1, with the power
+    ``t`` as close to ``temper`` as keeps the effective sample size at least
+    ``min_ess * len(log_lik)`` (adaptive tempering, as in adaptive sequential Monte Carlo: Jasra,
+    Stephens, Doucet and Tsagaris 2011); ``t`` is found by bisection.
 
     Args:
         log_lik: float ``[D]``, the deals' log-likelihoods (``-inf``: impossible).
         temper: the largest power (0..1). min_ess: 0..1.
+        base: float ``[D]``, log-weights applied untempered (default 0).
     Returns:
         float64 ``[D]``; all 1 when no deal has a finite likelihood.
     """
     ll = np.asarray(log_lik, dtype=np.float64)
-    top = ll.max() if len(ll) else -np.inf
-    if not np.isfinite(top):  # no deal explains the moves: every deal alike
+    base = np.zeros(len(ll)) if base is None else np.asarray(base, dtype=np.float64)
+    possible = np.isfinite(ll) & np.isfinite(base)
+    if not possible.any():  # no deal explains the moves: every deal alike
         return np.ones(len(ll))
-    possible = np.isfinite(ll)
-    ll = np.where(possible, ll - top, 0.0)
+    ll = np.where(possible, ll - ll[possible].max(), 0.0)
+    base = np.where(possible, base, 0.0)
 
     def weights(t):
-        return np.where(possible, np.exp(t * ll), 0.0)
+        x = np.where(possible, base + t * ll, -np.inf)
+        return np.exp(x - x.max())
 
     target = min_ess * len(ll)
     if _ess(weights(temper)) >= target:
@@ -225,6 +239,9 @@ class ExpertBot(PIMCBot):
         inference: ``"network"`` (default), ``"bids"`` (``insane``'s ``bid_likelihood``) or
             ``"none"`` (uniform deals, as ``hard``).
         temper: largest power (0..1) of the likelihood; 0 weights every deal alike.
+        bid_model: how the bids made weigh with ``inference="network"``: ``"network"`` (the
+            network's bid head, tempered with the card plays), ``"formula"`` (``insane``'s
+            ``bid_likelihood``, untempered) or ``"none"`` (card plays only).
         min_ess: the power is lowered until the weighted deals' effective sample size is at
             least this fraction (0..1) of the deals drawn (``tempered_weights``).
         floor: weight (0..1) of a uniform choice among the legal actions mixed into the policy.
@@ -239,10 +256,12 @@ class ExpertBot(PIMCBot):
     def __init__(self, seed=None, checkpoint=None, samples: int = 400, bid_samples: int = 240,
                  endgame_tricks: int = 3, inference: str = "network", inference_factor: int = 1,
                  temper: float = 1.0, floor: float = 0.02, min_ess: float = 0.25,
-                 bid_shade: float = 0.5,
+                 bid_model: str = "formula", bid_shade: float = 0.5,
                  device: str = "cpu", threads: int | None = 1, **kw):
         if inference not in INFERENCE:
             raise ValueError(f"inference must be one of {list(INFERENCE)}, got {inference!r}")
+        if bid_model not in BID_MODELS:
+            raise ValueError(f"bid_model must be one of {list(BID_MODELS)}, got {bid_model!r}")
         for nm, v in (("temper", temper), ("floor", floor), ("min_ess", min_ess)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
                 raise ValueError(f"{nm} must be a number in 0..1, got {v!r}")
@@ -257,6 +276,7 @@ class ExpertBot(PIMCBot):
         self.temper = float(temper)
         self.floor = float(floor)
         self.min_ess = float(min_ess)
+        self.bid_model = bid_model
         path = os.fspath(checkpoint) if checkpoint is not None else str(DEFAULT_CHECKPOINT)
         self.checkpoint = path
         data = load_checkpoint(path, map_location=device)
@@ -325,10 +345,17 @@ class ExpertBot(PIMCBot):
         if not deals:
             return np.zeros(0)
         ev = self.evidence(view, deals[0])
-        if not len(ev):
-            return np.ones(len(deals))
+        base = None
+        if self.bid_model == "formula":  # insane's bid model, untempered
+            me = view.seat
+            base = np.array([sum(np.log(bid_likelihood(view.bids[s], d[s] | view.played[s]))
+                                 for s in range(4) if s != me and view.bids[s] is not None)
+                             for d in deals], dtype=np.float64)
+        first = 0 if self.bid_model == "network" else int(np.sum(ev.is_bid))
+        if first >= len(ev):
+            return np.ones(len(deals)) if base is None else np.exp(base - base.max())
         ll = self.likelihood.log_likelihood(ev, np.asarray(deals, dtype=np.uint64), self.floor)
-        return tempered_weights(ll.sum(-1), self.temper, self.min_ess)
+        return tempered_weights(ll[:, first:].sum(-1), self.temper, self.min_ess, base)
 
     # ------------------------------------------------------------------ deals
     def _deals_unchecked(self, view, n, rnd, sampler, seats) -> list:
