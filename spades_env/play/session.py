@@ -43,18 +43,27 @@ Lily (West, on the left)."""
 COMPASS = ("north", "east", "south", "west")
 _POSITIONS = ("bottom", "left", "top", "right")  # by (seat - HUMAN_SEAT) % 4, clockwise play
 TARGETS = (500, 250)
+
+
+def _torch_installed() -> bool:
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except ImportError:  # a finder that refuses the name
+        return False
+
+
 LINEUPS = {
     "easy": {"partner": "hard", "opponents": "easy"},
     "medium": {"partner": "hard", "opponents": "medium"},
     "hard": {"partner": "hard", "opponents": "hard"},
     "insane": {"partner": "insane", "opponents": "insane"},
 }
-if importlib.util.find_spec("torch") is not None and SHIPPED_CHECKPOINT.is_file():
-    LINEUPS["expert"] = {"partner": "expert", "opponents": "expert"}  # search on the network
 """Bot levels (``make_bot`` names) of the partner and the two opponents for each difficulty, in
 the order the settings screen offers them. A new difficulty is one line here: the page, the API
 and the statistics read the list from it. ``expert`` is offered where PyTorch and the shipped
 network are installed."""
+if _torch_installed() and SHIPPED_CHECKPOINT.is_file():
+    LINEUPS["expert"] = {"partner": "expert", "opponents": "expert"}  # search on the network
 LEVELS = tuple(LINEUPS)
 
 _PHASE_NAMES = ("bidding", "exchange", "play", "over")
