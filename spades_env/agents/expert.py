@@ -18,10 +18,11 @@ bids' weight: ``insane``'s ``bid_likelihood`` (``bid_model="formula"``, the defa
 the bids read by the network among the decisions (``"network"``) or not at all (``"none"``). The
 power ``t`` is ``temper``, lowered as far as needed to keep the effective sample size of the
 weights at least ``min_ess`` of the deals (``tempered_weights``); ``floor`` > 0 keeps a confident
-but imperfect model from ruling out the real deal. Each decision draws ``inference_factor *
-samples`` deals (``bid_samples`` for a bid), weights them, and resamples ``samples`` of them
-(systematic resampling). The search itself (candidates, play-outs, the exact endgame, the bid
-search) is ``PIMCBot``'s, with ``insane``'s settings.
+but imperfect model from ruling out the real deal. Each decision starts from ``insane``'s
+deals (``inference_factor * samples`` drawn, ``samples`` resampled by the bid model; ``bid_samples``
+for a bid) and weights each distinct one by the network, its count kept as an untempered factor.
+The search itself (candidates, play-outs, the exact endgame, the bid search) is ``PIMCBot``'s,
+with ``insane``'s settings: a bid, made before any card is played, is ``insane``'s bid.
 
 Why the bids default to the formula: measured as the mean log-probability that the weighted deals
 give each hidden card's true holder (``benchmarks/bench_expert_belief.py``), the network's bid
@@ -43,7 +44,7 @@ import os
 import numpy as np
 import torch
 
-from spades_env.bots.pimc import PIMCBot, bid_likelihood, resample
+from spades_env.bots.pimc import PIMCBot, bid_likelihood
 from spades_env.cards import BID_OFFSET, LOOK_ACTION, NUM_CARDS
 from spades_env.engine import Phase, SpadesGame
 from spades_env.observation import OFFSETS, encode
@@ -234,8 +235,7 @@ class ExpertBot(PIMCBot):
         checkpoint: path of a training checkpoint (default ``DEFAULT_CHECKPOINT``, the shipped
             agent).
         samples, bid_samples, endgame_tricks, inference_factor, bid_window, bid_shade,
-            nil_shade, blind_nil_deficit, verify: as ``PIMCBot`` (defaults: ``insane``'s, with
-            ``inference_factor`` 1: the weighted deals are the drawn ones, resampled).
+            nil_shade, blind_nil_deficit, verify: as ``PIMCBot`` (defaults: ``insane``'s).
         inference: ``"network"`` (default), ``"bids"`` (``insane``'s ``bid_likelihood``) or
             ``"none"`` (uniform deals, as ``hard``).
         temper: largest power (0..1) of the likelihood; 0 weights every deal alike.
@@ -254,7 +254,7 @@ class ExpertBot(PIMCBot):
     name = "expert"
 
     def __init__(self, seed=None, checkpoint=None, samples: int = 400, bid_samples: int = 240,
-                 endgame_tricks: int = 3, inference: str = "network", inference_factor: int = 1,
+                 endgame_tricks: int = 3, inference: str = "network", inference_factor: int = 4,
                  temper: float = 1.0, floor: float = 0.02, min_ess: float = 0.25,
                  bid_model: str = "formula", bid_shade: float = 0.5,
                  device: str = "cpu", threads: int | None = 1, **kw):
@@ -337,20 +337,27 @@ class ExpertBot(PIMCBot):
             g.apply(a)
         return ev
 
-    def deal_weights(self, view, deals) -> np.ndarray:
+    def bid_log_weights(self, view, deals) -> np.ndarray | None:
+        """``insane``'s bid model (``bid_likelihood``) of each deal, as log-weights (float64
+        ``[len(deals)]``), when ``bid_model`` is ``"formula"``; ``None`` otherwise."""
+        if self.bid_model != "formula":
+            return None
+        me = view.seat
+        seats = [s for s in range(4) if s != me and view.bids[s] is not None]
+        return np.array([sum(np.log(bid_likelihood(view.bids[s], d[s] | view.played[s]))
+                             for s in seats) for d in deals], dtype=np.float64)
+
+    def deal_weights(self, view, deals, base=None) -> np.ndarray:
         """Relative weight (float64 ``[len(deals)]``, max 1) of each deal (4 hand masks, each
-        agreeing with ``view``) given the other seats' decisions this hand: the floored policy
-        likelihood of the module docstring, tempered by ``tempered_weights``. All 1 without such
-        decisions."""
+        agreeing with ``view``) given the other seats' decisions this hand (module docstring):
+        ``exp(base)`` (default: ``bid_log_weights``) times the network's floored likelihood of the
+        cards played (and of the bids with ``bid_model="network"``), tempered by
+        ``tempered_weights``."""
         if not deals:
             return np.zeros(0)
+        if base is None:
+            base = self.bid_log_weights(view, deals)
         ev = self.evidence(view, deals[0])
-        base = None
-        if self.bid_model == "formula":  # insane's bid model, untempered
-            me = view.seat
-            base = np.array([sum(np.log(bid_likelihood(view.bids[s], d[s] | view.played[s]))
-                                 for s in range(4) if s != me and view.bids[s] is not None)
-                             for d in deals], dtype=np.float64)
         first = 0 if self.bid_model == "network" else int(np.sum(ev.is_bid))
         if first >= len(ev):
             return np.ones(len(deals)) if base is None else np.exp(base - base.max())
@@ -359,18 +366,23 @@ class ExpertBot(PIMCBot):
 
     # ------------------------------------------------------------------ deals
     def _deals_unchecked(self, view, n, rnd, sampler, seats) -> list:
+        """Two stages: ``insane``'s deals (``inference_factor * n`` drawn, ``n`` resampled by the
+        bid model), then each distinct one weighted by the network's likelihood of the cards
+        played, its count kept as an untempered base. The weighted deals are returned as they are
+        (no second resampling, which would only lose distinct deals)."""
         if self.inference != "network" or any(view.blind):
             # a Blind Nil exchange changed hands after the bids: insane's inference (which skips
             # those seats), or no inference at all
             return super()._deals_unchecked(view, n, rnd, sampler, seats)
-        m = n * self.inference_factor
-        exact = sampler.count <= m
-        cands = list(sampler.all_deals()) if exact else sampler.samples(m, rnd)
-        w = self.deal_weights(view, cands)
-        if exact and len(cands) <= n:
-            return [(d, n * float(x) / float(w.sum())) for d, x in zip(cands, w) if x > 0]
-        counts = resample(w, n, rnd)
-        return [(cands[i], float(k)) for i, k in sorted(counts.items())]
+        if self.bid_model != "formula":
+            seats = []  # stage 1 draws uniform deals; the network reads the bids or none
+        stage1 = super()._deals_unchecked(view, n, rnd, sampler, seats)
+        if not view.play_history and self.bid_model != "network":
+            return stage1  # no card played yet: the bid model is all the evidence
+        deals = [d for d, _w in stage1]
+        w = self.deal_weights(view, deals, base=np.log([c for _d, c in stage1]))
+        total = float(w.sum())
+        return [(d, n * float(x) / total) for d, x in zip(deals, w) if x > 0]
 
 
 __all__ = ["ExpertBot", "PolicyLikelihood", "tempered_weights", "DEFAULT_CHECKPOINT", "INFERENCE"]
