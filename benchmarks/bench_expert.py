@@ -29,11 +29,10 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 
 import numpy as np
 from scipy import stats
@@ -43,6 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from spades_env.arena import play_match, write_json_atomic  # noqa: E402
 from spades_env.bots import make_bot  # noqa: E402
 from spades_env.fileio import write_atomic  # noqa: E402
+from spades_env.workers import worker_pool  # noqa: E402
 
 
 def parse_variant(text: str) -> tuple[str, str, dict]:
@@ -143,9 +143,8 @@ def main(argv=None) -> int:
                 jobs[key] = (name, opts, args.opponent, args.mode, per, args.seed * 1000 + k)
     print(f"{len(jobs)} shards to play ({len(variants) * args.shards - len(jobs)} cached)",
           flush=True)
-    # spawn, not fork: the parent has started torch's thread pool, which a forked child inherits
-    # locked
-    with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    # spawn workers that end with this command (a killed benchmark leaves no orphan playing on)
+    with worker_pool(args.workers, executor=True) as pool:
         futs = {pool.submit(run_shard, *job): key for key, job in jobs.items()}
         for f in as_completed(futs):
             cache[futs[f]] = f.result()
