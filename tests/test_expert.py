@@ -85,6 +85,49 @@ def test_legal_cards_batch_hand_examples():
 
 # ---------------------------------------------------------------------------- the likelihood
 
+def test_a_bot_that_decided_earlier_in_the_hand_reads_the_same_evidence_as_a_fresh_one():
+    """Regression: the cards a seat played since each earlier decision grow with the hand; a bot
+    that cached the hand's decisions at its earlier turns must read them from the current view
+    (they were frozen at the first read, off by up to 68 nats under the true deal)."""
+    g = SpadesGame(seed=6)
+    med = make_bot("medium")
+    kept = small_expert(0, bid_model="network")
+    checked = 0
+    while not g.hand_results:
+        seat = g.current_player
+        v = g.view(seat)
+        if seat == 0 and v.play_history:
+            hands = np.array([g.hands], dtype=np.uint64)
+            ev = kept.evidence(v, list(g.hands))
+            fresh = small_expert(0, bid_model="network").evidence(v, list(g.hands))
+            assert ev.later == fresh.later
+            a = kept.likelihood.log_likelihood(ev, hands, 0.02)
+            b = kept.likelihood.log_likelihood(fresh, hands, 0.02)
+            np.testing.assert_array_equal(a, b)
+            assert kept.deal_weights(v, sample_deals(v, 8, rng=1)).tolist() == \
+                small_expert(0, bid_model="network").deal_weights(
+                    v, sample_deals(v, 8, rng=1)).tolist()
+            checked += 1
+        g.apply(med.act(v))
+    assert checked >= 10
+
+
+def test_rules_are_part_of_the_evidence_key():
+    from spades_env import Rules
+    a = SpadesGame(rules=Rules(target_score=250), seed=9)
+    b = SpadesGame(rules=Rules(), seed=9)
+    for g in (a, b):
+        for _ in range(4):
+            g.apply(BID_OFFSET + 3)
+        g.apply(g.legal_actions()[0])
+    seat = a.current_player
+    shared = small_expert(1)
+    shared.evidence(a.view(seat), list(a.hands))
+    got = shared.evidence(b.view(seat), list(b.hands))
+    want = small_expert(1).evidence(b.view(seat), list(b.hands))
+    assert [x.tolist() for x in got.obs] == [x.tolist() for x in want.obs]
+
+
 @pytest.mark.parametrize("decisions", [3, 9, 27])
 def test_likelihood_of_the_true_deal_is_the_network_on_the_real_views(decisions):
     """Re-encoded past decisions are exactly what each seat saw: under the true deal, the
@@ -221,13 +264,19 @@ def test_make_bot_expert_and_bad_options(tmp_path):
     bot = make_bot("expert", seed=1, samples=8)
     assert isinstance(bot, ExpertBot) and bot.checkpoint == str(DEFAULT_CHECKPOINT)
     for bad in ({"temper": 1.5}, {"floor": 1.0}, {"floor": -0.1}, {"min_ess": "x"},
-                {"inference": "magic"}, {"threads": 0}, {"samples": 0}, {"bid_model": "x"}):
+                {"inference": "magic"}, {"threads": 0}, {"samples": 0}, {"bid_model": "x"},
+                {"temper": float("nan")}):
         with pytest.raises(ValueError):
             make_bot("expert", seed=1, **bad)
     with pytest.raises(ValueError, match="bad option"):
         make_bot("expert", nonsense=1)
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(ValueError, match="no checkpoint at .*none.pt"):
         make_bot("expert", checkpoint=str(tmp_path / "none.pt"))
+    with pytest.raises(ValueError, match="device"):  # checked before the file is read
+        make_bot("expert", device="gpu")
+    with pytest.raises(ValueError, match="infer_bids"):
+        make_bot("expert", infer_bids=False)
+    assert make_bot("expert", temper=np.float32(0.5), threads=np.int64(2)).temper == 0.5
 
 
 def test_wrong_shape_or_version_checkpoint_is_refused_with_the_file_named(tmp_path):

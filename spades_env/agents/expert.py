@@ -51,6 +51,8 @@ from spades_env.observation import OFFSETS, encode
 from spades_env.rules import legal_cards_batch
 
 from . import SHIPPED_CHECKPOINT
+from spades_env.devices import check_device
+
 from .checkpoint import build_agent, load_checkpoint
 
 DEFAULT_CHECKPOINT = SHIPPED_CHECKPOINT
@@ -86,7 +88,8 @@ class _Evidence:
         self.obs: list[np.ndarray] = []
         self.seat: list[int] = []      # the deciding seat
         self.action: list[int] = []    # the action id it took
-        self.later: list[int] = []     # cards that seat played from that decision on (mask)
+        self.played_then: list[int] = []  # cards that seat had played before that decision
+        self.later: list[int] = []     # cards it played from that decision on, up to the view
         self.led: list[int] = []       # suit led to the trick then, -1 when leading or bidding
         self.broken: list[bool] = []
         self.is_bid: list[bool] = []
@@ -145,11 +148,16 @@ class PolicyLikelihood:
         later = _mask_bits(np.asarray(ev.later, dtype=np.uint64))   # [R, 52]: played since
         # first layer, split: W x = W (public part) + W (held now) + W (played since), the three
         # disjoint; the public part and the cards played since are the same in every deal
-        obs = torch.from_numpy(np.stack(ev.obs)[:, :self.obs_size])
-        shared = obs @ self.w.T + self.b + torch.from_numpy(later.astype(np.float32)) @ self.w_hand
-        now = torch.from_numpy(held.reshape(-1, NUM_CARDS).astype(np.float32)) @ self.w_hand
+        dev = self.w.device
+
+        def tensor(a):
+            return torch.from_numpy(np.ascontiguousarray(a)).to(dev)
+
+        obs = tensor(np.stack(ev.obs)[:, :self.obs_size])
+        shared = obs @ self.w.T + self.b + tensor(later.astype(np.float32)) @ self.w_hand
+        now = tensor(held.reshape(-1, NUM_CARDS).astype(np.float32)) @ self.w_hand
         now = now.view(n_deals, 4, -1)
-        pre = torch.empty(n_deals, n_rec, shared.shape[1])
+        pre = torch.empty(n_deals, n_rec, shared.shape[1], device=dev)
         for a, b in _runs(seat):  # records of one seat in a row: one broadcast add each
             torch.add(now[:, seat[a], None], shared[a:b], out=pre[:, a:b])
         z = self.rest(pre.clamp_(min=0).view(n_deals * n_rec, -1)).view(n_deals, n_rec, -1)
@@ -159,10 +167,10 @@ class PolicyLikelihood:
             legal = legal_cards_batch(held[:, seat[n_bid:]] | later[n_bid:],
                                       np.asarray(ev.led[n_bid:]), np.asarray(ev.broken[n_bid:]))
             logits = self.agent.play_head(z[:, n_bid:])
-            out[:, n_bid:] = self._log_mix(logits, torch.from_numpy(legal), action[n_bid:], floor)
+            out[:, n_bid:] = self._log_mix(logits, tensor(legal), action[n_bid:], floor)
         if n_bid:
             legal = _mask_bits(np.asarray(ev.bid_legal[:n_bid], dtype=np.uint64))[:, :16]
-            legal = torch.from_numpy(np.ascontiguousarray(legal))
+            legal = tensor(legal)
             logits = self.agent.bid_head(z[:, :n_bid])
             out[:, :n_bid] = self._log_mix(logits, legal.expand(n_deals, -1, -1),
                                            action[:n_bid] - BID_OFFSET, floor)
@@ -173,13 +181,14 @@ class PolicyLikelihood:
         """``log((1 - floor) * softmax_legal(logits)[action] + floor / |legal|)`` per row."""
         logits = logits.masked_fill(~legal, -np.inf)
         logp = torch.log_softmax(logits, -1)
-        idx = torch.from_numpy(np.asarray(action, dtype=np.int64)).expand(logp.shape[0], -1)
+        idx = torch.from_numpy(np.asarray(action, dtype=np.int64)).to(logp.device)
+        idx = idx.expand(logp.shape[0], -1)
         lp = logp.gather(-1, idx[..., None]).squeeze(-1)
         if floor > 0:
             n_legal = legal.sum(-1).clamp(min=1).float()
             lp = torch.logaddexp(lp + np.log1p(-floor), np.log(floor) - n_legal.log())
             lp = torch.where(legal.gather(-1, idx[..., None]).squeeze(-1), lp, -np.inf)
-        return lp.numpy()
+        return lp.cpu().numpy()
 
 
 def _ess(w: np.ndarray) -> float:
@@ -247,8 +256,8 @@ class ExpertBot(PIMCBot):
         floor: weight (0..1) of a uniform choice among the legal actions mixed into the policy.
         device: torch device of the network. threads: torch CPU threads while scoring.
     Raises:
-        FileNotFoundError: no checkpoint at ``checkpoint``.
-        ValueError: a bad option, or a corrupt, foreign or mis-shaped checkpoint (named).
+        ValueError: a bad option or device, no checkpoint at ``checkpoint``, or a corrupt, foreign
+            or mis-shaped checkpoint (named).
     """
 
     name = "expert"
@@ -263,12 +272,18 @@ class ExpertBot(PIMCBot):
         if bid_model not in BID_MODELS:
             raise ValueError(f"bid_model must be one of {list(BID_MODELS)}, got {bid_model!r}")
         for nm, v in (("temper", temper), ("floor", floor), ("min_ess", min_ess)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                                     np.floating)) \
+                    or not 0 <= v <= 1:
                 raise ValueError(f"{nm} must be a number in 0..1, got {v!r}")
         if floor >= 1:
             raise ValueError(f"floor must be below 1 (1 ignores the network), got {floor!r}")
-        if threads is not None and (type(threads) is not int or not 1 <= threads <= 1024):
+        if threads is not None and (isinstance(threads, (bool, np.bool_))
+                                    or not isinstance(threads, (int, np.integer))
+                                    or not 1 <= threads <= 1024):
             raise ValueError(f"threads must be an int in 1..1024 or None, got {threads!r}")
+        if "infer_bids" in kw:
+            raise ValueError("expert takes no infer_bids option: inference= sets it")
         super().__init__(seed, samples=samples, bid_samples=bid_samples,
                          endgame_tricks=endgame_tricks, infer_bids=inference != "none",
                          inference_factor=inference_factor, bid_shade=bid_shade, **kw)
@@ -277,10 +292,16 @@ class ExpertBot(PIMCBot):
         self.floor = float(floor)
         self.min_ess = float(min_ess)
         self.bid_model = bid_model
+        device = check_device(device)  # before the file: a bad device is not the file's fault
         path = os.fspath(checkpoint) if checkpoint is not None else str(DEFAULT_CHECKPOINT)
         self.checkpoint = path
+        if not os.path.lexists(path):
+            raise ValueError(f"expert: no checkpoint at {path!r}" + (
+                " (the shipped agent is in the repository's checkpoints/shipped/; pass "
+                "checkpoint=PATH)" if checkpoint is None else ""))
         data = load_checkpoint(path, map_location=device)
-        self.likelihood = PolicyLikelihood(build_agent(data, device, path), threads)
+        self.likelihood = PolicyLikelihood(build_agent(data, device, path),
+                                           None if threads is None else int(threads))
         self._evidence_key = None
         self._evidence = _Evidence()
 
@@ -300,7 +321,8 @@ class ExpertBot(PIMCBot):
                 not depend on the hidden cards.
         """
         me = view.seat
-        key = (view.hand_number, view.dealer, view.scores, view.bags, view.hand | view.played[me])
+        key = (view.hand_number, view.dealer, view.scores, view.bags, view.hand | view.played[me],
+               view.rules)
         if key != self._evidence_key:
             self._evidence_key, self._evidence = key, _Evidence()
         first = (view.dealer + 1) & 3
@@ -312,8 +334,16 @@ class ExpertBot(PIMCBot):
             ev = self._evidence = _Evidence()
         ev.moves = moves
         others = sum(1 for s, _a in moves if s != me)
-        if others == len(ev):
-            return ev
+        if others > len(ev):
+            self._encode_new(view, deal, moves, ev)
+        # what each seat played since each decision grows with the hand: read from this view
+        ev.later = [view.played[s] & ~then for s, then in zip(ev.seat, ev.played_then)]
+        return ev
+
+    @staticmethod
+    def _encode_new(view, deal, moves, ev) -> None:
+        """Replay the hand's public moves on ``deal`` and encode the decisions not in ``ev``."""
+        me = view.seat
         start = [deal[s] | view.played[s] for s in range(4)]
         g = SpadesGame.from_deal(start, view.dealer, view.scores, view.bags, view.rules)
         k = 0
@@ -327,7 +357,7 @@ class ExpertBot(PIMCBot):
                     ev.obs.append(obs)
                     ev.seat.append(s)
                     ev.action.append(a)
-                    ev.later.append(view.played[s] & ~g.played[s])
+                    ev.played_then.append(g.played[s])
                     is_bid = g.phase == Phase.BIDDING
                     ev.is_bid.append(is_bid)
                     ev.led.append(-1 if is_bid or not g.trick else g.trick[0] // 13)
@@ -335,7 +365,6 @@ class ExpertBot(PIMCBot):
                     ev.bid_legal.append(g.legal_mask() >> BID_OFFSET if is_bid else 0)
                 k += 1
             g.apply(a)
-        return ev
 
     def bid_log_weights(self, view, deals) -> np.ndarray | None:
         """``insane``'s bid model (``bid_likelihood``) of each deal, as log-weights (float64
