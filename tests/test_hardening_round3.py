@@ -684,3 +684,21 @@ def test_scalar_batch_env_refuses_non_integer_actions(actions):
     assert [g.moves for g in env.games] == [[], []]
     env.step(np.array([55, 55]))
     assert [g.moves for g in env.games] == [[55], [55]]
+
+
+# ============================================================================ round 3, break-it 30
+def test_checkpoint_sharing_one_list_2_ways_40_deep_is_refused_at_once(tmp_path, tiny):
+    """A 3 KB pickle whose memo shares one list two ways at each of 40 levels is 2**40 paths:
+    check_tensors stops at MAX_NODES values walked and names the file."""
+    from spades_env.agents.checkpoint import load_checkpoint
+    data = torch.load(tiny, weights_only=True)
+    x = []
+    for _ in range(40):
+        x = [x, x]
+    data["eval"] = x
+    p = tmp_path / "bomb.pt"
+    torch.save(data, str(p))
+    t = time.time()
+    with pytest.raises(ValueError, match=r"bomb\.pt: corrupt checkpoint: more than 200000 values"):
+        load_checkpoint(str(p))
+    assert time.time() - t < 5

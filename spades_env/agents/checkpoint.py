@@ -103,14 +103,26 @@ def _check_zip(f, path) -> None:
                          f"damaged after it was written)")
 
 
-def check_tensors(obj, path, where: str = "", depth: int = 0) -> None:
+MAX_NODES = 200_000  # dicts, lists, tuples and leaves check_tensors walks, repeats included
+
+
+def check_tensors(obj, path, where: str = "", depth: int = 0, _budget=None) -> None:
     """Every tensor in ``obj`` (nested dicts/lists) is a plain strided tensor whose elements fit
     in its storage: a zero-stride (expanded) tensor of shape (200M, 4) in a 1 MB file is refused
-    before anything copies it.
+    before anything copies it. At most ``MAX_NODES`` values are walked, a value reached twice
+    counting twice: a small pickle that shares one list two ways at each of 40 levels (2**40
+    paths) is refused at once instead of walked for ever.
 
     Raises:
-        ValueError: naming ``path`` and the place of the tensor.
+        ValueError: naming ``path`` and the place of the tensor; or naming ``path`` when the
+            nesting is deeper than 64 or holds more than ``MAX_NODES`` values.
     """
+    if _budget is None:
+        _budget = [MAX_NODES]
+    _budget[0] -= 1
+    if _budget[0] < 0:
+        raise _bad(path, f"corrupt checkpoint: more than {MAX_NODES} values (counting shared "
+                         f"ones each time they are reached), at {where or 'top'}")
     if depth > 64:
         raise _bad(path, f"corrupt checkpoint: nested too deeply at {where or 'top'}")
     if isinstance(obj, torch.Tensor):
@@ -123,10 +135,10 @@ def check_tensors(obj, path, where: str = "", depth: int = 0) -> None:
                              f"({need} bytes) over a storage of {have} bytes")
     elif isinstance(obj, dict):
         for k, v in obj.items():
-            check_tensors(v, path, f"{where}.{k}" if where else str(k), depth + 1)
+            check_tensors(v, path, f"{where}.{k}" if where else str(k), depth + 1, _budget)
     elif isinstance(obj, (list, tuple)):
         for i, v in enumerate(obj):
-            check_tensors(v, path, f"{where}[{i}]", depth + 1)
+            check_tensors(v, path, f"{where}[{i}]", depth + 1, _budget)
 
 
 def load_checkpoint(path: str, map_location="cpu") -> dict:
