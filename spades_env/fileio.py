@@ -190,7 +190,10 @@ def write_atomic(path: str, data, prefix: str = ".tmp_", suffix: str = ".tmp",
             writable, ``path`` is a folder, the disk is full, a file-size limit... The message is
             ``could not write PATH: REASON``; nothing is left behind (no partial file, no temp
             file).
+        FolderReplaced (a ``ValueError``): ``path``'s folder is one this process locked
+            (``lock_folder``) and it was moved or replaced since (``check_locked``).
     """
+    check_locked(path)
     folder = os.path.dirname(os.path.abspath(path))
     if create_folder:
         try:
@@ -499,12 +502,59 @@ class FolderInUse(ValueError):
         self.folder, self.holder = folder, holder
 
 
+class FolderReplaced(ValueError):
+    """``check_locked``: a folder this process locked was moved, removed or replaced (by another
+    folder or a symbolic link) since; nothing more is written there."""
+
+
+_locked: dict[str, tuple[int, int]] = {}  # absolute path -> (st_dev, st_ino) of held locks
+
+
+def locked_identity(folder: str) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of ``folder`` as recorded when this process locked it
+    (``lock_folder``), or None when this process holds no lock on that path."""
+    return _locked.get(os.path.abspath(folder))
+
+
+def check_locked(path: str, identity: tuple[int, int] | None = None) -> None:
+    """Before writing ``path``: when its folder is one this process locked (``lock_folder``; or
+    ``identity``, the ``(st_dev, st_ino)`` given by ``locked_identity`` in the process that
+    locked it), check that the path still leads to that very folder: not a symbolic link
+    (never followed), same device and inode. Other folders are not checked.
+
+    Raises:
+        FolderReplaced (a ``ValueError``): naming the folder and what became of it.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    want = identity if identity is not None else _locked.get(folder)
+    if want is None:
+        return
+    try:
+        st = os.stat(folder, follow_symlinks=False)
+    except OSError as e:
+        why = f"it is gone ({e.strerror or e})"
+    else:
+        if stat.S_ISLNK(st.st_mode):
+            why = "it is now a symbolic link (not followed)"
+        elif (st.st_dev, st.st_ino) != tuple(want):
+            why = "it is now another folder"
+        else:
+            return
+    raise FolderReplaced(f"{folder} is no longer the folder this run locked: {why}; it was "
+                         f"moved or replaced while the run held it, so nothing more is written "
+                         f"there")
+
+
 class FolderLock:
     """A held ``lock_folder`` lock: ``release()`` (idempotent) removes the lock file and frees
     the lock; a killed process's lock is freed by the kernel (the next run takes it)."""
 
-    def __init__(self, folder: str, name: str, fd: int | None, dfd: int | None):
+    def __init__(self, folder: str, name: str, fd: int | None, dfd: int | None,
+                 identity: tuple[int, int] | None = None):
         self.folder, self.name, self._fd, self._dfd = folder, name, fd, dfd
+        self.identity = identity  # (st_dev, st_ino) of the folder locked (``check_locked``)
+        if identity is not None:
+            _locked[os.path.abspath(folder)] = identity
 
     @property
     def held(self) -> bool:
@@ -514,6 +564,9 @@ class FolderLock:
     def release(self) -> None:
         """Remove the lock file (only if it is still this lock's file) and release the lock."""
         fd, dfd, self._fd, self._dfd = self._fd, self._dfd, None, None
+        key = os.path.abspath(self.folder)
+        if self.identity is not None and _locked.get(key) == self.identity:
+            del _locked[key]
         if fd is not None and dfd is not None:
             try:  # unlinked while still held: a run that opened it meanwhile re-checks
                 if os.path.samestat(os.fstat(fd), os.stat(self.name, dir_fd=dfd,
@@ -572,6 +625,10 @@ def lock_folder(folder: str, name: str = ".lock") -> FolderLock:
     by this user, not writable by every user; the lock file is opened with ``O_NOFOLLOW`` (a
     planted link is never followed, truncated or removed) and must be a regular file of this
     user. Without ``fcntl`` (not POSIX) the checks are made and nothing is locked.
+
+    The folder's device and inode are recorded: until ``release``, every ``write_atomic`` into it
+    first checks (``check_locked``) that the path still leads to that folder, so a folder renamed
+    away and replaced (by a symbolic link to another run's folder...) is never written.
 
     Returns:
         the held ``FolderLock``.
@@ -657,7 +714,8 @@ def lock_folder(folder: str, name: str = ".lock") -> FolderLock:
                           f"{time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode(), 0)
         except OSError:
             pass
-        return FolderLock(folder, name, fd, dfd)
+        dst = os.fstat(dfd)
+        return FolderLock(folder, name, fd, dfd, (dst.st_dev, dst.st_ino))
     except BaseException:
         os.close(dfd)
         raise

@@ -702,3 +702,33 @@ def test_checkpoint_sharing_one_list_2_ways_40_deep_is_refused_at_once(tmp_path,
     with pytest.raises(ValueError, match=r"bomb\.pt: corrupt checkpoint: more than 200000 values"):
         load_checkpoint(str(p))
     assert time.time() - t < 5
+
+
+def test_a_locked_run_folder_replaced_by_a_link_is_never_written_through(tmp_path):
+    """A run locked its folder, which was then renamed away and replaced by a symbolic link to
+    another run's folder: the next save stops with an error naming the folder, the other
+    folder is untouched (checkpoints, curve.png and label chunks all go through write_atomic)."""
+    run, victim = tmp_path / "run", tmp_path / "victim"
+    victim.mkdir()
+    (victim / "latest.pt").write_bytes(b"theirs")
+    lock = fio.lock_folder(str(run))
+    try:
+        fio.write_atomic(str(run / "curve.png"), b"png")
+        ident = fio.locked_identity(str(run))
+        os.rename(run, tmp_path / "moved")
+        os.symlink(victim, run)
+        with pytest.raises(fio.FolderReplaced, match=r"run is no longer the folder this run "
+                                                     r"locked: it is now a symbolic link"):
+            save_checkpoint(str(run / "latest.pt"), {"eval": []})
+        with pytest.raises(ValueError, match="it is now a symbolic link"):
+            fio.write_atomic(str(run / "curve.png"), b"png")
+        os.unlink(run)
+        (tmp_path / "other").mkdir()
+        os.rename(tmp_path / "other", run)
+        with pytest.raises(fio.FolderReplaced, match="it is now another folder"):
+            fio.check_locked(str(run / "chunk_00000.npz"), ident)  # as a labelling worker does
+        assert sorted(os.listdir(victim)) == ["latest.pt"]
+        assert (victim / "latest.pt").read_bytes() == b"theirs"
+    finally:
+        lock.release()
+    assert fio.locked_identity(str(run)) is None

@@ -44,7 +44,8 @@ import numpy as np
 from spades_env import Rules, SpadesGame
 from spades_env.bots.pimc import MAX_SAMPLES, PIMCBot, best_candidate
 from spades_env.engine import Phase
-from spades_env.fileio import files_in, npz_rows, read_npz, write_atomic
+from spades_env.fileio import (check_locked, files_in, locked_identity, npz_rows, read_npz,
+                               write_atomic)
 from spades_env.records import check_hand_values
 from spades_env.rules import _is_int
 
@@ -635,7 +636,7 @@ def lock_labels(folder: str):
 
 
 def _worker(job):
-    checkpoint, sha, hands, seed, chunk, samples, random_start, folder = job
+    checkpoint, sha, hands, seed, chunk, samples, random_start, folder, identity = job
     import torch
     torch.set_num_threads(1)
     path = _chunk_path(folder, chunk)
@@ -644,6 +645,7 @@ def _worker(job):
         return path, None
     t0 = time.time()
     rec = label_chunk(checkpoint, hands, seed, chunk, samples, random_start)
+    check_locked(path, identity)  # still the folder the parent locked (a worker has no lock)
     save_labels(path, rec, checkpoint, samples, seed, chunk, sha)
     return path, time.time() - t0
 
@@ -658,12 +660,15 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
     The caller holds the folder's lock (``lock_labels``).
 
     Raises:
-        ValueError: a chunk in ``folder`` that is corrupt or from another run.
+        ValueError: a chunk in ``folder`` that is corrupt or from another run;
+            ``spades_env.fileio.FolderReplaced`` when the locked folder was moved or replaced
+            while the chunks were made.
     """
     from spades_env.workers import worker_pool
     os.makedirs(folder, exist_ok=True)
     sha = file_sha256(checkpoint)
-    jobs = ((checkpoint, sha, chunk_hands, seed, c, samples, random_start, folder)
+    identity = locked_identity(folder)
+    jobs = ((checkpoint, sha, chunk_hands, seed, c, samples, random_start, folder, identity)
             for c in range(chunks))
     deadline = time.time() + minutes * 60
     with worker_pool(min(workers, chunks)) as pool:  # ends its workers on SIGTERM/Ctrl-C too
