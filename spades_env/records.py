@@ -59,10 +59,11 @@ def _hand_layout(path: str):
     return layout
 
 
-def check_hand_values(d: dict, where: str) -> None:
-    """The values of checked hand arrays (``moves``, ``bags``; shapes and dtypes already right):
-    every move an action id below ``NUM_ACTIONS``, no negative bag count. Shared by the teacher
-    records and the PIMC label files (``training.distill``).
+def check_hand_values(d: dict, where: str, bag_limit: int = 10) -> None:
+    """The values of checked hand arrays (``moves``, ``bags``, ``seed``; shapes and dtypes
+    already right): every move an action id below ``NUM_ACTIONS``, every bag count in
+    ``0..bag_limit-1`` (the rules' ``bag_limit``: reaching it resets the count), no negative seed.
+    Shared by the teacher records and the PIMC label files (``training.distill``).
 
     Raises:
         ValueError: ``WHERE: field 'NAME' ...``.
@@ -71,6 +72,11 @@ def check_hand_values(d: dict, where: str) -> None:
         raise ValueError(f"{where}: field 'moves' holds an action id >= {NUM_ACTIONS}")
     if (d["bags"] < 0).any():
         raise ValueError(f"{where}: field 'bags' holds a negative bag count")
+    if (d["bags"] >= bag_limit).any():
+        raise ValueError(f"{where}: field 'bags' holds a bag count of {int(d['bags'].max())}; "
+                         f"the rules' bag_limit is {bag_limit} (counts 0..{bag_limit - 1})")
+    if "seed" in d and (d["seed"] < 0).any():
+        raise ValueError(f"{where}: field 'seed' holds a negative seed ({int(d['seed'].min())})")
 
 
 def load_hand_records(path: str) -> dict:
@@ -86,11 +92,12 @@ def load_hand_records(path: str) -> dict:
     d = read_npz(path, "teacher-records file", _hand_layout(path))
     if str(d["format"]) != HAND_FORMAT or int(d["version"]) != HAND_VERSION:
         raise ValueError(f"{path}: not a {HAND_FORMAT} file of version {HAND_VERSION}")
-    check_hand_values(d, path)
     try:
-        blind_nil = Rules.preset(str(d["rules"])).blind_nil
+        rules = Rules.preset(str(d["rules"]))
     except ValueError as e:
         raise ValueError(f"{path}: field 'rules': {e}") from None
+    check_hand_values(d, path, rules.bag_limit)
+    blind_nil = rules.blind_nil
     if blind_nil:
         raise ValueError(f"{path}: field 'rules': {str(d['rules'])!r} has Blind Nil; a hand "
                          f"record holds {MOVES_PER_HAND} moves (no Blind Nil)")

@@ -732,3 +732,20 @@ def test_a_locked_run_folder_replaced_by_a_link_is_never_written_through(tmp_pat
     finally:
         lock.release()
     assert fio.locked_identity(str(run)) is None
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("bags", np.full((2, 2), 50, np.int8), r"field 'bags' holds a bag count of 50; the rules' "
+                                          r"bag_limit is 10"),
+    ("bags", np.full((2, 2), 10, np.int8), r"field 'bags' holds a bag count of 10"),
+    ("seed", np.array([3, -1], np.int64), r"field 'seed' holds a negative seed \(-1\)")])
+def test_teacher_records_and_labels_refuse_bags_at_the_limit_and_negative_seeds(
+        tmp_path, field, value, message):
+    p = tmp_path / "r.npz"
+    np.savez(p, **_teacher_fields(**{field: value}))
+    with pytest.raises(ValueError, match=r"r\.npz: " + message):
+        records.load_hand_records(str(p))
+    d = {k: v for k, v in _teacher_fields(**{field: value}).items()
+         if k in ("seed", "bags", "moves")}
+    with pytest.raises(ValueError, match=r"labels\.npz: " + message):  # the label files' check
+        records.check_hand_values(d, "labels.npz")
