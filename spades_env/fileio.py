@@ -368,7 +368,8 @@ def read_regular(path: str, what: str = "file", max_bytes: int = MAX_TEXT_BYTES)
 
 def parse_json(text, where: str):
     """``json.loads(text)`` with every failure (invalid JSON or UTF-8, nesting too deep for the
-    parser) as ``ValueError: WHERE: invalid JSON (...)``."""
+    parser, an integer of more digits than Python converts) as
+    ``ValueError: WHERE: invalid JSON (...)``."""
     import json
     try:
         return json.loads(text)
@@ -376,6 +377,8 @@ def parse_json(text, where: str):
         raise ValueError(f"{where}: invalid JSON (nested too deeply)") from None
     except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as e:
         raise ValueError(f"{where}: invalid JSON ({e})") from None
+    except ValueError as e:  # a number too long to convert (sys.get_int_max_str_digits)
+        raise ValueError(f"{where}: invalid JSON ({str(e)[:120]})") from None
 
 
 def _npy_header(f):

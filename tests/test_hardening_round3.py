@@ -749,3 +749,9 @@ def test_teacher_records_and_labels_refuse_bags_at_the_limit_and_negative_seeds(
          if k in ("seed", "bags", "moves")}
     with pytest.raises(ValueError, match=r"labels\.npz: " + message):  # the label files' check
         records.check_hand_values(d, "labels.npz")
+
+
+def test_parse_json_names_the_file_and_line_of_a_number_too_long():
+    with pytest.raises(ValueError, match=r"^games\.jsonl: line 1: invalid JSON \(Exceeds the "
+                                         r"limit \(4300 digits\)"):
+        fio.parse_json('{"version": ' + "1" * 5000 + "}", "games.jsonl: line 1")
