@@ -446,9 +446,34 @@ def parallel_env(**kwargs):
     """PettingZoo ``ParallelEnv`` over ``env(**kwargs)`` (same options, ``bots=`` included):
     PettingZoo's ``turn_based_aec_to_parallel``, since the game is turn-based (the trick's winner
     leads, so ``aec_to_parallel``'s fixed cycle does not hold). Every live agent observes each
-    step; only the agent to act has legal actions, and the others' actions are ignored."""
-    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
-    return turn_based_aec_to_parallel(env(**kwargs))
+    step; only the agent to act has legal actions, and the others' actions are ignored.
+
+    ``step`` raises ``ResetNeededError`` before the first ``reset()`` (as the AEC env does), and
+    ``ValueError`` naming the agent to act for actions that are not a dict, lack that agent or
+    name an agent that is not in ``possible_agents``; an action out of range raises the AEC
+    env's ``ActionOutOfSpaceError``."""
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel_wrapper
+
+    class TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):
+        def step(self, actions):
+            if "agents" not in self.__dict__:  # set by reset()
+                raise ResetNeededError("parallel_env()")
+            if self.agents:
+                who = self.aec_env.agent_selection
+                if not isinstance(actions, dict):
+                    raise ValueError(f"parallel_env(): step takes a dict of actions by agent "
+                                     f"(with {who!r}, the agent to act), got "
+                                     f"{type(actions).__name__}")
+                unknown = [a for a in actions if a not in self.possible_agents]
+                if unknown:
+                    raise ValueError(f"parallel_env(): actions for unknown agents "
+                                     f"{[str(a)[:40] for a in unknown[:4]]}; the agents are "
+                                     f"{list(self.possible_agents)} and {who!r} is to act")
+                if who not in actions:
+                    raise ValueError(f"parallel_env(): the actions lack {who!r}, the agent to act")
+            return super().step(actions)
+
+    return TurnBasedParallelEnv(env(**kwargs))
 
 
 def env(bots=None, **kwargs):

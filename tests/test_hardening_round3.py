@@ -755,3 +755,25 @@ def test_parse_json_names_the_file_and_line_of_a_number_too_long():
     with pytest.raises(ValueError, match=r"^games\.jsonl: line 1: invalid JSON \(Exceeds the "
                                          r"limit \(4300 digits\)"):
         fio.parse_json('{"version": ' + "1" * 5000 + "}", "games.jsonl: line 1")
+
+
+def test_parallel_env_misuse_gets_the_aec_envs_clear_errors():
+    import warnings
+    from spades_env import spades_v1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(spades_v1.ResetNeededError,
+                           match=r"parallel_env\(\): reset\(\) needs to be called before step"):
+            spades_v1.parallel_env().step({"player_0": 1})
+        p = spades_v1.parallel_env()
+        p.reset(seed=0)
+        with pytest.raises(ValueError, match="the actions lack 'player_0', the agent to act"):
+            p.step({})
+        with pytest.raises(ValueError, match=r"unknown agents \['bob'\].*'player_0' is to act"):
+            p.step({"bob": 1, "player_0": 56})
+        with pytest.raises(ValueError, match=r"takes a dict of actions by agent \(with "
+                                             r"'player_0', the agent to act\), got list"):
+            p.step([56, 56, 56, 56])
+        legal = np.flatnonzero(p.aec_env.observe("player_0")["action_mask"])
+        obs, rew, term, trunc, info = p.step({"player_0": int(legal[0])})
+        assert info["player_0"]["active_agent"] == "player_1"
