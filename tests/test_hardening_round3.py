@@ -777,3 +777,15 @@ def test_parallel_env_misuse_gets_the_aec_envs_clear_errors():
         legal = np.flatnonzero(p.aec_env.observe("player_0")["action_mask"])
         obs, rew, term, trunc, info = p.step({"player_0": int(legal[0])})
         assert info["player_0"]["active_agent"] == "player_1"
+
+
+def test_play_db_whose_folder_cannot_be_created_is_one_error_line(tmp_path):
+    from spades_env.play.store import Store
+    (tmp_path / "afile").write_text("")
+    db = str(tmp_path / "afile" / "x.sqlite3")
+    with pytest.raises(ValueError, match=r"x\.sqlite3: cannot create its folder .*afile: "):
+        Store(db)
+    r = _run("-m", "spades_env.play", "--no-browser", "--port", "8131", "--db", db)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().splitlines() == [f"error: {db}: cannot create its folder "
+                                             f"{tmp_path / 'afile'}: File exists"]

@@ -145,14 +145,18 @@ class Store:
         path: SQLite file; created with the schema when missing or empty. Its folder is created.
     Raises:
         ValueError: the file is not a SQLite database, belongs to another program, is damaged, or
-            has a newer schema (the message names the file).
+            has a newer schema, or its folder cannot be created (the message names the file).
     Thread safety: one connection guarded by a lock; every method is one transaction.
     """
 
     def __init__(self, path: str):
         self.path = os.fspath(path)
         folder = os.path.dirname(os.path.abspath(self.path))
-        os.makedirs(folder, exist_ok=True)
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:  # a file in the way, a read-only or virtual file system...
+            raise ValueError(f"{self.path}: cannot create its folder {folder}: "
+                             f"{e.strerror or e}") from None
         self._lock = threading.RLock()
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
