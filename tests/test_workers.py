@@ -46,8 +46,11 @@ def _start(argv: list[str], tmp_path, workers: int = 2) -> subprocess.Popen:
     """Start ``argv`` in a new session; return once ``workers`` spawn workers run (and 1 s more,
     so the work is under way)."""
     env = {**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"}
+    # SIGINT as in a terminal: a test runner's worker (pytest-xdist) may ignore SIGINT, and an
+    # ignored signal stays ignored across exec, so Python would never raise KeyboardInterrupt
     p = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
-                         stderr=open(tmp_path / "stderr.txt", "w"), start_new_session=True)
+                         stderr=open(tmp_path / "stderr.txt", "w"), start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if sum("spawn_main" in args for _, args in _session(p.pid)) >= workers:
