@@ -789,3 +789,24 @@ def test_play_db_whose_folder_cannot_be_created_is_one_error_line(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.strip().splitlines() == [f"error: {db}: cannot create its folder "
                                              f"{tmp_path / 'afile'}: File exists"]
+
+
+def test_distill_refuses_an_also_labels_folder_given_twice_or_its_own(tmp_path, tiny):
+    from training.distill import distill_checkpoint
+    l1, own = tmp_path / "l1", tmp_path / "own"
+    for f in (l1, own):
+        f.mkdir()
+        (f / "chunk_00000.npz").write_bytes(b"not read: refused before")
+    os.symlink(l1, tmp_path / "alias")
+    out = str(tmp_path / "out.pt")
+    kw = dict(labels=str(own), minutes=0.1, chunks=1, chunk_hands=2, samples=2, workers=1)
+    for twice, message in (
+            ([str(l1), str(tmp_path / "alias")], r"alias' is the folder already given as "
+                                                 r"--also-labels '.*l1'"),
+            ([str(l1), f"{l1}/../l1"], r"l1/\.\./l1' is the folder already given"),
+            ([str(own)], r"own' is this run's own --labels folder")):
+        with pytest.raises(ValueError, match=message):
+            distill_checkpoint(tiny, out, also_labels=twice, **kw)
+    os.link(l1 / "chunk_00000.npz", tmp_path / "chunk_00000.npz")  # a chunk by another name
+    with pytest.raises(ValueError, match=r"chunk_00000\.npz' is already read as '.*l1/chunk_"):
+        distill_checkpoint(tiny, out, also_labels=[str(l1), str(tmp_path)], **kw)

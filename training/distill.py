@@ -738,7 +738,9 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
         "minutes": float}``.
     Raises:
         ValueError: a bad value (naming it), a source trained on other rules, widths that
-            ``check_widen`` refuses, or no chunk finished within ``minutes``.
+            ``check_widen`` refuses, no chunk finished within ``minutes``, or an ``also_labels``
+            folder or chunk given twice (same device and inode: another name, a symbolic or
+            hard link), or that is this run's own label folder.
         FileNotFoundError, OSError: a missing source, an output that cannot be written.
     """
     import copy
@@ -764,10 +766,23 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     check_not_input(out, [src], "--out")
     check_output_file(out, "output checkpoint", create_folder=True)
     extra_files = []
+    seen = {}  # (st_dev, st_ino) of each folder and chunk read -> how it was named
+    try:
+        st = os.stat(folder)
+        seen[(st.st_dev, st.st_ino)] = f"this run's own --labels folder {folder!r}"
+    except OSError:  # not made yet: no --also-labels folder can be it
+        pass
     for f in also_labels:
         found = files_in(f, "chunk_", ".npz")
         if not os.path.isdir(f) or not found:
             raise ValueError(f"--also-labels {f!r}: no label chunks (chunk_*.npz) there")
+        for q in [f, *found]:  # a folder, or a chunk (hard link), given twice weighs double
+            st = os.stat(q)
+            if (st.st_dev, st.st_ino) in seen:
+                raise ValueError(f"--also-labels {f!r}: {q!r} is {seen[(st.st_dev, st.st_ino)]} "
+                                 f"(the same file or folder): its hands would be read twice")
+            seen[(st.st_dev, st.st_ino)] = f"already read as {q!r}" if q != f else \
+                f"the folder already given as --also-labels {f!r}"
         extra_files += found
     extra = merge_labels([load_labels(q) for q in extra_files]) if extra_files else None  # now,
     lock = lock_labels(folder)                        # not after the labelling: checked early
