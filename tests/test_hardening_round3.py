@@ -810,3 +810,15 @@ def test_distill_refuses_an_also_labels_folder_given_twice_or_its_own(tmp_path, 
     os.link(l1 / "chunk_00000.npz", tmp_path / "chunk_00000.npz")  # a chunk by another name
     with pytest.raises(ValueError, match=r"chunk_00000\.npz' is already read as '.*l1/chunk_"):
         distill_checkpoint(tiny, out, also_labels=[str(l1), str(tmp_path)], **kw)
+
+
+def test_yaml_base_60_numbers_are_strings_the_field_check_refuses(tmp_path):
+    from training.config import load_yaml, parse_value, safe_yaml
+    assert safe_yaml("a: 1:30\nb: 1:30.5\nc: 190\nd: 1.5") == {"a": "1:30", "b": "1:30.5",
+                                                               "c": 190, "d": 1.5}
+    p = tmp_path / "c.yaml"
+    p.write_text("num_envs: 1:30\n")
+    with pytest.raises(ValueError, match=r"c\.yaml: config field 'num_envs' must be an integer, "
+                                         r"got '1:30'"):
+        load_yaml(str(p))
+    assert parse_value("1:30") == "1:30"  # --set num_envs=1:30 is refused by the same check

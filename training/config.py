@@ -805,7 +805,9 @@ def from_dict(d: dict, base: Args | None = None) -> Args:
 
 class _StrictLoader(yaml.SafeLoader):
     """``yaml.SafeLoader`` that refuses aliases (``*name``: an alias bomb expands a 1 KB file into
-    gigabytes) and a key set twice in one mapping (PyYAML keeps the last silently)."""
+    gigabytes) and a key set twice in one mapping (PyYAML keeps the last silently), and reads
+    YAML 1.1's base-60 numbers (``1:30``, read as 90 by PyYAML) as the strings written, so a
+    field that takes a number refuses them."""
 
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
@@ -832,12 +834,30 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
+    def construct_yaml_int(self, node):
+        value = self.construct_scalar(node)
+        if ":" in value:  # YAML 1.1 base 60 (1:30 is 90): kept as written, a string
+            return value
+        return super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node):
+        value = self.construct_scalar(node)
+        if ":" in value:  # base 60 too (1:30.5 is 90.5)
+            return value
+        return super().construct_yaml_float(node)
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
+_StrictLoader.add_constructor("tag:yaml.org,2002:float", _StrictLoader.construct_yaml_float)
+
+
 class _DuplicateKey(ValueError):
     pass
 
 
 def safe_yaml(text: str):
-    """Parse YAML text as a config does (``yaml.safe_load`` without aliases or repeated keys).
+    """Parse YAML text as a config does (``yaml.safe_load`` without aliases or repeated keys;
+    base-60 numbers such as ``1:30`` are strings).
 
     Raises:
         ValueError: invalid YAML, an alias, a key set twice, or nesting too deep.
