@@ -35,9 +35,10 @@ import time
 from concurrent.futures import as_completed
 
 import numpy as np
-from scipy import stats
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench_agent import t_interval  # noqa: E402
 
 from spades_env.arena import play_match, write_json_atomic  # noqa: E402
 from spades_env.bots import make_bot  # noqa: E402
@@ -102,16 +103,6 @@ def run_shard(name, options, opponent, mode, pairs, seed):
             "times_b": [x for t in timers["b"] for x in t.times]}
 
 
-def interval(x) -> tuple[float, float, float]:
-    """Mean and Student-t 95% interval of ``x``."""
-    x = np.asarray(x, dtype=float)
-    m = float(x.mean())
-    if len(x) < 2:
-        return m, float("nan"), float("nan")
-    h = float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
-    return m, m - h, m + h
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--variant", action="append", required=True,
@@ -166,11 +157,11 @@ def main(argv=None) -> int:
             wins = np.sum([r["wins"] for r in res], axis=0)
         else:  # pairs won: the side ahead over the deal played both ways
             wins = np.array([(diffs > 0).sum(), (diffs < 0).sum()])
-        m, lo, hi = interval(diffs)
+        m, lo, hi = t_interval(diffs)
         if first is None:
             first, paired = diffs, "-"
         else:
-            pm, plo, phi = interval(diffs - first)
+            pm, plo, phi = t_interval(diffs - first)
             paired = f"{pm:+.1f} [{plo:+.1f}, {phi:+.1f}]"
         ta = np.median(np.concatenate([r["times_a"] for r in res])) * 1000
         tb = np.median(np.concatenate([r["times_b"] for r in res])) * 1000
