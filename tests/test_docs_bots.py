@@ -135,15 +135,21 @@ def constructor_options(cls) -> list[str]:
     return out
 
 
-def checkpoint_defaults() -> dict:
-    """``CheckpointBot.__init__``'s options and defaults, read from its source (no torch needed)."""
-    tree = ast.parse(_read(os.path.join(ROOT, "spades_env", "agents", "bot.py")))
-    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "CheckpointBot")
+def init_defaults(module: str, class_name: str) -> dict:
+    """``class_name.__init__``'s options (but ``seed``) and defaults, read from the source of
+    ``spades_env/agents/<module>.py`` (no torch needed)."""
+    tree = ast.parse(_read(os.path.join(ROOT, "spades_env", "agents", module + ".py")))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name)
     init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
     args = init.args.args
     defaults = dict(zip([a.arg for a in args[len(args) - len(init.args.defaults):]],
                         [ast.literal_eval(d) for d in init.args.defaults]))
     return {k: v for k, v in defaults.items() if k != "seed"}
+
+
+def checkpoint_defaults() -> dict:
+    """``CheckpointBot.__init__``'s options and defaults."""
+    return init_defaults("bot", "CheckpointBot")
 
 
 def _same(a, b) -> bool:
@@ -194,16 +200,11 @@ def option_errors(text: str, results=None) -> list[str]:
 def expert_option_errors(text: str) -> list[str]:
     """The ``| option | expert | meaning |`` table: every option ``ExpertBot`` adds to or
     changes from ``PIMCBot`` (read from its source, no torch needed), with its default."""
-    tree = ast.parse(_read(os.path.join(ROOT, "spades_env", "agents", "expert.py")))
-    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ExpertBot")
-    init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
-    args = init.args.args
-    defaults = dict(zip([a.arg for a in args[len(args) - len(init.args.defaults):]],
-                        [ast.literal_eval(d) for d in init.args.defaults]))
+    defaults = init_defaults("expert", "ExpertBot")
     pimc = {_code(r["option"]) for r in table(text, "option", "hard", "insane", "meaning")}
     insane = make_bot("insane", seed=0)
-    want = {k: v for k, v in defaults.items() if k != "seed"
-            and (k not in pimc or not _same(getattr(insane, k, object()), v))}
+    want = {k: v for k, v in defaults.items()
+            if k not in pimc or not _same(getattr(insane, k, object()), v)}
     doc = {_code(r["option"]): ast.literal_eval(_code(r["expert"]))
            for r in table(text, "option", "expert", "meaning")}
     errors = []
