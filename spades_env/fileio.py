@@ -392,6 +392,28 @@ def _npy_header(f):
     raise ValueError(f"unsupported .npy version {version}")
 
 
+def _zip_entry_count(f) -> int | None:
+    """The member count a zip archive's end-of-central-directory record declares (the zip64
+    record's when the classic one says 0xFFFF), read from the file's last 64 KiB before
+    ``zipfile`` parses the whole directory (a million empty members cost it seconds); ``None``
+    when no record is found (``zipfile`` then refuses the file)."""
+    import struct
+    size = f.seek(0, os.SEEK_END)
+    tail = min(size, 65536 + 22)
+    f.seek(size - tail)
+    data = f.read(tail)
+    f.seek(0)
+    i = data.rfind(b"PK\x05\x06")
+    if i < 0 or len(data) - i < 22:
+        return None
+    count = struct.unpack_from("<H", data, i + 10)[0]
+    if count == 0xFFFF:  # zip64: the locator just before points at the zip64 record
+        j = data.rfind(b"PK\x06\x06", 0, i)
+        if j >= 0 and len(data) - j >= 56:
+            count = struct.unpack_from("<Q", data, j + 32)[0]
+    return int(count)
+
+
 def read_npz(path: str, what: str, layout, max_bytes: int = MAX_NPZ_BYTES) -> dict:
     """Read an ``.npz`` archive of untrusted origin: every member checked before any is inflated.
 
@@ -417,6 +439,10 @@ def read_npz(path: str, what: str, layout, max_bytes: int = MAX_NPZ_BYTES) -> di
     import numpy as np
     f = open_regular(path, what)
     try:
+        members = _zip_entry_count(f)
+        if members is not None and members > MAX_NPZ_MEMBERS:
+            raise ValueError(f"{path}: not a readable {what} ({members} members; at most "
+                             f"{MAX_NPZ_MEMBERS})")
         try:
             z = zipfile.ZipFile(f)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:

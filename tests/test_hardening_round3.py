@@ -339,6 +339,27 @@ def test_npz_sizes_are_bounded_from_the_directory(tmp_path):
         fio.read_npz(str(tmp_path / "odd.npz"), "x", lambda h: ({}, {}))
 
 
+def test_an_npz_with_a_huge_directory_is_refused_before_zipfile_reads_it(tmp_path, monkeypatch):
+    # regression: the member count was checked after zipfile had parsed the whole central
+    # directory (a million empty members: 10 s); now the end-of-directory record is read first,
+    # also its zip64 form (more than 65,535 members)
+    import zipfile
+    for n in (fio.MAX_NPZ_MEMBERS + 1, 70_000):
+        path = tmp_path / f"many{n}.npz"
+        with zipfile.ZipFile(path, "w") as z:
+            for i in range(n):
+                z.writestr(f"f{i}.npy", b"")
+
+        def parsed(*a, **k):
+            raise AssertionError("zipfile parsed the directory")
+        with monkeypatch.context() as m:
+            m.setattr(zipfile, "ZipFile", parsed)
+            with pytest.raises(ValueError, match=f"{n} members; at most {fio.MAX_NPZ_MEMBERS}") \
+                    as e:
+                fio.read_npz(str(path), "x", lambda h: ({}, {}))
+        assert str(path) in str(e.value)
+
+
 def test_the_npz_fields_are_checked_before_the_data_is_read(tmp_path):
     """A 'values' array declared for more hands than 'seed' says is refused from its header."""
     from training.distill import load_labels
