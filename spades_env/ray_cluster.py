@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["runtime_env", "check_cluster", "play_pairs_on_ray", "connect"]
+__all__ = ["runtime_env", "check_cluster", "play_pairs_on_ray", "connect", "check_address"]
 
 
 def _ray():
@@ -44,6 +44,23 @@ def runtime_env(pip: bool = False) -> dict:
     return env
 
 
+def check_address(address: str) -> None:
+    """Before any work: Ray is installed, and a ``HOST:PORT`` address answers (``"auto"`` and
+    ``ray://`` addresses are left to ``ray.init``).
+
+    Raises:
+        ValueError: Ray not installed, or the address cannot be reached (named).
+    """
+    _ray()
+    host, sep, port = str(address).rpartition(":")
+    if sep and host and port.isdigit() and "://" not in address:
+        import socket
+        try:  # fail fast (ray.init retries an unreachable address for a long time)
+            socket.create_connection((host, int(port)), timeout=10).close()
+        except OSError as e:
+            raise ValueError(f"cannot connect to the Ray cluster at {address!r}: {e}") from None
+
+
 def connect(address: str, ship: bool = True, pip: bool = False) -> bool:
     """``ray.init(address=address)`` with the package shipped (``runtime_env``) unless Ray is
     already initialised. Returns True when this call connected (the caller then shuts down).
@@ -55,13 +72,7 @@ def connect(address: str, ship: bool = True, pip: bool = False) -> bool:
     ray = _ray()
     if ray.is_initialized():
         return False
-    host, sep, port = str(address).rpartition(":")
-    if sep and host and port.isdigit() and "://" not in address:
-        import socket
-        try:  # fail fast (ray.init retries an unreachable address for a long time)
-            socket.create_connection((host, int(port)), timeout=10).close()
-        except OSError as e:
-            raise ValueError(f"cannot connect to the Ray cluster at {address!r}: {e}") from None
+    check_address(address)
     try:
         ray.init(address=address, runtime_env=runtime_env(pip) if ship else {},
                  log_to_driver=False)

@@ -119,3 +119,86 @@ def test_rllib_example_on_the_cluster(cluster, tmp_path):
     assert r["env_runners"] == 1
     assert r["env_steps"] >= 800
     assert r["arena"]["pairs"] == 10 and r["vs_init"] is None
+
+
+def _tiny_checkpoint(path):
+    import torch
+
+    from spades_env.agents.model import Agent
+    from training.checkpoint import save_checkpoint
+    torch.manual_seed(0)
+    agent = Agent(hidden=[32], head_hidden=16)
+    save_checkpoint(str(path), {"config": {"name": "t"}, "model": agent.state_dict(),
+                                "model_shape": {"hidden": [32], "head_hidden": 16},
+                                "progress": {"iteration": 0}, "eval": []})
+    return str(path)
+
+
+def test_labels_on_ray_are_the_local_chunks_and_survive_a_killed_worker(cluster, tmp_path):
+    # a labelling round by the growing teacher (expert on the round's own network, bids
+    # labelled) sent to the cluster as tasks: the chunks the driver writes are, bit for bit, the
+    # ones labelled in this process; a worker killed in the middle of a chunk costs that chunk
+    # (run again), not the round
+    import os
+    import signal
+
+    import numpy as np
+
+    from training.distill import label_chunk, load_labels
+    tiny = _tiny_checkpoint(tmp_path / "tiny.pt")
+    out, labels = tmp_path / "r1.pt", tmp_path / "labels"
+    args = ["--from", tiny, "--out", str(out), "--labels", str(labels), "--chunks", "4",
+            "--chunk-hands", "2", "--samples", "3", "--teacher", "expert", "--bid-samples", "3",
+            "--epochs", "1", "--bid-deals", "0", "--seed", "11"]
+    proc = subprocess.Popen([sys.executable, "-m", "training.distill", *args, "--ray", cluster],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    killed = None
+    t0 = time.time()
+    while proc.poll() is None and killed is None and time.time() - t0 < 300:
+        found = subprocess.run(["pgrep", "-f", "ray::_ray_chunk"], capture_output=True,
+                               text=True).stdout.split()
+        if found:
+            killed = int(found[0])
+            time.sleep(1.0)  # inside the chunk
+            os.kill(killed, signal.SIGKILL)
+        time.sleep(0.2)
+    text, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0, text[-3000:]
+    assert killed is not None, "no labelling task was seen running"
+    lines = [ln for ln in text.splitlines() if ln.startswith("chunk_")]
+    assert len(lines) == 4 and all("+ 8 bid labels" in ln for ln in lines), text[-3000:]
+    for c in range(4):
+        got = load_labels(str(labels / f"chunk_{c:05d}.npz"))
+        want = label_chunk(tiny, 2, seed=11, chunk=c, samples=3, teacher="expert", bid_samples=3)
+        for k in want:
+            assert np.array_equal(got[k], want[k], equal_nan=True), (c, k)
+        assert got["teacher"] == "expert" and got["bid_samples"] == 3
+    from training.checkpoint import load_checkpoint
+    d = load_checkpoint(str(out))["distill"]
+    assert d["ray"] and d["own_hands"] == 8 and d["teacher"] == "expert"
+
+
+_EVAL = """
+import json, sys
+import torch
+from spades_env.agents.model import Agent
+from training.evaluate import NetPlayer, duplicate_match
+torch.manual_seed(0)
+torch.set_num_threads(1)
+net = NetPlayer(Agent(hidden=[32], head_hidden=16).eval())
+here = duplicate_match(net, "easy", deals=6, seed=4, batch=2)
+there = duplicate_match(net, "easy", deals=6, seed=4, batch=2, ray_address=sys.argv[1])
+print(json.dumps({"here": here, "there": there}))
+"""
+
+
+def test_training_evaluation_on_ray_equals_the_local_one(cluster):
+    # the trainer's duplicate-deal evaluation (run_eval) with ray_address: one task per block of
+    # deals, the network's weights shipped; the same figures as in one process
+    proc = subprocess.run([sys.executable, "-c", _EVAL, cluster], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["here"] == out["there"]
+    assert out["here"]["deals"] == 6 and out["here"]["opponent"] == "easy"

@@ -218,6 +218,23 @@ class Args:
     distill_bid_deals: int = 50000
     """fresh deals whose bids (the PPO network's own) are rows of the distillation set, so the
     bids stay where PPO left them (``training.distill.bid_rows``)."""
+    distill_chunks: int = 1000
+    """most label chunks per round: a round labels until ``distill_minutes`` have passed or this
+    many chunks are done, whichever comes first (a cluster config fixes the hands, not the time)."""
+    distill_chunk_hands: int = 50
+    """hands per label chunk (a chunk is the unit of work of a worker or a Ray task, and what a
+    stopped round keeps)."""
+    distill_teacher: str = "hard"
+    """the search that labels each round (``training.distill.TEACHERS``): ``hard`` (uniform
+    deals), or ``expert`` built on the round's own starting network, so each round's teacher is
+    stronger than the last round's."""
+    distill_bid_samples: int = 0
+    """deals per bid of the bid search when labelling: the bids then learn the search's values
+    (0: the bids are not labelled)."""
+    ray_address: str = ""
+    """a Ray cluster (``auto`` or ``HOST:PORT``) for the search-distillation stage's labels
+    (``training.distill.produce_labels``) and the evaluations (``training.evaluate.
+    duplicate_match``); "" runs them here (labels in ``distill_workers`` processes)."""
     progress: bool = True
     """show a tqdm progress bar."""
 
@@ -488,6 +505,12 @@ FIELD_CHECKS: dict[str, FieldCheck] = {
     "distill_epochs": _int(1, 1000, resume="free"),
     "distill_workers": _int(1, 64, resume="free"),
     "distill_bid_deals": _int(0, 1_000_000, resume="free"),
+    "distill_chunks": _int(1, 100_000, resume="free"),
+    "distill_chunk_hands": _int(1, 10_000, resume="free"),
+    "distill_teacher": _choice("hard", "expert", resume="free"),
+    "distill_bid_samples": _int(0, 100_000, resume="free"),
+    "ray_address": FieldCheck("str", max_len=4096, resume="free",
+                              rule='"" (local processes), auto or HOST:PORT'),
 }
 
 
@@ -657,6 +680,12 @@ def check_ready(args: Args) -> None:
             raise ValueError(f"bad config: seed: the search-distillation stage draws its labels "
                              f"from seeds up to 2**62 (seed + distill_rounds - 1), got "
                              f"{args.seed} + {args.distill_rounds - 1}")
+    if args.ray_address:
+        from spades_env.ray_cluster import check_address
+        try:
+            check_address(args.ray_address)
+        except ValueError as e:
+            raise ValueError(f"bad config: ray_address: {e}") from None
     if args.distill_minutes > 0 and (args.distill_hidden or args.distill_head_hidden):
         from types import SimpleNamespace
 

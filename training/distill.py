@@ -1,34 +1,44 @@
-"""Search distillation: the policy's card play trained toward a PIMC player's card values.
+"""Search distillation: the policy trained toward a PIMC player's card (and bid) values.
 
 One round of expert iteration (Anthony, Tian & Barber, "Thinking Fast and Slow with Deep Learning
-and Tree Search", NeurIPS 2017) with Perfect-Information Monte Carlo as the expert (the search of
-the ``hard`` bot, ``spades_env.bots.pimc``; Long et al., AAAI 2010):
+and Tree Search", NeurIPS 2017) with Perfect-Information Monte Carlo as the expert (Long et al.,
+AAAI 2010): the search of the ``hard`` bot (``spades_env.bots.pimc``), or, with
+``teacher="expert"``, ``expert``'s search built on the round's own starting network
+(``spades_env.agents.expert``: deals weighted by that network's likelihood of the other seats'
+plays), so that the teacher grows with the student from round to round:
 
-1. **Label** (``label_chunk``): the policy's team plays single hands against a PIMC team. At every
-   card decision of all four seats with a real choice, the search estimates the value of each
-   candidate card (``PIMCBot.card_values``: the hand's team score difference in points, bags at
-   their long-run cost, averaged over ``samples`` deals drawn from the seat's information set).
-   The policy's seats play the policy's own card (so the states are the ones it meets: DAgger,
-   Ross et al. 2011); the PIMC seats play the best-valued card. All bids are the policy's.
+1. **Label** (``label_chunk``): the policy's team plays single hands against a search team. At
+   every card decision of all four seats with a real choice, the search estimates the value of
+   each candidate card (``PIMCBot.card_values``: the hand's team score difference in points, bags
+   at their long-run cost, averaged over ``samples`` deals drawn from the seat's information
+   set). The policy's seats play the policy's own card (so the states are the ones it meets:
+   DAgger, Ross et al. 2011); the search seats play the best-valued card. The bids are the
+   policy's, unless ``bid_samples`` > 0: then the bid search values every bid
+   (``PIMCBot.bid_values``) and the search seats bid their best. ``regret`` records, at each
+   policy card decision, the best value minus the value of the card the policy played.
 2. **Distil** (``distill``): the policy's card head learns the soft target
    ``softmax(values / temperature)`` over the candidates (Hinton et al. 2015), by cross-entropy on
    the probability of each class of equivalent cards (``equivalence_classes``: cards the search
-   treats as one). The bids are held where they were: on bidding rows the target is the starting
-   network's own greedy bid.
+   treats as one). Bids the search valued learn ``softmax(bid values / temperature)``; the
+   others are held where they were (the starting network's own greedy bid).
 
 Why: duplicate matches against ``hard`` showed the policy's bids are sound (its bids played by
 ``hard``'s card play beat ``hard``) and its card play is where it loses (``checkpoints/README.md``,
 Where the agent loses to ``hard``). The search is too slow to play at training scale inside PPO
 (10-20 ms a decision); here each of its estimates becomes a supervised target.
 
-A label file (``.npz``, ``FORMAT``) holds per hand: the deal's ``seed`` [H] int64, the ``scores`` [H, 2]
-int16 and ``bags`` [H, 2] int8 before the hand, the 56 ``moves`` [H, 56] uint8, the policy's team
-``agent_team`` [H] int8, and ``values`` [H, 56, 52] float16 (NaN except the candidates of a card
-decision with more than one). The observations are rebuilt by replaying the moves through the
+A label file (``.npz``, ``FORMAT``, ``VERSION`` 2) holds per hand: the deal's ``seed`` [H] int64,
+the ``scores`` [H, 2] int16 and ``bags`` [H, 2] int8 before the hand, the 56 ``moves`` [H, 56]
+uint8, the policy's team ``agent_team`` [H] int8, ``values`` [H, 56, 52] float16 (NaN except the
+candidates of a card decision with more than one), ``bid_values`` [H, 4, 14] float16 (points by
+bid 0..13, NaN off the candidates or when bids are not labelled) and ``regret`` [H, 56] float16
+(points, NaN off the policy's valued card decisions); and who made it: ``source``,
+``source_sha256``, ``teacher``, ``samples``, ``bid_samples``, ``run_seed``, ``chunk``. The observations are rebuilt by replaying the moves through the
 engine (``teacher_records.replay``). Chunk ``k`` of a run with seed ``S`` draws everything from
 ``np.random.default_rng([S, k])``, so it is reproducible from its seeds and the checkpoint.
 
     python -m training.distill --from checkpoints/long/latest.pt --out checkpoints/long/distilled.pt
+    python -m training.distill --from A.pt --out B.pt --teacher expert --bid-samples 48 --ray auto
 """
 
 from __future__ import annotations
@@ -43,6 +53,7 @@ import numpy as np
 
 from spades_env import Rules, SpadesGame
 from spades_env.bots.pimc import MAX_SAMPLES, PIMCBot, best_candidate
+from spades_env.cards import BID_OFFSET
 from spades_env.engine import Phase
 from spades_env.fileio import (check_locked, files_in, locked_identity, npz_rows, read_npz,
                                write_atomic)
@@ -53,15 +64,42 @@ from .envs import randomize_start
 from .teacher_records import MOVES_PER_HAND, replay
 
 FORMAT = "spades_env.pimc_labels"
-VERSION = 1
+VERSION = 2
+"""version 2 adds the ``teacher``, ``bid_samples``, ``bid_values`` and ``regret`` fields;
+version 1 files are still read (a ``hard`` teacher, no bid labels, regret unknown)."""
 BIDS_PER_HAND = 4  # the standard preset: 4 bids, then 52 cards
+NUM_BIDS = 14      # bids 0 (Nil) .. 13
+TEACHERS = ("hard", "expert")
+"""the searches that can label: ``hard``'s (``PIMCBot``, uniform deals) or ``expert``'s built
+on the labelled network itself (``spades_env.agents.expert.ExpertBot``), a teacher that grows
+with the student."""
+
+
+def make_teacher(teacher: str, checkpoint: str, samples: int, bid_samples: int, seed: int):
+    """The search that labels (``TEACHERS``), drawing ``samples`` deals per card decision and
+    ``bid_samples`` per bid (at least 1).
+
+    ``"hard"`` is ``PIMCBot`` with uniform deals; ``"expert"`` is ``ExpertBot`` on the network
+    ``checkpoint`` (``insane``'s bid inference and bid search, deals weighted by that network's
+    likelihood of the other seats' plays).
+
+    Raises:
+        ValueError: an unknown teacher, or a bad checkpoint (``ExpertBot``).
+    """
+    if teacher == "hard":
+        return PIMCBot(seed=seed, samples=samples, bid_samples=max(1, bid_samples))
+    if teacher == "expert":
+        from spades_env.agents.expert import ExpertBot
+        return ExpertBot(seed=seed, checkpoint=checkpoint, samples=samples,
+                         bid_samples=max(1, bid_samples))
+    raise ValueError(f"teacher must be one of {list(TEACHERS)}, got {teacher!r}")
 
 
 # ============================================================================= labels
 def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int = 40,
-                random_start: float = 0.5) -> dict:
-    """Play ``hands`` single hands, the checkpoint's policy (greedy) against a PIMC team, and label
-    every card decision with the search's card values.
+                random_start: float = 0.5, teacher: str = "hard", bid_samples: int = 0) -> dict:
+    """Play ``hands`` single hands, the checkpoint's policy (greedy) against a search team, and
+    label every card decision (and, with ``bid_samples``, every bid) with the search's values.
 
     Args:
         checkpoint: a training or shipped checkpoint (``CheckpointBot``).
@@ -70,15 +108,23 @@ def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int
         samples: deals the search draws per card decision (1..``MAX_SAMPLES``; ``hard`` uses 100).
         random_start: share of hands started from random scores and bags (``envs.randomize_start``)
             instead of 0-0.
+        teacher: the search (``TEACHERS``, ``make_teacher``): ``"hard"``, or ``"expert"`` built on
+            ``checkpoint`` itself.
+        bid_samples: deals the bid search draws per bid (0..``MAX_SAMPLES``); 0 labels no bid and
+            every seat bids the policy's bid, else every bid is valued (``PIMCBot.bid_values``)
+            and the search team bids its best.
     Returns:
         the label arrays of the module docstring (``seed``, ``scores``, ``bags``, ``moves``,
-        ``agent_team``, ``values``).
+        ``agent_team``, ``values``, ``bid_values``, ``regret``).
     Raises:
-        ValueError: a bad count or seed, or a bad checkpoint file.
+        ValueError: a bad count, seed or teacher, or a bad checkpoint file.
         FileNotFoundError: no checkpoint file at that path.
     """
     from spades_env.agents.bot import CheckpointBot
-    for name, v, lo, hi in (("hands", hands, 1, 10**7), ("samples", samples, 1, MAX_SAMPLES)):
+    if teacher not in TEACHERS:
+        raise ValueError(f"teacher must be one of {list(TEACHERS)}, got {teacher!r}")
+    for name, v, lo, hi in (("hands", hands, 1, 10**7), ("samples", samples, 1, MAX_SAMPLES),
+                            ("bid_samples", bid_samples, 0, MAX_SAMPLES)):
         if not _is_int(v) or not lo <= v <= hi:
             raise ValueError(f"{name} must be an int in [{lo}, {hi}], got {v!r}")
     if isinstance(random_start, bool) or not isinstance(random_start, (int, float, np.floating)) \
@@ -89,13 +135,16 @@ def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int
             raise ValueError(f"{name} must be a non-negative int, got {v!r}")
     rng = np.random.default_rng([seed, chunk])
     policy = CheckpointBot(checkpoint, seed=int(rng.integers(2**31)))
-    search = PIMCBot(seed=int(rng.integers(2**31)), samples=int(samples))
+    search = make_teacher(teacher, checkpoint, int(samples), int(bid_samples),
+                          int(rng.integers(2**31)))
     rules = Rules()
     out = {"seed": np.zeros(hands, np.int64), "scores": np.zeros((hands, 2), np.int16),
            "bags": np.zeros((hands, 2), np.int8),
            "moves": np.zeros((hands, MOVES_PER_HAND), np.uint8),
            "agent_team": np.zeros(hands, np.int8),
-           "values": np.full((hands, MOVES_PER_HAND, 52), np.nan, np.float16)}
+           "values": np.full((hands, MOVES_PER_HAND, 52), np.nan, np.float16),
+           "bid_values": np.full((hands, BIDS_PER_HAND, NUM_BIDS), np.nan, np.float16),
+           "regret": np.full((hands, MOVES_PER_HAND), np.nan, np.float16)}
     for h in range(hands):
         s = int(rng.integers(2**63))
         g = SpadesGame(rules, seed=s)
@@ -109,11 +158,24 @@ def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int
             view = g.view(p)
             if view.phase != Phase.PLAY:
                 a = policy.act(view)
+                if bid_samples and view.phase == Phase.BIDDING and k < BIDS_PER_HAND:
+                    bids, values = search.bid_values(view)
+                    out["bid_values"][h, k, bids] = values
+                    if (p & 1) != team:
+                        a = BID_OFFSET + bids[best_candidate(list(range(len(bids))), values)]
             else:
                 cards, values = search.card_values(view)
                 if len(cards) > 1:
                     out["values"][h, k, cards] = values
-                a = policy.act(view) if (p & 1) == team else best_candidate(cards, values)
+                if (p & 1) == team:
+                    a = policy.act(view)
+                    if len(cards) > 1:  # the class of the played card: its candidate; from the
+                        # stored (float16) values, so the fields agree exactly
+                        c = max(x for x in cards if x <= a and x // 13 == a // 13)
+                        v16 = out["values"][h, k, cards].astype(np.float32)
+                        out["regret"][h, k] = v16.max() - v16[cards.index(c)]
+                else:
+                    a = best_candidate(cards, values)
             g.apply(int(a))
             out["moves"][h, k] = a
         if not g.hand_results:
@@ -122,10 +184,12 @@ def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int
 
 
 def save_labels(path: str, rec: dict, source: str, samples: int, seed: int = -1,
-                chunk: int = -1, source_sha256: str = "") -> None:
+                chunk: int = -1, source_sha256: str = "", teacher: str = "hard",
+                bid_samples: int = 0) -> None:
     """Write a label dict to ``path`` (``.npz``, compressed) atomically, with what made it:
-    the ``source`` checkpoint, ``samples``, and the run's ``seed`` and ``chunk`` index (-1: not
-    from a run).
+    the ``source`` checkpoint, the ``teacher`` and its ``samples`` and ``bid_samples``, and the
+    run's ``seed`` and ``chunk`` index (-1: not from a run). A dict without ``bid_values`` or
+    ``regret`` (made by an earlier version) is saved with them all NaN.
 
     Raises:
         ValueError: ``rec`` lacks a field or holds one of the wrong shape or dtype (the file
@@ -134,24 +198,31 @@ def save_labels(path: str, rec: dict, source: str, samples: int, seed: int = -1,
     """
     fields = _check_fields(rec, "labels to save")
     for name, v, kind in (("source", source, str), ("source_sha256", source_sha256, str),
-                          ("samples", samples, int), ("seed", seed, int), ("chunk", chunk, int)):
+                          ("samples", samples, int), ("seed", seed, int), ("chunk", chunk, int),
+                          ("teacher", teacher, str), ("bid_samples", bid_samples, int)):
         if not (_is_int(v) if kind is int else isinstance(v, kind)):
             raise ValueError(f"labels to save: {name} must be {kind.__name__}, got {v!r}")
+    if teacher not in TEACHERS:
+        raise ValueError(f"labels to save: teacher must be one of {list(TEACHERS)}, got "
+                         f"{teacher!r}")
     buf = io.BytesIO()
     np.savez_compressed(buf, format=np.array(FORMAT), version=np.array(VERSION),
                         source=np.array(str(source)), samples=np.array(int(samples)),
                         run_seed=np.array(int(seed)), chunk=np.array(int(chunk)),
                         source_sha256=np.array(str(source_sha256)),
+                        teacher=np.array(teacher), bid_samples=np.array(int(bid_samples)),
                         rules=np.array("standard"), **fields)
     write_atomic(path, buf.getbuffer(), prefix=".tmp_", suffix=".npz", create_folder=True)
 
 
-_FIELDS = ("seed", "scores", "bags", "moves", "agent_team", "values")
+_FIELDS = ("seed", "scores", "bags", "moves", "agent_team", "values", "bid_values", "regret")
+_OPTIONAL = ("bid_values", "regret")  # absent from version 1: all NaN
 
 
 def _check_fields(d: dict, where: str) -> dict:
-    """The six label arrays of ``d``, checked (shapes, dtypes, values); raises ValueError naming
-    ``where`` and the field."""
+    """The eight label arrays of ``d``, checked (shapes, dtypes, values; ``bid_values`` and
+    ``regret`` may be absent and are then all NaN); raises ValueError naming ``where`` and the
+    field."""
     if not isinstance(d, dict):
         raise ValueError(f"{where}: expected a dict of arrays, got {type(d).__name__}")
     seed = d.get("seed")
@@ -160,10 +231,14 @@ def _check_fields(d: dict, where: str) -> dict:
     n = len(seed)
     want = {"seed": ((n,), np.int64), "scores": ((n, 2), np.int16), "bags": ((n, 2), np.int8),
             "moves": ((n, MOVES_PER_HAND), np.uint8), "agent_team": ((n,), np.int8),
-            "values": ((n, MOVES_PER_HAND, 52), np.float16)}
+            "values": ((n, MOVES_PER_HAND, 52), np.float16),
+            "bid_values": ((n, BIDS_PER_HAND, NUM_BIDS), np.float16),
+            "regret": ((n, MOVES_PER_HAND), np.float16)}
     out = {}
     for k, (shape, dt) in want.items():
         v = seed if k == "seed" else d.get(k)
+        if v is None and k in _OPTIONAL:
+            v = np.full(shape, np.nan, dt)
         if not isinstance(v, np.ndarray) or v.shape != shape or v.dtype != dt:
             raise ValueError(f"{where}: field {k!r} missing or not {dt.__name__}{list(shape)}")
         out[k] = v
@@ -175,6 +250,11 @@ def _check_fields(d: dict, where: str) -> dict:
         raise ValueError(f"{where}: field 'values' holds an infinite value")
     if not np.isnan(v[:, :BIDS_PER_HAND]).all():
         raise ValueError(f"{where}: field 'values' holds card values on a bid")
+    if np.isinf(out["bid_values"]).any():
+        raise ValueError(f"{where}: field 'bid_values' holds an infinite value")
+    r = out["regret"]
+    if np.isinf(r).any() or (r < 0).any():
+        raise ValueError(f"{where}: field 'regret' holds a negative or infinite value")
     return out
 
 
@@ -187,10 +267,15 @@ def _label_layout(path: str):
         n = npz_rows(headers, "seed", path, MAX_LABEL_HANDS)
         scalars = {"format": ("U", True), "version": ("iu", True), "rules": ("U", False),
                    "source": ("U", False), "source_sha256": ("U", False),
-                   "samples": ("iu", False), "run_seed": ("iu", False), "chunk": ("iu", False)}
+                   "samples": ("iu", False), "run_seed": ("iu", False), "chunk": ("iu", False),
+                   "teacher": ("U", False), "bid_samples": ("iu", False)}
         arrays = {"seed": ((n,), np.int64), "scores": ((n, 2), np.int16),
                   "bags": ((n, 2), np.int8), "moves": ((n, MOVES_PER_HAND), np.uint8),
                   "agent_team": ((n,), np.int8), "values": ((n, MOVES_PER_HAND, 52), np.float16)}
+        for k in _OPTIONAL:  # version 2 (version 1 files lack them)
+            if k in headers:
+                arrays[k] = (((n, BIDS_PER_HAND, NUM_BIDS) if k == "bid_values" else
+                              (n, MOVES_PER_HAND)), np.float16)
         return scalars, arrays
     return layout
 
@@ -199,8 +284,8 @@ def load_labels(path: str) -> dict:
     """Read a label file written by ``save_labels`` (``spades_env.fileio.read_npz``: only the
     known fields, sizes checked before anything is inflated, special files refused).
 
-    Returns the six arrays plus ``source``, ``source_sha256`` (str), ``samples``, ``run_seed``,
-    ``chunk`` (int) and ``rules`` (str).
+    Returns the eight arrays plus ``source``, ``source_sha256``, ``teacher`` (str),
+    ``samples``, ``bid_samples``, ``run_seed``, ``chunk`` (int) and ``rules`` (str).
     Raises:
         ValueError: a missing, foreign or corrupt file, an unknown field, or arrays of the wrong
             shape, dtype or values, naming ``path`` and the field.
@@ -208,16 +293,22 @@ def load_labels(path: str) -> dict:
     d = read_npz(path, "PIMC label file", _label_layout(path))
     if str(d["format"]) != FORMAT:
         raise ValueError(f"{path}: not a {FORMAT} file")
-    if int(d["version"]) != VERSION:
-        raise ValueError(f"{path}: {FORMAT} version {int(d['version'])}, this reader knows "
-                         f"version {VERSION}")
+    version = int(d["version"])
+    if version not in (1, VERSION):
+        raise ValueError(f"{path}: {FORMAT} version {version}, this reader knows versions 1 "
+                         f"and {VERSION}")
+    teacher = str(d.get("teacher", "hard"))
+    if teacher not in TEACHERS:
+        raise ValueError(f"{path}: field 'teacher': {teacher[:40]!r} is not one of "
+                         f"{list(TEACHERS)}")
     rules = str(d.get("rules", "standard"))
     if rules != "standard":
         raise ValueError(f"{path}: labels of rules {rules!r}; only standard rules are labelled")
     out = _check_fields(d, path)
     out.update(source=str(d.get("source", "")), samples=int(d.get("samples", 0)),
                run_seed=int(d.get("run_seed", -1)), chunk=int(d.get("chunk", -1)),
-               source_sha256=str(d.get("source_sha256", "")), rules=rules)
+               source_sha256=str(d.get("source_sha256", "")), rules=rules, teacher=teacher,
+               bid_samples=int(d.get("bid_samples", 0)))
     return out
 
 
@@ -327,6 +418,9 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) 
             ``pi_ref``: Abdolmaleki et al., MPO, 2018; Peng et al., AWR, 2019); in between, the
             reference's class probability raised to ``prior``. Noisy search values then change a
             card only where they favour another one by several ``temperature``.
+    Bid rows whose bids the search valued (``bid_values``, ``label_chunk``'s ``bid_samples``)
+    take ``softmax(values / temperature)`` over the valued bids; the others the reference's bid.
+
     Returns:
         ``obs`` float32 ``[D, OBS_SIZE]``, ``mask`` bool ``[D, 68]``, ``target`` float32
         ``[D, 68]``, ``card`` bool ``[D]`` (card row), ``rep`` int64 ``[D, 52]``
@@ -358,6 +452,21 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) 
     target = np.zeros((len(obs), 68), np.float32)
     bid_rows = np.nonzero(~card)[0]
     target[bid_rows, ref[bid_rows].argmax(1)] = 1.0  # the greedy policy's bid, kept
+    bv = rec.get("bid_values")
+    if bv is not None:  # bids the search valued: its soft target instead
+        bv = bv.reshape(n * BIDS_PER_HAND, NUM_BIDS).astype(np.float64)
+        searched = ~np.isnan(bv).all(1)
+        if searched.any():
+            # the kept rows are in move order: each hand's 4 bids come first
+            rows_bid = bid_rows[searched]
+            legal = mask[rows_bid, BID_OFFSET:BID_OFFSET + NUM_BIDS]
+            vals = np.where(legal, bv[searched], np.nan)
+            if np.isnan(vals).all(1).any():
+                raise ValueError("labels: a bid's values cover no legal bid (a corrupt record)")
+            target[rows_bid] = 0.0
+            target[rows_bid, BID_OFFSET:BID_OFFSET + NUM_BIDS] = soft_targets(
+                np.pad(vals, ((0, 0), (0, 52 - NUM_BIDS)), constant_values=np.nan), temperature
+            )[:, :NUM_BIDS]
     cls = np.zeros((int(card.sum()), 53))
     np.add.at(cls, (np.arange(len(cls))[:, None], rep[card]), ref[card, :52])
     target[card, :52] = card_targets(values[card], cls[:, :52], temperature, prior)
@@ -583,10 +692,12 @@ def _chunk_path(folder: str, chunk: int) -> str:
     return os.path.join(folder, f"chunk_{chunk:05d}.npz")
 
 
-def check_chunk(path: str, sha: str, hands: int, seed: int, chunk: int, samples: int) -> dict:
+def check_chunk(path: str, sha: str, hands: int, seed: int, chunk: int, samples: int,
+                teacher: str = "hard", bid_samples: int = 0) -> dict:
     """Refuse a chunk file that is not chunk ``chunk`` of this run (another checkpoint, seed,
-    size or number of deals): a resumed run must label the positions of the same policy, and a
-    run uses only labels of the network it was given (its SHA-256 ``sha``).
+    size, teacher or number of deals): a resumed run must label the positions of the same policy
+    with the same search, and a run uses only labels of the network it was given (its SHA-256
+    ``sha``).
 
     Returns:
         the chunk's labels (``load_labels``).
@@ -596,12 +707,26 @@ def check_chunk(path: str, sha: str, hands: int, seed: int, chunk: int, samples:
     d = load_labels(path)
     want = {"checkpoint (SHA-256)": (d["source_sha256"], sha), "hands": (len(d["seed"]), hands),
             "seed": (d["run_seed"], seed), "chunk": (d["chunk"], chunk),
-            "samples": (d["samples"], samples)}
+            "samples": (d["samples"], samples), "teacher": (d["teacher"], teacher),
+            "bid samples": (d["bid_samples"], bid_samples)}
     bad = [f"{k} {got!r} (this run: {exp!r})" for k, (got, exp) in want.items() if got != exp]
     if bad:
         raise ValueError(f"{path} belongs to another labelling run: {', '.join(bad)}; use another "
                          f"--labels folder, or remove that file")
     return d
+
+
+def chunk_stats(rec: dict) -> dict:
+    """What a chunk holds, for the progress lines and TensorBoard: ``hands``, ``card_labels``
+    (card decisions valued), ``bid_labels`` (bids valued) and ``regret`` (points: mean over the
+    policy team's valued card decisions of the best value minus the value of the card the policy
+    played, by the search's estimates; NaN when none)."""
+    r = rec["regret"].astype(np.float64)
+    known = ~np.isnan(r)
+    return {"hands": int(len(rec["seed"])),
+            "card_labels": int((~np.isnan(rec["values"]).all(-1)).sum()),
+            "bid_labels": int((~np.isnan(rec["bid_values"]).all(-1)).sum()),
+            "regret": float(r[known].mean()) if known.any() else float("nan")}
 
 
 def lock_labels(folder: str):
@@ -635,56 +760,201 @@ def lock_labels(folder: str):
     return lock
 
 
-def _worker(job):
-    checkpoint, sha, hands, seed, chunk, samples, random_start, folder, identity = job
+def _make_chunk(checkpoint, hands, seed, chunk, samples, random_start, teacher, bid_samples):
+    """One chunk's labels and the seconds they took (one torch thread: the same numbers in any
+    process)."""
     import torch
     torch.set_num_threads(1)
+    t0 = time.time()
+    rec = label_chunk(checkpoint, hands, seed, chunk, samples, random_start, teacher, bid_samples)
+    return rec, time.time() - t0
+
+
+def _worker(job):
+    spec, folder, identity, chunk = job
     path = _chunk_path(folder, chunk)
     if os.path.exists(path):
-        check_chunk(path, sha, hands, seed, chunk, samples)
-        return path, None
-    t0 = time.time()
-    rec = label_chunk(checkpoint, hands, seed, chunk, samples, random_start)
+        return path, check_chunk(path, spec["sha"], spec["hands"], spec["seed"], chunk,
+                                 spec["samples"], spec["teacher"], spec["bid_samples"]), None
+    rec, sec = _make_chunk(spec["checkpoint"], spec["hands"], spec["seed"], chunk,
+                           spec["samples"], spec["random_start"], spec["teacher"],
+                           spec["bid_samples"])
     check_locked(path, identity)  # still the folder the parent locked (a worker has no lock)
-    save_labels(path, rec, checkpoint, samples, seed, chunk, sha)
-    return path, time.time() - t0
+    _save_chunk(path, rec, spec, chunk)
+    return path, rec, sec
+
+
+def _save_chunk(path, rec, spec, chunk) -> None:
+    save_labels(path, rec, spec["checkpoint"], spec["samples"], spec["seed"], chunk, spec["sha"],
+                spec["teacher"], spec["bid_samples"])
+
+
+_NODE_CHECKPOINTS: dict = {}  # on a Ray node: SHA-256 -> the checkpoint file written there
+
+
+def _ray_chunk(data: bytes, sha: str, hands, seed, chunk, samples, random_start, teacher,
+               bid_samples):
+    """A Ray task: write the checkpoint's bytes to a file on this node once (checked against
+    ``sha``), then label chunk ``chunk`` there; returns ``(labels, seconds)``."""
+    import hashlib
+    import tempfile
+    path = _NODE_CHECKPOINTS.get(sha)
+    if path is None or not os.path.isfile(path):
+        if hashlib.sha256(data).hexdigest() != sha:
+            raise ValueError("the checkpoint's bytes changed on the way to the node")
+        fd, path = tempfile.mkstemp(prefix="spades_labels_", suffix=".pt")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        _NODE_CHECKPOINTS[sha] = path
+    return _make_chunk(path, hands, seed, chunk, samples, random_start, teacher, bid_samples)
+
+
+def _progress_line(path, st, sec, totals, t_start) -> str:
+    """``chunk_00003.npz: 50 hands, 1811 card + 200 bid labels in 61 s (33/s); policy regret
+    0.82 points per card; round: 200 hands, 31 labels/s``."""
+    name = os.path.basename(path)
+    if sec is None:
+        head = f"{name}: kept from an earlier run ({st['hands']} hands)"
+    else:
+        n = st["card_labels"] + st["bid_labels"]
+        head = (f"{name}: {st['hands']} hands, {st['card_labels']} card + {st['bid_labels']} bid "
+                f"labels in {sec:.0f} s ({n / max(sec, 1e-9):.1f}/s)")
+    rate = totals["made_labels"] / max(time.time() - t_start, 1e-9)
+    return (f"{head}; policy regret {st['regret']:.2f} points per card; round: "
+            f"{totals['hands']} hands, {rate:.1f} labels/s")
 
 
 def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, chunk_hands: int,
                    seed: int, samples: int, workers: int, random_start: float = 0.5,
-                   log=print) -> list[str]:
-    """Label chunks 0, 1, ... in ``workers`` processes until ``chunks`` are done or ``minutes``
-    have passed. Chunks already in ``folder`` are checked (``check_chunk``) and kept: a stopped
-    run resumes. Returns the paths of chunks ``0..chunks-1`` that exist, in order.
+                   log=print, teacher: str = "hard", bid_samples: int = 0,
+                   ray_address: str | None = None, stats: dict | None = None,
+                   on_chunk=None) -> list[str]:
+    """Label chunks 0, 1, ... until ``chunks`` are done or ``minutes`` have passed, in
+    ``workers`` local processes, or as Ray tasks on the cluster at ``ray_address``. Chunks already
+    in ``folder`` are checked (``check_chunk``) and kept: a stopped run resumes. Returns the
+    paths of chunks ``0..chunks-1`` that exist, in order. Logs one line per chunk
+    (``_progress_line``: hands, labels, labels per second, the policy's regret).
 
-    The caller holds the folder's lock (``lock_labels``).
+    On Ray (``spades_env.ray_cluster``: the package shipped to the nodes), the checkpoint's bytes
+    go to the nodes and each chunk is a task of one CPU; the driver writes the chunks, so the
+    nodes need no shared folder. A chunk's labels depend only on its seeds and the checkpoint:
+    the same bits as a local run. A task whose worker or node dies is run again (``max_retries``),
+    costing only that chunk.
+
+    The caller holds the folder's lock (``lock_labels``). ``on_chunk`` (if given) is called
+    after each chunk with ``{"chunk", "round_hands", "labels_per_second", "regret"}`` (the
+    chunk's regret; the rate: labels made so far per second of this call). ``stats`` (a dict,
+    if given) receives the totals: ``hands``, ``card_labels``, ``bid_labels``, ``made_labels`` (labelled by this
+    call), ``label_seconds`` and ``regret`` (mean over the chunks' hands).
 
     Raises:
-        ValueError: a chunk in ``folder`` that is corrupt or from another run;
+        ValueError: a chunk in ``folder`` that is corrupt or from another run; Ray missing or
+            the cluster unreachable;
             ``spades_env.fileio.FolderReplaced`` when the locked folder was moved or replaced
             while the chunks were made.
     """
-    from spades_env.workers import worker_pool
     os.makedirs(folder, exist_ok=True)
-    sha = file_sha256(checkpoint)
+    spec = {"checkpoint": checkpoint, "sha": file_sha256(checkpoint), "hands": chunk_hands,
+            "seed": seed, "samples": samples, "random_start": random_start, "teacher": teacher,
+            "bid_samples": bid_samples}
     identity = locked_identity(folder)
-    jobs = ((checkpoint, sha, chunk_hands, seed, c, samples, random_start, folder, identity)
-            for c in range(chunks))
     deadline = time.time() + minutes * 60
-    with worker_pool(min(workers, chunks)) as pool:  # ends its workers on SIGTERM/Ctrl-C too
-        for path, sec in pool.imap_unordered(_worker, jobs):
-            log(f"{path} " + ("(kept from an earlier run)" if sec is None else f"{sec:.0f} s"))
-            if time.time() >= deadline:
-                log(f"label budget of {minutes} min reached")
-                break
+    totals = {"hands": 0, "card_labels": 0, "bid_labels": 0, "made_labels": 0,
+              "label_seconds": 0.0, "regret_sum": 0.0, "regret_hands": 0}
+    t_start = time.time()
+
+    def done(path, rec, sec) -> bool:
+        st = chunk_stats(rec)
+        for k in ("hands", "card_labels", "bid_labels"):
+            totals[k] += st[k]
+        if sec is not None:
+            totals["made_labels"] += st["card_labels"] + st["bid_labels"]
+            totals["label_seconds"] += sec
+        if not np.isnan(st["regret"]):
+            totals["regret_sum"] += st["regret"] * st["hands"]
+            totals["regret_hands"] += st["hands"]
+        log(_progress_line(path, st, sec, totals, t_start))
+        if on_chunk is not None:
+            on_chunk({"chunk": os.path.basename(path), "round_hands": totals["hands"],
+                      "labels_per_second": totals["made_labels"] / max(time.time() - t_start,
+                                                                        1e-9),
+                      "regret": st["regret"]})
+        if time.time() >= deadline:
+            log(f"label budget of {minutes} min reached")
+            return True
+        return False
+
+    if ray_address is None:
+        from spades_env.workers import worker_pool
+        jobs = ((spec, folder, identity, c) for c in range(chunks))
+        with worker_pool(min(workers, chunks)) as pool:  # ends its workers on SIGTERM/Ctrl-C too
+            for path, rec, sec in pool.imap_unordered(_worker, jobs):
+                if done(path, rec, sec):
+                    break
+    else:
+        _labels_on_ray(ray_address, spec, folder, identity, chunks, done)
+    if stats is not None:
+        stats.update({k: v for k, v in totals.items() if not k.startswith("regret_")})
+        stats["wall_seconds"] = time.time() - t_start
+        stats["regret"] = (totals["regret_sum"] / totals["regret_hands"]
+                           if totals["regret_hands"] else float("nan"))
     return [q for q in (_chunk_path(folder, c) for c in range(chunks)) if os.path.exists(q)]
+
+
+RAY_RETRIES = 3
+"""times a labelling task is run again when its worker process or node dies."""
+
+
+def _labels_on_ray(address, spec, folder, identity, chunks, done) -> None:
+    """``produce_labels`` on a Ray cluster: kept chunks checked here, the others as tasks."""
+    from spades_env.ray_cluster import check_cluster, connect
+    import ray
+    started = connect(address)
+    try:
+        check_cluster(("spades_env", "training.distill", "torch"))
+        todo = []
+        for c in range(chunks):
+            path = _chunk_path(folder, c)
+            if os.path.exists(path):
+                rec = check_chunk(path, spec["sha"], spec["hands"], spec["seed"], c,
+                                  spec["samples"], spec["teacher"], spec["bid_samples"])
+                if done(path, rec, None):
+                    return
+            else:
+                todo.append(c)
+        if not todo:
+            return
+        with open(spec["checkpoint"], "rb") as f:
+            data = ray.put(f.read())
+        task = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(_ray_chunk)
+        refs = {task.remote(data, spec["sha"], spec["hands"], spec["seed"], c, spec["samples"],
+                            spec["random_start"], spec["teacher"], spec["bid_samples"]): c
+                for c in todo}
+        pending = list(refs)
+        try:
+            while pending:
+                ready, pending = ray.wait(pending, num_returns=1)
+                for r in ready:
+                    c = refs[r]
+                    rec, sec = ray.get(r)
+                    path = _chunk_path(folder, c)
+                    check_locked(path, identity)
+                    _save_chunk(path, rec, spec, c)
+                    if done(path, rec, sec):
+                        return
+        finally:
+            for r in pending:
+                ray.cancel(r, force=True)
+    finally:
+        if started:
+            ray.shutdown()
 
 
 _LIMITS = (  # name, kind, low, high
     ("minutes", float, 1e-3, 10_000.0), ("chunks", int, 1, 100_000), ("chunk_hands", int, 1, 10_000),
     ("samples", int, 1, MAX_SAMPLES), ("workers", int, 1, 64), ("seed", int, 0, 2**62),
     ("temperature", float, 1e-3, 1e4), ("prior", float, 0.0, 1.0), ("bid_deals", int, 0, 1_000_000),
-    ("epochs", int, 1, 1_000), ("lr", float, 1e-7, 1.0))
+    ("epochs", int, 1, 1_000), ("lr", float, 1e-7, 1.0), ("bid_samples", int, 0, MAX_SAMPLES))
 
 
 def check_args(a) -> None:
@@ -697,6 +967,11 @@ def check_args(a) -> None:
                              f"[{lo:g}, {hi:g}], got {v!r}")
     if a.labels is not None and os.path.exists(a.labels) and not os.path.isdir(a.labels):
         raise ValueError(f"--labels {a.labels!r} is a file, not a folder")
+    if getattr(a, "teacher", "hard") not in TEACHERS:
+        raise ValueError(f"--teacher must be one of {', '.join(TEACHERS)}, got {a.teacher!r}")
+    ray = getattr(a, "ray", None)
+    if ray is not None and (not isinstance(ray, str) or not ray.strip()):
+        raise ValueError(f"--ray must be a cluster address (auto, or HOST:PORT), got {ray!r}")
 
 
 def _wider_shape(hidden, head_hidden, net) -> dict | None:
@@ -722,7 +997,8 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                        workers: int = 2, seed: int = 1, temperature: float = 3.0,
                        prior: float = 0.0, bid_deals: int = 50000, epochs: int = 12,
                        lr: float = 1e-3, hidden=None, head_hidden: int | None = None,
-                       also_labels=(), log=print) -> dict:
+                       also_labels=(), log=print, teacher: str = "hard", bid_samples: int = 0,
+                       ray_address: str | None = None, on_chunk=None) -> dict:
     """The whole round: label hands played by ``src`` (``produce_labels``, resumable: the chunks
     kept in ``labels``), distil into ``src``'s network (or one widened to ``hidden`` /
     ``head_hidden``, ``spades_env.agents.model.widen``), and write the stripped checkpoint ``out``
@@ -732,10 +1008,14 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     ``.pt`` plus ``_labels``; ``hidden`` is a list of ints or None (keep the source's widths);
     ``also_labels``: label folders of earlier rounds (hands played by other networks, e.g. the
     previous round's), every ``chunk_*.npz`` in them read (``load_labels``) and added to this
-    round's labels.
+    round's labels; ``teacher``: the search that labels (``TEACHERS``; ``"expert"`` is built on
+    ``src`` itself, so each round's teacher grows with its student); ``bid_samples``: deals per
+    bid of the bid search (0: the bids are not labelled and stay the source's); ``ray_address``:
+    label on that Ray cluster; ``on_chunk``: called after each chunk (``produce_labels``).
     Returns:
         ``{"checkpoint": out, "hands": int, "chunks": int, "label_minutes": float,
-        "minutes": float}``.
+        "minutes": float, "labels_per_second": float, "regret": float}`` (``regret``: the
+        source policy's, in points per card, by this round's teacher).
     Raises:
         ValueError: a bad value (naming it), a source trained on other rules, widths that
             ``check_widen`` refuses, no chunk finished within ``minutes``, or an ``also_labels``
@@ -752,7 +1032,8 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     from .checkpoint import build_agent, load_checkpoint, save_checkpoint
     a = argparse.Namespace(minutes=minutes, chunks=chunks, chunk_hands=chunk_hands,
                            samples=samples, workers=workers, seed=seed, temperature=temperature,
-                           prior=prior, bid_deals=bid_deals, epochs=epochs, lr=lr, labels=labels)
+                           prior=prior, bid_deals=bid_deals, epochs=epochs, lr=lr, labels=labels,
+                           teacher=teacher, bid_samples=bid_samples, ray=ray_address)
     folder = labels or os.path.splitext(out)[0] + "_labels"
     t0 = time.time()
     check_args(a)
@@ -787,15 +1068,17 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     extra = merge_labels([load_labels(q) for q in extra_files]) if extra_files else None  # now,
     lock = lock_labels(folder)                        # not after the labelling: checked early
     try:
+        stats: dict = {}
         paths = produce_labels(src, folder, minutes, chunks, chunk_hands, seed, samples, workers,
-                               log=log)
+                               log=log, teacher=teacher, bid_samples=bid_samples,
+                               ray_address=ray_address, stats=stats, on_chunk=on_chunk)
         if not paths:
             raise ValueError("no label chunk was finished within --minutes")
         # every chunk read is one of this run, made by this very network (its SHA-256)
         sha = file_sha256(src)
         own = merge_labels([check_chunk(q, sha, chunk_hands, seed,
                                         int(os.path.basename(q)[len("chunk_"):-len(".npz")]),
-                                        samples) for q in paths])
+                                        samples, teacher, bid_samples) for q in paths])
     finally:
         lock.release()
     rec = own if extra is None else merge_labels([own, extra])
@@ -819,8 +1102,15 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
         if isinstance(res.get("config"), dict):
             res["config"] = dict(res["config"], **shape)
     res["source"] = src
+    own_stats = chunk_stats(own)
+    rate = stats["made_labels"] / stats["wall_seconds"] if stats.get("made_labels") \
+        else float("nan")  # labels made per second of wall clock (none made: all kept)
     res["distill"] = {"hands": int(len(rec["seed"])), "own_hands": int(len(own["seed"])),
                       "also_labels": [os.path.abspath(f) for f in also_labels],
+                      "teacher": teacher, "bid_samples": bid_samples,
+                      "card_labels": own_stats["card_labels"],
+                      "bid_labels": own_stats["bid_labels"], "regret": own_stats["regret"],
+                      "labels_per_second": rate, "ray": ray_address is not None,
                       "samples": samples,
                       "temperature": temperature, "prior": prior, "bid_deals": bid_deals,
                       "epochs": epochs, "lr": lr, "seed": seed, "label_minutes": label_s / 60,
@@ -830,7 +1120,8 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                       "history": [{k: float(v) for k, v in h.items()} for h in hist]}
     save_checkpoint(out, res)
     return {"checkpoint": out, "hands": int(len(rec["seed"])), "chunks": len(paths),
-            "label_minutes": label_s / 60, "minutes": (time.time() - t0) / 60}
+            "label_minutes": label_s / 60, "minutes": (time.time() - t0) / 60,
+            "labels_per_second": rate, "regret": own_stats["regret"]}
 
 
 def main(argv=None) -> int:
@@ -861,6 +1152,15 @@ def main(argv=None) -> int:
     p.add_argument("--also-labels", nargs="+", default=[], metavar="DIR",
                    help="label folders of earlier rounds (hands played by other networks), "
                         "added to this round's labels")
+    p.add_argument("--teacher", default="hard", choices=TEACHERS,
+                   help="the search that labels: hard (uniform deals) or expert (built on the "
+                        "--from network itself: a teacher that grows with the student)")
+    p.add_argument("--bid-samples", type=int, default=0,
+                   help="deals per bid of the bid search; the bids then learn its values (0: "
+                        "the bids are not labelled and stay the source's)")
+    p.add_argument("--ray", default=None, metavar="ADDRESS",
+                   help="label on a Ray cluster (auto or HOST:PORT; pip install -e '.[ray]'); "
+                        "the same chunks as a local run")
     a = p.parse_args(argv)
     folder = a.labels or os.path.splitext(a.out)[0] + "_labels"
     try:
@@ -874,7 +1174,8 @@ def main(argv=None) -> int:
         r = distill_checkpoint(a.src, a.out, a.labels, a.minutes, a.chunks, a.chunk_hands,
                                a.samples, a.workers, a.seed, a.temperature, a.prior, a.bid_deals,
                                a.epochs, a.lr, hidden, a.head_hidden, a.also_labels,
-                               log=lambda m: print(m, flush=True))
+                               log=lambda m: print(m, flush=True), teacher=a.teacher,
+                               bid_samples=a.bid_samples, ray_address=a.ray)
     except (ValueError, FileNotFoundError, OSError) as e:  # bad input, bad file, full disk
         print(f"error: {e}", file=sys.stderr)
         return 2

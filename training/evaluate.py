@@ -136,39 +136,79 @@ def mean_ci(x) -> tuple[float, float, float]:
     return m, m - half, m + half
 
 
+def _match_block(net: NetPlayer, opponent: str, n: int, seed: int, block: int,
+                 rules: Rules) -> tuple[list, list, list]:
+    """Block ``block`` of a ``duplicate_match``: ``n`` duplicate deals and the opponent's seed
+    drawn from ``np.random.default_rng([seed, 7919, block])`` (nothing shared with other blocks,
+    so a block gives the same result in any process). Returns per-deal point differences and
+    win shares, and the ``(HandResult, agent team)`` of every hand."""
+    rng = np.random.default_rng([seed, 7919, block])
+    bot = make_bot(opponent, seed=int(rng.integers(2**31)))
+    games, teams = [], []
+    for _ in range(n):
+        hands, dealer = deal_hands(rng)
+        for team in (0, 1):
+            games.append(SpadesGame.from_deal(hands, dealer, rules=rules,
+                                              seed=int(rng.integers(2**63))))
+            teams.append(team)
+    play_hands(games, teams, net, bot)
+    diffs, wins, results = [], [], []
+    for k in range(n):
+        d, w = [], []
+        for j in (0, 1):
+            hr = games[2 * k + j].hand_results[0]
+            t = teams[2 * k + j]
+            pts = hr.teams[t].hand_points - hr.teams[1 - t].hand_points
+            d.append(pts)
+            w.append(1.0 if pts > 0 else 0.5 if pts == 0 else 0.0)
+            results.append((hr, t))
+        diffs.append(float(np.mean(d)))
+        wins.append(float(np.mean(w)))
+    return diffs, wins, results
+
+
+def _ray_block(agent, opponent, n, seed, block, rules):
+    """A Ray task: ``_match_block`` with ``agent`` (on the CPU, one torch thread)."""
+    torch.set_num_threads(1)
+    return _match_block(NetPlayer(agent.eval(), "cpu"), opponent, n, seed, block, rules)
+
+
 def duplicate_match(net: NetPlayer, opponent: str, deals: int, seed: int = 0,
-                    rules: Rules | None = None, batch: int = 256) -> dict:
-    """Play ``deals`` duplicate deals (2 hands each) of ``net`` against bot ``opponent``.
+                    rules: Rules | None = None, batch: int = 256,
+                    ray_address: str | None = None) -> dict:
+    """Play ``deals`` duplicate deals (2 hands each) of ``net`` against bot ``opponent``, in
+    blocks of ``batch`` deals (``_match_block``: each block its own seeds), here or, with
+    ``ray_address``, as one Ray task per block on that cluster (``spades_env.ray_cluster``; the
+    network's weights go to the nodes; the same result as here when ``net`` is greedy on the CPU
+    with one torch thread).
 
     Returns a dict: ``opponent``, ``deals``, ``diff`` (mean points per hand, agent - opponent),
     ``diff_lo``/``diff_hi`` (95% interval over deals), ``win_rate`` (per hand, ties half),
     ``win_lo``/``win_hi`` (95% interval over deals) and ``hand_stats`` of the agent team.
+    Raises:
+        ValueError: Ray missing or the cluster unreachable (``ray_address``).
     """
     rules = rules if rules is not None else Rules()
-    rng = np.random.default_rng([seed, 7919])
-    bot = make_bot(opponent, seed=int(rng.integers(2**31)))
-    diffs, wins, results_agent = [], [], []
-    for start in range(0, deals, batch):
-        n = min(batch, deals - start)
-        games, teams = [], []
-        for _ in range(n):
-            hands, dealer = deal_hands(rng)
-            for team in (0, 1):
-                games.append(SpadesGame.from_deal(hands, dealer, rules=rules,
-                                                  seed=int(rng.integers(2**63))))
-                teams.append(team)
-        play_hands(games, teams, net, bot)
-        for k in range(n):
-            d, w = [], []
-            for j in (0, 1):
-                hr = games[2 * k + j].hand_results[0]
-                t = teams[2 * k + j]
-                pts = hr.teams[t].hand_points - hr.teams[1 - t].hand_points
-                d.append(pts)
-                w.append(1.0 if pts > 0 else 0.5 if pts == 0 else 0.0)
-                results_agent.append((hr, t))
-            diffs.append(np.mean(d))
-            wins.append(np.mean(w))
+    sizes = [min(batch, deals - start) for start in range(0, deals, batch)]
+    if ray_address is None:
+        blocks = [_match_block(net, opponent, n, seed, b, rules) for b, n in enumerate(sizes)]
+    else:
+        import copy
+
+        from spades_env.ray_cluster import connect
+        import ray
+        started = connect(ray_address)
+        try:
+            agent = ray.put(copy.deepcopy(net.agent).cpu())
+            task = ray.remote(num_cpus=1, max_retries=3)(_ray_block)
+            blocks = ray.get([task.remote(agent, opponent, n, seed, b, rules)
+                              for b, n in enumerate(sizes)])
+        finally:
+            if started:
+                ray.shutdown()
+    diffs = [x for d, _w, _r in blocks for x in d]
+    wins = [x for _d, w, _r in blocks for x in w]
+    results_agent = [x for _d, _w, r in blocks for x in r]
     m, lo, hi = mean_ci(diffs)
     wm, wlo, whi = mean_ci(wins)
     stats0 = [hr for hr, t in results_agent if t == 0]
@@ -201,13 +241,30 @@ def format_table(rows: list[dict], title: str = "") -> str:
 
 
 def arena_match(path: str, opponent: str, games: int | None, hands: int | None, seed: int,
-                rules: Rules, greedy: bool = True):
+                rules: Rules, greedy: bool = True, ray_address: str | None = None):
     """``spades_env.arena.play_match`` of the checkpoint at ``path`` (side A) against bot
     ``opponent`` (side B): full games to the target (``games``, rounded up to even) or single-hand
-    duplicate deals (``hands``). Returns the ``ArenaResult``."""
+    duplicate deals (``hands``). Returns the ``ArenaResult``.
+
+    With ``ray_address`` the pairs are Ray tasks on that cluster (the arena's ``--ray``; the
+    greedy policy only), the agent named ``checkpoint:PATH`` with ``path`` made absolute: every
+    node must read the file at that path (one machine, or a shared folder).
+
+    Raises:
+        ValueError: ``greedy=False`` with ``ray_address``; Ray missing or the cluster
+            unreachable."""
     from spades_env.arena import play_match
 
     from spades_env.agents.bot import CheckpointBot
+    if ray_address is not None:
+        if not greedy:
+            raise ValueError("a sampled policy (--sample) cannot be evaluated on Ray; the "
+                             "arena's Ray tasks build the agent by name (greedy)")
+        import os
+        agent = "checkpoint:" + os.path.abspath(path)
+        kw = {"hands": hands} if hands is not None else {"games": games + (games % 2)}
+        return play_match(agent, opponent, seed=seed, rules=rules, names=("agent", opponent),
+                          ray_address=ray_address, **kw)
     bot = CheckpointBot(path, seed=seed, greedy=greedy)
     if hands is not None:
         return play_match(bot, opponent, hands=hands, seed=seed, rules=rules,
@@ -249,6 +306,9 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=1, help="match seed (deals and bots)")
     p.add_argument("--sample", action="store_true", help="sample from the policy (default argmax)")
     p.add_argument("--quiet", action="store_true", help="print only the summary table")
+    p.add_argument("--ray", default=None, metavar="ADDRESS",
+                   help="play the pairs as tasks on this Ray cluster (auto or HOST:PORT; the "
+                        "checkpoint's path must be readable on every node)")
     ns = p.parse_args(argv)
     if ns.games < 1 or (ns.hands is not None and ns.hands < 2):
         p.error("--games must be >= 1 and --hands >= 2")
@@ -270,7 +330,7 @@ def main(argv=None) -> int:
     for opp in ns.vs:
         try:
             r = arena_match(ns.checkpoint, opp, ns.games, ns.hands, ns.seed, rules,
-                            greedy=not ns.sample)
+                            greedy=not ns.sample, ray_address=ns.ray)
         except ValueError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2

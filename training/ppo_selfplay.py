@@ -757,11 +757,12 @@ def game_metrics(hands, opp: Opponents) -> dict:
 
 def run_eval(agent: Agent, args: Args, deals: int, seed: int) -> list[dict]:
     """Duplicate-deal evaluation (greedy policy) against each of ``args.eval_opponents``:
-    ``deals`` duplicate deals each, ``args.slow_eval_deals`` against the search bots."""
+    ``deals`` duplicate deals each, ``args.slow_eval_deals`` against the search bots; on the Ray
+    cluster ``args.ray_address`` when set (``duplicate_match``)."""
     agent.eval()
     net = NetPlayer(agent, args.device, greedy=True)
     rows = [duplicate_match(net, o, args.slow_eval_deals if o in SLOW_BOTS else deals, seed=seed,
-                            rules=Rules.preset(args.rules))
+                            rules=Rules.preset(args.rules), ray_address=args.ray_address or None)
             for o in args.eval_opponents]
     agent.train()
     return rows
@@ -810,16 +811,29 @@ def distill_round_paths(out: str, rounds: int) -> list[str]:
     return [f"{stem}_round{k}.pt" for k in range(1, rounds + 1)]
 
 
+def label_folder_suffix(args: Args) -> str:
+    """What a round's label folder name adds for its teacher: ``""`` for ``hard`` without bid
+    labels (the name of earlier versions), else ``_expert``, ``_bids48``..., so that chunks of
+    another teacher are never resumed into a round."""
+    return ("" if args.distill_teacher == "hard" else f"_{args.distill_teacher}") + \
+        (f"_bids{args.distill_bid_samples}" if args.distill_bid_samples else "")
+
+
 def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
-                  save=None) -> Agent:
+                  save=None, writer=None) -> Agent:
     """The search-distillation stage after PPO (``args.distill_minutes`` > 0): ``args.
     distill_rounds`` rounds of ``training.distill.distill_checkpoint`` (expert iteration). Round 1
     starts from the PPO network ``source`` (``train`` writes it as ``ppo_final.pt``), widened per
     ``distill_hidden``; round k from round k-1's network, on its own fresh hands (seed
-    ``args.seed + k - 1``), ``distill_minutes`` of labels each. Each round writes the checkpoint
+    ``args.seed + k - 1``), ``distill_minutes`` of labels each, by ``args.distill_teacher``
+    (``expert``: the search on round k's own starting network, a teacher that grows), locally or
+    on the Ray cluster ``args.ray_address``. Each round writes the checkpoint
     ``distill_round_paths`` names, its label chunks kept in ``<that path without .pt>_labels_itN``
-    (N: the PPO iteration; a stopped round resumes with them); ``out`` ends as the last round's
-    network. A round that already finished from the same PPO iteration (its record in
+    (N: the PPO iteration; plus ``label_folder_suffix``; a stopped round resumes with them);
+    ``out`` ends as the last round's network. ``writer`` (a TensorBoard ``SummaryWriter``, if
+    given) receives per chunk ``distill/hands``, ``distill/labels_per_second`` and
+    ``distill/chunk_regret``, and per round ``distill/round_regret`` and
+    ``distill/round_labels_per_second`` (step: the round). A round that already finished from the same PPO iteration (its record in
     ``progress["distill_rounds"]``, its file present) is not redone, unless a round before it was.
 
     Records each round's figures in ``progress["distill_rounds"]`` (a list, round 1 first) and the
@@ -865,31 +879,54 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
                 f"network of iteration {it}); the distill_* settings apply to a new round only")
         else:
             # one label folder per round and PPO network: chunks of another network never mix in
-            labels = os.path.splitext(path)[0] + f"_labels_it{it}"
+            suffix = label_folder_suffix(args)
+            labels = os.path.splitext(path)[0] + f"_labels_it{it}{suffix}"
             # the label folders of the rounds after this one (and this one's, when the round before
             # was just redone) were played by networks that this round replaces: check_chunk would
             # refuse their chunks, so they go
-            stale = [f"{stem}_round{j}_labels_it{it}" for j in range(k + 1, 101)]
+            stale = [f"{stem}_round{j}_labels_it{it}{suffix}" for j in range(k + 1, 101)]
             stale += [labels] if redo else []
             for folder in stale:
                 if os.path.isdir(folder):
                     shutil.rmtree(folder)
                     log(f"removed {folder}: label chunks of an earlier network")
             redo = True  # every later round starts from this round's new network
+            where = (f"on the Ray cluster {args.ray_address}" if args.ray_address else
+                     f"{args.distill_workers} workers")
             log(f"search distillation: round {k}/{rounds} from {src}: {args.distill_minutes:g} "
-                f"min of labels ({args.distill_samples} deals per card, {args.distill_workers} "
-                f"workers), then {args.distill_epochs} passes")
+                f"min of labels by {args.distill_teacher} ({args.distill_samples} deals per card"
+                + (f", {args.distill_bid_samples} per bid" if args.distill_bid_samples else "")
+                + f", {where}), then {args.distill_epochs} passes")
             first = k == 1
+            on_chunk = None
+            if writer is not None:
+                def on_chunk(st, _n=[0]):  # noqa: B006 (the chunk counter of this round)
+                    _n[0] += 1
+                    step = 1000 * k + _n[0]
+                    writer.add_scalar("distill/hands", st["round_hands"], step)
+                    writer.add_scalar("distill/labels_per_second", st["labels_per_second"], step)
+                    if not math.isnan(st["regret"]):
+                        writer.add_scalar("distill/chunk_regret", st["regret"], step)
             r = distill_checkpoint(src, path, labels=labels, minutes=args.distill_minutes,
-                                   seed=args.seed + k - 1,
+                                   seed=args.seed + k - 1, chunks=args.distill_chunks,
+                                   chunk_hands=args.distill_chunk_hands,
                                    samples=args.distill_samples, workers=args.distill_workers,
                                    epochs=args.distill_epochs, bid_deals=args.distill_bid_deals,
                                    hidden=(args.distill_hidden or None) if first else None,
                                    head_hidden=(args.distill_head_hidden or None) if first
-                                   else None, log=log)
+                                   else None, log=log, teacher=args.distill_teacher,
+                                   bid_samples=args.distill_bid_samples,
+                                   ray_address=args.ray_address or None, on_chunk=on_chunk)
             rec = dict(r, ppo_iteration=it, round=k)
-            log(f"distilled {path}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min, "
-                f"{r['minutes']:.1f} min in all")
+            log(f"distilled {path}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min "
+                f"({r['labels_per_second']:.1f} labels/s; the starting policy's regret "
+                f"{r['regret']:.2f} points per card), {r['minutes']:.1f} min in all")
+            if writer is not None:
+                for tag, v in (("distill/round_regret", r["regret"]),
+                               ("distill/round_labels_per_second", r["labels_per_second"]),
+                               ("distill/round_hands", r["hands"])):
+                    if not math.isnan(v):
+                        writer.add_scalar(tag, v, k)
         records.append(rec)
         progress["distill_rounds"] = list(records)  # fewer rounds than before drop the others
         progress["distill"] = rec
@@ -1136,7 +1173,8 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
             t_start = time.time()
             save_checkpoint(path, make_payload(args, agent, opt, progress, env, opp,
                                                eval_results))
-        final_agent = distill_stage(args, source, final_path, progress, log, save_progress)
+        final_agent = distill_stage(args, source, final_path, progress, log, save_progress,
+                                    writer)
         progress["seconds"] = progress.get("seconds", 0.0) + (time.time() - t_start)
         t_start = time.time()
         save_checkpoint(path, make_payload(args, agent, opt, progress, env, opp, eval_results))

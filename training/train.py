@@ -1,7 +1,7 @@
 """Command line of the training run.
 
 ``python -m training.train --config configs/default.yaml [--device cuda] [--resume PATH]
-[--overwrite] [--evaluate BOT ... [--evaluate-games N]] [--set name=value ...]
+[--overwrite] [--evaluate BOT ... [--evaluate-games N]] [--ray ADDRESS] [--set name=value ...]
 [--<field> value ...]``
 
 Runs ``training.ppo_selfplay.train``: TensorBoard logs in ``runs/<name>/`` (open with
@@ -44,6 +44,9 @@ def main(argv=None) -> int:
     p.add_argument("--evaluate-games", type=int, default=200, metavar="N",
                    help="full games per opponent for --evaluate (default 200 = 100 duplicate "
                         "pairs)")
+    p.add_argument("--ray", dest="field_ray_address", default=None, metavar="ADDRESS",
+                   help="label and evaluate on this Ray cluster (auto or HOST:PORT; the config "
+                        "field ray_address; pip install -e '.[ray]')")
     p.add_argument("--fields", action="store_true",
                    help="print the table of config fields (type, allowed values, --resume "
                         "policy, default) and exit")
@@ -83,7 +86,8 @@ def main(argv=None) -> int:
     if ns.evaluate:
         from .evaluate import main as evaluate
         return evaluate([out["checkpoint"], "--vs", *ns.evaluate, "--games",
-                         str(ns.evaluate_games), "--quiet"])
+                         str(ns.evaluate_games), "--quiet",
+                         *(["--ray", args.ray_address] if args.ray_address else [])])
     return 0
 
 

@@ -358,10 +358,38 @@ class PIMCBot(Bot):
             cands.insert(0, 0)
         return cands
 
+    def bid_values(self, view) -> tuple[list[int], list[float]]:
+        """The bid search's estimate of every candidate bid, the numbers ``act`` bids from.
+
+        Each candidate (``_bid_candidates``) is played out on the same ``bid_samples`` deals with
+        it as this seat's bid (the other seats' bids real, or estimated from their sampled hands
+        when still to come), play-out trick counts shaded (``bid_shade``, ``nil_shade``).
+
+        Args:
+            view: the seat's ``PlayerView`` in the bidding phase, its cards seen, to move.
+        Returns:
+            ``(bids, values)``: candidate bids (0 = Nil .. 13; not action ids) and for each the
+            weighted average over the deals of the hand's score difference for the seat's team
+            (``solver.HandUtility``, bags at their long-run cost), in points, float. ``act``
+            bids the first of the highest, drawing the same random numbers.
+        Raises:
+            ValueError: the view is not a bid of its seat with the cards seen.
+        """
+        if view.phase != Phase.BIDDING or not view.legal_actions or not view.looked:
+            raise ValueError("bid_values needs a view in the bidding phase, its seat to bid with "
+                             "its cards seen")
+        return self._bid_values(view)
+
     def _bid(self, view) -> int:
-        """Test each candidate bid over sampled deals: play every deal out with the candidate as
-        this seat's bid (the others' bids real or estimated) and keep the best average score
-        difference (``HandUtility``)."""
+        """Bid the candidate of highest value (``bid_values``; the first on a tie)."""
+        cands, values = self._bid_values(view)
+        best = max(range(len(cands)), key=lambda i: (values[i], -i))
+        return BID_OFFSET + cands[best]
+
+    def _bid_values(self, view) -> tuple[list[int], list[float]]:
+        """``bid_values`` without the checks: test each candidate bid over sampled deals, playing
+        every deal out with the candidate as this seat's bid (the others' bids real or estimated)
+        and averaging the score difference (``HandUtility``)."""
         me = view.seat
         team = me & 1
         rules = view.rules
@@ -408,8 +436,8 @@ class PIMCBot(Bot):
                         won[me] += 1
                         v = (1 - nil_shade) * v + nil_shade * u(won)
                 totals[i] += w * v
-        best = max(range(len(cands)), key=lambda i: (totals[i], -i))
-        return BID_OFFSET + cands[best]
+        weight = sum(w for _hands, w in deals) or 1.0
+        return cands, [t / weight for t in totals]
 
     # ------------------------------------------------------------------ Blind Nil
     def _blind_nil_choice(self, view, legal) -> int:
