@@ -107,15 +107,18 @@ def bench(a) -> int:
         hands = c.distill_rounds * c.distill_chunks * c.distill_chunk_hands
     if hands:
         print()
-        print(f"On paper: {hands} labelled hands (the cluster config), from each teacher's best "
-              f"rate per core (hands per second per core), assuming linear scaling:")
+        print(f"On paper: {hands:,} labelled hands (the cluster config's rounds x chunks x "
+              f"hands), at each teacher's rate per core with every core busy (its setting with "
+              f"the most cores: Ray if measured), assuming linear scaling:")
         print()
-        print("| teacher | 8 cores | 64 cores | 512 cores |")
-        print("|---|---|---|---|")
+        print("| teacher | hands/s per core | 8 cores | 64 cores | 512 cores |")
+        print("|---|---|---|---|---|")
         for t in a.teachers:
-            per_core = max(hps / cores for tt, _w, cores, _n, _r, _p, hps in rows if tt == t)
+            busy = max((r for r in rows if r[0] == t), key=lambda r: (r[2], r[2] > 1 and
+                                                                       "Ray" in r[1]))
+            per_core = busy[6] / busy[2]
             cells = [f"{hands / (per_core * n) / 3600:.1f} h" for n in (8, 64, 512)]
-            print(f"| {t} | " + " | ".join(cells) + " |")
+            print(f"| {t} | {per_core:.2f} | " + " | ".join(cells) + " |")
     return 0
 
 
