@@ -77,7 +77,12 @@ def connect(address: str, ship: bool = True, pip: bool = False) -> bool:
         ray.init(address=address, runtime_env=runtime_env(pip) if ship else {},
                  log_to_driver=False)
     except (ConnectionError, RuntimeError) as e:
-        raise ValueError(f"cannot connect to the Ray cluster at {address!r}: {e}") from None
+        auth = "" if os.environ.get("RAY_AUTH_MODE") else (
+            " (a cluster with token authentication, the default of `ray start --head` since Ray "
+            "2.60, also needs RAY_AUTH_MODE=token and the head's token as RAY_AUTH_TOKEN in this "
+            "process's environment)")
+        raise ValueError(f"cannot connect to the Ray cluster at {address!r}: {e}{auth}") \
+            from None
     return True
 
 

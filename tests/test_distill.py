@@ -126,9 +126,9 @@ def test_card_values_labels_match_the_search_on_the_same_view(tiny):
 
 
 def _raw(path, labels, **over):
-    """A label file written field by field (save_labels refuses bad fields itself)."""
-    from training.distill import FORMAT, VERSION
-    d = {"format": np.array(FORMAT), "version": np.array(VERSION), "rules": np.array("standard"),
+    """A version-1 label file written field by field (save_labels refuses bad fields itself)."""
+    from training.distill import FORMAT
+    d = {"format": np.array(FORMAT), "version": np.array(1), "rules": np.array("standard"),
          **{k: labels[k] for k in ("seed", "scores", "bags", "moves", "agent_team", "values")}}
     d.update(over)
     np.savez(path, **d)

@@ -182,14 +182,41 @@ def test_label_format_2_round_trip_and_version_1_still_read(tiny, expert_labels,
     bad = tmp_path / "bad.npz"
     fields = {k: expert_labels[k] for k in ("seed", "scores", "bags", "moves", "agent_team",
                                             "values", "bid_values", "regret")}
-    for over, what in (({"teacher": np.array("oracle")}, "teacher"),
-                       ({"regret": np.full_like(fields["regret"], -1.0)}, "regret"),
-                       ({"version": np.array(3)}, "version 3")):
-        d = {"format": np.array(FORMAT), "version": np.array(2), **fields, **over}
-        np.savez(bad, **d)
+    regret_on_bid = fields["regret"].copy()
+    regret_on_bid[0, 0] = 5.0
+    regret_unvalued = fields["regret"].copy()
+    unvalued = np.isnan(fields["values"]).all(-1)
+    unvalued[:, :4] = False
+    regret_unvalued[unvalued] = 1.0
+    regret_huge = fields["regret"].copy()
+    regret_huge[~np.isnan(regret_huge)] = 60000.0
+    no_bid = fields["bid_values"].copy()
+    no_bid[1, 2] = np.nan
+    cases = (  # regressions of a break-it review: each of these loaded before
+        ({"teacher": np.array("oracle")}, "teacher"),
+        ({"regret": np.full_like(fields["regret"], -1.0)}, "regret"),
+        ({"version": np.array(3)}, "version 3"),
+        ({"bid_values": None}, r"version-2 field\(s\) \['bid_values'\] missing"),
+        ({"version": np.array(1)}, "version-1 label file holds the version-2 field"),
+        ({"bid_samples": np.array(-5)}, "'bid_samples' must be in"),
+        ({"samples": np.array(2**40)}, "'samples' must be in"),
+        ({"regret": regret_on_bid}, "where no card decision was valued"),
+        ({"regret": regret_unvalued}, "where no card decision was valued"),
+        ({"regret": regret_huge}, "exceeds the spread"),
+        ({"bid_samples": np.array(0)}, "'bid_values' holds values but 'bid_samples' is 0"),
+        ({"bid_values": no_bid}, "a bid without values"))
+    for over, what in cases:
+        d = {"format": np.array(FORMAT), "version": np.array(2), "teacher": np.array("expert"),
+             "bid_samples": np.array(4), **fields, **over}
+        np.savez(bad, **{k: v for k, v in d.items() if v is not None})
         with pytest.raises(ValueError, match=what) as e:
             load_labels(str(bad))
         assert str(bad) in str(e.value)
+    with pytest.raises(ValueError, match="bid_samples must be in"):
+        save_labels(str(tmp_path / "x.npz"), expert_labels, tiny, 4, bid_samples=-5)
+    # a dict of an earlier version has no regret: its stats say so, no KeyError
+    old_rec = {k: v for k, v in expert_labels.items() if k not in ("regret", "bid_values")}
+    assert math.isnan(chunk_stats(old_rec)["regret"]) and chunk_stats(old_rec)["bid_labels"] == 0
     with pytest.raises(ValueError, match="teacher"):
         save_labels(str(tmp_path / "x.npz"), expert_labels, tiny, 4, teacher="oracle")
 
@@ -323,3 +350,27 @@ def test_a_training_stage_with_the_growing_teacher_logs_its_progress(tmp_path):
             "distill/round_labels_per_second", "distill/round_hands"} <= tags
     assert [e.step for e in acc.Scalars("distill/round_hands")] == [1, 2]
     assert len(acc.Scalars("distill/labels_per_second")) == 4
+
+
+def test_command_line_refusals_found_by_a_review(tiny, tmp_path, capsys):
+    # regressions: a huge count was a TypeError traceback; --ray without Ray was a
+    # ModuleNotFoundError traceback after the label folder had been made
+    from training.distill import main
+    out = tmp_path / "o.pt"
+    assert main(["--from", tiny, "--out", str(out), "--bid-samples", "9" * 20]) == 2
+    assert "--bid-samples must be an integer in [0, 100000]" in capsys.readouterr().err
+    pytest.importorskip  # (Ray is not installed in the main environment)
+    try:
+        import ray  # noqa: F401
+        have_ray = True
+    except ImportError:
+        have_ray = False
+    rc = main(["--from", tiny, "--out", str(out), "--chunks", "1", "--chunk-hands", "1",
+               "--samples", "2", "--ray", "127.0.0.2:1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("error: ") and "Traceback" not in err
+    assert ("Ray is not installed" in err) != have_ray or "127.0.0.2:1" in err
+    assert not (tmp_path / "o_labels").exists()  # refused before any work
+    from training.evaluate import NetPlayer, duplicate_match
+    with pytest.raises(ValueError, match="Ray is not installed|127.0.0.2:1"):
+        duplicate_match(NetPlayer(build_agent_of(tiny)), "random", 2, ray_address="127.0.0.2:1")

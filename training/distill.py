@@ -202,6 +202,9 @@ def save_labels(path: str, rec: dict, source: str, samples: int, seed: int = -1,
                           ("teacher", teacher, str), ("bid_samples", bid_samples, int)):
         if not (_is_int(v) if kind is int else isinstance(v, kind)):
             raise ValueError(f"labels to save: {name} must be {kind.__name__}, got {v!r}")
+    for name, v in (("samples", samples), ("bid_samples", bid_samples)):
+        if not 0 <= v <= MAX_SAMPLES:
+            raise ValueError(f"labels to save: {name} must be in [0, {MAX_SAMPLES}], got {v!r}")
     if teacher not in TEACHERS:
         raise ValueError(f"labels to save: teacher must be one of {list(TEACHERS)}, got "
                          f"{teacher!r}")
@@ -252,9 +255,19 @@ def _check_fields(d: dict, where: str) -> dict:
         raise ValueError(f"{where}: field 'values' holds card values on a bid")
     if np.isinf(out["bid_values"]).any():
         raise ValueError(f"{where}: field 'bid_values' holds an infinite value")
-    r = out["regret"]
+    r = out["regret"].astype(np.float32)
     if np.isinf(r).any() or (r < 0).any():
         raise ValueError(f"{where}: field 'regret' holds a negative or infinite value")
+    known = ~np.isnan(r)
+    if known.any():  # only at card decisions the teacher valued, at most their value spread
+        vals = v[known].astype(np.float32)
+        if known[:, :BIDS_PER_HAND].any() or ((~np.isnan(vals)).sum(-1) < 2).any():
+            raise ValueError(f"{where}: field 'regret' holds a value where no card decision "
+                             f"was valued")
+        spread = np.nanmax(vals, -1) - np.nanmin(vals, -1)
+        if (r[known] > spread + 0.25).any():  # (float16 rounding of the values)
+            raise ValueError(f"{where}: field 'regret' exceeds the spread of the values it "
+                             f"comes from")
     return out
 
 
@@ -297,18 +310,35 @@ def load_labels(path: str) -> dict:
     if version not in (1, VERSION):
         raise ValueError(f"{path}: {FORMAT} version {version}, this reader knows versions 1 "
                          f"and {VERSION}")
+    v2 = ("teacher", "bid_samples", "bid_values", "regret")
+    if version == 1 and any(k in d for k in v2):
+        raise ValueError(f"{path}: a version-1 label file holds the version-2 field(s) "
+                         f"{[k for k in v2 if k in d]}")
+    if version == 2 and not all(k in d for k in v2):
+        raise ValueError(f"{path}: version-2 field(s) {[k for k in v2 if k not in d]} missing")
     teacher = str(d.get("teacher", "hard"))
     if teacher not in TEACHERS:
         raise ValueError(f"{path}: field 'teacher': {teacher[:40]!r} is not one of "
                          f"{list(TEACHERS)}")
+    for k in ("samples", "bid_samples"):
+        if k in d and not 0 <= int(d[k]) <= MAX_SAMPLES:
+            raise ValueError(f"{path}: field {k!r} must be in [0, {MAX_SAMPLES}], got "
+                             f"{int(d[k])}")
     rules = str(d.get("rules", "standard"))
     if rules != "standard":
         raise ValueError(f"{path}: labels of rules {rules!r}; only standard rules are labelled")
     out = _check_fields(d, path)
+    bid_samples = int(d.get("bid_samples", 0))
+    bids_valued = (~np.isnan(out["bid_values"])).any(-1)
+    if bid_samples == 0 and bids_valued.any():
+        raise ValueError(f"{path}: field 'bid_values' holds values but 'bid_samples' is 0")
+    if bid_samples > 0 and not bids_valued.all():
+        raise ValueError(f"{path}: field 'bid_values': a bid without values though "
+                         f"'bid_samples' is {bid_samples}")
     out.update(source=str(d.get("source", "")), samples=int(d.get("samples", 0)),
                run_seed=int(d.get("run_seed", -1)), chunk=int(d.get("chunk", -1)),
                source_sha256=str(d.get("source_sha256", "")), rules=rules, teacher=teacher,
-               bid_samples=int(d.get("bid_samples", 0)))
+               bid_samples=bid_samples)
     return out
 
 
@@ -721,11 +751,12 @@ def chunk_stats(rec: dict) -> dict:
     (card decisions valued), ``bid_labels`` (bids valued) and ``regret`` (points: mean over the
     policy team's valued card decisions of the best value minus the value of the card the policy
     played, by the search's estimates; NaN when none)."""
-    r = rec["regret"].astype(np.float64)
+    r = np.asarray(rec.get("regret", np.full(1, np.nan)), np.float64)
     known = ~np.isnan(r)
+    bv = rec.get("bid_values")
     return {"hands": int(len(rec["seed"])),
             "card_labels": int((~np.isnan(rec["values"]).all(-1)).sum()),
-            "bid_labels": int((~np.isnan(rec["bid_values"]).all(-1)).sum()),
+            "bid_labels": 0 if bv is None else int((~np.isnan(bv)).any(-1).sum()),
             "regret": float(r[known].mean()) if known.any() else float("nan")}
 
 
@@ -820,8 +851,9 @@ def _progress_line(path, st, sec, totals, t_start) -> str:
         head = (f"{name}: {st['hands']} hands, {st['card_labels']} card + {st['bid_labels']} bid "
                 f"labels in {sec:.0f} s ({n / max(sec, 1e-9):.1f}/s)")
     rate = totals["made_labels"] / max(time.time() - t_start, 1e-9)
-    return (f"{head}; policy regret {st['regret']:.2f} points per card; round: "
-            f"{totals['hands']} hands, {rate:.1f} labels/s")
+    regret = ("not recorded (a version-1 chunk)" if np.isnan(st["regret"])
+              else f"{st['regret']:.2f} points per card")
+    return f"{head}; policy regret {regret}; round: {totals['hands']} hands, {rate:.1f} labels/s"
 
 
 def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, chunk_hands: int,
@@ -908,10 +940,13 @@ RAY_RETRIES = 3
 def _labels_on_ray(address, spec, folder, identity, chunks, done) -> None:
     """``produce_labels`` on a Ray cluster: kept chunks checked here, the others as tasks."""
     from spades_env.ray_cluster import check_cluster, connect
+    started = connect(address)  # a clear ValueError when Ray is missing or the address is bad
     import ray
-    started = connect(address)
     try:
-        check_cluster(("spades_env", "training.distill", "torch"))
+        try:
+            check_cluster(("spades_env", "training.distill", "torch"))
+        except RuntimeError as e:  # a node without the package or a dependency: bad setup
+            raise ValueError(str(e)) from None
         todo = []
         for c in range(chunks):
             path = _chunk_path(folder, c)
@@ -961,7 +996,7 @@ def check_args(a) -> None:
     """Every number of the command line in its range (finite); raises ValueError naming it."""
     for name, kind, lo, hi in _LIMITS:
         v = getattr(a, name)
-        if not (np.isfinite(v) and lo <= v <= hi):
+        if not (lo <= v <= hi and (not isinstance(v, float) or np.isfinite(v))):
             flag = "--" + name.replace("_", "-")
             raise ValueError(f"{flag} must be {'an integer' if kind is int else 'a number'} in "
                              f"[{lo:g}, {hi:g}], got {v!r}")
@@ -1037,6 +1072,9 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     folder = labels or os.path.splitext(out)[0] + "_labels"
     t0 = time.time()
     check_args(a)
+    if ray_address is not None:  # before any work: Ray installed, the address answers
+        from spades_env.ray_cluster import check_address
+        check_address(ray_address)
     data = load_checkpoint(src)
     rules = (data.get("config") or {}).get("rules", "standard")
     if rules != "standard":

@@ -195,10 +195,14 @@ def duplicate_match(net: NetPlayer, opponent: str, deals: int, seed: int = 0,
     else:
         import copy
 
-        from spades_env.ray_cluster import connect
+        from spades_env.ray_cluster import check_cluster, connect
+        started = connect(ray_address)  # a clear ValueError when Ray is missing
         import ray
-        started = connect(ray_address)
         try:
+            try:
+                check_cluster(("spades_env", "training.evaluate", "torch"))
+            except RuntimeError as e:
+                raise ValueError(str(e)) from None
             agent = ray.put(copy.deepcopy(net.agent).cpu())
             task = ray.remote(num_cpus=1, max_retries=3)(_ray_block)
             blocks = ray.get([task.remote(agent, opponent, n, seed, b, rules)
@@ -312,6 +316,8 @@ def main(argv=None) -> int:
     ns = p.parse_args(argv)
     if ns.games < 1 or (ns.hands is not None and ns.hands < 2):
         p.error("--games must be >= 1 and --hands >= 2")
+    if ns.ray is not None and not ns.ray.strip():
+        p.error("--ray must be a cluster address (auto, or HOST:PORT)")
     from .checkpoint import load_checkpoint
     try:
         data = load_checkpoint(ns.checkpoint)
@@ -331,7 +337,7 @@ def main(argv=None) -> int:
         try:
             r = arena_match(ns.checkpoint, opp, ns.games, ns.hands, ns.seed, rules,
                             greedy=not ns.sample, ray_address=ns.ray)
-        except ValueError as e:
+        except (ValueError, RuntimeError) as e:  # RuntimeError: a Ray node cannot run it
             print(f"error: {e}", file=sys.stderr)
             return 2
         results.append((opp, r))
