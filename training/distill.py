@@ -169,9 +169,12 @@ def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int
                     out["values"][h, k, cards] = values
                 if (p & 1) == team:
                     a = policy.act(view)
-                    if len(cards) > 1:  # the class of the played card: its candidate; from the
-                        # stored (float16) values, so the fields agree exactly
-                        c = max(x for x in cards if x <= a and x // 13 == a // 13)
+                    if len(cards) > 1:  # the played card's class (equivalence_classes), from
+                        # the stored (float16) values, so the fields agree exactly
+                        played = np.zeros((1, 52), bool)
+                        played[0, a] = True
+                        valued = ~np.isnan(out["values"][h, k])[None]
+                        c = int(equivalence_classes(played, valued)[0, a])
                         v16 = out["values"][h, k, cards].astype(np.float32)
                         out["regret"][h, k] = v16.max() - v16[cards.index(c)]
                 else:
