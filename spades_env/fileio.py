@@ -32,6 +32,7 @@ import os
 import secrets
 import stat
 import time
+import weakref
 
 __all__ = ["write_atomic", "check_output_file", "clean_stale_temps", "WriteError",
            "STALE_SECONDS", "check_not_input", "files_in", "open_regular", "read_regular",
@@ -62,25 +63,27 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def clean_stale_temps(folder: str, prefix: str, suffix: str) -> list[str]:
+def clean_stale_temps(folder: str, prefix: str, suffix: str, dir_fd: int | None = None) \
+        -> list[str]:
     """Remove temp files ``<prefix>...<suffix>`` in ``folder`` left by killed writers.
 
     A file is stale when it was not modified for ``STALE_SECONDS`` and the process whose id is in
     its name (``<prefix><pid>_...``) no longer exists; a name without a process id (older versions)
     only needs the age. Files that cannot be removed are left alone. Returns the removed names.
+    With ``dir_fd`` (a descriptor of ``folder``) the folder is read and changed through it.
     """
     removed = []
     try:
-        entries = os.listdir(folder)
+        entries = os.listdir(folder if dir_fd is None else dir_fd)
     except OSError:
         return removed
     now = time.time()
     for name in entries:
         if not (name.startswith(prefix) and name.endswith(suffix)):
             continue
-        full = os.path.join(folder, name)
+        full = name if dir_fd is not None else os.path.join(folder, name)
         try:
-            st = os.lstat(full)
+            st = os.stat(full, dir_fd=dir_fd, follow_symlinks=False)
         except OSError:
             continue
         if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < STALE_SECONDS:
@@ -89,7 +92,7 @@ def clean_stale_temps(folder: str, prefix: str, suffix: str) -> list[str]:
         if head.isdigit() and "_" in name[len(prefix):] and _pid_alive(int(head)):
             continue
         try:
-            os.unlink(full)
+            os.unlink(full, dir_fd=dir_fd)
             removed.append(name)
         except OSError:
             pass
@@ -103,25 +106,26 @@ def _write_all(fd: int, data) -> None:
         view = view[n:]
 
 
-def _named_temp(folder: str, prefix: str, suffix: str) -> tuple[int, str]:
+def _named_temp(dfd: int, prefix: str, suffix: str) -> tuple[int, str]:
     for _ in range(100):
-        tmp = os.path.join(folder, f"{prefix}{os.getpid()}_{secrets.token_hex(6)}{suffix}")
+        tmp = f"{prefix}{os.getpid()}_{secrets.token_hex(6)}{suffix}"
         try:
             fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0),
-                         0o666)
+                         0o666, dir_fd=dfd)
             return fd, tmp
         except FileExistsError:
             continue
-    raise FileExistsError(errno.EEXIST, "could not find a free temp file name", folder)
+    raise FileExistsError(errno.EEXIST, "could not find a free temp file name")
 
 
-def _unnamed_temp(folder: str) -> int | None:
-    """An ``O_TMPFILE`` descriptor in ``folder`` (Linux, supporting file systems), else None."""
+def _unnamed_temp(dfd: int) -> int | None:
+    """An ``O_TMPFILE`` descriptor in the folder open as ``dfd`` (Linux, supporting file systems),
+    else None."""
     flag = getattr(os, "O_TMPFILE", None)
     if flag is None or not os.path.isdir("/proc/self/fd"):
         return None
     try:
-        return os.open(folder, flag | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o666)
+        return os.open(".", flag | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o666, dir_fd=dfd)
     except OSError as e:
         if e.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
             return None  # the file system (or an old kernel) has no O_TMPFILE: use a named temp
@@ -131,47 +135,45 @@ def _unnamed_temp(folder: str) -> int | None:
 _tmpfile_ok = True  # set False once naming an O_TMPFILE file failed in this process
 
 
-def _link_unnamed(fd: int, folder: str, prefix: str, suffix: str) -> str:
-    """Give the ``O_TMPFILE`` file ``fd`` a hidden name in ``folder`` (linkat through /proc: a
-    ``src_dir_fd`` makes Python call ``linkat`` with ``AT_SYMLINK_FOLLOW``, not ``link``)."""
-    dfd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        for _ in range(100):
-            cand = os.path.join(folder, f"{prefix}{os.getpid()}_{secrets.token_hex(6)}{suffix}")
-            try:
-                os.link(f"/proc/self/fd/{fd}", cand, src_dir_fd=dfd, follow_symlinks=True)
-                return cand
-            except FileExistsError:
-                continue
-        raise FileExistsError(errno.EEXIST, "could not find a free temp file name", folder)
-    finally:
-        os.close(dfd)
+def _link_unnamed(fd: int, dfd: int, prefix: str, suffix: str) -> str:
+    """Give the ``O_TMPFILE`` file ``fd`` a hidden name in the folder open as ``dfd`` (linkat
+    through /proc: a ``src_dir_fd`` makes Python call ``linkat`` with ``AT_SYMLINK_FOLLOW``)."""
+    for _ in range(100):
+        cand = f"{prefix}{os.getpid()}_{secrets.token_hex(6)}{suffix}"
+        try:
+            os.link(f"/proc/self/fd/{fd}", cand, src_dir_fd=dfd, dst_dir_fd=dfd,
+                    follow_symlinks=True)
+            return cand
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "could not find a free temp file name")
 
 
-def _write_temp(folder: str, data, prefix: str, suffix: str) -> str:
-    """Write ``data`` into a complete, flushed hidden temp file in ``folder``; return its name."""
+def _write_temp(dfd: int, data, prefix: str, suffix: str) -> str:
+    """Write ``data`` into a complete, flushed hidden temp file in the folder open as ``dfd``;
+    return its name (relative to ``dfd``)."""
     global _tmpfile_ok
-    fd = _unnamed_temp(folder) if _tmpfile_ok else None
+    fd = _unnamed_temp(dfd) if _tmpfile_ok else None
     if fd is not None:
         try:
             _write_all(fd, data)
             os.fsync(fd)
             try:
-                return _link_unnamed(fd, folder, prefix, suffix)
+                return _link_unnamed(fd, dfd, prefix, suffix)
             except OSError as e:
                 if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES):
                     raise
                 _tmpfile_ok = False  # no linkat through /proc here: named temp files from now on
         finally:
             os.close(fd)
-    fd, tmp = _named_temp(folder, prefix, suffix)
+    fd, tmp = _named_temp(dfd, prefix, suffix)
     try:
         _write_all(fd, data)
         os.fsync(fd)
     except BaseException:
         os.close(fd)
         try:
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=dfd)
         except OSError:
             pass
         raise
@@ -179,9 +181,26 @@ def _write_temp(folder: str, data, prefix: str, suffix: str) -> str:
     return tmp
 
 
+def _open_folder(folder: str) -> int:
+    """A descriptor of ``folder`` to write in: a duplicate of the held lock's descriptor when this
+    process locked it (``lock_folder``), so a folder renamed away and replaced between the check
+    and the rename is never written (the write lands in the locked folder itself), else the
+    folder opened now."""
+    lock = _lock_fds.get(folder)
+    dfd = lock._dfd if lock is not None else None
+    if dfd is not None:
+        return os.dup(dfd)
+    return os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                   | getattr(os, "O_CLOEXEC", 0))
+
+
 def write_atomic(path: str, data, prefix: str = ".tmp_", suffix: str = ".tmp",
                  create_folder: bool = False) -> None:
     """Write the bytes ``data`` to ``path`` atomically (see the module docstring).
+
+    Every step (temp file, rename) is made relative to one descriptor of the folder (``openat``,
+    ``linkat``, ``renameat``), so the file lands in the folder that was checked even if the path
+    is swapped meanwhile.
 
     Args:
         create_folder: create ``path``'s folder (and its parents) first if missing.
@@ -191,23 +210,34 @@ def write_atomic(path: str, data, prefix: str = ".tmp_", suffix: str = ".tmp",
             ``could not write PATH: REASON``; nothing is left behind (no partial file, no temp
             file).
         FolderReplaced (a ``ValueError``): ``path``'s folder is one this process locked
-            (``lock_folder``) and it was moved or replaced since (``check_locked``).
+            (``lock_folder``) and it was moved or replaced since (``check_locked``), checked
+            before and after the write (after: the file is in the locked folder, wherever it
+            went, never in what replaced it).
     """
     check_locked(path)
     folder = os.path.dirname(os.path.abspath(path))
+    base = os.path.basename(path)
     if create_folder:
         try:
             os.makedirs(folder, exist_ok=True)
         except OSError as e:
             raise WriteError(e.errno, f"could not write {path}: cannot create {folder}: "
                                       f"{e.strerror or e}") from None
-    tmp = None
+    tmp = dfd = None
     try:
-        if os.path.isdir(path):
+        if not base or base in (".", ".."):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
-        clean_stale_temps(folder, prefix, suffix)
-        tmp = _write_temp(folder, data, prefix, suffix)
-        os.replace(tmp, path)
+        dfd = _open_folder(folder)
+        try:
+            st = os.stat(base, dir_fd=dfd)
+        except FileNotFoundError:
+            pass
+        else:
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        clean_stale_temps(folder, prefix, suffix, dir_fd=dfd)
+        tmp = _write_temp(dfd, data, prefix, suffix)
+        os.replace(tmp, base, src_dir_fd=dfd, dst_dir_fd=dfd)
         tmp = None
     except OSError as e:
         reason = e.strerror or str(e)
@@ -215,9 +245,12 @@ def write_atomic(path: str, data, prefix: str = ".tmp_", suffix: str = ".tmp",
     finally:
         if tmp is not None:
             try:
-                os.unlink(tmp)
+                os.unlink(tmp, dir_fd=dfd)
             except OSError:
                 pass
+        if dfd is not None:
+            os.close(dfd)
+    check_locked(path)
 
 
 def check_output_file(path: str, what: str = "output file", create_folder: bool = False) -> str:
@@ -252,9 +285,13 @@ def check_output_file(path: str, what: str = "output file", create_folder: bool 
             raise ValueError(f"{what} {path}: cannot create folder {folder}: "
                              f"{e.strerror or e}") from None
     try:  # the real test: can a file be created there (permissions, read-only mounts, /proc)?
-        fd, tmp = _named_temp(folder, ".probe_", ".tmp")
-        os.close(fd)
-        os.unlink(tmp)
+        dfd = _open_folder(folder)
+        try:
+            fd, tmp = _named_temp(dfd, ".probe_", ".tmp")
+            os.close(fd)
+            os.unlink(tmp, dir_fd=dfd)
+        finally:
+            os.close(dfd)
     except OSError as e:
         raise ValueError(f"{what} {path}: cannot write in {folder}: {e.strerror or e}") from None
     return path
@@ -537,6 +574,8 @@ class FolderReplaced(ValueError):
 
 
 _locked: dict[str, tuple[int, int]] = {}  # absolute path -> (st_dev, st_ino) of held locks
+_lock_fds: "weakref.WeakValueDictionary[str, FolderLock]" = weakref.WeakValueDictionary()
+"""absolute path -> the held lock, whose folder descriptor ``write_atomic`` writes through."""
 
 
 def locked_identity(folder: str) -> tuple[int, int] | None:
@@ -584,6 +623,8 @@ class FolderLock:
         self.identity = identity  # (st_dev, st_ino) of the folder locked (``check_locked``)
         if identity is not None:
             _locked[os.path.abspath(folder)] = identity
+        if dfd is not None:
+            _lock_fds[os.path.abspath(folder)] = self
 
     @property
     def held(self) -> bool:
@@ -596,6 +637,8 @@ class FolderLock:
         key = os.path.abspath(self.folder)
         if self.identity is not None and _locked.get(key) == self.identity:
             del _locked[key]
+        if _lock_fds.get(key) is self:
+            del _lock_fds[key]
         if fd is not None and dfd is not None:
             try:  # unlinked while still held: a run that opened it meanwhile re-checks
                 if os.path.samestat(os.fstat(fd), os.stat(self.name, dir_fd=dfd,

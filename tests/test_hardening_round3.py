@@ -755,6 +755,46 @@ def test_a_locked_run_folder_replaced_by_a_link_is_never_written_through(tmp_pat
     assert fio.locked_identity(str(run)) is None
 
 
+def test_a_locked_folder_swapped_between_the_check_and_the_rename_is_not_written(tmp_path,
+                                                                                   monkeypatch):
+    """The folder is renamed away and replaced by a link to another run's folder after
+    write_atomic's first check, while the temp file is being written: every step goes through
+    the locked folder's descriptor, so the file lands in the locked folder (wherever it went),
+    the other folder is untouched, and the write then fails naming the folder."""
+    run, victim = tmp_path / "run", tmp_path / "victim"
+    victim.mkdir()
+    (victim / "latest.pt").write_bytes(b"theirs")
+    lock = fio.lock_folder(str(run))
+    real_clean = fio.clean_stale_temps
+
+    def swap_then_clean(*args, **kwargs):
+        os.rename(run, tmp_path / "moved")
+        os.symlink(victim, run)
+        return real_clean(*args, **kwargs)
+
+    monkeypatch.setattr(fio, "clean_stale_temps", swap_then_clean)
+    try:
+        with pytest.raises(fio.FolderReplaced, match="it is now a symbolic link"):
+            fio.write_atomic(str(run / "latest.pt"), b"ours")
+        assert sorted(os.listdir(victim)) == ["latest.pt"]
+        assert (victim / "latest.pt").read_bytes() == b"theirs"
+        assert (tmp_path / "moved" / "latest.pt").read_bytes() == b"ours"
+        assert not [n for n in os.listdir(tmp_path / "moved") if n.startswith(".tmp_")]
+    finally:
+        lock.release()
+
+
+def test_write_atomic_in_an_unlocked_folder_still_follows_a_linked_folder(tmp_path):
+    """Only locked folders are pinned: a user's own output path through a symbolic link to a
+    folder is written as before."""
+    (tmp_path / "real").mkdir()
+    os.symlink(tmp_path / "real", tmp_path / "link")
+    fio.write_atomic(str(tmp_path / "link" / "out.json"), b"{}")
+    assert (tmp_path / "real" / "out.json").read_bytes() == b"{}"
+    with pytest.raises(fio.WriteError, match=r"could not write .*real: Is a directory"):
+        fio.write_atomic(str(tmp_path / "real"), b"{}")
+
+
 @pytest.mark.parametrize("field, value, message", [
     ("bags", np.full((2, 2), 50, np.int8), r"field 'bags' holds a bag count of 50; the rules' "
                                           r"bag_limit is 10"),
