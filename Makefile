@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 # torch 2.13.0 is the release this project is developed on; any torch>=2.2 works.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: venv test train bench clean
+.PHONY: venv test test-fast test-frameworks train bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ test: $(VENV)/.installed
 	$(PY) -m pytest -q -n 2 tests
 	TORCH_SPEC="$(TORCH_SPEC)" $(PY) tests_frameworks/run_lanes.py
 
+# The edit-test loop: the main suite without the tests marked slow (CONTRIBUTING.md).
+test-fast: $(VENV)/.installed
+	$(PY) -m pytest -q -n 2 -m "not slow" tests
+
 # The framework sessions alone, one after another (one session: .venv/bin/nox -s sb3).
 test-frameworks: $(VENV)/.installed
 	TORCH_SPEC="$(TORCH_SPEC)" $(VENV)/bin/nox
@@ -40,7 +44,7 @@ test-frameworks: $(VENV)/.installed
 # took: a second `make train` trains into checkpoints/default-2/ and evaluates that) in the arena:
 # 200 full games (100 duplicate pairs) against each bot.
 train: $(VENV)/.installed
-	$(PY) -m training.train --config configs/default.yaml --evaluate easy medium --evaluate-games 200
+	$(VENV)/bin/spades train --config configs/default.yaml --evaluate easy medium --evaluate-games 200
 
 clean:
 	rm -rf $(VENV) runs .nox

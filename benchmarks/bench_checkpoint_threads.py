@@ -2,7 +2,7 @@
 against torch's own setting (``threads=None``: one thread per core), side by side.
 
 Each measurement runs the same arena match, the checkpoint against ``hard`` over ``--hands``
-single-hand duplicate deals, in ``--procs`` processes at once (what ``python -m spades_env.arena
+single-hand duplicate deals, in ``--procs`` processes at once (what ``spades arena
 --workers 2`` or two evaluations side by side do), and takes the wall time of the slowest. The
 two settings alternate for ``--repeats`` rounds; printed: the median of each and the ratio.
 

@@ -28,7 +28,7 @@ sys.path.insert(0, ROOT)
 
 def run(checkpoint, teacher, workers, chunks, hands, samples, bid_samples, ray=None) -> dict:
     """Label ``chunks`` chunks into a fresh folder; returns labels, seconds and labels/s."""
-    from training.distill import lock_labels, produce_labels
+    from spades_env.training.distill import lock_labels, produce_labels
     with tempfile.TemporaryDirectory() as tmp:
         folder = os.path.join(tmp, "labels")
         lock = lock_labels(folder)
@@ -102,7 +102,7 @@ def bench(a) -> int:
         print(f"| {t} | {what} | {cores} | {n} | {rate:.1f} | {per:.1f} | {hps:.2f} |")
     hands = a.cluster_hands
     if not hands:
-        from training.config import load_yaml
+        from spades_env.training.config import load_yaml
         c = load_yaml(os.path.join(ROOT, "configs", "cluster.yaml"))
         hands = c.distill_rounds * c.distill_chunks * c.distill_chunk_hands
     if hands:

@@ -83,7 +83,7 @@ def hard_game(hands: int, seed: int) -> tuple[list[int], list[float], list[float
 
 
 def label_hands_per_s(hands: int, seed: int) -> float:
-    from training.distill import label_chunk
+    from spades_env.training.distill import label_chunk
     t = time.perf_counter()
     label_chunk(os.path.join(ROOT, "checkpoints", "shipped", "agent.pt"), hands, seed, 0)
     return hands / (time.perf_counter() - t)

@@ -45,7 +45,7 @@ def main(argv=None) -> int:
     def on_ray(address, hands, seed, out):
         # the CLI in a fresh process, as a user runs it (Ray reads its token settings once per
         # process); the time includes connecting and shipping the package
-        subprocess.run([sys.executable, "-m", "spades_env.arena", "--team0", args.team0,
+        subprocess.run([sys.executable, "-m", "spades_env", "arena", "--team0", args.team0,
                         "--team1", args.team1, "--hands", str(hands), "--seed", str(seed),
                         "--ray", address, "--no-progress", "--json", out], check=True,
                        capture_output=True)

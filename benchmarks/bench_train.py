@@ -31,9 +31,9 @@ import time
 import numpy as np
 import torch
 
-from training import config as cfg
-from training.envs import make_env
-from training.ppo_selfplay import (Opponents, Storage, compute_gae, make_agent, ppo_update,
+from spades_env.training import config as cfg
+from spades_env.training.envs import make_env
+from spades_env.training.ppo_selfplay import (Opponents, Storage, compute_gae, make_agent, ppo_update,
                                    rollout)
 
 OLD = {"hidden": [512, 256], "head_hidden": 128, "critic_hidden": [], "update_epochs": 4,

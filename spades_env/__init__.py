@@ -14,7 +14,7 @@ from .cards import (
 from .engine import IllegalActionError, Phase, PlayerView, SpadesGame
 from .rules import PRESETS, HandResult, Rules, TeamScore, game_outcome, score_hand, trick_winner
 
-__version__ = "0.6.0"
+__version__ = "0.7.0"
 
 __all__ = [
     "BID_OFFSET", "BLIND_NIL_ACTION", "LOOK_ACTION", "NUM_ACTIONS", "NUM_CARDS", "Rank", "Seat",

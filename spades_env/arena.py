@@ -2,8 +2,8 @@
 
 Usage::
 
-    python -m spades_env.arena --team0 hard --team1 medium --games 200 --seed 1 [--json out.json]
-    python -m spades_env.arena --team0 medium --team1 easy --hands 2000 --seed 1
+    spades arena --team0 hard --team1 medium --games 200 --seed 1 [--json out.json]
+    spades arena --team0 medium --team1 easy --hands 2000 --seed 1
 
 **Duplicate deals.** Games come in pairs that share one deal sequence (the same game seed, so the
 k-th hand of both games is dealt the same cards by the same dealer). In the first game of a pair
@@ -30,7 +30,7 @@ seat], "game": SpadesGame.to_dict()}``), line ``2k`` and ``2k + 1`` the two game
 ``k``; names say the side and player, e.g. ``North (A: hard)``. In ``--hands`` mode each record is
 a game stopped after its single hand. The file is written atomically after the match (complete or
 absent) and its path is checked before the match starts. Open it with
-``python -m spades_env.play --records PATH.jsonl`` (Watch).
+``spades play --records PATH.jsonl`` (Watch).
 
 As a library: ``result = play_match("medium", "easy", games=100, seed=1)`` returns an ``ArenaResult``.
 A player is a ``make_bot`` name, an object with ``act(view)`` (used for both seats of its side), or a
@@ -572,7 +572,7 @@ def write_json_atomic(path: str, obj) -> None:
 def write_records_atomic(path: str, records) -> None:
     """Write game records (``ArenaResult.records``) to ``path`` as JSON lines, one game a line,
     atomically (``spades_env.fileio.write_atomic``: complete or absent, mode 0o666 less the umask).
-    The play app's replay view opens the file (``python -m spades_env.play --records PATH``).
+    The play app's replay view opens the file (``spades play --records PATH``).
 
     Raises:
         OSError: the file cannot be written (the message names the path and the reason).
@@ -586,7 +586,7 @@ def write_records_atomic(path: str, records) -> None:
 # --------------------------------------------------------------------------- CLI
 def _parse_args(argv):
     p = argparse.ArgumentParser(
-        prog="python -m spades_env.arena",
+        prog="spades arena",
         description="Play two players against each other with duplicate deals and report "
                     "win rates and point differences with 95% confidence intervals.")
     p.add_argument("--team0", required=True, help="side A: random, easy, medium, hard, insane, "
@@ -603,7 +603,7 @@ def _parse_args(argv):
     p.add_argument("--json", default=None, help="also write the full result to this JSON file")
     p.add_argument("--records", default=None, metavar="PATH.jsonl",
                    help="also write every game as a game record (one JSON line each) that the "
-                        "play app's replay view opens: python -m spades_env.play --records PATH")
+                        "play app's replay view opens: spades play --records PATH")
     p.add_argument("--workers", type=int, default=1,
                    help="processes playing duplicate pairs in parallel (same result as 1)")
     p.add_argument("--ray", default=None, metavar="ADDRESS",
@@ -670,5 +670,7 @@ def main(argv=None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # the old form of ``spades arena``, kept for one version
+    print("notice: `python -m spades_env.arena` is now `spades arena` (the old form is removed "
+          "in 0.8.0)", file=sys.stderr)
     sys.exit(main())

@@ -1,5 +1,5 @@
 """Ray cluster helpers (``pip install -e '.[ray]'``): ship the package to the nodes, check it,
-and play the arena's duplicate pairs as Ray tasks (``python -m spades_env.arena ... --ray ADDR``).
+and play the arena's duplicate pairs as Ray tasks (``spades arena ... --ray ADDR``).
 
 | name                | what                                                                  |
 |---------------------|-----------------------------------------------------------------------|
@@ -24,18 +24,12 @@ def _ray():
 
 
 def runtime_env(pip: bool = False) -> dict:
-    """Ray ``runtime_env`` shipping this package (``spades_env`` and ``training`` as source
-    folders: ``py_modules``) to every node. ``pip=True`` also pip-installs the base dependencies
-    (``numpy``, ``gymnasium``, ``pettingzoo``, ``scipy``..., not torch) on the nodes, for nodes
-    whose Python lacks them (they then need PyPI)."""
+    """Ray ``runtime_env`` shipping this package (``spades_env``, the trainer included, as a
+    source folder: ``py_modules``) to every node. ``pip=True`` also pip-installs the base
+    dependencies (``numpy``, ``gymnasium``, ``pettingzoo``, ``scipy``..., not torch) on the nodes,
+    for nodes whose Python lacks them (they then need PyPI)."""
     import spades_env
     folders = [os.path.dirname(os.path.abspath(spades_env.__file__))]
-    # the training package sits beside spades_env in a source checkout; it is found, not imported
-    # (the library never imports the trainer)
-    from importlib.util import find_spec
-    spec = find_spec("training")
-    if spec is not None and spec.origin and os.path.basename(spec.origin) == "__init__.py":
-        folders.append(os.path.dirname(os.path.abspath(spec.origin)))
     env: dict = {"py_modules": folders}
     if pip:
         from importlib.metadata import requires

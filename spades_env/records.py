@@ -5,7 +5,7 @@
   view replays them (``spades_env.play.replay``).
 - **Hand records** (``.npz``, ``HAND_FORMAT``): a deal's seed and the moves of one hand, compact.
 
-Training writes these files (``python -m training.teacher_records``: a teacher bot's hands, replayed
+Training writes these files (``spades teacher-records``: a teacher bot's hands, replayed
 for behaviour cloning); the play app's watch view reads them (``spades_env.play.replay``). Only the
 reader and the format live here, so the library needs nothing from ``training`` to open one.
 

@@ -238,7 +238,7 @@ def test_ctrl_c_stops_a_multi_process_match_at_once():
     import sys
     import threading
     import time
-    # the CLI's main() as `python -m spades_env.arena` runs it, with Ctrl-C's default Python
+    # the CLI's main() as `spades arena` runs it, with Ctrl-C's default Python
     # handler set first: a process started in the background (`pytest ... &`, nohup) inherits
     # SIGINT ignored, as Unix shells do for background jobs, and would rightly ignore the signal
     run_cli = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "

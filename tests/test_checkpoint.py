@@ -8,7 +8,7 @@ import torch
 
 from spades_env import SpadesGame
 from spades_env.bots import make_bot
-from training.checkpoint import build_agent, load_checkpoint, save_checkpoint
+from spades_env.training.checkpoint import build_agent, load_checkpoint, save_checkpoint
 from spades_env.agents.model import Agent
 from spades_env.agents.bot import CheckpointBot
 
@@ -107,7 +107,7 @@ def test_make_bot_bad_checkpoint(tmp_path):
 
 
 def test_export_strips_training_state(ckpt, tmp_path):
-    from training.export import export_checkpoint
+    from spades_env.training.export import export_checkpoint
     path, agent = ckpt
     data = load_checkpoint(path)
     data["optimizer"] = {"state": {}, "param_groups": []}
@@ -124,8 +124,8 @@ def test_export_strips_training_state(ckpt, tmp_path):
 
 
 def test_resume_refuses_a_stripped_or_bad_checkpoint(ckpt, tmp_path):
-    from training.config import from_dict
-    from training.ppo_selfplay import train
+    from spades_env.training.config import from_dict
+    from spades_env.training.ppo_selfplay import train
     path, _ = ckpt
     args = from_dict({"runs_dir": str(tmp_path / "r"), "checkpoint_dir": str(tmp_path / "c")})
     with pytest.raises(ValueError, match="cannot be resumed"):
@@ -141,7 +141,7 @@ def test_shipped_checkpoint_loads_and_plays_well(name):
     # checkpoints/shipped/agent.pt (and agent_long.pt, configs/long.yaml's own output) must stay
     # loadable by the current code and keep playing legal, strong moves (their arena figures are
     # in checkpoints/README.md).
-    from training.evaluate import NetPlayer, duplicate_match
+    from spades_env.training.evaluate import NetPlayer, duplicate_match
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     path = os.path.join(root, "checkpoints", "shipped", name)
     data = load_checkpoint(path)

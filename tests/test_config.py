@@ -9,8 +9,8 @@ import os
 import pytest
 import yaml
 
-from training import config as cfg
-from training.config import Args
+from spades_env.training import config as cfg
+from spades_env.training.config import Args
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -103,7 +103,7 @@ def test_every_field_has_a_docstring():
 def test_pool_search_samples_checked_and_given_to_the_search_bots_of_the_pool():
     from spades_env.bots.heuristic import MediumBot
     from spades_env.bots.pimc import HardBot
-    from training.ppo_selfplay import Opponents
+    from spades_env.training.ppo_selfplay import Opponents
 
     for bad, why in (([30], "one number"), ([0, 24], "too small"), ([30, 24, 1], "more than 2"),
                      ([30, 200_000], "too large")):

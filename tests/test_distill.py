@@ -1,4 +1,4 @@
-"""Search distillation (training/distill.py): labels reproducible and consistent with the game,
+"""Search distillation (spades_env/training/distill.py): labels reproducible and consistent with the game,
 targets worked out by hand, files checked, the card play moves toward the search and the bids stay."""
 
 import math
@@ -12,10 +12,10 @@ from spades_env import Rules, SpadesGame
 from spades_env.agents.bot import CheckpointBot
 from spades_env.agents.model import Agent
 from spades_env.bots.pimc import PIMCBot
-from training.checkpoint import build_agent, load_checkpoint, save_checkpoint
-from training.distill import (build_dataset, card_targets, distill, equivalence_classes, evaluate_rows,
+from spades_env.training.checkpoint import build_agent, load_checkpoint, save_checkpoint
+from spades_env.training.distill import (build_dataset, card_targets, distill, equivalence_classes, evaluate_rows,
                               label_chunk, load_labels, save_labels, soft_targets)
-from training.envs import randomize_start
+from spades_env.training.envs import randomize_start
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +127,7 @@ def test_card_values_labels_match_the_search_on_the_same_view(tiny):
 
 def _raw(path, labels, **over):
     """A version-1 label file written field by field (save_labels refuses bad fields itself)."""
-    from training.distill import FORMAT
+    from spades_env.training.distill import FORMAT
     d = {"format": np.array(FORMAT), "version": np.array(1), "rules": np.array("standard"),
          **{k: labels[k] for k in ("seed", "scores", "bags", "moves", "agent_team", "values")}}
     d.update(over)
@@ -170,7 +170,7 @@ def test_label_files_round_trip_and_bad_files_are_refused(labels, tmp_path):
 
 
 def test_a_chunk_of_another_run_is_refused(tiny, labels, tmp_path):
-    from training.distill import check_chunk, file_sha256
+    from spades_env.training.distill import check_chunk, file_sha256
     sha = file_sha256(tiny)
     p = str(tmp_path / "chunk_00000.npz")
     save_labels(p, labels, tiny, 4, seed=5, chunk=0, source_sha256=sha)
@@ -184,7 +184,7 @@ def test_a_chunk_of_another_run_is_refused(tiny, labels, tmp_path):
 
 
 def test_bad_inputs_of_the_helpers_are_refused():
-    from training.distill import card_map, merge_labels
+    from spades_env.training.distill import card_map, merge_labels
     for perm in ((0, 0, 1), (0, 1, 3), (0, 1), "012", (0.0, 1.0, 2.0)):
         with pytest.raises(ValueError, match="order of the side suits"):
             card_map(perm)
@@ -231,7 +231,7 @@ def test_side_suit_relabelling_is_the_observation_of_the_relabelled_game():
     # game are the original ones moved by suit_permutation's index arrays
     from spades_env.cards import NUM_ACTIONS
     from spades_env.observation import encode
-    from training.distill import card_map, suit_permutation
+    from spades_env.training.distill import card_map, suit_permutation
     perm = (1, 2, 0)
     cm = card_map(perm)
     assert cm[parse_card_id("2C")] == parse_card_id("2D") and cm[parse_card_id("AH")] == \
@@ -266,7 +266,7 @@ def parse_card_id(text):
 
 
 def test_bid_rows_hold_the_reference_greedy_bids(tiny):
-    from training.distill import bid_rows
+    from spades_env.training.distill import bid_rows
     net = build_agent(load_checkpoint(tiny), "cpu")
     rows = bid_rows(net, 3, seed=2)
     assert rows["obs"].shape[0] == 12 and not rows["card"].any()
@@ -282,7 +282,7 @@ def test_bid_rows_hold_the_reference_greedy_bids(tiny):
 
 
 def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_path):
-    from training.distill import main
+    from spades_env.training.distill import main
     out = tmp_path / "d.pt"
     rc = main(["--from", tiny, "--out", str(out), "--chunks", "1", "--chunk-hands", "2",
                "--samples", "2", "--workers", "1", "--epochs", "1", "--bid-deals", "5"])
@@ -340,7 +340,7 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
 
 
 def test_command_line_refuses_bad_input_before_any_work(tiny, labels, tmp_path, capsys):
-    from training.distill import file_sha256, main
+    from spades_env.training.distill import file_sha256, main
     out = str(tmp_path / "o.pt")
     base = ["--from", tiny, "--out", out, "--chunks", "1", "--chunk-hands", "3", "--samples", "4",
             "--workers", "1", "--epochs", "1", "--bid-deals", "5", "--seed", "5"]
@@ -441,7 +441,7 @@ def test_equivalence_classes_agree_with_the_game_state(labels):
 
 def _nano_run(tmp_path, name, **over):
     """A training config small enough for a stage test: a few PPO iterations, no warm start."""
-    from training import config as cfg
+    from spades_env.training import config as cfg
     return cfg.from_dict({
         "name": name, "num_envs": 6, "num_steps": 56, "total_decisions": 700,
         "hidden": [32], "head_hidden": 16, "bc_teacher": "", "pool_bots": ["random"],
@@ -454,8 +454,8 @@ def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_
     # configs/long.yaml ends with this stage; the shipped agent came from resuming a finished PPO
     # run with the stage added, so both paths are checked: PPO is not redone, the distilled
     # network is widened, is the final evaluation's network, and a finished stage is not redone
-    from training import config as cfg
-    from training.ppo_selfplay import train
+    from spades_env.training import config as cfg
+    from spades_env.training.ppo_selfplay import train
     base = _nano_run(tmp_path, "nano")
     ppo = train(base, log=lambda *x: None)
     assert ppo["checkpoint"].endswith("latest.pt")
@@ -506,8 +506,8 @@ def test_a_stage_of_several_rounds_chains_them_and_resumes_round_by_round(tmp_pa
     # configs/long.yaml runs three rounds: round k starts from round k-1's file, on its own hands
     # (seed + k - 1), only round 1 widens, distilled.pt is the last round, and a resumed stage
     # keeps the finished rounds (also when rounds are added) and redoes every round after a lost one
-    from training import config as cfg
-    from training.ppo_selfplay import distill_round_paths, train
+    from spades_env.training import config as cfg
+    from spades_env.training.ppo_selfplay import distill_round_paths, train
     base = _nano_run(tmp_path, "chain")
     ppo = train(base, log=lambda *x: None)
     stage = {"distill_minutes": 0.01, "distill_rounds": 2, "distill_hidden": [48],
@@ -562,8 +562,8 @@ def test_a_stage_of_several_rounds_chains_them_and_resumes_round_by_round(tmp_pa
 
 
 def test_a_one_round_stage_resumed_with_two_rounds_keeps_its_network_as_round_1(tmp_path):
-    from training import config as cfg
-    from training.ppo_selfplay import train
+    from spades_env.training import config as cfg
+    from spades_env.training.ppo_selfplay import train
     base = _nano_run(tmp_path, "one", distill_minutes=0.01, distill_samples=4, distill_epochs=1,
                      distill_workers=1, distill_bid_deals=20)
     one = train(base, log=lambda *x: None)
@@ -586,7 +586,7 @@ def test_a_one_round_stage_resumed_with_two_rounds_keeps_its_network_as_round_1(
 
 
 def test_a_distillation_stage_that_cannot_widen_is_refused_before_any_work(tmp_path):
-    from training import config as cfg
+    from spades_env.training import config as cfg
     args = cfg.from_dict({"hidden": [64, 32], "head_hidden": 16, "distill_minutes": 5,
                           "distill_hidden": [32, 32], "bc_teacher": ""})
     with pytest.raises(ValueError, match="distill_hidden/distill_head_hidden: widen only grows"):
@@ -607,7 +607,7 @@ def test_a_distillation_stage_that_cannot_widen_is_refused_before_any_work(tmp_p
 
 def test_distill_refuses_to_write_over_its_source(tiny, tmp_path, capsys):
     import shutil
-    from training.distill import main
+    from spades_env.training.distill import main
     src = str(tmp_path / "src.pt")
     shutil.copy(tiny, src)
     before = open(src, "rb").read()

@@ -21,7 +21,7 @@ from spades_env import SpadesGame
 from spades_env.agents.model import Agent
 import spades_env.fileio as fio
 import spades_env.records as records
-from training.checkpoint import save_checkpoint
+from spades_env.training.checkpoint import save_checkpoint
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -123,8 +123,8 @@ def test_a_file_system_without_locks_is_an_os_error_not_a_busy_folder(tmp_path, 
 
 
 def test_open_run_skips_a_planted_run_folder_and_leaves_the_target_alone(tmp_path):
-    from training.checkpoint import open_run
-    from training.config import from_dict
+    from spades_env.training.checkpoint import open_run
+    from spades_env.training.config import from_dict
     shared = tmp_path / "shared"
     planted = shared / "nano"
     planted.mkdir(parents=True)
@@ -147,8 +147,8 @@ def test_open_run_skips_a_planted_run_folder_and_leaves_the_target_alone(tmp_pat
 
 
 def test_open_run_never_writes_through_a_planted_tensorboard_folder(tmp_path):
-    from training.checkpoint import open_run
-    from training.config import from_dict
+    from spades_env.training.checkpoint import open_run
+    from spades_env.training.config import from_dict
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (tmp_path / "runs").mkdir()
@@ -171,8 +171,8 @@ def test_open_run_never_writes_through_a_planted_tensorboard_folder(tmp_path):
 def test_overwrite_never_removes_a_file_the_run_reads(tiny, tmp_path):
     import shutil
 
-    from training.checkpoint import open_run
-    from training.config import from_dict
+    from spades_env.training.checkpoint import open_run
+    from spades_env.training.config import from_dict
     ck = tmp_path / "ck" / "nano"
     ck.mkdir(parents=True)
     shutil.copy(tiny, ck / "latest.pt")
@@ -187,7 +187,7 @@ def test_overwrite_never_removes_a_file_the_run_reads(tiny, tmp_path):
 
 
 def test_a_label_folder_is_held_by_one_labelling_run(tmp_path):
-    from training.distill import lock_labels
+    from spades_env.training.distill import lock_labels
     lock = lock_labels(str(tmp_path / "labels"))
     try:
         with pytest.raises(ValueError, match="is in use by another labelling run"):
@@ -200,7 +200,7 @@ def test_a_label_folder_is_held_by_one_labelling_run(tmp_path):
 def test_distill_uses_only_chunks_of_its_own_network(tiny, tmp_path, monkeypatch):
     """A chunk written into the label folder by a run of another network (the race of two runs
     on one folder) is refused when the labels are read, not trained on."""
-    import training.distill as D
+    import spades_env.training.distill as D
     other = tmp_path / "other.pt"
     torch.manual_seed(1)
     save_checkpoint(str(other), {"config": {"name": "o"},
@@ -219,7 +219,7 @@ def test_distill_uses_only_chunks_of_its_own_network(tiny, tmp_path, monkeypatch
 
 
 def test_distill_checks_its_label_folder_before_any_labelling(tiny, tmp_path, monkeypatch):
-    import training.distill as D
+    import spades_env.training.distill as D
     monkeypatch.setattr(D, "produce_labels", lambda *a, **k: pytest.fail("labelled first"))
     os.symlink(tmp_path, tmp_path / "labels")
     with pytest.raises(ValueError, match="label folder: .*symbolic link"):
@@ -228,7 +228,7 @@ def test_distill_checks_its_label_folder_before_any_labelling(tiny, tmp_path, mo
 
 
 def test_distill_reads_also_labels_before_any_labelling(tiny, tmp_path, monkeypatch):
-    import training.distill as D
+    import spades_env.training.distill as D
     monkeypatch.setattr(D, "produce_labels", lambda *a, **k: pytest.fail("labelled first"))
     earlier = tmp_path / "round [1]"         # a glob-like name is a plain name
     earlier.mkdir()
@@ -246,7 +246,7 @@ def test_distill_refuses_an_unwritable_label_folder_at_once(tiny, tmp_path):
         pytest.skip("chattr +i not supported here")
     try:
         t = time.time()
-        r = _run("-m", "training.distill", "--from", tiny, "--out", str(tmp_path / "o.pt"),
+        r = _run("-m", "spades_env.training.distill", "--from", tiny, "--out", str(tmp_path / "o.pt"),
                  "--labels", str(labels), "--chunks", "1", "--chunk-hands", "5", "--workers", "1")
         took = time.time() - t
     finally:
@@ -257,7 +257,7 @@ def test_distill_refuses_an_unwritable_label_folder_at_once(tiny, tmp_path):
 
 
 def test_no_command_writes_over_its_own_input(tiny, tmp_path):
-    from training.export import main as export_main
+    from spades_env.training.export import main as export_main
     before = open(tiny, "rb").read()
     assert export_main([tiny, tiny]) == 2
     os.link(tiny, tmp_path / "hard.pt")       # the same file under another name
@@ -271,7 +271,7 @@ def test_no_command_writes_over_its_own_input(tiny, tmp_path):
 
 
 def test_export_in_place_message(tiny, capsys):
-    from training.export import main as export_main
+    from spades_env.training.export import main as export_main
     assert export_main([tiny, tiny]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: destination {tiny}: it is the input {tiny} (the same file)")
@@ -362,7 +362,7 @@ def test_an_npz_with_a_huge_directory_is_refused_before_zipfile_reads_it(tmp_pat
 
 def test_the_npz_fields_are_checked_before_the_data_is_read(tmp_path):
     """A 'values' array declared for more hands than 'seed' says is refused from its header."""
-    from training.distill import load_labels
+    from spades_env.training.distill import load_labels
     n = 2
     fields = {"format": np.array("spades_env.pimc_labels"), "version": np.array(1),
               "seed": np.arange(n, dtype=np.int64), "scores": np.zeros((n, 2), np.int16),
@@ -413,8 +413,8 @@ def test_the_shipped_records_still_load():
 
 
 def test_special_files_are_refused_without_blocking(tmp_path):
-    from training.config import load_yaml
-    from training.distill import load_labels
+    from spades_env.training.config import load_yaml
+    from spades_env.training.distill import load_labels
     fifo = tmp_path / "pipe.npz"
     os.mkfifo(fifo)
     t = time.time()
@@ -467,7 +467,7 @@ def test_a_game_record_is_written_atomically_and_read_back(tmp_path):
 
 
 def test_folder_names_are_never_glob_patterns(tmp_path):
-    from training.teacher_records import merge_folder, save_records
+    from spades_env.training.teacher_records import merge_folder, save_records
     folder = tmp_path / "run [1]?*"
     folder.mkdir()
     rec = {k: v for k, v in _teacher_fields().items() if k in ("seed", "scores", "bags", "moves")}
@@ -482,7 +482,7 @@ def test_folder_names_are_never_glob_patterns(tmp_path):
 
 
 def test_plot_refuses_malformed_eval_entries(tiny, tmp_path):
-    from training.checkpoint import load_checkpoint
+    from spades_env.training.checkpoint import load_checkpoint
     base = {k: v for k, v in load_checkpoint(tiny).items() if k not in ("format", "version")}
     cases = {"no_decisions": ([{"rows": [{"opponent": "random", "diff": 1.0}]}],
                               "eval: entry 0: decisions must be an integer >= 0"),
@@ -495,7 +495,7 @@ def test_plot_refuses_malformed_eval_entries(tiny, tmp_path):
     for name, (ev, match) in cases.items():
         p = str(tmp_path / f"{name}.pt")
         save_checkpoint(p, {**base, "eval": ev})
-        r = _run("-m", "training.plot", p, str(tmp_path / "c.png"))
+        r = _run("-m", "spades_env.training.plot", p, str(tmp_path / "c.png"))
         assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
         assert r.stderr.startswith(f"error: {p}: {match}"), r.stderr
     assert not os.path.exists(tmp_path / "c.png")
@@ -511,7 +511,7 @@ def test_plot_refuses_malformed_eval_entries(tiny, tmp_path):
     (["--random-start", "nan"], "--random-start must be a number in"),
 ])
 def test_teacher_records_refuses_bad_options_before_any_work(tmp_path, capsys, args, match):
-    from training.teacher_records import main
+    from spades_env.training.teacher_records import main
     folder = tmp_path / "f"
     base = {"--teacher": "random", "--chunks": "1", "--chunk-hands": "1", "--workers": "1"}
     for k, v in zip(args[::2], args[1::2]):
@@ -524,7 +524,7 @@ def test_teacher_records_refuses_bad_options_before_any_work(tmp_path, capsys, a
 
 
 def test_teacher_records_folder_and_merge_targets(tmp_path, capsys):
-    from training.teacher_records import main, save_records
+    from spades_env.training.teacher_records import main, save_records
     (tmp_path / "afile").write_text("x")
     assert main(["--teacher", "random", "--chunks", "1", "--folder", str(tmp_path / "afile")]) == 2
     assert "--folder" in capsys.readouterr().err
@@ -546,7 +546,7 @@ def test_teacher_records_folder_and_merge_targets(tmp_path, capsys):
 def test_teacher_records_ctrl_c_is_one_line_and_keeps_the_chunks(tmp_path):
     import signal
     p = subprocess.Popen(
-        [sys.executable, "-m", "training.teacher_records", "--teacher", "random", "--chunks",
+        [sys.executable, "-m", "spades_env.training.teacher_records", "--teacher", "random", "--chunks",
          "1000", "--chunk-hands", "20", "--workers", "1", "--folder", str(tmp_path / "f")],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
@@ -564,7 +564,7 @@ def test_teacher_records_ctrl_c_is_one_line_and_keeps_the_chunks(tmp_path):
 
 
 def test_teacher_records_refuses_a_chunk_of_another_teacher(tmp_path):
-    from training.teacher_records import _worker, save_records
+    from spades_env.training.teacher_records import _worker, save_records
     rec = {k: v for k, v in _teacher_fields().items() if k in ("seed", "scores", "bags", "moves")}
     save_records(str(tmp_path / "chunk_00000.npz"), rec, "random")
     with pytest.raises(ValueError, match="belongs to another run .teacher 'random'"):
@@ -583,7 +583,7 @@ def test_one_device_check_everywhere(tmp_path, device, match):
     from spades_env.agents.bot import CheckpointBot
     from spades_env.devices import check_device
     from spades_env.vector import SpadesVectorEnv
-    from training.config import check_ready, from_dict
+    from spades_env.training.config import check_ready, from_dict
     with pytest.raises(ValueError, match=match):
         check_device(device)
     with pytest.raises(ValueError, match=match):
@@ -621,7 +621,7 @@ def test_a_cuda_index_beyond_the_devices_is_refused_up_front():
 
 
 def test_a_config_that_sets_a_field_twice_is_refused(tmp_path):
-    from training.config import apply_overrides, Args, load_yaml
+    from spades_env.training.config import apply_overrides, Args, load_yaml
     p = tmp_path / "dup.yaml"
     p.write_text("name: dup\nlr: 0.0001\ntotal_decisions: 1000\nlr: 0.5\n")
     with pytest.raises(ValueError, match=f"^{p}: field 'lr' is set twice \\(lines 2 and 4\\)$"):
@@ -648,7 +648,7 @@ def test_decode_still_reads_real_observations():
 
 # ============================================================================ 6. still open
 def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path):
-    from training.config import Args, apply_overrides, load_yaml
+    from spades_env.training.config import Args, apply_overrides, load_yaml
     items = ["&b0 [random, random]"] + [f"&b{i} [*b{i-1}, *b{i-1}]" for i in range(1, 28)]
     p = tmp_path / "bomb.yaml"
     p.write_text("name: bomb\neval_opponents: [" + ", ".join(items) + "]\n")
@@ -663,7 +663,7 @@ def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path):
 def test_a_shared_nested_value_is_refused_without_expanding_it():
     """A checkpoint's pickled config can hold a list shared 2**30 times: the error must not
     render it (nor must to_dict ever see it)."""
-    from training.config import from_dict
+    from spades_env.training.config import from_dict
     x = ["random", "random"]
     for _ in range(30):
         x = [x, x]
@@ -688,7 +688,7 @@ def test_step_before_reset_is_a_clear_error():
 
 def test_scalar_batch_env_step_before_reset_is_the_vector_envs_error():
     from spades_env.vector import SpadesVectorEnv
-    from training.envs import ScalarBatchEnv
+    from spades_env.training.envs import ScalarBatchEnv
     for env in (ScalarBatchEnv(2, seed=0), SpadesVectorEnv(2, seed=0)):
         with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
             env.step(np.array([55, 55]))
@@ -697,7 +697,7 @@ def test_scalar_batch_env_step_before_reset_is_the_vector_envs_error():
 @pytest.mark.parametrize("actions", [np.array([55.9, 55.2]), [55.0, 55.0], ["55", "55"],
                                      np.array([True, True]), torch.tensor([55.5, 55.5])])
 def test_scalar_batch_env_refuses_non_integer_actions(actions):
-    from training.envs import ScalarBatchEnv
+    from spades_env.training.envs import ScalarBatchEnv
     env = ScalarBatchEnv(2, seed=0)
     env.reset()
     with pytest.raises(ValueError, match="actions must be integer action ids"):
@@ -846,14 +846,14 @@ def test_play_db_whose_folder_cannot_be_created_is_one_error_line(tmp_path):
     db = str(tmp_path / "afile" / "x.sqlite3")
     with pytest.raises(ValueError, match=r"x\.sqlite3: cannot create its folder .*afile: "):
         Store(db)
-    r = _run("-m", "spades_env.play", "--no-browser", "--port", "8131", "--db", db)
+    r = _run("-m", "spades_env", "play", "--no-browser", "--port", "8131", "--db", db)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.strip().splitlines() == [f"error: {db}: cannot create its folder "
                                              f"{tmp_path / 'afile'}: File exists"]
 
 
 def test_distill_refuses_an_also_labels_folder_given_twice_or_its_own(tmp_path, tiny):
-    from training.distill import distill_checkpoint
+    from spades_env.training.distill import distill_checkpoint
     l1, own = tmp_path / "l1", tmp_path / "own"
     for f in (l1, own):
         f.mkdir()
@@ -874,7 +874,7 @@ def test_distill_refuses_an_also_labels_folder_given_twice_or_its_own(tmp_path, 
 
 
 def test_yaml_base_60_numbers_are_strings_the_field_check_refuses(tmp_path):
-    from training.config import load_yaml, parse_value, safe_yaml
+    from spades_env.training.config import load_yaml, parse_value, safe_yaml
     assert safe_yaml("a: 1:30\nb: 1:30.5\nc: 190\nd: 1.5") == {"a": "1:30", "b": "1:30.5",
                                                                "c": 190, "d": 1.5}
     p = tmp_path / "c.yaml"

@@ -20,9 +20,9 @@ import torch
 
 from spades_env import SpadesGame
 from spades_env.bots import make_bot
-from training import config as cfg
-from training.checkpoint import load_checkpoint, save_checkpoint
-from training.ppo_selfplay import train
+from spades_env.training import config as cfg
+from spades_env.training.checkpoint import load_checkpoint, save_checkpoint
+from spades_env.training.ppo_selfplay import train
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHIPPED = os.path.join(ROOT, "checkpoints", "shipped", "agent.pt")
@@ -176,16 +176,16 @@ def test_cli_typo_in_a_bot_name_trains_nothing(tmp_path, capsys):
     path = tmp_path / "c.yaml"
     path.write_text(f"name: t\nbc_teacher: ''\neval_opponents: [medum]\nruns_dir: {tmp_path}/r\n"
                     f"checkpoint_dir: {tmp_path}/c\n")
-    r = _main("training.train", "--config", str(path), capsys=capsys)
+    r = _main("spades_env.training.train", "--config", str(path), capsys=capsys)
     assert "medum" in _one_line_error(r)
     assert not os.path.exists(tmp_path / "c") and not os.path.exists(tmp_path / "r")
-    r = _main("training.evaluate", SHIPPED, "--vs", "random", "medum", "--games", "2", "--quiet",
+    r = _main("spades_env.training.evaluate", SHIPPED, "--vs", "random", "medum", "--games", "2", "--quiet",
               capsys=capsys)
     assert "medum" in _one_line_error(r) and r.stdout == ""  # no match played first
 
 
 def test_the_final_checkpoint_is_written_before_the_final_evaluation(tmp_path, monkeypatch):
-    import training.ppo_selfplay as ppo
+    import spades_env.training.ppo_selfplay as ppo
 
     def broken_eval(*a, **k):
         raise RuntimeError("evaluation failed")
@@ -215,12 +215,12 @@ def test_resume_applies_safe_overrides_and_refuses_the_others_by_name(tmp_path):
 
 def test_resume_cli_overrides(tmp_path, capsys):
     a = train(_tiny(tmp_path), **QUIET)
-    r = _main("training.train", "--resume", a["checkpoint"], "--total_decisions", "500",
+    r = _main("spades_env.training.train", "--resume", a["checkpoint"], "--total_decisions", "500",
               capsys=capsys)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "override total_decisions 300 -> 500" in r.stdout
     assert load_checkpoint(a["checkpoint"])["progress"]["decisions"] >= 500
-    r = _main("training.train", "--resume", a["checkpoint"], "--hidden", "[64]", capsys=capsys)
+    r = _main("spades_env.training.train", "--resume", a["checkpoint"], "--hidden", "[64]", capsys=capsys)
     assert "cannot change hidden" in _one_line_error(r)
 
 
@@ -228,7 +228,7 @@ def test_stale_temp_files_of_killed_saves_are_removed(tmp_path, monkeypatch):
     import spades_env.fileio as fileio
     folder = tmp_path / "ck"
     folder.mkdir()
-    child = ("import torch, sys; from training.checkpoint import save_checkpoint; "
+    child = ("import torch, sys; from spades_env.training.checkpoint import save_checkpoint; "
              "big = torch.randn(30_000_000); print('saving', flush=True); "
              f"save_checkpoint({str(folder / 'latest.pt')!r}, {{'model': {{}}, 'model_shape': {{}}, "
              "'config': {}, 'big': big})")
@@ -253,12 +253,12 @@ def test_stale_temp_files_of_killed_saves_are_removed(tmp_path, monkeypatch):
 def test_write_failures_are_one_clear_error(tmp_path, capsys):
     # a folder as the export target, a name ending in /, a full disk (a file-size limit here)
     for dst, why in ((str(tmp_path), "is a folder"), (str(tmp_path) + "/x/", "names a folder")):
-        r = _main("training.export", SHIPPED, dst, capsys=capsys)
+        r = _main("spades_env.training.export", SHIPPED, dst, capsys=capsys)
         assert why in _one_line_error(r)
 
     def limit():
         resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
-    r = _cli("training.export", SHIPPED, str(tmp_path / "x.pt"), preexec_fn=limit)
+    r = _cli("spades_env.training.export", SHIPPED, str(tmp_path / "x.pt"), preexec_fn=limit)
     assert "File too large" in _one_line_error(r)
     assert os.listdir(tmp_path) == []  # no partial file, no temp file
     with pytest.raises(OSError, match="could not write .*Is a directory"):
@@ -266,7 +266,7 @@ def test_write_failures_are_one_clear_error(tmp_path, capsys):
     # a checkpoint folder that cannot be created: one line, exit status 2
     blocker = tmp_path / "file"
     blocker.write_text("")
-    r = _main("training.train", "--config", os.path.join(ROOT, "configs", "smoke.yaml"),
+    r = _main("spades_env.training.train", "--config", os.path.join(ROOT, "configs", "smoke.yaml"),
               "--checkpoint_dir", str(blocker / "ck"), "--runs_dir", str(tmp_path / "runs"),
               capsys=capsys)
     assert "file" in _one_line_error(r)
@@ -328,9 +328,9 @@ def test_hostile_values_from_yaml_and_the_command_line(tmp_path, capsys):
         with pytest.raises(ValueError, match=field) as e:
             cfg.load_yaml(str(path))
         assert "c.yaml" in str(e.value)
-    r = _main("training.train", "--max_grad_norm", "-1", capsys=capsys)
+    r = _main("spades_env.training.train", "--max_grad_norm", "-1", capsys=capsys)
     assert "max_grad_norm" in _one_line_error(r)
-    r = _main("training.train", "--set", "hidden=[64, true]", capsys=capsys)
+    r = _main("spades_env.training.train", "--set", "hidden=[64, true]", capsys=capsys)
     assert "hidden" in _one_line_error(r)
 
 
@@ -388,7 +388,7 @@ def test_a_checkpoint_config_that_is_not_a_mapping_fails_cleanly(tmp_path, capsy
     save_checkpoint(p, {**_shipped(), "config": "garbage"})
     with pytest.raises(ValueError, match="config"):
         load_checkpoint(p)
-    r = _main("training.evaluate", p, "--vs", "random", "--games", "2", capsys=capsys)
+    r = _main("spades_env.training.evaluate", p, "--vs", "random", "--games", "2", capsys=capsys)
     assert "cfg.pt" in _one_line_error(r)
 
 
@@ -547,9 +547,9 @@ def test_bad_config_files_are_value_errors_naming_the_file(tmp_path, capsys):
         with pytest.raises(ValueError) as e:
             cfg.load_yaml(str(p))
         assert name in str(e.value), (name, e.value)
-    r = _main("training.train", "--config", str(tmp_path / "missing.yaml"), capsys=capsys)
+    r = _main("spades_env.training.train", "--config", str(tmp_path / "missing.yaml"), capsys=capsys)
     assert "missing.yaml" in _one_line_error(r)
-    r = _main("training.train", "--lr", "[1,", capsys=capsys)
+    r = _main("spades_env.training.train", "--lr", "[1,", capsys=capsys)
     _one_line_error(r)
 
 
@@ -624,7 +624,7 @@ def test_a_tensorboard_folder_that_cannot_be_written_is_one_error_before_any_wor
     path = tmp_path / "c.yaml"
     path.write_text(f"name: t\nbc_teacher: ''\nruns_dir: {blocker / 'runs'}\n"
                     f"checkpoint_dir: {tmp_path / 'ck'}\n")
-    r = _main("training.train", "--config", str(path), capsys=capsys)
+    r = _main("spades_env.training.train", "--config", str(path), capsys=capsys)
     assert "runs" in _one_line_error(r)
     assert not os.path.exists(tmp_path / "ck" / "t" / "latest.pt")
 

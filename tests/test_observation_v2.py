@@ -230,7 +230,7 @@ def test_a_version_1_checkpoint_still_plays_reading_the_first_575_floats():
 
 
 def test_model_shape_obs_size_is_checked_and_defaults_to_version_1():
-    from training.checkpoint import agent_kwargs
+    from spades_env.training.checkpoint import agent_kwargs
     assert agent_kwargs({"hidden": [16], "head_hidden": 8})["obs_size"] == 575
     assert agent_kwargs({"hidden": [16], "head_hidden": 8, "obs_size": 679})["obs_size"] == 679
     for bad in (600, 0, True, "679", 575.0):

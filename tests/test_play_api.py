@@ -595,7 +595,7 @@ def test_kill_in_the_middle_of_a_move_loses_nothing(tmp_path, monkeypatch):
 
 
 class _Server:
-    """``python -m spades_env.play`` as a user starts it (real line-ups, uvicorn), in its own
+    """``spades play`` as a user starts it (real line-ups, uvicorn), in its own
     process on a free port; ``kill()`` is SIGKILL (no shutdown code runs)."""
 
     def __init__(self, db, port: int, log):
@@ -605,7 +605,7 @@ class _Server:
         self.log = log
         with open(log, "ab") as f:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "spades_env.play", "--no-browser", "--port", str(port),
+                [sys.executable, "-m", "spades_env", "play", "--no-browser", "--port", str(port),
                  "--db", str(db)], stdout=f, stderr=subprocess.STDOUT)
 
     def wait_ready(self, cookie: str | None = None, timeout: float = 300.0) -> str:
@@ -657,7 +657,7 @@ def _step(view: dict) -> tuple[str, dict]:
 
 
 def test_real_server_killed_during_a_move_continues_where_it_stopped(tmp_path):
-    """A real server process (``python -m spades_env.play``) plays moves over HTTP, is SIGKILLed
+    """A real server process (``spades play``) plays moves over HTTP, is SIGKILLed
     while a move is in flight, and is started again on the same database: every answered move is
     there, the game is at the last answered move or (if the killed move had committed) exactly
     one move further, and it plays on exactly as a server that was never killed (an in-process
@@ -918,7 +918,7 @@ def test_record_files_in_the_replay_view(tmp_path):
     lines = tmp_path / "many.jsonl"
     lines.write_text(g.to_json() + "\n\n" + path.read_text() + "\n")
     # teacher records of training (npz): two hands of random bots
-    from training.teacher_records import generate_chunk, save_records
+    from spades_env.training.teacher_records import generate_chunk, save_records
     npz = tmp_path / "teacher.npz"
     save_records(str(npz), generate_chunk("random", 2, seed=1, chunk=0), "random")
     app = create_app(str(tmp_path / "db.sqlite3"), records=[str(path), str(lines), str(npz)])

@@ -9,12 +9,12 @@ import torch
 
 from spades_env import SpadesGame
 from spades_env.observation import encode
-from training.checkpoint import save_checkpoint
-from training.config import from_dict
-from training.envs import ScalarBatchEnv, env_hands, masks_to_bool
+from spades_env.training.checkpoint import save_checkpoint
+from spades_env.training.config import from_dict
+from spades_env.training.envs import ScalarBatchEnv, env_hands, masks_to_bool
 from spades_env.agents.model import PRIV_SIZE, Agent, privileged_features
-from training.ppo_selfplay import Opponents, Storage, make_payload, rollout
-from training.teacher_records import team_points
+from spades_env.training.ppo_selfplay import Opponents, Storage, make_payload, rollout
+from spades_env.training.teacher_records import team_points
 
 
 def _bits(cards):
@@ -198,7 +198,7 @@ def test_anchor_stays_in_the_pool_and_survives_a_state_round_trip():
 
 def test_curve_png_is_written(tmp_path):
     from PIL import Image
-    from training.plot import plot_curve
+    from spades_env.training.plot import plot_curve
     ev = [{"decisions": 0, "seconds": 10.0, "rows": [
         {"opponent": "medium", "diff": -5.0, "diff_lo": -8.0, "diff_hi": -2.0}]},
           {"decisions": 1000, "seconds": 70.0, "final": True, "rows": [
@@ -220,7 +220,7 @@ def test_curve_png_is_written(tmp_path):
 
 
 def test_the_distilled_networks_final_point_is_a_star_beside_the_line(tmp_path):
-    from training.plot import curve_series, plot_curve
+    from spades_env.training.plot import curve_series, plot_curve
     ev = [{"decisions": 0, "seconds": 60.0, "rows": [{"opponent": "hard", "diff": -9.0}]},
           {"decisions": 500, "seconds": 120.0, "final": True,
            "rows": [{"opponent": "hard", "diff": -4.0, "diff_lo": -6.0, "diff_hi": -2.0}]},
@@ -251,8 +251,8 @@ def _tiny_cfg(tmp_path, **over):
 
 
 def test_a_run_saves_its_warm_start_and_curve_and_init_from_starts_from_it(tmp_path, capsys):
-    from training.checkpoint import load_checkpoint
-    from training.train import main
+    from spades_env.training.checkpoint import load_checkpoint
+    from spades_env.training.train import main
     cfg = _tiny_cfg(tmp_path)
     assert main(["--config", cfg, "--name", "a"]) == 0
     ws = load_checkpoint(str(tmp_path / "ck" / "a" / "warmstart.pt"))
@@ -280,7 +280,7 @@ def test_a_run_saves_its_warm_start_and_curve_and_init_from_starts_from_it(tmp_p
 
 
 def test_vector_env_refusal_comes_before_the_run_folders(tmp_path, capsys):
-    from training.train import main
+    from spades_env.training.train import main
     cfg = _tiny_cfg(tmp_path)
     assert main(["--config", cfg, "--name", "v", "--random_start", "0.5"]) == 2
     err = capsys.readouterr().err
@@ -290,7 +290,7 @@ def test_vector_env_refusal_comes_before_the_run_folders(tmp_path, capsys):
 
 def test_evaluate_after_training_checks_its_bots_first_and_evaluates_the_runs_own_folder(
         tmp_path, capsys):
-    from training.train import main
+    from spades_env.training.train import main
     cfg = _tiny_cfg(tmp_path)
     assert main(["--config", cfg, "--name", "e", "--evaluate", "randm"]) == 2
     assert "--evaluate randm" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""A teacher that grows with the student (training/distill.py): labels by ``expert`` built on the
+"""A teacher that grows with the student (spades_env/training/distill.py): labels by ``expert`` built on the
 labelled network itself, bids labelled by the bid search, the policy's regret, the label format's
 version 2 (version 1 still read), and the training config's fields."""
 
@@ -15,10 +15,10 @@ from spades_env.agents.model import Agent
 from spades_env.bots.pimc import InsaneBot, PIMCBot
 from spades_env.cards import BID_OFFSET
 from spades_env.engine import Phase
-from training.checkpoint import load_checkpoint, save_checkpoint
-from training.distill import (build_dataset, check_chunk, chunk_stats, file_sha256, label_chunk,
+from spades_env.training.checkpoint import load_checkpoint, save_checkpoint
+from spades_env.training.distill import (build_dataset, check_chunk, chunk_stats, file_sha256, label_chunk,
                               load_labels, make_teacher, save_labels)
-from training.envs import randomize_start
+from spades_env.training.envs import randomize_start
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +170,7 @@ def test_label_format_2_round_trip_and_version_1_still_read(tiny, expert_labels,
             check_chunk(p, sha, hands=2, seed=3, chunk=1, samples=4, teacher=teacher,
                         bid_samples=bids)
     # a version-1 file (before the teacher and bid labels): a hard teacher, all NaN
-    from training.distill import FORMAT
+    from spades_env.training.distill import FORMAT
     v1 = tmp_path / "v1.npz"
     np.savez(v1, format=np.array(FORMAT), version=np.array(1), rules=np.array("standard"),
              **{k: expert_labels[k] for k in ("seed", "scores", "bags", "moves", "agent_team")},
@@ -247,13 +247,13 @@ def test_bid_rows_learn_the_bid_searchs_soft_values(tiny, expert_labels):
 
 
 def build_agent_of(path):
-    from training.checkpoint import build_agent
+    from spades_env.training.checkpoint import build_agent
     return build_agent(load_checkpoint(path), "cpu").eval()
 
 
 # ----------------------------------------------------------------------------- command line
 def test_command_line_teacher_expert_labels_bids_and_reports_progress(tiny, tmp_path, capsys):
-    from training.distill import main
+    from spades_env.training.distill import main
     out = tmp_path / "e.pt"
     rc = main(["--from", tiny, "--out", str(out), "--chunks", "2", "--chunk-hands", "1",
                "--samples", "3", "--workers", "1", "--epochs", "1", "--bid-deals", "0",
@@ -290,7 +290,7 @@ class _no_raise:
 
 
 def test_config_fields_of_the_growing_teacher(tmp_path):
-    from training.config import load_yaml
+    from spades_env.training.config import load_yaml
     cfg = tmp_path / "c.yaml"
     cfg.write_text("distill_teacher: expert\ndistill_bid_samples: 24\nray_address: auto\n")
     a = load_yaml(str(cfg))
@@ -298,7 +298,7 @@ def test_config_fields_of_the_growing_teacher(tmp_path):
     cfg.write_text("distill_teacher: insane\n")
     with pytest.raises(ValueError, match="distill_teacher"):
         load_yaml(str(cfg))
-    from training.ppo_selfplay import label_folder_suffix
+    from spades_env.training.ppo_selfplay import label_folder_suffix
     assert label_folder_suffix(a) == "_expert_bids24"
     a.distill_teacher, a.distill_bid_samples = "hard", 0
     assert label_folder_suffix(a) == ""
@@ -307,7 +307,7 @@ def test_config_fields_of_the_growing_teacher(tmp_path):
 def test_a_ray_address_is_checked_before_any_work():
     # a run that would label on Ray is refused before PPO when Ray is missing or the address
     # does not answer (127.0.0.2:1: nothing listens there)
-    from training.config import Args, check_ready
+    from spades_env.training.config import Args, check_ready
     a = Args(ray_address="127.0.0.2:1")
     with pytest.raises(ValueError, match="bad config: ray_address: (Ray is not installed|cannot "
                                          "connect to the Ray cluster at '127.0.0.2:1')"):
@@ -322,7 +322,7 @@ def test_a_training_stage_with_the_growing_teacher_logs_its_progress(tmp_path):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     from tests.test_distill import _nano_run
-    from training.ppo_selfplay import train
+    from spades_env.training.ppo_selfplay import train
     a = _nano_run(tmp_path, "grow", distill_minutes=5.0, distill_rounds=2, distill_samples=3,
                   distill_epochs=1, distill_workers=1, distill_bid_deals=0, distill_chunks=2,
                   distill_chunk_hands=1, distill_teacher="expert", distill_bid_samples=2)
@@ -355,7 +355,7 @@ def test_a_training_stage_with_the_growing_teacher_logs_its_progress(tmp_path):
 def test_command_line_refusals_found_by_a_review(tiny, tmp_path, capsys):
     # regressions: a huge count was a TypeError traceback; --ray without Ray was a
     # ModuleNotFoundError traceback after the label folder had been made
-    from training.distill import main
+    from spades_env.training.distill import main
     out = tmp_path / "o.pt"
     assert main(["--from", tiny, "--out", str(out), "--bid-samples", "9" * 20]) == 2
     assert "--bid-samples must be an integer in [0, 100000]" in capsys.readouterr().err
@@ -370,6 +370,6 @@ def test_command_line_refusals_found_by_a_review(tiny, tmp_path, capsys):
     assert rc == 2 and err.startswith("error: ") and "Traceback" not in err
     assert ("Ray is not installed" in err) != have_ray or "127.0.0.2:1" in err
     assert not (tmp_path / "o_labels").exists()  # refused before any work
-    from training.evaluate import NetPlayer, duplicate_match
+    from spades_env.training.evaluate import NetPlayer, duplicate_match
     with pytest.raises(ValueError, match="Ray is not installed|127.0.0.2:1"):
         duplicate_match(NetPlayer(build_agent_of(tiny)), "random", 2, ray_address="127.0.0.2:1")

@@ -1,11 +1,11 @@
-"""Teacher records (training/teacher_records.py): shipped file valid, reproducible from seeds,
+"""Teacher records (spades_env/training/teacher_records.py): shipped file valid, reproducible from seeds,
 replayable, corrupt files refused."""
 
 import numpy as np
 import pytest
 
 from spades_env.observation import OBS_SIZE
-from training.teacher_records import (MOVES_PER_HAND, generate_chunk, load_records, replay,
+from spades_env.training.teacher_records import (MOVES_PER_HAND, generate_chunk, load_records, replay,
                                       save_records, team_points)
 
 SHIPPED = "checkpoints/records/hard_records.npz"

@@ -10,12 +10,12 @@ import torch
 from spades_env import SpadesGame
 from spades_env.bots import make_bot
 from spades_env.observation import OBS_SIZE
-from training import config as cfg
-from training.checkpoint import build_agent, load_checkpoint
-from training.envs import ScalarBatchEnv
-from training.evaluate import NetPlayer, duplicate_match
+from spades_env.training import config as cfg
+from spades_env.training.checkpoint import build_agent, load_checkpoint
+from spades_env.training.envs import ScalarBatchEnv
+from spades_env.training.evaluate import NetPlayer, duplicate_match
 from spades_env.agents.model import Agent
-from training.ppo_selfplay import Opponents, Storage, compute_gae, rollout, train
+from spades_env.training.ppo_selfplay import Opponents, Storage, compute_gae, rollout, train
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -172,7 +172,7 @@ def test_bid_loss_weight_scales_only_the_bidding_decisions_policy_loss():
     """At the first minibatch the policy is the rollout's (ratio 1), so the clipped loss of each
     decision is -A (A normalised); with weight w on the bids the mean becomes
     mean(-A * (w if bid else 1)), worked here from the stored advantages."""
-    from training.ppo_selfplay import ppo_update
+    from spades_env.training.ppo_selfplay import ppo_update
     args = cfg.from_dict({"num_envs": 2, "num_steps": 56, "opponent_share": 0.0,
                           "hidden": [16], "head_hidden": 8, "num_minibatches": 1,
                           "update_epochs": 1, "lr": 1e-3})

@@ -28,7 +28,7 @@ def cluster(tmp_path_factory):
 def test_arena_on_ray_equals_one_process(cluster, tmp_path):
     out, recs = tmp_path / "ray.json", tmp_path / "ray.jsonl"
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "spades_env.arena", "--team0", "medium",
+    proc = subprocess.run([sys.executable, "-m", "spades_env", "arena", "--team0", "medium",
                            "--team1", "easy", "--hands", "40", "--seed", "5", "--ray", cluster,
                            "--no-progress", "--json", str(out), "--records", str(recs)],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
@@ -52,7 +52,7 @@ def test_arena_on_ray_equals_one_process(cluster, tmp_path):
 def test_arena_ray_needs_named_bots_and_a_reachable_cluster():
     with pytest.raises(ValueError, match="make_bot name"):
         play_match(lambda seed: None, "easy", hands=4, ray_address="127.0.0.2:1")
-    proc = subprocess.run([sys.executable, "-m", "spades_env.arena", "--team0", "easy",
+    proc = subprocess.run([sys.executable, "-m", "spades_env", "arena", "--team0", "easy",
                            "--team1", "easy", "--hands", "4", "--ray", "127.0.0.2:1",
                            "--no-progress"], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
@@ -125,7 +125,7 @@ def _tiny_checkpoint(path):
     import torch
 
     from spades_env.agents.model import Agent
-    from training.checkpoint import save_checkpoint
+    from spades_env.training.checkpoint import save_checkpoint
     torch.manual_seed(0)
     agent = Agent(hidden=[32], head_hidden=16)
     save_checkpoint(str(path), {"config": {"name": "t"}, "model": agent.state_dict(),
@@ -144,13 +144,13 @@ def test_labels_on_ray_are_the_local_chunks_and_survive_a_killed_worker(cluster,
 
     import numpy as np
 
-    from training.distill import label_chunk, load_labels
+    from spades_env.training.distill import label_chunk, load_labels
     tiny = _tiny_checkpoint(tmp_path / "tiny.pt")
     out, labels = tmp_path / "r1.pt", tmp_path / "labels"
     args = ["--from", tiny, "--out", str(out), "--labels", str(labels), "--chunks", "4",
             "--chunk-hands", "2", "--samples", "3", "--teacher", "expert", "--bid-samples", "3",
             "--epochs", "1", "--bid-deals", "0", "--seed", "11"]
-    proc = subprocess.Popen([sys.executable, "-m", "training.distill", *args, "--ray", cluster],
+    proc = subprocess.Popen([sys.executable, "-m", "spades_env.training.distill", *args, "--ray", cluster],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     killed = None
@@ -174,7 +174,7 @@ def test_labels_on_ray_are_the_local_chunks_and_survive_a_killed_worker(cluster,
         for k in want:
             assert np.array_equal(got[k], want[k], equal_nan=True), (c, k)
         assert got["teacher"] == "expert" and got["bid_samples"] == 3
-    from training.checkpoint import load_checkpoint
+    from spades_env.training.checkpoint import load_checkpoint
     d = load_checkpoint(str(out))["distill"]
     assert d["ray"] and d["own_hands"] == 8 and d["teacher"] == "expert"
 
@@ -183,7 +183,7 @@ _EVAL = """
 import json, sys
 import torch
 from spades_env.agents.model import Agent
-from training.evaluate import NetPlayer, duplicate_match
+from spades_env.training.evaluate import NetPlayer, duplicate_match
 torch.manual_seed(0)
 torch.set_num_threads(1)
 net = NetPlayer(Agent(hidden=[32], head_hidden=16).eval())

@@ -113,3 +113,18 @@ def test_an_episode_ended_by_an_illegal_action_warns_once(monkeypatch):
         evaluate_policy(model, env, n_eval_episodes=2)
     assert not [w for w in caught if "illegal action ended" in str(w.message)]
     assert env.unwrapped.illegal_total > 0 and env.unwrapped.illegal_count <= 14
+
+
+def test_readme_sb3_snippet_runs():
+    """README.md's Stable-Baselines3 snippet, run as written; its masked prediction is legal."""
+    import os
+    import re
+    readme = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+    with open(readme, encoding="utf-8") as f:
+        code = [b for b in re.findall(r"^```python\n(.*?)^```", f.read(), re.M | re.S)
+                if "MaskablePPO" in b]
+    assert len(code) == 1
+    scope: dict = {}
+    exec(compile(code[0], "README.md", "exec"), scope)
+    mask = scope["env"].unwrapped.action_masks()
+    assert mask[int(scope["action"])]

@@ -1,23 +1,15 @@
-"""Self-play training of a Spades policy (needs PyTorch: ``pip install -e '.[train]'``).
+"""Deprecated alias: the trainer moved to ``spades_env.training`` in spades_env 0.7.0.
 
-Builds on the library: the network and the checkpoint format are ``spades_env.agents`` (what play
-needs); this package adds what only training needs.
-
-Modules:
-- ``config``: the ``Args`` dataclass mirrored by ``configs/*.yaml``; YAML loading and CLI overrides.
-- ``envs``: ``ScalarBatchEnv`` (batched adapter over scalar games) and ``make_env``.
-- ``ppo_selfplay``: warm start (behaviour cloning / DAgger) and PPO, in one file.
-- ``train``: ``python -m training.train`` command line.
-- ``checkpoint``: atomic save, resume checks and run folders (loading is ``spades_env.agents``).
-- ``export``: strip a checkpoint for shipping.
-- ``evaluate``: ``python -m training.evaluate`` (arena tables) and the batched duplicate-deal check.
-- ``teacher_records``: compact records of a teacher bot's hands, replayed for behaviour cloning.
-- ``plot``: the learning curve of a run as a PNG.
+``import training.config`` (and every other submodule) still gives the module of
+``spades_env.training`` with a ``FutureWarning``; ``python -m training.train`` (and ``evaluate``,
+``distill``, ``export``, ``plot``, ``teacher_records``) runs ``spades train`` (...) with a notice.
+This package is removed in 0.8.0.
 """
 
-try:
-    import torch  # noqa: F401
-    import yaml  # noqa: F401
-except ImportError as _e:  # the base install lacks the trainer's packages: say what to install
-    raise ImportError(f"training needs {_e.name}, which is not installed: pip install "
-                      f"'spades_env[train]' (torch, tensorboard, pyyaml, matplotlib)") from None
+import sys
+import warnings
+
+if sys.argv[:1] != ["-m"]:  # ``python -m training.X`` prints its own notice (spades_env.cli.moved)
+    warnings.warn("the package 'training' moved to 'spades_env.training' (spades_env 0.7.0); "
+                  "import spades_env.training instead and run the tools as `spades COMMAND` "
+                  "(this alias is removed in 0.8.0)", FutureWarning, stacklevel=2)

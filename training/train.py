@@ -1,95 +1,13 @@
-"""Command line of the training run.
+"""Deprecated alias of ``spades_env.training.train``; ``python -m training.train`` runs
+``spades train`` with a notice (removed in 0.8.0)."""
 
-``python -m training.train --config configs/default.yaml [--device cuda] [--resume PATH]
-[--overwrite] [--evaluate BOT ... [--evaluate-games N]] [--ray ADDRESS] [--set name=value ...]
-[--<field> value ...]``
-
-Runs ``training.ppo_selfplay.train``: TensorBoard logs in ``runs/<name>/`` (open with
-``tensorboard --logdir runs``), checkpoints in ``checkpoints/<name>/`` (``latest.pt``, ``best.pt``),
-a tqdm progress bar, and at the end the evaluation table against ``eval_opponents``.
-
-Before any work every config value, bot name, the device and (with ``--resume``) every section of
-the checkpoint are checked; a run never writes into the folders of an earlier or a running run
-with the same name (it takes ``NAME-2``... unless ``--overwrite``). Errors (bad input, a full disk,
-a folder that cannot be written) end with one ``error: ...`` line and exit status 2.
-"""
-
-from __future__ import annotations
-
-import argparse
 import sys
 
-from .config import add_cli, args_from_cli, field_table, resume_base
-
-
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m training.train",
-        description="Self-play PPO for Spades. Any config field can be overridden with "
-                    "--<field> VALUE or --set field=VALUE (e.g. --lr 1e-4, --set num_envs=128).")
-    add_cli(p)
-    p.add_argument("--resume", metavar="PATH",
-                   help="continue a run exactly from its checkpoint (e.g. "
-                        "checkpoints/default/latest.pt); the saved config is used, and options "
-                        "given here change it where that is safe (total_decisions, max_minutes, "
-                        "eval settings, device...); other changes are refused by name")
-    p.add_argument("--overwrite", action="store_true",
-                   help="replace the checkpoints and TensorBoard logs of an earlier run with the "
-                        "same name (default: the run takes a free name NAME-2, NAME-3... and "
-                        "says so)")
-    p.add_argument("--evaluate", nargs="+", metavar="BOT", default=None,
-                   help="after training, evaluate the run's final checkpoint against these bots "
-                        "in the arena (python -m training.evaluate; full games in duplicate "
-                        "pairs): the checkpoint of this run, whatever name it took")
-    p.add_argument("--evaluate-games", type=int, default=200, metavar="N",
-                   help="full games per opponent for --evaluate (default 200 = 100 duplicate "
-                        "pairs)")
-    p.add_argument("--ray", dest="field_ray_address", default=None, metavar="ADDRESS",
-                   help="label and evaluate on this Ray cluster (auto or HOST:PORT; the config "
-                        "field ray_address; pip install -e '.[ray]')")
-    p.add_argument("--fields", action="store_true",
-                   help="print the table of config fields (type, allowed values, --resume "
-                        "policy, default) and exit")
-    ns = p.parse_args(argv)
-    if ns.evaluate_games < 2:
-        p.error("--evaluate-games must be >= 2")
-    if ns.fields:
-        print(field_table())
-        return 0
-    try:
-        base = None
-        if ns.resume:
-            from .checkpoint import load_checkpoint
-            base = resume_base(load_checkpoint(ns.resume)["config"], ns.resume)
-        args = args_from_cli(ns, base)
-        if ns.evaluate:
-            from spades_env.bots import make_bot
-            for opp in ns.evaluate:  # a typo must not cost a training run
-                try:
-                    make_bot(opp, seed=0)
-                except ValueError as e:
-                    raise ValueError(f"--evaluate {opp}: {e}") from None
-    except (ValueError, FileNotFoundError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    from .ppo_selfplay import train
-    try:
-        out = train(args, resume=ns.resume, overwrite=ns.overwrite)
-    except (ValueError, FileNotFoundError, OSError) as e:  # bad input, full disk, permissions
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted (the last checkpoint is the latest periodic save)", file=sys.stderr)
-        return 130
-    print(f"checkpoint: {out['checkpoint']} ({out['iterations']} iterations, "
-          f"{out['decisions']} learner decisions, {out['seconds'] / 60:.1f} min)")
-    if ns.evaluate:
-        from .evaluate import main as evaluate
-        return evaluate([out["checkpoint"], "--vs", *ns.evaluate, "--games",
-                         str(ns.evaluate_games), "--quiet",
-                         *(["--ray", args.ray_address] if args.ray_address else [])])
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    from spades_env.cli import moved
+
+    sys.exit(moved("training.train", "train"))
+else:
+    import spades_env.training.train as _moved
+
+    sys.modules[__name__] = _moved

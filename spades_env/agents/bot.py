@@ -27,7 +27,7 @@ class CheckpointBot(Bot):
     """A bot backed by a training checkpoint.
 
     Args:
-        path: a ``.pt`` file written by ``python -m training.train`` (full or stripped/shipped).
+        path: a ``.pt`` file written by ``spades train`` (full or stripped/shipped).
         seed: seed of the bot's own RNG (used when ``greedy`` is False).
         greedy: play the most probable legal action (default); else sample from the masked policy.
         device: torch device: ``cpu`` or ``cuda`` (``cuda:N``), present on this machine

@@ -1,6 +1,6 @@
 """Play Spades in the browser against the bots or a trained checkpoint (a local web app).
 
-``python -m spades_env.play`` (or ``spades-play``) serves the app on ``127.0.0.1:8000`` and opens
+``spades play`` (or ``spades play``) serves the app on ``127.0.0.1:8000`` and opens
 the page. Needs the ``play`` extra (``pip install spades_env[play]``: FastAPI, uvicorn,
 platformdirs). docs/play.md describes the app, its HTTP API and the game-record format.
 

@@ -1,7 +1,7 @@
 """The play app's HTTP routes (FastAPI): thin wrappers that parse a request, call the session and
 answer with the player's view. See docs/play.md for the API table.
 
-``create_app(db_path, ...)`` builds the app; ``python -m spades_env.play`` serves it with uvicorn.
+``create_app(db_path, ...)`` builds the app; ``spades play`` serves it with uvicorn.
 Every game belongs to the browser that started it (an HttpOnly, SameSite=Strict cookie holds a
 random player id); a game id (``secrets.token_urlsafe``, 144 bits) of another player answers 404,
 like an unknown one. Request bodies are limited in size (``MAX_BODY``; ``MAX_UPLOAD`` for a game

@@ -1,4 +1,4 @@
-"""Command line of the play app: ``python -m spades_env.play`` / ``spades-play``.
+"""Command line of the play app: ``spades play`` / ``spades play``.
 
 Serves the app with uvicorn on ``--host``/``--port`` (default ``127.0.0.1:8000``) and opens the
 page in the default browser unless ``--no-browser``. Exit status 2 with a one-line message for an
@@ -14,7 +14,7 @@ import threading
 import time
 import webbrowser
 
-__all__ = ["main", "build_parser", "is_local_host"]
+__all__ = ["main", "main_moved", "build_parser", "is_local_host"]
 
 
 def is_local_host(host: str) -> bool:
@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser (``--host``, ``--port``, ``--db``, ``--no-browser``, ``--checkpoint``,
     ``--records``)."""
     p = argparse.ArgumentParser(
-        prog="spades-play",
+        prog="spades play",
         description="Play Spades in the browser against the bots or a trained checkpoint.")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind (default 127.0.0.1; anything else is reachable from other "
@@ -46,6 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--records", nargs="+", default=[], metavar="FILE",
                    help="game records to offer in the replay view (.json, .jsonl, teacher .npz)")
     return p
+
+
+def main_moved() -> int:
+    """``spades-play``: the old name of ``spades play``, with a notice (removed in 0.8.0)."""
+    print("notice: `spades-play` is now `spades play` (the old name is removed in 0.8.0)",
+          file=sys.stderr)
+    return main()
 
 
 def main(argv=None) -> int:

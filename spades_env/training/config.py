@@ -1,0 +1,1003 @@
+"""Training configuration: one dataclass, mirrored by ``configs/*.yaml``.
+
+The dataclass ``Args`` is the source of truth. A YAML file may set any subset of
+its fields; an unknown key is an error naming the key and the known fields. Any field can be
+overridden from the command line, either as ``--set name=value`` (repeatable) or as ``--name value``
+(values are parsed as YAML scalars, so ``--lr 1e-4``, ``--anneal-lr false``,
+``--eval-opponents '[random, easy]'`` all work).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import os
+import re
+import reprlib
+from dataclasses import dataclass, field, fields
+from typing import Callable
+
+import yaml
+
+from spades_env.agents import MAX_PARAMS, MAX_WIDTH, network_params
+
+
+@dataclass
+class Args:
+    """Every knob of a training run (``spades_env/training/ppo_selfplay.py``).
+
+    Units: "decisions" are single actions by one seat (a bid or a card); a hand has 4 bids and 52
+    cards, so 56 decisions (more with Blind Nil). Point differences are per hand, in game points.
+    """
+
+    # --- run ----------------------------------------------------------------------------------
+    name: str = "default"
+    """run name: TensorBoard logs go to ``runs/<name>/``, checkpoints to ``checkpoints/<name>/``."""
+    seed: int = 1
+    """seeds python, numpy and torch once, and every environment and bot (the same seed gives the same run)."""
+    device: str = "cpu"
+    """torch device for the network: ``cpu`` or ``cuda`` (``cuda:0``...)."""
+    torch_threads: int = 1
+    """``torch.set_num_threads``; 1 keeps runs reproducible and leaves cores for the environments."""
+    runs_dir: str = "runs"
+    """parent folder of the TensorBoard log folders."""
+    checkpoint_dir: str = "checkpoints"
+    """parent folder of the checkpoint folders."""
+    total_decisions: int = 2_000_000
+    """PPO stops after the learner has taken this many decisions (env steps of learner seats)."""
+    max_minutes: float = 0.0
+    """wall-clock budget for the PPO stage in minutes (0 = none); the run stops cleanly, saves and
+    evaluates when it is reached."""
+    stop_after_iterations: int = 0
+    """stop this process after this many PPO iterations without the final evaluation, as if the
+    run were killed (used to test ``--resume``); 0 = off. Not taken from a resumed checkpoint."""
+
+    # --- environment --------------------------------------------------------------------------
+    num_envs: int = 64
+    """games played side by side; each step is one decision in each game."""
+    num_steps: int = 64
+    """steps per environment per PPO iteration (rollout length); batch = num_envs * num_steps."""
+    rules: str = "standard"
+    """rules preset name (``spades_env.Rules.preset``): standard, short or house."""
+    hands_per_episode: int = 1
+    """hands per episode; the game is cut (truncated) after this many hands."""
+    random_start: float = 0.5
+    """share of the episodes that start from a random mid-game position instead of 0-0: team
+    totals uniform in -150..450 (multiples of 10) and bag counts uniform in 0..bag_limit-1, so the
+    policy sees the scores of a whole game and a bag costs on average bag_penalty/bag_limit points,
+    as over a long game. Only the scalar env supports it (the vector env starts at 0-0)."""
+    reward_scale: float = 0.01
+    """reward = (own team hand points - other team hand points) * reward_scale, given to every seat
+    at the end of each hand."""
+    vector_env: str = "auto"
+    """``vector``: the batched torch engine ``spades_env.vector.SpadesVectorEnv`` (needs
+    ``random_start: 0`` and ``reward_scale: 0.01``); ``scalar``: the adapter
+    ``training.envs.ScalarBatchEnv`` over scalar games; ``auto``: the vector engine on a CUDA
+    device when the config allows it, else the scalar adapter (``training.envs.make_env``)."""
+
+    # --- network ------------------------------------------------------------------------------
+    hidden: list = field(default_factory=lambda: [512, 256])
+    """widths of the shared trunk (ReLU MLP on the 575-float observation)."""
+    head_hidden: int = 128
+    """width of the hidden layer of each head (bidding, card play, value)."""
+    critic_hidden: list = field(default_factory=list)
+    """widths of the privileged critic (``spades_env.agents.model``: a value network that also reads the
+    other three hands, used only for the advantages during training; the acting policy never
+    reads it). Empty: no privileged critic, the value head is the critic."""
+
+    # --- behaviour cloning warm start ---------------------------------------------------------
+    init_from: str = ""
+    """start from the network of this checkpoint (same network shape) instead of the warm-start
+    stage, e.g. a run's ``warmstart.pt`` ('' = train the warm start)."""
+    bc_records: str = ""
+    """teacher game records (``training.teacher_records``, e.g.
+    ``checkpoints/records/hard_records.npz``) replayed and added to the warm-start data ('' = none)."""
+    bc_teacher: str = "medium"
+    """bot imitated in the warm-start stage (empty string = no warm start): behaviour cloning on
+    its games, then DAgger rounds (the network plays, the teacher labels every position)."""
+    bc_hands: int = 2000
+    """hands played by four teacher bots to make the imitation data set."""
+    bc_bid_deals: int = 20000
+    """extra bidding-only deals (4 teacher bids each, no play): cheap data for the bidding head."""
+    bc_epochs: int = 4
+    """passes over the teacher's data."""
+    bc_dagger_rounds: int = 2
+    """DAgger rounds after the first fit: the network plays, the teacher labels (0 = plain
+    behaviour cloning)."""
+    bc_dagger_hands: int = 2000
+    """hands played by the network in each DAgger round."""
+    bc_dagger_epochs: int = 2
+    """passes over all the data gathered so far after each DAgger round."""
+    bc_lr: float = 1e-3
+    """Adam learning rate of the warm start."""
+    bc_batch: int = 512
+    """minibatch size of the warm start."""
+    bc_value_coef: float = 0.5
+    """weight of the value regression (on the teacher games' hand results) in the warm start."""
+
+    # --- PPO ----------------------------------------------------------------------------------
+    lr: float = 2.5e-4
+    """Adam learning rate of PPO."""
+    anneal_lr: bool = True
+    """decay the PPO learning rate linearly to 0 over ``total_decisions``."""
+    gamma: float = 1.0
+    """discount per decision of the same seat (episodes are short, so 1)."""
+    gae_lambda: float = 0.95
+    """GAE lambda (Schulman et al. 2016)."""
+    num_minibatches: int = 4
+    """minibatches per epoch."""
+    update_epochs: int = 4
+    """passes over each rollout."""
+    clip_coef: float = 0.2
+    """PPO clipping epsilon (Schulman et al. 2017)."""
+    clip_vloss: bool = True
+    """clip the value loss as in the PPO reference implementation."""
+    ent_coef: float = 0.01
+    """entropy bonus coefficient."""
+    vf_coef: float = 0.5
+    """value loss coefficient."""
+    max_grad_norm: float = 0.5
+    """gradient norm clip."""
+    target_kl: float = 0.0
+    """stop the epochs of an iteration early when approx KL exceeds this (0 = never)."""
+    norm_adv: bool = True
+    """normalise advantages per minibatch."""
+    bid_loss_weight: float = 1.0
+    """weight of the bidding decisions (action ids 52 and up) in the policy loss; card play keeps
+    weight 1. A bid is 4 of a hand's 56 decisions but decides much of its score (1 = plain PPO)."""
+    ppo_teacher_coef: float = 0.0
+    """weight of an imitation anchor during PPO: cross-entropy to ``bc_teacher``'s action at each
+    learner decision (0 = pure PPO)."""
+    ppo_teacher_decay: float = 0.5
+    """the anchor decays linearly to 0 at this share of ``total_decisions`` (0 = constant)."""
+
+    # --- opponents ----------------------------------------------------------------------------
+    opponent_share: float = 0.5
+    """share of the games where the other team is played by a pool member instead of the learner."""
+    pool_bots: list = field(default_factory=lambda: ["random", "easy", "medium"])
+    """scripted bots in the opponent pool (names for ``make_bot``)."""
+    pool_search_samples: list = field(default_factory=list)
+    """``[card, bid]``: deals drawn per card and per bid by the ``hard`` and ``insane`` bots of the
+    pool (``samples`` / ``bid_samples`` of ``spades_env.bots.pimc.PIMCBot``); empty = the levels'
+    own (100/48 and 400/240). Fewer deals make a cheaper search opponent to train against: at
+    [30, 24] ``hard`` takes about 8 ms per decision here instead of about 20. Evaluation always
+    uses the levels as they are."""
+    pool_bot_share: float = 0.5
+    """share of the pool games played against a scripted bot (the rest: a past checkpoint)."""
+    pool_size: int = 5
+    """past checkpoints kept in the pool (the oldest is dropped)."""
+    pool_every: int = 20
+    """add a snapshot of the learner to the pool every this many iterations."""
+    pool_anchor: bool = False
+    """keep the network as it was when PPO started (the warm start) in the pool for the whole run,
+    beside the ``pool_size`` most recent snapshots."""
+    bag_cost: float = 0.0
+    """reward: each bag a team takes costs this many points and the bag penalty reached in the
+    hand is left out (``training.teacher_records.team_points``); 0 = the plain hand score. Over a
+    game to 500 a bag costs about 10 points (10 bags = -100)."""
+
+    # --- logging, checkpoints, evaluation -----------------------------------------------------
+    save_every: int = 20
+    """write ``latest.pt`` every this many iterations (and at the end)."""
+    eval_every: int = 50
+    """evaluate against ``eval_opponents`` every this many iterations (0 = only at the end)."""
+    eval_opponents: list = field(default_factory=lambda: ["random", "easy", "medium"])
+    """bots measured against during training and at the end."""
+    eval_deals: int = 100
+    """duplicate deals per opponent in interval evaluations (each deal is played twice)."""
+    slow_eval_deals: int = 20
+    """duplicate deals against the search bots ``hard`` and ``insane`` (tens of ms a decision) in
+    interval and final evaluations, instead of ``eval_deals``/``final_eval_deals``."""
+    final_eval_deals: int = 200
+    """duplicate deals per opponent in the final evaluation table."""
+
+    # --- search distillation after PPO (training.distill) --------------------------------------
+    distill_minutes: float = 0.0
+    """labelling budget (wall-clock minutes) of a search-distillation stage after PPO: the PPO
+    network plays hands against the ``hard`` bot's search, which values every card decision; the
+    network (widened per ``distill_hidden``) then learns those values (``training.distill``). The
+    result is ``distilled.pt`` in the run's checkpoint folder, and it is the network of the final
+    evaluation. 0 = no stage."""
+    distill_rounds: int = 1
+    """rounds of the search-distillation stage (expert iteration): round k starts from round
+    k-1's network, plays its own fresh hands (seed ``seed + k - 1``) and labels for
+    ``distill_minutes``. With more than one round, round k writes ``distilled_round{k}.pt`` and
+    ``distilled.pt`` is a copy of the last. Only the first round widens (``distill_hidden``)."""
+    distill_hidden: list = field(default_factory=list)
+    """trunk widths of the distilled network, each at least the PPO network's (``[]`` = the same;
+    ``spades_env.agents.model.widen`` keeps the PPO network's function)."""
+    distill_head_hidden: int = 0
+    """head width of the distilled network (0 = the PPO network's)."""
+    distill_samples: int = 40
+    """search deals per labelled card decision (``hard`` plays with 100)."""
+    distill_epochs: int = 12
+    """passes over the labels when distilling."""
+    distill_workers: int = 2
+    """labelling processes."""
+    distill_bid_deals: int = 50000
+    """fresh deals whose bids (the PPO network's own) are rows of the distillation set, so the
+    bids stay where PPO left them (``training.distill.bid_rows``)."""
+    distill_chunks: int = 1000
+    """most label chunks per round: a round labels until ``distill_minutes`` have passed or this
+    many chunks are done, whichever comes first (a cluster config fixes the hands, not the time)."""
+    distill_chunk_hands: int = 50
+    """hands per label chunk (a chunk is the unit of work of a worker or a Ray task, and what a
+    stopped round keeps)."""
+    distill_teacher: str = "hard"
+    """the search that labels each round (``training.distill.TEACHERS``): ``hard`` (uniform
+    deals), or ``expert`` built on the round's own starting network, so each round's teacher is
+    stronger than the last round's."""
+    distill_bid_samples: int = 0
+    """deals per bid of the bid search when labelling: the bids then learn the search's values
+    (0: the bids are not labelled)."""
+    ray_address: str = ""
+    """a Ray cluster (``auto`` or ``HOST:PORT``) for the search-distillation stage's labels
+    (``training.distill.produce_labels``) and the evaluations (``training.evaluate.
+    duplicate_match``); "" runs them here (labels in ``distill_workers`` processes)."""
+    progress: bool = True
+    """show a tqdm progress bar."""
+
+
+_FIELDS = {f.name: f for f in fields(Args)}
+
+# ============================================================================= field checks
+# One row per ``Args`` field: its type, its range, what ``--resume`` may do with it and, for fields
+# that name files, bots or devices, the start-up check. The same rows check YAML files,
+# command-line values, ``from_dict`` dicts and the configs stored in checkpoints (``validate``);
+# ``check_ready`` runs the start-up checks before a run does any work. A new field needs a row:
+# ``tests/test_config.py`` fails without one.
+
+MAX_BATCH = 4_000_000
+"""most decisions per rollout (``num_envs * num_steps``): storage needs about 2.4 KB each."""
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+@dataclass(frozen=True)
+class FieldCheck:
+    """How one config field is checked (a row of ``FIELD_CHECKS``).
+
+    Attributes:
+        kind: ``int``, ``float``, ``bool``, ``str``, ``list[int]`` or ``list[str]``. An ``int`` is
+            never a bool (a float with an integral value is taken); a ``float`` must be finite.
+        lo, hi: inclusive bounds of numbers (and of list elements); ``lo_open``: ``lo`` excluded.
+        max_len: most characters of a string / elements of a list.
+        check: extra test of a string (each element of a ``list[str]``): returns an error phrase,
+            or None when the value is fine.
+        ready: start-up test (``check_ready``) of the whole value: a file that must exist, a bot
+            that must load, a device that must be present; returns an error phrase or None.
+        resume: ``"fixed"`` (a resumed run keeps the checkpoint's value; another is refused),
+            ``"free"`` (``--resume`` may change it) or ``"process"`` (belongs to one process: never
+            taken from a checkpoint).
+        rule: the allowed values in words (messages and ``field_table``); by default made from
+            the kind and bounds.
+    """
+
+    kind: str
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    max_len: int = 64
+    check: Callable[[str], str | None] | None = None
+    ready: Callable[[object], str | None] | None = None
+    resume: str = "fixed"
+    rule: str = ""
+
+    def describe(self) -> str:
+        """The allowed values in words, e.g. ``an integer in [1, 1048576]``."""
+        if self.rule:
+            return self.rule
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind in ("int", "float", "list[int]"):
+            lo = "(" if self.lo_open else "["
+            rng = f"in {lo}{_fmt(self.lo)}, {_fmt(self.hi)}]"
+            if self.kind == "list[int]":
+                return f"a list of at most {self.max_len} integers {rng}"
+            return f"{'an integer' if self.kind == 'int' else 'a finite number'} {rng}"
+        return f"a string of at most {self.max_len} characters"
+
+
+def _fmt(x) -> str:
+    if isinstance(x, float):
+        return str(int(x)) if x.is_integer() and abs(x) < 1e15 else f"{x:g}"
+    return str(x)
+
+
+def _int(lo, hi, resume="fixed") -> FieldCheck:
+    return FieldCheck("int", lo, hi, resume=resume)
+
+
+def _num(lo, hi, lo_open=False, resume="fixed") -> FieldCheck:
+    return FieldCheck("float", float(lo), float(hi), lo_open, resume=resume)
+
+
+def _flag(resume="fixed") -> FieldCheck:
+    return FieldCheck("bool", resume=resume)
+
+
+def _run_name(v: str) -> str | None:
+    if not _NAME_RE.fullmatch(v):
+        return ("must be one folder name: 1-128 letters, digits, '.', '_' or '-', starting with a "
+                "letter or digit (no '/', no '..')")
+    return None
+
+
+def _path(v: str) -> str | None:
+    if not v.strip():
+        return "must not be empty"
+    if "\0" in v:
+        return "must not contain a NUL character"
+    return None
+
+
+def _device(v: str) -> str | None:
+    from spades_env.devices import check_device
+    try:
+        check_device(v, "device", present=False)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def _device_ready(v) -> str | None:
+    from spades_env.devices import check_device
+    try:
+        check_device(v, "device")
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def _bot_name(v: str) -> str | None:
+    from spades_env.bots import BOT_LEVELS
+    if v in BOT_LEVELS:
+        return None
+    if v.startswith("checkpoint:") and not _path(v[len("checkpoint:"):]):
+        return None
+    return f"{v!r} is not a bot: choose one of {list(BOT_LEVELS)} or 'checkpoint:PATH'"
+
+
+def _teacher(v: str) -> str | None:
+    return None if v == "" else _bot_name(v)
+
+
+def _bots_ready(value) -> str | None:
+    """Each ``checkpoint:PATH`` bot must load (levels are checked by ``_bot_name``)."""
+    names = value if isinstance(value, list) else [value]
+    for n in names:
+        if isinstance(n, str) and n.startswith("checkpoint:"):
+            from spades_env.bots import make_bot
+            try:
+                make_bot(n, seed=0)
+            except (ValueError, OSError) as e:
+                return str(e)
+    return None
+
+
+def _init_ready(v: str) -> str | None:
+    if not v:
+        return None
+    from .checkpoint import check_model, load_checkpoint
+    try:
+        check_model(load_checkpoint(v), v)
+    except (ValueError, FileNotFoundError) as e:
+        return str(e)
+    return None
+
+
+def _records_ready(v: str) -> str | None:
+    if not v:
+        return None
+    from .teacher_records import load_records
+    try:
+        load_records(v)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def _rules(v: str) -> str | None:
+    from spades_env import Rules
+    try:
+        Rules.preset(v)
+    except (ValueError, KeyError) as e:
+        return str(e)
+    return None
+
+
+def _choice(*options, resume="fixed") -> FieldCheck:
+    def check(v):
+        return None if v in options else f"must be one of {list(options)}"
+    return FieldCheck("str", check=check, resume=resume, rule=" | ".join(options))
+
+
+FIELD_CHECKS: dict[str, FieldCheck] = {
+    # run
+    "name": FieldCheck("str", max_len=128, check=_run_name, resume="free",
+                       rule="one folder name: letters, digits, . _ - (no / or ..)"),
+    "seed": _int(0, 2**63 - 1),
+    "device": FieldCheck("str", check=_device, ready=_device_ready, resume="free",
+                         rule="cpu, cuda or cuda:N (present at start-up)"),
+    "torch_threads": _int(1, 1024, resume="free"),
+    "runs_dir": FieldCheck("str", max_len=4096, check=_path, resume="free",
+                           rule="non-empty path"),
+    "checkpoint_dir": FieldCheck("str", max_len=4096, check=_path, resume="free",
+                                 rule="non-empty path"),
+    "total_decisions": _int(1, 10**13, resume="free"),
+    "max_minutes": _num(0, 1e7, resume="free"),
+    "stop_after_iterations": _int(0, 10**9, resume="process"),
+    # environment
+    "num_envs": _int(1, 1 << 20),
+    "num_steps": _int(1, 1 << 20),
+    "rules": FieldCheck("str", check=_rules, rule="a Rules preset: standard, short or house"),
+    "hands_per_episode": _int(1, 10_000),
+    "random_start": _num(0, 1),
+    "reward_scale": _num(0, 1e3, lo_open=True),
+    "vector_env": _choice("auto", "scalar", "vector"),
+    # network
+    "hidden": FieldCheck("list[int]", 1, MAX_WIDTH, max_len=16),
+    "head_hidden": _int(1, MAX_WIDTH),
+    "critic_hidden": FieldCheck("list[int]", 1, MAX_WIDTH, max_len=16),
+    # behaviour cloning warm start
+    "bc_teacher": FieldCheck("str", max_len=4096, check=_teacher, ready=_bots_ready,
+                             rule="'' (none) or a bot: random easy medium hard insane "
+                                  "checkpoint:PATH"),
+    "init_from": FieldCheck("str", max_len=4096, ready=lambda v: _init_ready(v),
+                            rule="'' (none) or the path of a checkpoint"),
+    "bc_records": FieldCheck("str", max_len=4096, ready=lambda v: _records_ready(v),
+                             rule="'' (none) or the path of a teacher-records .npz file"),
+    "bc_hands": _int(0, 10**8),
+    "bc_bid_deals": _int(0, 10**9),
+    "bc_epochs": _int(0, 100_000),
+    "bc_dagger_rounds": _int(0, 10_000),
+    "bc_dagger_hands": _int(0, 10**8),
+    "bc_dagger_epochs": _int(0, 100_000),
+    "bc_lr": _num(0, 10, lo_open=True),
+    "bc_batch": _int(1, 1 << 24),
+    "bc_value_coef": _num(0, 1e6),
+    # PPO
+    "lr": _num(0, 10, lo_open=True),
+    "anneal_lr": _flag(),
+    "gamma": _num(0, 1),
+    "gae_lambda": _num(0, 1),
+    "num_minibatches": _int(1, 1 << 24),
+    "update_epochs": _int(1, 100_000),
+    "clip_coef": _num(0, 100, lo_open=True),
+    "clip_vloss": _flag(),
+    "ent_coef": _num(0, 1e6),
+    "vf_coef": _num(0, 1e6),
+    "max_grad_norm": _num(0, 1e9, lo_open=True),
+    "target_kl": _num(0, 1e6),
+    "norm_adv": _flag(),
+    "ppo_teacher_coef": _num(0, 1e6),
+    "bid_loss_weight": _num(0, 1e3, lo_open=True),
+    "ppo_teacher_decay": _num(0, 1000),
+    # opponents
+    "opponent_share": _num(0, 1),
+    "pool_bots": FieldCheck("list[str]", max_len=32, check=_bot_name, ready=_bots_ready,
+                            rule="list of at most 32 bots: random easy medium hard insane "
+                                 "checkpoint:PATH"),
+    "pool_search_samples": FieldCheck("list[int]", 1, 100_000, max_len=2,
+                                      rule="[] or [card, bid]: two integers in [1, 100000]"),
+    "pool_bot_share": _num(0, 1),
+    "pool_size": _int(0, 1000),
+    "pool_every": _int(1, 10**9),
+    "pool_anchor": _flag(),
+    "bag_cost": _num(0, 1000),
+    # logging, checkpoints, evaluation
+    "save_every": _int(1, 10**9, resume="free"),
+    "eval_every": _int(0, 10**9, resume="free"),
+    "eval_opponents": FieldCheck("list[str]", max_len=32, check=_bot_name, ready=_bots_ready,
+                                 resume="free",
+                                 rule="list of at most 32 bots: random easy medium hard insane "
+                                      "checkpoint:PATH"),
+    "eval_deals": _int(1, 10**7, resume="free"),
+    "final_eval_deals": _int(0, 10**7, resume="free"),
+    "slow_eval_deals": _int(1, 10**7, resume="free"),
+    "progress": _flag(resume="free"),
+    # search distillation after PPO (may be added or changed when a finished run is resumed)
+    "distill_minutes": _num(0, 10_000, resume="free"),
+    "distill_rounds": _int(1, 100, resume="free"),
+    "distill_hidden": FieldCheck("list[int]", 1, MAX_WIDTH, max_len=16, resume="free"),
+    "distill_head_hidden": _int(0, MAX_WIDTH, resume="free"),
+    "distill_samples": _int(1, 100_000, resume="free"),
+    "distill_epochs": _int(1, 1000, resume="free"),
+    "distill_workers": _int(1, 64, resume="free"),
+    "distill_bid_deals": _int(0, 1_000_000, resume="free"),
+    "distill_chunks": _int(1, 100_000, resume="free"),
+    "distill_chunk_hands": _int(1, 10_000, resume="free"),
+    "distill_teacher": _choice("hard", "expert", resume="free"),
+    "distill_bid_samples": _int(0, 100_000, resume="free"),
+    "ray_address": FieldCheck("str", max_len=4096, resume="free",
+                              rule='"" (local processes), auto or HOST:PORT'),
+}
+
+
+def _type_name(kind: str) -> str:
+    return {"int": "an integer", "float": "a number", "bool": "true/false", "str": "a string",
+            "list[int]": "a list of integers", "list[str]": "a list of strings"}[kind]
+
+
+def _coerce_one(kind: str, value):
+    """``value`` as ``kind`` (``int``/``float``/``bool``/``str``), or raise TypeError."""
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+    elif kind == "int":
+        if isinstance(value, int) and not isinstance(value, bool):
+            return int(value)
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            return int(value)
+    elif kind == "float":
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif kind == "str":
+        if isinstance(value, str):
+            return value
+    raise TypeError(kind)
+
+
+def _coerce(name: str, value):
+    """Coerce ``value`` to field ``name``'s type (its row, else the default's type).
+
+    Raises:
+        ValueError: a value of the wrong type, naming the field.
+    """
+    row = FIELD_CHECKS.get(name)
+    if row is None:
+        return _check_type(name, value)
+    try:
+        if row.kind.startswith("list["):
+            if not isinstance(value, (list, tuple)):
+                raise TypeError(row.kind)
+            return [_coerce_one(row.kind[5:-1], v) for v in value]
+        return _coerce_one(row.kind, value)
+    except (TypeError, OverflowError):
+        raise ValueError(f"config field {name!r} must be {_type_name(row.kind)}, got "
+                         f"{_short(value)}") from None
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxtuple, _REPR.maxdict = 3, 8, 8, 8
+_REPR.maxstring, _REPR.maxother, _REPR.maxlong = 80, 80, 40
+
+
+def _short(value) -> str:
+    """At most 80 characters of ``repr(value)``, made without expanding large or deeply nested
+    (shared) values."""
+    text = _REPR.repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _range_error(row: FieldCheck, value) -> str | None:
+    """Why ``value`` (already of ``row.kind``) is outside ``row``, or None."""
+    def number(x):
+        if row.kind == "float" and not math.isfinite(x):
+            return "is not finite"
+        if row.lo is not None and (x < row.lo or (row.lo_open and x == row.lo)):
+            return "is too small"
+        if row.hi is not None and x > row.hi:
+            return "is too large"
+        return None
+    if row.kind in ("int", "float"):
+        return number(value)
+    if row.kind == "str":
+        if len(value) > row.max_len:
+            return f"is longer than {row.max_len} characters"
+        return row.check(value) if row.check else None
+    if row.kind.startswith("list["):
+        if len(value) > row.max_len:
+            return f"has more than {row.max_len} elements"
+        for i, v in enumerate(value):
+            why = number(v) if row.kind == "list[int]" else (
+                "is longer than 4096 characters" if len(v) > 4096 else
+                (row.check(v) if row.check else None))
+            if why:
+                return f"element {i} ({_short(v)}) {why}" if row.kind == "list[int]" else \
+                    f"element {i}: {why}"
+    return None
+
+
+def check_field(name: str, value):
+    """Check one field's value against its row; return it coerced to the field's type (ints
+    given as integral floats become ints, numbers floats, tuples lists).
+
+    Raises:
+        ValueError: ``bad config: NAME must be RULE, got VALUE (WHY)``.
+    """
+    row = FIELD_CHECKS.get(name)
+    if row is None:
+        return value
+    try:
+        value = _coerce(name, value)
+    except ValueError as e:
+        raise ValueError(f"bad config: {e}") from None
+    why = _range_error(row, value)
+    if why and row.kind in ("str", "list[str]"):
+        raise ValueError(f"bad config: {name} = {_short(value)}: {why}")
+    if why:
+        raise ValueError(f"bad config: {name} must be {row.describe()}, got {_short(value)} "
+                         f"({why})")
+    return value
+
+
+def validate(args: Args) -> None:
+    """Check every field against its row of ``FIELD_CHECKS``, then the limits that join fields
+    (rollout size, network size).
+
+    Raises:
+        ValueError: ``bad config: ...`` naming the field, the allowed values and the value given.
+    """
+    for name in _FIELDS:
+        check_field(name, getattr(args, name))
+    if len(args.pool_search_samples) == 1:  # the row bounds the length (at most 2), not 0-or-2
+        raise ValueError(f"bad config: pool_search_samples must be "
+                         f"{FIELD_CHECKS['pool_search_samples'].describe()}, got "
+                         f"{args.pool_search_samples} (one number)")
+    batch = args.num_envs * args.num_steps
+    if batch > MAX_BATCH:
+        raise ValueError(f"bad config: num_envs * num_steps = {batch} decisions per rollout "
+                         f"(about {batch * 2.4e3 / 2**30:.0f} GiB of storage); at most "
+                         f"{MAX_BATCH}")
+    params = network_params(args.hidden, args.head_hidden, args.critic_hidden)
+    if params > MAX_PARAMS:
+        raise ValueError(f"bad config: hidden {args.hidden} with head_hidden {args.head_hidden} "
+                         f"makes a network of {params} parameters; at most {MAX_PARAMS}")
+
+
+def check_ready(args: Args) -> None:
+    """The start-up checks of a run, before any work: every row's ``ready`` test (the device is
+    present, every ``checkpoint:PATH`` bot in ``bc_teacher``, ``pool_bots`` and
+    ``eval_opponents`` loads, ...), after ``validate``.
+
+    Raises:
+        ValueError: ``bad config: NAME: WHY`` for the first failing field.
+    """
+    validate(args)
+    for name, row in FIELD_CHECKS.items():
+        if row.ready is not None and name in _FIELDS:
+            why = row.ready(getattr(args, name))
+            if why:
+                raise ValueError(f"bad config: {name}: {why}")
+    # checks that join fields, made here so a refused run creates no folder
+    if args.vector_env == "vector" and (args.random_start != 0
+                                        or abs(args.reward_scale - 0.01) > 1e-12):
+        raise ValueError(f"bad config: vector_env: vector cannot be used: the batched engine "
+                         f"starts every game at 0-0 and scales rewards by 0.01: it needs "
+                         f"random_start 0 (got {args.random_start}) and reward_scale 0.01 (got "
+                         f"{args.reward_scale})")
+    if args.distill_minutes > 0:
+        # what the stage after PPO would refuse, refused before PPO
+        if args.rules != "standard":
+            raise ValueError(f"bad config: distill_minutes: the search-distillation stage labels "
+                             f"standard-rules hands; this run's rules are {args.rules!r} (set "
+                             f"distill_minutes: 0)")
+        if args.distill_minutes < 1e-3:
+            raise ValueError(f"bad config: distill_minutes must be 0 (no stage) or at least "
+                             f"0.001, got {args.distill_minutes}")
+        if args.seed + args.distill_rounds - 1 > 2**62:
+            raise ValueError(f"bad config: seed: the search-distillation stage draws its labels "
+                             f"from seeds up to 2**62 (seed + distill_rounds - 1), got "
+                             f"{args.seed} + {args.distill_rounds - 1}")
+    if args.ray_address:
+        from spades_env.ray_cluster import check_address
+        try:
+            check_address(args.ray_address)
+        except ValueError as e:
+            raise ValueError(f"bad config: ray_address: {e}") from None
+    if args.distill_minutes > 0 and (args.distill_hidden or args.distill_head_hidden):
+        from types import SimpleNamespace
+
+        from spades_env.agents.model import check_widen
+        ppo = SimpleNamespace(hidden=list(args.hidden), head_hidden=args.head_hidden,
+                              critic_hidden=list(args.critic_hidden))
+        try:
+            check_widen(ppo, args.distill_hidden or args.hidden,
+                        args.distill_head_hidden or args.head_hidden)
+        except ValueError as e:
+            raise ValueError(f"bad config: distill_hidden/distill_head_hidden: {e}") from None
+    if args.init_from:
+        from spades_env.agents.checkpoint import check_model, load_checkpoint
+        from spades_env.observation import OBS_SIZE
+        kw = check_model(load_checkpoint(args.init_from), args.init_from)
+        want = {"hidden": list(args.hidden), "head_hidden": args.head_hidden,
+                "obs_size": OBS_SIZE, "critic_hidden": list(args.critic_hidden)}
+        if {**{"critic_hidden": []}, **kw} != want:
+            raise ValueError(f"bad config: init_from: {args.init_from}: its network {kw} is not "
+                             f"the config's (hidden {args.hidden}, head_hidden {args.head_hidden}, "
+                             f"critic_hidden {args.critic_hidden}, obs_size {OBS_SIZE})")
+
+
+def field_table() -> str:
+    """Markdown table of every field: type, allowed values, ``--resume`` policy, default."""
+    out = ["| field | type | allowed values | on --resume | default |",
+           "|---|---|---|---|---|"]
+    for name in _FIELDS:
+        row = FIELD_CHECKS.get(name)
+        default = getattr(Args(), name)
+        if row is None:
+            out.append(f"| {name} | ? | (no row) | fixed | {default!r} |")
+            continue
+        policy = {"fixed": "kept (change refused)", "free": "may change",
+                  "process": "not taken from the checkpoint"}[row.resume]
+        out.append(f"| {name} | {row.kind} | {row.describe()} | {policy} | {default!r} |")
+    return "\n".join(out)
+
+
+def resume_args(saved, given: Args, source: str = "checkpoint", log=print) -> Args:
+    """The config of a resumed run: the checkpoint's config ``saved`` (a dict, checked against the
+    table) with the fields where ``given`` differs applied when their row allows it.
+
+    ``"process"`` fields always come from ``given``; ``"free"`` fields that differ are applied and
+    each change is logged (``resume: total_decisions 4000 -> 20000``); a ``"fixed"`` field that
+    differs (network sizes, PPO and environment settings...) is refused by name.
+
+    Raises:
+        ValueError: a stored config that is not a valid config (naming ``source``), or changed
+            fixed fields (all of them named, with the saved and the given value).
+    """
+    try:
+        base = from_dict(saved)
+    except ValueError as e:
+        raise ValueError(f"{source}: stored config: {e}") from None
+    out = dataclasses.replace(base)
+    refused, changed = [], []
+    for name in _FIELDS:
+        new, old = getattr(given, name), getattr(base, name)
+        row = FIELD_CHECKS.get(name)
+        policy = row.resume if row is not None else "fixed"
+        if policy == "process":
+            setattr(out, name, new)
+        elif new != old:
+            if policy == "free":
+                setattr(out, name, new)
+                changed.append(f"{name} {old!r} -> {new!r}")
+            else:
+                refused.append(f"{name} (saved {_short(old)}, given {_short(new)})")
+    if refused:
+        raise ValueError(f"{source}: cannot change {', '.join(refused)} on --resume: the run "
+                         f"continues with its saved values; start a new run (another --name) to "
+                         f"train with others")
+    validate(out)
+    for c in changed:
+        log(f"resume: override {c}")
+    return out
+
+
+def resume_base(saved, source: str = "checkpoint") -> Args:
+    """The checkpoint's config as ``Args``, ``"process"`` fields reset to their defaults: the base
+    that command-line options of ``--resume`` are applied to.
+
+    Raises:
+        ValueError: a stored config that is not a valid config (naming ``source``).
+    """
+    try:
+        base = from_dict(saved)
+    except ValueError as e:
+        raise ValueError(f"{source}: stored config: {e}") from None
+    fresh = Args()
+    for name, row in FIELD_CHECKS.items():
+        if row.resume == "process" and name in _FIELDS:
+            setattr(base, name, getattr(fresh, name))
+    return base
+
+
+def _check_type(name: str, value):
+    """Coerce ``value`` to the declared type of field ``name``; raise ValueError if impossible."""
+    default = Args().__getattribute__(name)
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ValueError(f"config field {name!r} must be true/false, got {value!r}")
+        return value
+    if isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+            raise ValueError(f"config field {name!r} must be an integer, got {value!r}")
+        return value
+    if isinstance(default, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"config field {name!r} must be a number, got {value!r}")
+        return float(value)
+    if isinstance(default, str):
+        if not isinstance(value, str):
+            raise ValueError(f"config field {name!r} must be a string, got {value!r}")
+        return value
+    if isinstance(default, list):
+        if not isinstance(value, list):
+            raise ValueError(f"config field {name!r} must be a list, got {value!r}")
+        return list(value)
+    return value
+
+
+def from_dict(d: dict, base: Args | None = None) -> Args:
+    """Build ``Args`` from a dict (e.g. parsed YAML), starting from ``base`` (default ``Args()``).
+
+    Raises:
+        ValueError: a key that is not a field of ``Args`` (the message lists the known fields), or
+            a value of the wrong type.
+    """
+    if d is None:
+        d = {}
+    if not isinstance(d, dict):
+        raise ValueError(f"a config must be a mapping of field: value, got {type(d).__name__}")
+    unknown = sorted((k for k in d if not (isinstance(k, str) and k in _FIELDS)), key=repr)
+    if unknown:
+        raise ValueError(f"unknown config key(s) {unknown}; known keys: {sorted(_FIELDS)}")
+    args = dataclasses.replace(base) if base is not None else Args()
+    for k, v in d.items():
+        setattr(args, k, _coerce(k, v))
+    validate(args)
+    return args
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses aliases (``*name``: an alias bomb expands a 1 KB file into
+    gigabytes) and a key set twice in one mapping (PyYAML keeps the last silently), and reads
+    YAML 1.1's base-60 numbers (``1:30``, read as 90 by PyYAML) as the strings written, so a
+    field that takes a number refuses them."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, f"aliases (*{event.anchor}) are not allowed in a config: write the "
+                            f"value out", event.start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                except TypeError:  # an unhashable key: the base class says so
+                    break
+                line = key_node.start_mark.line + 1
+                if first is not None:
+                    raise _DuplicateKey(f"field {_short(key)} is set twice (lines {first} and "
+                                        f"{line})")
+                seen[key] = line
+        return super().construct_mapping(node, deep)
+
+
+    def construct_yaml_int(self, node):
+        value = self.construct_scalar(node)
+        if ":" in value:  # YAML 1.1 base 60 (1:30 is 90): kept as written, a string
+            return value
+        return super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node):
+        value = self.construct_scalar(node)
+        if ":" in value:  # base 60 too (1:30.5 is 90.5)
+            return value
+        return super().construct_yaml_float(node)
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
+_StrictLoader.add_constructor("tag:yaml.org,2002:float", _StrictLoader.construct_yaml_float)
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def safe_yaml(text: str):
+    """Parse YAML text as a config does (``yaml.safe_load`` without aliases or repeated keys;
+    base-60 numbers such as ``1:30`` are strings).
+
+    Raises:
+        ValueError: invalid YAML, an alias, a key set twice, or nesting too deep.
+    """
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except _DuplicateKey as e:
+        raise ValueError(str(e)) from None
+    except yaml.YAMLError as e:
+        raise ValueError(f"not valid YAML: {str(e)[:500]}") from None
+    except RecursionError:
+        raise ValueError("not valid YAML: nested too deeply") from None
+
+
+MAX_CONFIG_BYTES = 1 << 20
+"""largest YAML config file read (a config is a few KB)."""
+
+
+def load_yaml(path: str, base: Args | None = None) -> Args:
+    """Read a YAML config file into ``Args``.
+
+    Raises:
+        ValueError: a missing or unreadable file (a folder, a FIFO, no permission, not UTF-8, over
+            ``MAX_CONFIG_BYTES``), invalid YAML, an alias (``*name``), a key set twice, a
+            non-mapping document, an unknown key or a bad value; the message names the file.
+    """
+    from spades_env.fileio import read_regular
+    raw = read_regular(path, "config", MAX_CONFIG_BYTES)  # a folder, a FIFO (would hang)...
+    try:
+        d = safe_yaml(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a text (UTF-8) file") from None
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+    try:
+        return from_dict(d if d is not None else {}, base)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+
+
+def parse_value(text: str):
+    """Parse a command-line value as a YAML scalar/list (``1e-4`` -> float, ``true`` -> bool).
+
+    Raises:
+        ValueError: text that is not valid YAML, or holds an alias or a key set twice.
+    """
+    try:
+        v = safe_yaml(text)
+    except ValueError as e:
+        raise ValueError(f"cannot read the value {_short(text)}: "
+                         f"{(str(e).splitlines() or [''])[0]}") from None
+    # YAML 1.1 reads "1e-4" as a string; accept it as a float.
+    if isinstance(v, str):
+        try:
+            return float(v) if any(c in v for c in ".eE") else v
+        except ValueError:
+            return v
+    return v
+
+
+def apply_overrides(args: Args, pairs: list[str]) -> Args:
+    """Apply ``name=value`` overrides (values parsed with ``parse_value``).
+
+    Raises:
+        ValueError: a pair without ``=``, an unknown name or a bad value.
+    """
+    d = {}
+    for p in pairs:
+        if "=" not in p:
+            raise ValueError(f"override {p!r} must look like name=value")
+        k, v = p.split("=", 1)
+        d[k.strip()] = parse_value(v)
+    return from_dict(d, args)
+
+
+def add_cli(parser: argparse.ArgumentParser) -> None:
+    """Add ``--config``, ``--set`` and one ``--<field>`` option per ``Args`` field
+    (``--total-decisions``, also spelled ``--total_decisions``)."""
+    parser.add_argument("--config", help="YAML config file (fields of training.config.Args)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="override a config field (repeatable)")
+    for name in _FIELDS:  # kebab case; the field's own snake-case spelling is accepted too
+        spellings = dict.fromkeys([f"--{name.replace('_', '-')}", f"--{name}"])
+        parser.add_argument(*spellings, dest=f"field_{name}", default=None, metavar="VALUE",
+                            help=argparse.SUPPRESS)
+
+
+def args_from_cli(ns: argparse.Namespace, base: Args | None = None) -> Args:
+    """Resolve the parsed CLI into ``Args``: base (or YAML file), then ``--<field>``, then ``--set``."""
+    args = base if base is not None else Args()
+    if getattr(ns, "config", None):
+        args = load_yaml(ns.config, args)
+    direct = {}
+    for name in _FIELDS:
+        v = getattr(ns, f"field_{name}", None)
+        if v is not None:
+            direct[name] = parse_value(v)
+    if direct:
+        args = from_dict(direct, args)
+    if ns.set:
+        args = apply_overrides(args, ns.set)
+    return args
+
+
+def to_dict(args: Args) -> dict:
+    """Plain dict of the fields (YAML/checkpoint safe: str, int, float, bool, lists)."""
+    return dataclasses.asdict(args)
+
+
+__all__ = ["Args", "from_dict", "load_yaml", "apply_overrides", "add_cli", "args_from_cli",
+           "to_dict", "validate", "parse_value", "safe_yaml", "FieldCheck", "FIELD_CHECKS",
+           "check_field",
+           "check_ready", "field_table", "network_params", "resume_args", "resume_base",
+           "MAX_WIDTH", "MAX_PARAMS", "MAX_BATCH"]
