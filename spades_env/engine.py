@@ -19,11 +19,13 @@ from enum import IntEnum
 import numpy as np
 
 from .cards import (
-    BID_OFFSET, BLIND_NIL_ACTION, FULL_DECK, LOOK_ACTION, MAX_BID, NON_SPADES_MASK, NUM_ACTIONS,
-    NUM_CARDS, SUIT_MASKS, SUIT_NAMES, _CHUNK_CARDS, action_str, card_str,
-    mask_to_cards,
+    BID_OFFSET, BLIND_NIL_ACTION, FULL_DECK, LOOK_ACTION, MAX_BID, NUM_ACTIONS, NUM_CARDS,
+    action_str, card_str, mask_to_cards,
 )
-from .rules import HandResult, Rules, _trick_winner, game_outcome, score_hand
+from .rules import (
+    HandResult, Rules, failed_to_follow, game_outcome, illegal_card_reason, legal_cards_mask,
+    score_hand, spades_broken_after, trick_winner_unchecked, voids_of_plays,
+)
 
 FORMAT_TAG = "spades_env.game"
 FORMAT_VERSION = 1
@@ -202,22 +204,8 @@ class PlayerView:
         before spades were broken: that lead is legal only from a hand of nothing but spades
         (docs/rules.md, Play), so the leader held no club, diamond or heart (and cannot get one
         later in the hand)."""
-        voids = list(self.voids)
-        broken = False
-        flb = self.rules.forced_spade_lead_breaks
-        hist = self.play_history
-        for i in range(0, len(hist), 4):
-            trick = hist[i:i + 4]
-            leader, lead = trick[0]
-            led = lead // 13
-            if led == 3 and not broken:
-                voids[leader] |= 0b0111
-                if flb:
-                    broken = True
-            for _s, c in trick[1:]:
-                if c // 13 == 3 and led != 3:
-                    broken = True
-        return tuple(voids)
+        shown = voids_of_plays(self.play_history, self.rules.forced_spade_lead_breaks)
+        return tuple(v | w for v, w in zip(self.voids, shown))
 
     @property
     def unseen(self) -> int:
@@ -459,15 +447,8 @@ class SpadesGame:
         return mask_to_cards(self.hands[_check_seat(seat)])
 
     def _play_mask(self, seat: int) -> int:
-        hand = self.hands[seat]
-        if self.trick:
-            follow = hand & SUIT_MASKS[self.trick[0] // 13]
-            return follow if follow else hand
-        if not self.spades_broken:
-            ns = hand & NON_SPADES_MASK
-            if ns:
-                return ns
-        return hand
+        return legal_cards_mask(self.hands[seat], self.trick[0] // 13 if self.trick else -1,
+                                self.spades_broken)
 
     def legal_mask(self) -> int:
         """Legal actions as a 68-bit int mask (bit = action id)."""
@@ -486,16 +467,10 @@ class SpadesGame:
     def legal_actions(self) -> list[int]:
         """Legal action ids (ascending) for ``current_player``; [] when the game is over."""
         if self.phase == _PLAY:
-            hand = self.hands[self.current_player]
             trick = self.trick
-            if trick:
-                s = trick[0] // 13
-                chunk = (hand >> (13 * s)) & 0x1FFF
-                if chunk:
-                    return list(_CHUNK_CARDS[s][chunk])
-            elif not self.spades_broken and hand & NON_SPADES_MASK:
-                hand &= NON_SPADES_MASK
-            return mask_to_cards(hand)
+            return mask_to_cards(legal_cards_mask(self.hands[self.current_player],
+                                                  trick[0] // 13 if trick else -1,
+                                                  self.spades_broken))
         ph = self.phase
         if ph == Phase.BIDDING:
             return list(_BID_ACTIONS) if self.looked[self.current_player] else list(_DECIDE_ACTIONS)
@@ -552,15 +527,8 @@ class SpadesGame:
             return f"{card_str(action)}: that card is not in your hand"
         if ph == Phase.EXCHANGE:
             return None
-        suit = action // 13
-        if self.trick:
-            led = self.trick[0] // 13
-            if suit != led and hand & SUIT_MASKS[led]:
-                return f"must follow suit: you hold a {SUIT_NAMES[led]}"
-            return None
-        if suit == 3 and not self.spades_broken and hand & NON_SPADES_MASK:
-            return "spades are not broken yet: lead another suit"
-        return None
+        return illegal_card_reason(hand, action, self.trick[0] // 13 if self.trick else -1,
+                                   self.spades_broken)
 
     # ------------------------------------------------------------------ moves
     def apply(self, action, seat: int | None = None) -> None:
@@ -570,24 +538,16 @@ class SpadesGame:
             IllegalActionError: with the reason; the state is unchanged.
         """
         p = self.current_player
-        # fast path: a legal card in the play phase (the checks of _play_mask, inlined)
+        # fast path: a legal card in the play phase
         if type(action) is int and self.phase == _PLAY \
                 and (seat is None or (type(seat) is int and seat == p)) and 0 <= action < 52:
-            hand = self.hands[p]
-            if (hand >> action) & 1:
-                trick = self.trick
-                if trick:
-                    led = trick[0] // 13
-                    if action // 13 == led or not hand & SUIT_MASKS[led]:
-                        if not self.moves:
-                            self._record_start()
-                        self._play_card(p, action)
-                        return
-                elif action < 39 or self.spades_broken or not hand & NON_SPADES_MASK:
-                    if not self.moves:
-                        self._record_start()
-                    self._play_card(p, action)
-                    return
+            trick = self.trick
+            if (legal_cards_mask(self.hands[p], trick[0] // 13 if trick else -1,
+                                 self.spades_broken) >> action) & 1:
+                if not self.moves:
+                    self._record_start()
+                self._play_card(p, action)
+                return
         why = self.explain_illegal(action, seat)
         if why is not None:
             raise IllegalActionError(why)
@@ -678,24 +638,17 @@ class SpadesGame:
         self.hands[p] ^= bit
         self.played[p] |= bit
         trick = self.trick
-        if trick:
-            led = trick[0] // 13
-            if card // 13 != led:
-                self.voids[p] |= 1 << led
-                if card >= 39:
-                    self.spades_broken = True
-            trick.append(card)
-            if len(trick) < 4:
-                self.current_player = (p + 1) & 3
-                return
-        else:
+        led = trick[0] // 13 if trick else -1
+        self.voids[p] |= failed_to_follow(card, led)
+        self.spades_broken = spades_broken_after(card, led, self.spades_broken,
+                                                 self.rules.forced_spade_lead_breaks)
+        if led < 0:
             self.trick_leader = p
-            if card >= 39 and not self.spades_broken and self.rules.forced_spade_lead_breaks:
-                self.spades_broken = True
-            trick.append(card)
+        trick.append(card)
+        if len(trick) < 4:
             self.current_player = (p + 1) & 3
             return
-        w = _trick_winner(trick, self.trick_leader)
+        w = trick_winner_unchecked(trick, self.trick_leader)
         self.tricks_won[w] += 1
         self.trick = []
         self.trick_number += 1
@@ -1035,16 +988,12 @@ class SpadesGame:
                 if s != (leader + j) & 3 or not 0 <= c < NUM_CARDS or (played[s] >> c) & 1:
                     bad("the play log is out of turn or repeats a card")
                 played[s] |= 1 << c
-                led = chunk[0][1] // 13
-                if j and c // 13 != led:
-                    voids[s] |= 1 << led
-                    if c // 13 == 3:
-                        broken = True
-                elif j == 0 and c // 13 == 3 and r.forced_spade_lead_breaks:
-                    broken = True
+                led = chunk[0][1] // 13 if j else -1
+                voids[s] |= failed_to_follow(c, led)
+                broken = spades_broken_after(c, led, broken, r.forced_spade_lead_breaks)
                 cards.append(c)
             if len(cards) == 4:
-                leader = _trick_winner(cards, leader)
+                leader = trick_winner_unchecked(cards, leader)
                 won[leader] += 1
         if played != self.played or voids != self.voids or won != self.tricks_won:
             bad("played cards, voids or tricks won do not match the play log")

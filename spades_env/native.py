@@ -52,7 +52,10 @@ __all__ = ["NativeUnavailable", "load_kernel", "SpEnv", "kernel_path"]
 
 _DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native")
 # compiled together into one library: the batched engine's step and the PIMC bots' play-outs
-_SRCS = (os.path.join(_DIR, "vector_kernel.c"), os.path.join(_DIR, "playout.c"))
+_SRCS = (os.path.join(_DIR, "vector_kernel.c"), os.path.join(_DIR, "playout.c"),
+         os.path.join(_DIR, "rules.c"))
+# the card-play rules both include: part of the kernel's identity (its cache name) too
+_HEADERS = (os.path.join(_DIR, "rules.h"),)
 _FLAGS = ["-O3", "-std=c99", "-shared", "-fPIC", "-fno-fast-math", "-Wno-unknown-pragmas"]
 _OPENMP = ["-fopenmp"]  # tried first; without it the kernel is built serial
 _lock = threading.Lock()
@@ -278,7 +281,7 @@ _warned: set = set()
 
 def _kernel_name(cc: str) -> str:
     h = hashlib.sha256()
-    for src in _SRCS:
+    for src in (*_SRCS, *_HEADERS):
         with open(src, "rb") as f:
             h.update(f.read())
     h.update(" ".join([cc, *_FLAGS, *_OPENMP, platform.machine(), platform.system(),

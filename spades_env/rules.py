@@ -1,7 +1,11 @@
-"""The rules object, trick winner and hand scoring (``docs/rules.md``).
+"""The rules of Spades, each written once for Python (``docs/rules.md``): the rules object, the
+card-play rules (legal cards, why a card is illegal, what a play reveals and whether it breaks
+spades, the trick winner) and hand scoring.
 
-Everything here is a pure function of its arguments; the engine calls these and nothing else
-decides a trick or a score.
+Everything here is a pure function of its arguments. The engine, the search bots' play-outs and
+deal sampler, and the observation encoders call these; nothing else in Python decides a legal
+card, a trick, a void or a score. Hands are 52-bit ints (bit ``suit * 13 + rank``); ``led_suit``
+is the suit led to the current trick, or -1 when the player is to lead.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from .cards import SPADES_MASK, Suit
+from .cards import NON_SPADES_MASK, SPADES_MASK, SUIT_MASKS, SUIT_NAMES, Suit
 
 
 # Bound on the size of every integer switch, so that game totals stay far inside the int64 score
@@ -110,6 +114,81 @@ PRESETS = {
 }
 
 
+# ----------------------------------------------------------------------------- card play
+def legal_cards_mask(hand: int, led_suit: int, spades_broken: bool) -> int:
+    """The cards ``hand`` may play (docs/rules.md, Play): the led suit when it holds one, else any
+    card; when leading, no spade before spades are broken unless the hand holds only spades.
+
+    Args:
+        hand: 52-bit mask of the player's cards.
+        led_suit: 0..3, or -1 when the player leads.
+        spades_broken: spades have been broken in this hand.
+    Returns:
+        The 52-bit mask of the legal cards (0 for an empty hand).
+    """
+    if led_suit >= 0:
+        return (hand & SUIT_MASKS[led_suit]) or hand
+    if not spades_broken:
+        return (hand & NON_SPADES_MASK) or hand
+    return hand
+
+
+def illegal_card_reason(hand: int, card: int, led_suit: int, spades_broken: bool) -> str | None:
+    """Why playing ``card`` (held in ``hand``) breaks the rules of ``legal_cards_mask``, as the
+    engine says it to a player, or None when it is legal."""
+    if (legal_cards_mask(hand, led_suit, spades_broken) >> card) & 1:
+        return None
+    if led_suit >= 0:
+        return f"must follow suit: you hold a {SUIT_NAMES[led_suit]}"
+    return "spades are not broken yet: lead another suit"
+
+
+def failed_to_follow(card: int, led_suit: int) -> int:
+    """Suit mask (bit ``s``) of the suit a play shows its player void in by not following: the
+    led suit when ``card`` is of another suit, else 0 (also 0 for a lead)."""
+    return 1 << led_suit if led_suit >= 0 and card // 13 != led_suit else 0
+
+
+def voids_revealed(card: int, led_suit: int, spades_broken: bool) -> int:
+    """Suit mask of every suit a play shows its player void in: ``failed_to_follow``, and for a
+    spade led before spades are broken, clubs, diamonds and hearts (that lead is legal only from
+    a hand of nothing but spades; docs/rules.md, Play)."""
+    if led_suit < 0:
+        return 0b0111 if card >= 39 and not spades_broken else 0
+    return failed_to_follow(card, led_suit)
+
+
+def spades_broken_after(card: int, led_suit: int, spades_broken: bool,
+                        forced_spade_lead_breaks: bool) -> bool:
+    """Whether spades are broken after ``card`` is played (docs/rules.md, Play): a spade played on
+    another suit's lead breaks them; a spade led from a hand of only spades breaks them when the
+    switch ``forced_spade_lead_breaks`` is on."""
+    if spades_broken or card < 39:
+        return spades_broken
+    return forced_spade_lead_breaks if led_suit < 0 else led_suit != 3
+
+
+def voids_of_plays(plays, forced_spade_lead_breaks: bool) -> tuple:
+    """The voids every seat has shown in a hand's plays so far: 4 suit masks by seat
+    (``voids_revealed`` of each play, spades breaking by ``spades_broken_after``).
+
+    Args:
+        plays: ``(seat, card)`` pairs in play order from the hand's first lead (the tricks of
+            4, then the current trick's cards).
+    """
+    voids = [0, 0, 0, 0]
+    broken = False
+    led = -1
+    for i, (seat, card) in enumerate(plays):
+        if i & 3 == 0:
+            led = -1
+        voids[seat] |= voids_revealed(card, led, broken)
+        broken = spades_broken_after(card, led, broken, forced_spade_lead_breaks)
+        if led < 0:
+            led = card // 13
+    return tuple(voids)
+
+
 def _is_int(x) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
@@ -139,20 +218,32 @@ def trick_winner(cards, leader: int) -> int:
         ValueError: not 4 distinct card ids 0..51, or ``leader`` not a seat 0..3.
     """
     _check_trick(cards, leader)
-    return _trick_winner([int(c) for c in cards], int(leader))
+    return trick_winner_unchecked([int(c) for c in cards], int(leader))
 
 
-def _trick_winner(cards, leader: int) -> int:
-    """``trick_winner`` without the argument checks (the engine's and the bots' inner loops)."""
+def card_beats(card: int, winning: int) -> bool:
+    """Whether ``card`` takes the trick from ``winning``, the card winning it so far
+    (docs/rules.md, Play): a higher card of the same suit, or a spade on another suit."""
+    return card > winning if card // 13 == winning // 13 else card >= 39
+
+
+def cards_that_beat(cards: int, winning: int) -> int:
+    """The cards of the 52-bit mask ``cards`` that would take the trick from ``winning``
+    (``card_beats`` for a whole mask at once)."""
+    above = ~((1 << (winning + 1)) - 1)
+    if winning >= 39:
+        return cards & SPADES_MASK & above
+    return (cards & SUIT_MASKS[winning // 13] & above) | (cards & SPADES_MASK)
+
+
+def trick_winner_unchecked(cards, leader: int) -> int:
+    """``trick_winner`` without the argument checks (the engine's and the bots' inner loops):
+    ``cards`` 4 distinct ints 0..51 in play order, ``leader`` an int seat."""
     best = cards[0]
     bi = 0
     for i in (1, 2, 3):
-        c = cards[i]
-        if c // 13 == best // 13:
-            if c > best:
-                best, bi = c, i
-        elif c // 13 == Suit.SPADES:
-            best, bi = c, i
+        if card_beats(cards[i], best):
+            best, bi = cards[i], i
     return (leader + bi) & 3
 
 
@@ -450,5 +541,8 @@ def game_outcome(scores, rules: Rules) -> int | None:
     return 0 if scores[0] > scores[1] else 1
 
 
-__all__ = ["Rules", "PRESETS", "trick_winner", "legal_cards_batch", "TeamScore", "HandResult",
-           "score_hand", "game_outcome", "SPADES_MASK"]
+__all__ = ["Rules", "PRESETS", "trick_winner", "trick_winner_unchecked", "card_beats", "cards_that_beat",
+           "legal_cards_mask",
+           "illegal_card_reason", "failed_to_follow", "voids_revealed", "spades_broken_after",
+           "voids_of_plays", "legal_cards_batch", "TeamScore", "HandResult", "score_hand",
+           "game_outcome", "SPADES_MASK"]

@@ -171,7 +171,7 @@ from .engine import IllegalActionError, Phase, PlayerView, SpadesGame
 from .observation import BID_SLOTS, OBS_SIZE, OFFSETS, check_out, encode, write_mask
 from .render import render_game, render_score_table
 from .state import encode_state, score_bound, state_space
-from .rules import HandResult, Rules, TeamScore
+from .rules import HandResult, Rules, TeamScore, spades_broken_after, voids_revealed
 
 AGENTS = ("player_0", "player_1", "player_2", "player_3")
 HISTORY_SLOT = 4 + 52
@@ -243,9 +243,11 @@ class IncrementalEncoder:
                                      rows + o["trick"] + 52 * rel[s] + c]) for c in range(52)]
                     for s in range(4)]
         self._led = [rows + o["led_suit"] + su for su in range(4)]
-        self._void = [[rows + o["voids"] + 4 * rel[s] + su for su in range(4)] for s in range(4)]
-        # a spade led before spades are broken: the leader is void in clubs, diamonds, hearts
-        self._lead_void = [np.concatenate(self._void[s][:3]) for s in range(4)]
+        void = [[rows + o["voids"] + 4 * rel[s] + su for su in range(4)] for s in range(4)]
+        # the flat indices of every suit mask (``rules.voids_revealed``) by seat
+        self._voids = [[np.concatenate([void[s][su] for su in range(4) if (m >> su) & 1]
+                                       or [np.zeros(0, np.int64)]) for m in range(16)]
+                       for s in range(4)]
         # a card played by seat s leaves the "passed" half of its partner's exchange piece
         self._passed = [[((s + 2) & 3) * W + o["exchange"] + c for c in range(52)]
                         for s in range(4)]
@@ -375,16 +377,11 @@ class IncrementalEncoder:
         flat[self._passed[p][c]] = 0.0
         if tl == 0:
             flat[self._led[c // 13]] = 1.0
-            if c >= 39 and not sb:
-                flat[self._lead_void[p]] = 1.0
-        elif c // 13 != led:
-            flat[self._void[p][led]] = 1.0
-        if not sb:
-            if game.hand_number == hn:
-                if game.spades_broken:
-                    flat[self._sb] = 1.0
-            elif c // 13 == 3 and led != 3:  # the hand's last card broke spades
-                flat[self._sb] = 1.0
+        shown = voids_revealed(c, led, sb)
+        if shown:
+            flat[self._voids[p][shown]] = 1.0
+        if not sb and spades_broken_after(c, led, sb, game.rules.forced_spade_lead_breaks):
+            flat[self._sb] = 1.0
         flat[self._to_act[p]] = 0.0
         if tl < 3:
             flat[self._to_act[(p + 1) & 3]] = 1.0

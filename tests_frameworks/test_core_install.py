@@ -55,10 +55,12 @@ def test_gymnasium_id_and_arena():
     ("import spades_env.vector", "pip install 'spades_env[torch]'"),
     ("from spades_env.bots import make_bot; make_bot('checkpoint:checkpoints/shipped/agent.pt')",
      "pip install 'spades_env[torch]'"),
-    ("import training", "pip install 'spades_env[train]'"),
+    ("import spades_env.training", "pip install 'spades_env[train]'"),
+    ("import training.config", "pip install 'spades_env[train]'"),  # the 0.7 alias
 ])
 def test_torch_parts_say_what_to_install(code, hint):
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-W", "ignore::FutureWarning", "-c", code],
+                       capture_output=True, text=True, timeout=120)
     last = r.stderr.strip().splitlines()[-1]
     assert r.returncode == 1 and last.startswith("ImportError: ") and hint in last, last
 
@@ -86,3 +88,14 @@ def test_parallel_env_is_turn_based_and_passes_the_parallel_api_test():
     assert total["player_0"] == total["player_2"] == -total["player_1"] != 0
     parallel_api_test(spades_v1.parallel_env(hands_per_episode=1,
                                              bots={"player_1": "random"}), num_cycles=100)
+
+
+def test_spades_train_without_torch_is_one_error_line():
+    import os
+    spades = os.path.join(os.path.dirname(sys.executable), "spades")  # the console script
+    r = subprocess.run([spades, "train", "--config", "configs/smoke.yaml"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        "error: spades train: training needs torch, which is not installed: pip install "
+        "'spades_env[train]' (torch, tensorboard, pyyaml, matplotlib)"]

@@ -8,11 +8,12 @@
  * engine's kernel by spades_env/native.py and loaded with ctypes. */
 #include <stdint.h>
 
+#include "rules.h"
+
 #define SET_MARGIN 2
 
-static const uint64_t ALL52 = (1ULL << 52) - 1;
-static const uint64_t SUIT[4] = {0x1FFFULL, 0x1FFFULL << 13, 0x1FFFULL << 26, 0x1FFFULL << 39};
-#define NS (SUIT[0] | SUIT[1] | SUIT[2])
+static const uint64_t ALL52 = SP_ALL52;
+static const uint64_t SUIT[4] = {SP_SUIT(0), SP_SUIT(1), SP_SUIT(2), SP_SUIT(3)};
 #define S3 (SUIT[3])
 
 static inline int lowbit(uint64_t m) { return __builtin_ctzll(m); }
@@ -45,15 +46,10 @@ static int high_rank(uint64_t m) {
     return best;
 }
 
-static inline uint64_t beaters(uint64_t legal, int win) {
-    int ws = win / 13;
-    if (ws == 3) return legal & S3 & above(win);
-    return (legal & SUIT[ws] & above(win)) | (legal & S3);
-}
+static inline uint64_t beaters(uint64_t legal, int win) { return sp_cards_that_beat(legal, win); }
 
 static inline int can_beat(uint64_t hand, int win, int led) {
-    uint64_t f = hand & SUIT[led];
-    return beaters(f ? f : hand, win) != 0;
+    return sp_cards_that_beat(sp_legal_cards(hand, led, 1), win) != 0;
 }
 
 static int duck(uint64_t legal, int n, int win) {
@@ -176,9 +172,8 @@ static void playout1(uint64_t *h, const int8_t *trick, int n, int leader, int *w
         win = trick[0];
         wseat = leader;
         for (int i = 1; i < n; i++) {
-            int c = trick[i], cs = c / 13;
-            if ((cs == win / 13 && c > win) || (cs == 3 && win / 13 != 3)) {
-                win = c;
+            if (sp_card_beats(trick[i], win)) {
+                win = trick[i];
                 wseat = (leader + i) & 3;
             }
         }
@@ -186,31 +181,19 @@ static void playout1(uint64_t *h, const int8_t *trick, int n, int leader, int *w
     int left = __builtin_popcountll(h[0]) + __builtin_popcountll(h[1]) +
                __builtin_popcountll(h[2]) + __builtin_popcountll(h[3]);
     while (left) {
-        uint64_t hand = h[p], legal;
-        if (n) {
-            legal = hand & SUIT[led];
-            if (!legal) legal = hand;
-        } else if (broken || !(hand & NS)) {
-            legal = hand;
-        } else {
-            legal = hand & NS;
-        }
+        const uint64_t hand = h[p], legal = sp_legal_cards(hand, led, broken);
         int card = (legal & (legal - 1)) ? choose(p, h, legal, n, led, win, wseat, won, nil, contract)
                                          : highbit(legal);
         h[p] = hand & ~(1ULL << card);
         left--;
-        int cs = card / 13;
+        broken = sp_spades_broken_after(card, led, broken, flb);
         if (n == 0) {
-            led = cs;
+            led = card / 13;
             win = card;
             wseat = p;
-            if (cs == 3 && !broken && flb) broken = 1;
-        } else {
-            if (cs != led && cs == 3) broken = 1;
-            if ((cs == win / 13 && card > win) || (cs == 3 && win / 13 != 3)) {
-                win = card;
-                wseat = p;
-            }
+        } else if (sp_card_beats(card, win)) {
+            win = card;
+            wseat = p;
         }
         n++;
         if (n == 4) {
@@ -258,24 +241,13 @@ int64_t sp_playouts(int64_t rows, const uint64_t *hands, const int8_t *bids, con
             contract[k] = (a > 0 ? a : 0) + (b > 0 ? b : 0);
         }
         int c = card[r];
-        if (c >= 0) { /* pimc._finish_trick */
-            int cs = c / 13;
+        if (c >= 0) { /* solver.finish_trick */
             h[mover] &= ~(1ULL << c);
-            if (n) {
-                if (cs == 3 && t[0] / 13 != 3) brk = 1;
-            } else if (cs == 3 && flb) {
-                brk = 1;
-            }
+            brk = sp_spades_broken_after(c, n ? t[0] / 13 : -1, brk, (int)flb);
             t[n++] = (int8_t)c;
             if (n == 4) {
-                int ws = ldr, wc = t[0];
-                for (int i = 1; i < 4; i++) {
-                    int x = t[i], xs = x / 13;
-                    if ((xs == wc / 13 && x > wc) || (xs == 3 && wc / 13 != 3)) {
-                        wc = x;
-                        ws = (ldr + i) & 3;
-                    }
-                }
+                const int64_t tc[4] = {t[0], t[1], t[2], t[3]};
+                const int ws = sp_trick_winner(tc, ldr);
                 w[ws]++;
                 ldr = ws;
                 n = 0;

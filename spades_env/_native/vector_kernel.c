@@ -4,12 +4,15 @@
  * pointers in struct sp_env) and does, game by game, exactly what the torch path of
  * SpadesVectorEnv.step / _output does with tensor ops: same buffers, same layout, same order of
  * writes. The torch path is the reference; tests/test_vector_parity.py checks both backends
- * against the scalar engine. Rules: docs/rules.md (follow suit, spades break, trick winner).
+ * against the scalar engine. The card-play rules (follow suit, spades break, voids, trick winner)
+ * are rules.h's, shared with the play-outs.
  *
  * Built at first use by spades_env/native.py (plain C, no Python or torch headers; loaded with
  * ctypes). Compiled without -ffast-math: k / 13.0f must be IEEE float32 division. */
 #include <stdint.h>
 #include <string.h>
+
+#include "rules.h"
 
 typedef struct {
     int64_t n, row, obs_size, flb;
@@ -53,30 +56,16 @@ typedef struct {
 #define NACT 68
 #define HAND_STEPS 56
 
-static void lead_mask(const sp_env *e, int64_t i) {
+/* The legal cards of the seat to act in game i into its action mask (rules.h: sp_legal_cards); led
+ * is the suit led, or -1 to lead. */
+static void play_mask(const sp_env *e, int64_t i, int led) {
     const uint8_t *h = e->hands + i * 4 * NCARDS + e->cur[i] * NCARDS;
     uint8_t *m = e->mask + i * NACT;
-    int any_ns = 0;
-    for (int c = 0; c < 39; c++) any_ns |= h[c];
-    /* no spade lead before spades are broken, unless the hand holds only spades */
-    int use_ns = any_ns && !e->broken[i];
-    for (int c = 0; c < 39; c++) m[c] = h[c];
-    for (int c = 39; c < NCARDS; c++) m[c] = use_ns ? 0 : h[c];
+    uint64_t hand = 0;
+    for (int c = 0; c < NCARDS; c++) hand |= (uint64_t)h[c] << c;
+    const uint64_t legal = sp_legal_cards(hand, led, e->broken[i]);
+    for (int c = 0; c < NCARDS; c++) m[c] = (uint8_t)((legal >> c) & 1);
     memset(m + NCARDS, 0, NACT - NCARDS);
-}
-
-static void follow_mask(const sp_env *e, int64_t i) {
-    const uint8_t *h = e->hands + i * 4 * NCARDS + e->cur[i] * NCARDS;
-    uint8_t *m = e->mask + i * NACT;
-    int64_t lo = 13 * e->led[i];
-    int any = 0;
-    for (int c = 0; c < 13; c++) any |= h[lo + c];
-    if (any) {
-        memset(m, 0, NCARDS);
-        for (int c = 0; c < 13; c++) m[lo + c] = h[lo + c];
-    } else {
-        memcpy(m, h, NCARDS);
-    }
 }
 
 /* Apply actions a[i] at hand step t (0..55) in every game. Bidding steps and card plays, trick
@@ -114,7 +103,7 @@ int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
                     ob[o * row + e->o_phase] = 0;
                     ob[o * row + e->o_phase + 2] = 1;
                 }
-                lead_mask(e, i);
+                play_mask(e, i, -1);
             }
             continue;
         }
@@ -129,42 +118,33 @@ int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
             e->trick_obs[i * 16 + 4 * pos + o] = te;
         }
         e->hands[i * 4 * NCARDS + p * NCARDS + act] = 0;
+        const int led_before = pos == 0 ? -1 : (int)e->led[i];
         if (pos == 0) {
             e->leader[i] = p;
             e->led[i] = suit;
             for (int o = 0; o < 4; o++) ob[o * row + e->o_led + suit] = 1;
-            if (suit == 3 && !e->broken[i]) {
-                /* a spade led before spades are broken: the leader held only spades, so it is
-                 * void in clubs, diamonds and hearts (observation version 2) */
-                for (int s = 0; s < 3; s++) {
-                    e->voids[i * 16 + p * 4 + s] = 1;
-                    for (int o = 0; o < 4; o++) ob[o * row + e->o_voids + 4 * ((p - o) & 3) + s] = 1;
-                }
-            }
-            if (e->flb && suit == 3) e->broken[i] = 1;
-        } else {
-            const int64_t led = e->led[i];
-            const uint8_t off = suit != led;
-            e->voids[i * 16 + p * 4 + led] = off;
-            for (int o = 0; o < 4; o++) ob[o * row + e->o_voids + 4 * ((p - o) & 3) + led] = off;
-            if (off && suit == 3) e->broken[i] = 1;  /* a spade played off suit breaks spades */
         }
+        /* the voids the play shows (a spade led before spades are broken: the leader held only
+         * spades, so it is void in clubs, diamonds and hearts; observation version 2) */
+        const int shown = sp_voids_revealed((int)act, led_before, e->broken[i]);
+        for (int s = 0; s < 4; s++) {
+            if ((shown >> s) & 1) {
+                e->voids[i * 16 + p * 4 + s] = 1;
+                for (int o = 0; o < 4; o++) ob[o * row + e->o_voids + 4 * ((p - o) & 3) + s] = 1;
+            }
+        }
+        e->broken[i] = (uint8_t)sp_spades_broken_after((int)act, led_before, e->broken[i],
+                                                       (int)e->flb);
         for (int o = 0; o < 4; o++) ob[o * row + e->o_broken] = e->broken[i];
         e->trick[i * 4 + pos] = act;
         if (pos < 3) {
             e->cur[i] = (p + 1) & 3;
-            follow_mask(e, i);
+            play_mask(e, i, (int)e->led[i]);
             continue;
         }
-        /* trick complete: the highest spade, else the highest card of the led suit */
+        /* trick complete */
         const int64_t led = e->led[i];
-        int64_t best = -1, wi = 0;
-        for (int q = 0; q < 4; q++) {
-            int64_t c = e->trick[i * 4 + q], cs = c / 13;
-            int64_t v = (cs == 3) * 32 + (cs == led) * 16 + c % 13;
-            if (v > best) { best = v; wi = q; }
-        }
-        const int64_t w = (e->leader[i] + wi) & 3;
+        const int64_t w = sp_trick_winner(e->trick + i * 4, (int)e->leader[i]);
         const int64_t won = ++e->tricks[i * 4 + w];
         for (int o = 0; o < 4; o++) ob[o * row + e->o_won + ((w - o) & 3)] = (uint8_t)won;
         for (int q = 0; q < 16; q++) ob[e->trick_obs[i * 16 + q]] = 0;
@@ -174,7 +154,7 @@ int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
         }
         e->cur[i] = w;
         e->leader[i] = w;
-        if (j < 12) lead_mask(e, i);
+        if (j < 12) play_mask(e, i, -1);
     }
     return t == HAND_STEPS - 1;
 }

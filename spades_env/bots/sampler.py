@@ -38,30 +38,15 @@ __all__ = ["DealSampler", "inferred_voids", "sample_deals", "check_deal"]
 
 
 def inferred_voids(view) -> tuple:
-    """Public voids of each seat: ``view.voids`` plus voids implied by a forced spade lead.
+    """Public voids of each seat: ``view.known_voids`` (failed to follow, and the voids a spade
+    lead before spades were broken implies; ``rules.voids_revealed``).
 
     Args:
         view: a ``PlayerView``.
     Returns:
         4 ints by seat, bit ``s`` set when that seat can hold no card of suit ``s``.
     """
-    voids = list(view.voids)
-    broken = False
-    flb = view.rules.forced_spade_lead_breaks
-    hist = view.play_history
-    for i in range(0, len(hist), 4):
-        trick = hist[i:i + 4]
-        seat, lead = trick[0]
-        if lead // 13 == 3 and not broken:
-            # Leading a spade before spades are broken is only legal with a hand of only spades.
-            voids[seat] |= 0b0111
-            if flb:
-                broken = True
-        led = lead // 13
-        for _s, c in trick[1:]:
-            if c // 13 == 3 and led != 3:
-                broken = True
-    return tuple(voids)
+    return view.known_voids
 
 
 def _splits(c: int, allowed: tuple, need: tuple):

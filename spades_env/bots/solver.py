@@ -14,14 +14,16 @@ from array import array
 
 from ..cards import SUIT_MASKS
 from ..native import NativeUnavailable, load_kernel
-from ..rules import Rules, _trick_winner, score_hand
+from ..rules import (
+    Rules, card_beats, cards_that_beat, legal_cards_mask, score_hand, spades_broken_after,
+    trick_winner_unchecked,
+)
 
 __all__ = ["playout", "playouts", "finish_trick", "solve", "estimate_tricks", "HandUtility",
            "nil_risk"]
 
 SM = SUIT_MASKS
-S0, S1, S2, S3 = SUIT_MASKS
-NS = S0 | S1 | S2
+S3 = SUIT_MASKS[3]
 # ABOVE[c]: cards of higher id than c (restricted to c's suit by the caller).
 ABOVE = tuple(~((1 << (c + 1)) - 1) & ((1 << 52) - 1) for c in range(52))
 BELOW = tuple((1 << c) - 1 for c in range(52))
@@ -59,19 +61,9 @@ def _high_rank(m: int) -> int:
     return best
 
 
-def _beaters(legal: int, win: int) -> int:
-    """Cards of ``legal`` that beat ``win`` (the card now winning the trick)."""
-    ws = win // 13
-    if ws == 3:
-        return legal & S3 & ABOVE[win]
-    return (legal & SM[ws] & ABOVE[win]) | (legal & S3)
-
-
 def _can_beat(hand: int, win: int, led: int) -> bool:
     """Whether a player holding ``hand`` can beat ``win`` in a trick led in suit ``led``."""
-    f = hand & SM[led]
-    legal = f if f else hand
-    return bool(_beaters(legal, win))
+    return bool(cards_that_beat(legal_cards_mask(hand, led, True), win))
 
 
 def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = False,
@@ -110,10 +102,8 @@ def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = Fals
         win = trick[0]
         wseat = leader
         for i in range(1, n):
-            c = trick[i]
-            cs = c // 13
-            if (cs == win // 13 and c > win) or (cs == 3 and win // 13 != 3):
-                win = c
+            if card_beats(trick[i], win):
+                win = trick[i]
                 wseat = (leader + i) & 3
     else:
         led = -1
@@ -122,15 +112,7 @@ def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = Fals
     left = h[0].bit_count() + h[1].bit_count() + h[2].bit_count() + h[3].bit_count()
     while left:
         hand = h[p]
-        # ---- legal cards
-        if n:
-            legal = hand & SM[led]
-            if not legal:
-                legal = hand
-        elif broken or not (hand & NS):
-            legal = hand
-        else:
-            legal = hand & NS
+        legal = legal_cards_mask(hand, led, broken)
         if not (legal & (legal - 1)):
             card = legal.bit_length() - 1
         else:
@@ -140,19 +122,14 @@ def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = Fals
             log.append(card)
         h[p] = hand & ~(1 << card)
         left -= 1
-        cs = card // 13
+        broken = spades_broken_after(card, led, broken, flb)
         if n == 0:
-            led = cs
+            led = card // 13
             win = card
             wseat = p
-            if cs == 3 and not broken and flb:
-                broken = True
-        else:
-            if cs != led and cs == 3:
-                broken = True
-            if (cs == win // 13 and card > win) or (cs == 3 and win // 13 != 3):
-                win = card
-                wseat = p
+        elif card_beats(card, win):
+            win = card
+            wseat = p
         n += 1
         if n == 4:
             won[wseat] += 1
@@ -173,15 +150,10 @@ def finish_trick(hands, trick, leader: int, won, broken: bool, card: int, p: int
     """
     hands = list(hands)
     hands[p] &= ~(1 << card)
-    cs = card // 13
-    if trick:
-        if cs == 3 and trick[0] // 13 != 3:
-            broken = True
-    elif cs == 3 and flb:
-        broken = True
+    broken = spades_broken_after(card, trick[0] // 13 if trick else -1, broken, flb)
     trick = list(trick) + [card]
     if len(trick) == 4:
-        ws = _trick_winner(trick, leader)
+        ws = trick_winner_unchecked(trick, leader)
         won = list(won)
         won[ws] += 1
         return hands, [], ws, won, broken
@@ -287,7 +259,7 @@ def _duck(legal: int, n: int, win: int) -> int:
     else (forced to win) the highest card."""
     if n == 0:
         return _low_rank(legal)
-    lose = legal & ~_beaters(legal, win)
+    lose = legal & ~cards_that_beat(legal, win)
     return _high_rank(lose if lose else legal)
 
 
@@ -303,7 +275,7 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken) -> int:
             return _high_rank(legal)
         # partner still to play this trick, or partner winning: take the trick high
         if wseat == partner or n <= 1:
-            b = _beaters(legal, win)
+            b = cards_that_beat(legal, win)
             if b:
                 if n < 3:
                     return _high_rank(b)
@@ -334,7 +306,7 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken) -> int:
             return _low_rank(legal)
         to_play = (tnil - p) % 4 <= 3 - n  # the Nil bidder plays after us in this trick
         if wseat == tnil:
-            lose = legal & ~_beaters(legal, win)
+            lose = legal & ~cards_that_beat(legal, win)
             if lose:
                 return _high_rank(lose)
             return _low_rank(legal)
@@ -387,9 +359,9 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken) -> int:
             if n < 3 and _can_beat(h[o1], win, led):
                 safe = False
             if safe:
-                lose = legal & ~_beaters(legal, win)
+                lose = legal & ~cards_that_beat(legal, win)
                 return _low_rank(lose if lose else legal)
-        b = _beaters(legal, win)
+        b = cards_that_beat(legal, win)
         if b:
             if n == 3:
                 bb = b & SM[led]
@@ -453,13 +425,8 @@ def solve(hands, trick, leader: int, won, broken: bool, util, flb: bool = False)
             alpha = -INF
             beta = INF
         hand = h[p]
-        if n:
-            led = tr[0] // 13
-            legal = hand & SM[led] or hand
-        elif state[0] or not (hand & NS):
-            legal = hand
-        else:
-            legal = hand & NS
+        led = tr[0] // 13 if n else -1
+        legal = legal_cards_mask(hand, led, state[0])
         maxi = (p & 1) == 0
         best = None
         others = (h[0] | h[1] | h[2] | h[3]) & ~hand
@@ -478,22 +445,10 @@ def solve(hands, trick, leader: int, won, broken: bool, util, flb: bool = False)
             bit = 1 << c
             h[p] = hand & ~bit
             saved_broken = state[0]
-            cs = c // 13
-            if n == 0 and cs == 3 and not state[0] and flb:
-                state[0] = True
-            elif n and cs == 3 and tr[0] // 13 != 3:
-                state[0] = True
+            state[0] = spades_broken_after(c, led, saved_broken, flb)
             tr.append(c)
             if n == 3:
-                # trick complete
-                wi = 0
-                wc = tr[0]
-                for i in (1, 2, 3):
-                    x = tr[i]
-                    if (x // 13 == wc // 13 and x > wc) or (x // 13 == 3 and wc // 13 != 3):
-                        wc = x
-                        wi = i
-                ws = (ldr + wi) & 3
+                ws = trick_winner_unchecked(tr, ldr)  # trick complete
                 saved = tr[:]
                 tr.clear()
                 w[ws] += 1

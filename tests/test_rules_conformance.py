@@ -1,0 +1,315 @@
+"""Every implementation of the card-play rules agrees with the Python reference (``rules.py``).
+
+The rules are written once per language: Python (``spades_env/rules.py``), C (``_native/rules.h``,
+shared by the batched kernel and the play-outs) and torch (the batched engine's GPU backend). This
+file runs the same cases through each:
+
+- the primitives, Python against C (``_native/rules.c`` exports ``rules.h``'s functions):
+  legal cards, ``card_beats``, ``cards_that_beat``, ``spades_broken_after``, ``voids_revealed``
+  and the trick winner, on values worked out from docs/rules.md and then over every card, led suit
+  and switch;
+- docs/rules.md's worked examples (the trick winners T1-T8 and the play examples B1-C6) through
+  the reference, the C rules, the engine, and the batched engine on both backends;
+- random games from random deals through the engine and the batched engine (both backends), the
+  legal cards, voids and spades broken compared with the reference at every card;
+- play-outs (Python and C) whose every card is legal by the reference and whose trick counts the
+  reference's trick winner reproduces.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import random
+
+import numpy as np
+import pytest
+
+from tests.doctools import table
+from tests.test_docs_rules import deals, read_doc
+
+from spades_env import Rules, SpadesGame, parse_card, parse_cards
+from spades_env import rules as R
+from spades_env.cards import FULL_DECK, cards_to_mask, mask_to_cards
+
+SUIT = [0x1FFF << (13 * s) for s in range(4)]
+
+
+# ----------------------------------------------------------------------------- the C rules
+@pytest.fixture(scope="module")
+def c_rules():
+    """``rules.h``'s functions through ``_native/rules.c`` (skipped without a C compiler)."""
+    from spades_env.native import NativeUnavailable, load_kernel
+    try:
+        lib = load_kernel()
+    except NativeUnavailable as e:
+        pytest.skip(f"no C kernel here: {e}")
+    i64, u64 = ctypes.c_int64, ctypes.c_uint64
+    sig = {"sp_rule_legal_cards": (u64, [u64, i64, i64]),
+           "sp_rule_card_beats": (i64, [i64, i64]),
+           "sp_rule_cards_that_beat": (u64, [u64, i64]),
+           "sp_rule_spades_broken_after": (i64, [i64, i64, i64, i64]),
+           "sp_rule_voids_revealed": (i64, [i64, i64, i64]),
+           "sp_rule_trick_winner": (i64, [ctypes.POINTER(i64), i64])}
+    out = {}
+    for name, (res, args) in sig.items():
+        f = getattr(lib, name)
+        f.restype, f.argtypes = res, args
+        out[name[len("sp_rule_"):]] = f
+    winner = out["trick_winner"]
+    out["trick_winner"] = lambda cards, leader: winner((ctypes.c_int64 * 4)(*cards), leader)
+    return out
+
+
+def _impls(c_rules):
+    """The primitive rules as ``{language: {rule: function}}``."""
+    py = {"legal_cards": R.legal_cards_mask, "card_beats": R.card_beats,
+          "cards_that_beat": R.cards_that_beat, "spades_broken_after": R.spades_broken_after,
+          "voids_revealed": R.voids_revealed, "trick_winner": R.trick_winner_unchecked}
+    return {"python": py, "c": c_rules}
+
+
+def test_primitives_give_the_values_docs_rules_md_states(c_rules):
+    """Hand-worked values (docs/rules.md, Play) through both languages."""
+    hand = cards_to_mask(parse_cards("2C 9H AS"))
+    for lang, f in _impls(c_rules).items():
+        # follow suit when you can; otherwise any card
+        assert f["legal_cards"](hand, 2, 0) == cards_to_mask([parse_card("9H")]), lang
+        assert f["legal_cards"](hand, 1, 0) == hand, lang
+        # no spade lead before spades are broken ... unless the hand holds only spades
+        assert f["legal_cards"](hand, -1, 0) == cards_to_mask(parse_cards("2C 9H")), lang
+        assert f["legal_cards"](hand, -1, 1) == hand, lang
+        spades = cards_to_mask(parse_cards("3S KS"))
+        assert f["legal_cards"](spades, -1, 0) == spades, lang
+        assert f["legal_cards"](0, -1, 0) == 0, lang
+        # trumps: the lowest spade beats the ace of the led suit; off-suit cards never win
+        assert f["card_beats"](parse_card("2S"), parse_card("AD")), lang
+        assert not f["card_beats"](parse_card("AC"), parse_card("2D")), lang
+        assert f["card_beats"](parse_card("9S"), parse_card("3S")), lang
+        assert not f["card_beats"](parse_card("3S"), parse_card("9S")), lang
+        assert f["cards_that_beat"](cards_to_mask(parse_cards("2D 9D KD 2S AC")),
+                                    parse_card("10D")) == cards_to_mask(parse_cards("KD 2S")), lang
+        # a spade on another suit's lead breaks spades; following a spade lead does not; a
+        # forced spade lead breaks them only with the switch
+        assert f["spades_broken_after"](parse_card("2S"), 0, 0, 0) == 1, lang
+        assert f["spades_broken_after"](parse_card("AS"), 3, 0, 0) == 0, lang
+        assert f["spades_broken_after"](parse_card("2S"), -1, 0, 0) == 0, lang
+        assert f["spades_broken_after"](parse_card("2S"), -1, 0, 1) == 1, lang
+        # voids: not following shows the led suit; a spade lead before spades are broken shows
+        # clubs, diamonds and hearts
+        assert f["voids_revealed"](parse_card("2S"), 1, 0) == 0b0010, lang
+        assert f["voids_revealed"](parse_card("5D"), 1, 0) == 0, lang
+        assert f["voids_revealed"](parse_card("2S"), -1, 0) == 0b0111, lang
+        assert f["voids_revealed"](parse_card("2S"), -1, 1) == 0, lang
+
+
+def test_primitives_agree_everywhere(c_rules):
+    """Python and C over every card, led suit and switch, and 2000 random hands."""
+    py, c = _impls(c_rules)["python"], _impls(c_rules)["c"]
+    for card in range(52):
+        for led in range(-1, 4):
+            for broken in (0, 1):
+                assert py["voids_revealed"](card, led, bool(broken)) \
+                    == c["voids_revealed"](card, led, broken)
+                for flb in (0, 1):
+                    assert int(py["spades_broken_after"](card, led, bool(broken), bool(flb))) \
+                        == c["spades_broken_after"](card, led, broken, flb)
+        for win in range(52):
+            if win != card:
+                assert int(py["card_beats"](card, win)) == c["card_beats"](card, win)
+    rnd = random.Random(5)
+    for _ in range(2000):
+        hand = rnd.getrandbits(52) & rnd.choice([FULL_DECK, SUIT[3], SUIT[3] | SUIT[0], FULL_DECK])
+        for led in range(-1, 4):
+            for broken in (0, 1):
+                assert py["legal_cards"](hand, led, bool(broken)) \
+                    == c["legal_cards"](hand, led, broken)
+        win = rnd.randrange(52)
+        assert py["cards_that_beat"](hand, win) == c["cards_that_beat"](hand, win)
+        trick = rnd.sample(range(52), 4)
+        leader = rnd.randrange(4)
+        assert py["trick_winner"](trick, leader) == c["trick_winner"](trick, leader) \
+            == R.trick_winner(trick, leader)
+
+
+# ----------------------------------------------------------------------------- docs/rules.md
+def _trick_rows():
+    return table(read_doc(), "id", "leader", "cards", "winner", "shows")
+
+
+def test_worked_trick_winners_in_every_implementation(c_rules):
+    rows = _trick_rows()
+    assert [r["id"] for r in rows] == [f"T{i}" for i in range(1, 9)]
+    for r in rows:
+        cards, leader, want = parse_cards(r["cards"]), int(r["leader"]), int(r["winner"])
+        assert R.trick_winner(cards, leader) == want, r["id"]
+        assert c_rules["trick_winner"](cards, leader) == want, r["id"]
+
+
+def _play_rows():
+    return table(read_doc(), "id", "deal", "rules", "plays", "to act", "legal", "broken", "shows")
+
+
+def _rules_of(cell: str) -> Rules:
+    if cell == "standard":
+        return Rules()
+    name, value = cell.split("=")
+    return Rules(**{name: value == "True"})
+
+
+def _reference_walk(hands, dealer, rules, plays):
+    """The position after ``plays`` by the Python rules alone: (to act, its hand, led, broken)."""
+    hands = list(hands)
+    leader = (dealer + 1) & 3
+    broken, trick = False, []
+    for card in plays:
+        p = (leader + len(trick)) & 3
+        led = trick[0] // 13 if trick else -1
+        assert (R.legal_cards_mask(hands[p], led, broken) >> card) & 1
+        hands[p] &= ~(1 << card)
+        broken = R.spades_broken_after(card, led, broken, rules.forced_spade_lead_breaks)
+        trick.append(card)
+        if len(trick) == 4:
+            leader, trick = R.trick_winner_unchecked(trick, leader), []
+    p = (leader + len(trick)) & 3
+    return p, hands[p], trick[0] // 13 if trick else -1, broken
+
+
+def _vector_walk(backend, hands, dealer, rules, plays):
+    """The same position reached in the batched engine: (to act, legal cards mask, broken)."""
+    torch = pytest.importorskip("torch")
+    from spades_env.observation import OFFSETS
+    from spades_env.vector import SpadesVectorEnv
+    env = SpadesVectorEnv(num_envs=1, rules=rules, seed=0, backend=backend)
+    holder = torch.tensor([[next(s for s in range(4) if (hands[s] >> c) & 1) for c in range(52)]])
+    obs, mask, seat = env.reset(holder=holder, dealer=torch.tensor([dealer]))
+    for _ in range(4):
+        obs, mask, seat, *_ = env.step(torch.tensor([52 + 3]))
+    for card in plays:
+        obs, mask, seat, *_ = env.step(torch.tensor([card]))
+    legal = sum(1 << c for c in range(52) if bool(mask[0, c]))
+    broken = bool(obs[0, OFFSETS["spades_broken"][0]] > 0.5)
+    return int(seat[0]), legal, broken
+
+
+@pytest.mark.parametrize("impl", ["reference", "c", "engine", "vector-torch", "vector-native"])
+def test_worked_play_examples_in_every_implementation(impl, c_rules):
+    table = deals(read_doc())
+    rows = _play_rows()
+    assert [r["id"] for r in rows] == ["B1", "B2", "B3", "B4", "C1", "C2", "C3", "C4", "C5", "C6"]
+    for r in rows:
+        dealer, hands = table[r["deal"]]
+        masks = [cards_to_mask(h) for h in hands]
+        rules = _rules_of(r["rules"])
+        plays = [] if r["plays"] == "-" else parse_cards(r["plays"])
+        p, hand, led, broken = _reference_walk(masks, dealer, rules, plays)
+        want_legal = hand if r["legal"] == "whole hand" else cards_to_mask(parse_cards(r["legal"]))
+        want = (int(r["to act"]), want_legal, r["broken"] == "yes")
+        if impl == "reference":
+            got = (p, R.legal_cards_mask(hand, led, broken), broken)
+        elif impl == "c":
+            got = (p, c_rules["legal_cards"](hand, led, broken), broken)
+        elif impl == "engine":
+            g = SpadesGame.from_deal(hands, dealer, rules=rules, seed=0)
+            for _ in range(4):
+                g.apply(52 + 3)
+            for card in plays:
+                g.apply(card)
+            got = (g.current_player, cards_to_mask(g.legal_actions()), g.spades_broken)
+        else:
+            got = _vector_walk(impl.split("-")[1], masks, dealer, rules, plays)
+        assert got == want, (r["id"], impl)
+
+
+# ----------------------------------------------------------------------------- random games
+def _random_game_trace(seed: int, flb: bool):
+    """A random legal hand by the reference: the deal, the plays, and after each play the voids
+    shown (by seat) and whether spades are broken; before each play the legal cards."""
+    rnd = random.Random(seed)
+    deck = list(range(52))
+    rnd.shuffle(deck)
+    hands = [cards_to_mask(deck[13 * s:13 * s + 13]) for s in range(4)]
+    dealer = rnd.randrange(4)
+    h = list(hands)
+    leader, trick, broken = (dealer + 1) & 3, [], False
+    voids = [0, 0, 0, 0]
+    steps = []
+    for _ in range(52):
+        p = (leader + len(trick)) & 3
+        led = trick[0] // 13 if trick else -1
+        legal = R.legal_cards_mask(h[p], led, broken)
+        card = rnd.choice(mask_to_cards(legal))
+        voids[p] |= R.voids_revealed(card, led, broken)
+        broken = R.spades_broken_after(card, led, broken, flb)
+        h[p] &= ~(1 << card)
+        trick.append(card)
+        if len(trick) == 4:
+            leader, trick = R.trick_winner_unchecked(trick, leader), []
+        steps.append((p, legal, card, tuple(voids), broken))
+    return hands, dealer, steps
+
+
+@pytest.mark.parametrize("impl", ["engine", "vector-torch", "vector-native"])
+def test_random_games_follow_the_reference_card_by_card(impl):
+    flbs = (False, True)
+    for k in range(40):
+        flb = flbs[k % 2]
+        hands, dealer, steps = _random_game_trace(1000 + k, flb)
+        rules = Rules(forced_spade_lead_breaks=flb)
+        if impl == "engine":
+            g = SpadesGame.from_deal([mask_to_cards(m) for m in hands], dealer, rules=rules,
+                                     seed=0)
+            for _ in range(4):
+                g.apply(52 + 3)
+            for p, legal, card, voids, broken in steps:
+                assert (g.current_player, cards_to_mask(g.legal_actions())) == (p, legal)
+                g.apply(card)
+                if g.hand_number == 0:
+                    assert g.view(p).known_voids == voids and g.spades_broken == broken
+        else:
+            torch = pytest.importorskip("torch")
+            from spades_env.observation import OFFSETS
+            from spades_env.vector import SpadesVectorEnv
+            env = SpadesVectorEnv(num_envs=1, rules=rules, seed=0, backend=impl.split("-")[1])
+            holder = torch.tensor([[next(s for s in range(4) if (hands[s] >> c) & 1)
+                                    for c in range(52)]])
+            obs, mask, seat = env.reset(holder=holder, dealer=torch.tensor([dealer]))
+            for _ in range(4):
+                obs, mask, seat, *_ = env.step(torch.tensor([52 + 3]))
+            vo, sb = OFFSETS["voids"][0], OFFSETS["spades_broken"][0]
+            for n, (p, legal, card, voids, broken) in enumerate(steps):
+                got = sum(1 << c for c in range(52) if bool(mask[0, c]))
+                assert (int(seat[0]), got) == (p, legal)
+                if n == 51:
+                    break
+                obs, mask, seat, *_ = env.step(torch.tensor([card]))
+                me = int(seat[0])  # the observer: voids by seat relative to it
+                shown = tuple(sum(1 << s for s in range(4)
+                                  if obs[0, vo + 4 * ((q - me) & 3) + s] > 0.5) for q in range(4))
+                assert shown == voids and bool(obs[0, sb] > 0.5) == broken
+
+
+def test_playouts_follow_the_reference():
+    """Every card of a Python play-out is legal by the reference, the reference's trick winner
+    gives its trick counts, and the C play-outs give the same counts."""
+    from spades_env.bots import solver
+    for k in range(30):
+        hands, dealer, _ = _random_game_trace(2000 + k, False)
+        leader = (dealer + 1) & 3
+        log: list = []
+        won = solver.playout(hands, [], leader, [0, 0, 0, 0], False, (3, 3, 3, 3), log=log)
+        h, trick, broken, counts = list(hands), [], False, [0, 0, 0, 0]
+        for card in log:
+            p = (leader + len(trick)) & 3
+            led = trick[0] // 13 if trick else -1
+            assert (R.legal_cards_mask(h[p], led, broken) >> card) & 1
+            h[p] &= ~(1 << card)
+            broken = R.spades_broken_after(card, led, broken, False)
+            trick.append(card)
+            if len(trick) == 4:
+                leader, trick = R.trick_winner_unchecked(trick, leader), []
+                counts[leader] += 1
+        assert len(log) == 52 and list(won) == counts
+        if solver.native_playouts():
+            c = solver.playouts([hands], (3, 3, 3, 3), [-1], [], (dealer + 1) & 3, [0, 0, 0, 0],
+                                False, 0)
+            assert list(c[0]) == counts
