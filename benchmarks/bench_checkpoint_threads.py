@@ -28,7 +28,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 def _match(job) -> float:
     """One process: the match with the given thread setting; returns its wall seconds."""
     path, threads, hands, seed = job
-    from spades_env.agents.bot import CheckpointBot
+    from spades_env.bots.checkpoint_bot import CheckpointBot
     from spades_env.arena import play_match
     t = time.perf_counter()
     play_match(lambda s: CheckpointBot(path, seed=s, threads=threads), "hard", hands=hands,

@@ -297,7 +297,7 @@ def _merge_side(into: SideStats, part: SideStats) -> None:
     into._times.extend(part._times)
 
 
-def _play_pair(team0, team1, rules: Rules, mode: str, hand_cap: int, seq,
+def play_pair(team0, team1, rules: Rules, mode: str, hand_cap: int, seq,
                keep_games: bool = False) -> tuple:
     """Play one duplicate pair (two games or two single hands on one deal sequence).
 
@@ -443,12 +443,14 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
     results: list = [None] * pairs
     try:
         if ray_address is not None:
-            from .ray_cluster import play_pairs_on_ray
-            results = play_pairs_on_ray(ray_address, team0, team1, rules, mode, hand_cap,
-                                        pair_seqs, bar, keep_games=keep_records)
+            from .ray_cluster import map_on_ray
+            results = map_on_ray(ray_address, play_pair,
+                                 [(team0, team1, rules, mode, hand_cap, seq, keep_records)
+                                  for seq in pair_seqs],
+                                 on_result=None if bar is None else lambda _: bar.update(2))
         elif workers == 1:
             for i in range(pairs):
-                results[i] = _play_pair(team0, team1, rules, mode, hand_cap, pair_seqs[i],
+                results[i] = play_pair(team0, team1, rules, mode, hand_cap, pair_seqs[i],
                                         keep_records)
                 if bar is not None:
                     bar.update(2)
@@ -458,7 +460,7 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
             from .workers import worker_pool
             # the workers end with the match: a failed pair, Ctrl-C or SIGTERM stops them all
             with worker_pool(workers, executor=True) as pool:
-                futs = {pool.submit(_play_pair, team0, team1, rules, mode, hand_cap,
+                futs = {pool.submit(play_pair, team0, team1, rules, mode, hand_cap,
                                     pair_seqs[i], keep_records): i for i in range(pairs)}
                 for f in as_completed(futs):
                     results[futs[f]] = f.result()

@@ -1,6 +1,6 @@
 """Bots seated inside the AEC env: ``spades_v1.env(bots={"player_1": "medium", ...})``.
 
-``BotSeatsEnv`` runs a ``spades_v1.raw_env`` and plays the seats named in ``bots`` itself, so a
+``BotSeatsEnv`` runs a ``spades_v1.raw_env`` (made by the ``make_inner`` it is given) and plays the seats named in ``bots`` itself, so a
 framework sees only the learning agents (``possible_agents`` = the other seats, in seat order).
 After each learning agent's move (and at ``reset``) the bots play until a learning agent is to act
 or the episode ends.
@@ -27,8 +27,8 @@ import numpy as np
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
+from .cards import AGENTS
 from .engine import IllegalActionError
-from .spades_v1 import AGENTS, raw_env
 
 __all__ = ["BotSeatsEnv"]
 
@@ -60,7 +60,8 @@ class BotSeatsEnv(AECEnv, EzPickle):
     Args:
         bots: ``{agent: bot}`` for 1 to 3 of ``player_0..3`` (bot: ``make_bot`` spec, object with
             ``act(view)``, or callable ``view -> action``).
-        **kwargs: ``spades_v1.raw_env`` options.
+        make_inner: makes the AEC env whose seats are played (``spades_v1.env(bots=...)`` passes
+            ``functools.partial(raw_env, **options)``), called once the bots are checked.
     Raises:
         ValueError: a bad ``bots`` dict (unknown agent, bad spec, all four seats) or a bad env
             option; at ``step``, a bot that returns an illegal action (names the seat and bot).
@@ -68,11 +69,11 @@ class BotSeatsEnv(AECEnv, EzPickle):
             unchanged); ``spades_v1.env`` wraps this class to end the episode instead.
     """
 
-    def __init__(self, bots, **kwargs):
-        EzPickle.__init__(self, bots, **kwargs)
+    def __init__(self, bots, make_inner):
+        EzPickle.__init__(self, bots, make_inner)
         super().__init__()
         self._specs = _check_bots(bots)
-        self.inner = raw_env(**kwargs)
+        self.inner = make_inner()
         self.metadata = dict(self.inner.metadata)
         self.render_mode = self.inner.render_mode
         self.possible_agents = [a for s, a in enumerate(AGENTS) if s not in self._specs]

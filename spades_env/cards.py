@@ -77,6 +77,16 @@ class Seat(IntEnum):
         return team_of(self)
 
 
+AGENTS = ("player_0", "player_1", "player_2", "player_3")
+"""The multi-agent envs' agent names, by seat (``player_s`` is seat ``s``)."""
+
+
+def is_int(x) -> bool:
+    """Whether ``x`` is an integer (``int`` or a numpy integer), not a ``bool``: the one test of
+    an integer argument across the package."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
 def _int_in(x, lo: int, hi: int, what: str) -> int:
     """``x`` as an int in ``lo..hi``; ``ValueError`` naming ``what`` for anything else (bools,
     floats, strings, arrays, out-of-range ints)."""

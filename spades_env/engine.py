@@ -53,7 +53,7 @@ class IllegalActionError(ValueError):
     """An action that the rules do not allow now; the message says why. State is unchanged."""
 
 
-def _make_rng(seed) -> np.random.Generator:
+def make_rng(seed) -> np.random.Generator:
     """The game's generator from ``seed``: ``None`` (fresh entropy), an int >= 0, a
     ``np.random.SeedSequence`` or a ``np.random.Generator`` (used as is).
 
@@ -256,7 +256,7 @@ class SpadesGame:
         self.rules = rules if rules is not None else _STANDARD
         if not isinstance(self.rules, Rules):
             raise ValueError(f"rules must be a spades_env.Rules, got {type(self.rules).__name__}")
-        self.rng = _make_rng(seed)
+        self.rng = make_rng(seed)
         self.scores = [0, 0]
         self.bags = [0, 0]
         self.hand_results: list[HandResult] = []

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import NUM_CARDS
+from .cards import NUM_CARDS, is_int
 
 PIECES: tuple[tuple[str, int], ...] = (
     ("phase", 3),
@@ -99,8 +99,6 @@ def bid_slot(bid, blind: bool) -> int:
 
 
 def _check_write_mask(out, start, mask) -> None:
-    def is_int(x):
-        return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
     if not is_int(mask) or not 0 <= mask < 1 << 52:
         raise ValueError(f"mask must be an int in 0..2**52-1 (a 52-bit card mask), got {mask!r}")
     if not isinstance(out, np.ndarray) or out.ndim != 1:

@@ -5,14 +5,14 @@ and play the arena's duplicate pairs as Ray tasks (``spades arena ... --ray ADDR
 |---------------------|-----------------------------------------------------------------------|
 | ``runtime_env``     | Ray ``runtime_env`` that ships ``spades_env`` and ``training`` (source folders, ``py_modules``) to every node; ``pip=True`` also installs the base dependencies there |
 | ``check_cluster``   | imports the needed modules in a task on every alive node; a ``RuntimeError`` naming the node and the module where one is missing |
-| ``play_pairs_on_ray`` | the arena's pure pair runner (``arena._play_pair``) as one Ray task per duplicate pair; results in pair order, so the match equals the one-process match |
+| ``map_on_ray`` | a function as one Ray task per call (the arena's pure pair runner ``arena.play_pair``: one task per duplicate pair); results in call order, so the match equals the one-process match |
 """
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["runtime_env", "check_cluster", "play_pairs_on_ray", "connect", "check_address"]
+__all__ = ["runtime_env", "check_cluster", "map_on_ray", "connect", "check_address"]
 
 
 def _ray():
@@ -151,24 +151,26 @@ def _shipped(ray) -> bool:
         return False
 
 
-def play_pairs_on_ray(address: str, team0, team1, rules, mode: str, hand_cap: int, pair_seqs,
-                      bar=None, keep_games: bool = False) -> list:
-    """Play each duplicate pair as a Ray task (``arena._play_pair``, one CPU each) on the
-    cluster at ``address``; returns the pair results in pair order (the one-process order), with
-    the games' saves when ``keep_games`` (the arena's ``--records``).
+def map_on_ray(address: str, fn, calls, on_result=None, check=("spades_env", "scipy")) -> list:
+    """Run ``fn(*args)`` for every ``args`` of ``calls`` as Ray tasks (one CPU each) on the
+    cluster at ``address``; returns the results in the order of ``calls`` (so a match equals the
+    one-process match). The arena runs its duplicate pairs through this (``arena.play_pair``).
 
+    Args:
+        fn: a module-level function (Ray ships it by reference to the package on the nodes).
+        calls: a list of argument tuples.
+        on_result: called with each result as it arrives (a progress bar's update).
+        check: modules every node must import (``check_cluster``).
     Raises:
         ValueError: Ray missing or the cluster unreachable.
         RuntimeError: a node cannot import the package (``check_cluster``).
     """
     ray = _ray()
-    from .arena import _play_pair
     started = connect(address)
     try:
-        check_cluster(("spades_env", "scipy"))
-        task = ray.remote(num_cpus=1, max_retries=0)(_play_pair)
-        refs = [task.remote(team0, team1, rules, mode, hand_cap, seq, keep_games)
-                for seq in pair_seqs]
+        check_cluster(check)
+        task = ray.remote(num_cpus=1, max_retries=0)(fn)
+        refs = [task.remote(*args) for args in calls]
         index = {r: i for i, r in enumerate(refs)}
         results: list = [None] * len(refs)
         pending = list(refs)
@@ -177,8 +179,8 @@ def play_pairs_on_ray(address: str, team0, team1, rules, mode: str, hand_cap: in
                 done, pending = ray.wait(pending, num_returns=1)
                 for r in done:
                     results[index[r]] = ray.get(r)
-                    if bar is not None:
-                        bar.update(2)
+                    if on_result is not None:
+                        on_result(results[index[r]])
         except BaseException:
             for r in pending:
                 ray.cancel(r, force=True)

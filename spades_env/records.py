@@ -126,7 +126,7 @@ def read_game_record_file(path: str) -> list[tuple[object, str]]:
 DEFAULT_PLAYERS = ("North", "East", "South", "West")
 
 
-def _players(p, name: str) -> list[str]:
+def check_players(p, name: str) -> list[str]:
     if not isinstance(p, list) or len(p) != 4 or not all(isinstance(x, str) for x in p):
         raise ValueError(f"{name}: players must be a list of 4 names (by seat)")
     return [x[:40] for x in p]
@@ -134,7 +134,7 @@ def _players(p, name: str) -> list[str]:
 
 def game_record(game: SpadesGame, players=DEFAULT_PLAYERS) -> dict:
     """A game record (JSON-ready dict) of ``game`` with the 4 player names by seat."""
-    players = _players(list(players), "players")
+    players = check_players(list(players), "players")
     return {"format": RECORD_FORMAT, "version": RECORD_VERSION, "players": players,
             "game": game.to_dict()}
 

@@ -52,8 +52,7 @@ def render_game(game, symbols: bool = True) -> str:
     Raises:
         ValueError: ``game`` is not a ``SpadesGame``.
     """
-    from .engine import SpadesGame
-    if not isinstance(game, SpadesGame):
+    if not all(hasattr(game, a) for a in ("hands", "plays", "trick", "view", "hand_results")):
         raise ValueError(f"render_game needs a SpadesGame, got {type(game).__name__}")
     # once the game is over, hand_number counts the finished hands and no trick is in progress
     over = game.is_over
@@ -85,8 +84,7 @@ def render_view(view, symbols: bool = True) -> str:
     Raises:
         ValueError: ``view`` is not a ``PlayerView``.
     """
-    from .engine import PlayerView
-    if not isinstance(view, PlayerView):
+    if not all(hasattr(view, a) for a in ("seat", "hand", "looked", "known_voids", "info_key")):
         raise ValueError(f"render_view needs a PlayerView (game.view(seat)), got "
                          f"{type(view).__name__}")
     suits = SUIT_SYMBOLS if symbols else SUIT_LETTERS

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from .cards import NON_SPADES_MASK, SPADES_MASK, SUIT_MASKS, SUIT_NAMES, Suit
+from .cards import NON_SPADES_MASK, SPADES_MASK, SUIT_MASKS, SUIT_NAMES, Suit, is_int
 
 
 # Bound on the size of every integer switch, so that game totals stay far inside the int64 score
@@ -189,19 +189,15 @@ def voids_of_plays(plays, forced_spade_lead_breaks: bool) -> tuple:
     return tuple(voids)
 
 
-def _is_int(x) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
 def _check_trick(cards, leader) -> None:
     """``trick_winner``'s arguments: ``ValueError`` unless 4 distinct card ids and a seat."""
-    if not _is_int(leader) or not 0 <= leader <= 3:
+    if not is_int(leader) or not 0 <= leader <= 3:
         raise ValueError(f"leader must be a seat 0..3 (int), got {leader!r}")
     try:
         vals = list(cards)
     except TypeError:
         raise ValueError(f"a trick is 4 card ids, got {cards!r}") from None
-    if len(vals) != 4 or not all(_is_int(c) and 0 <= c < 52 for c in vals) \
+    if len(vals) != 4 or not all(is_int(c) and 0 <= c < 52 for c in vals) \
             or len(set(int(c) for c in vals)) != 4:
         raise ValueError(f"a trick is 4 distinct card ids 0..51, got {cards!r}")
 
@@ -517,12 +513,12 @@ def game_outcome(scores, rules: Rules) -> int | None:
     if not isinstance(rules, Rules):
         raise ValueError(f"rules must be a spades_env.Rules, got {type(rules).__name__}")
     if not (isinstance(scores, (list, tuple)) and len(scores) == 2
-            and _is_int(scores[0]) and _is_int(scores[1])):
+            and is_int(scores[0]) and is_int(scores[1])):
         try:
             vals = None if isinstance(scores, (str, bytes, dict)) else list(scores)
         except TypeError:
             vals = None
-        if vals is None or len(vals) != 2 or not all(map(_is_int, vals)):
+        if vals is None or len(vals) != 2 or not all(map(is_int, vals)):
             raise ValueError(f"scores must be 2 ints (one per team), got {scores!r}")
         scores = vals
     ended = []

@@ -52,9 +52,9 @@ import numpy as np
 from gymnasium import spaces
 
 from .bots import make_bot
-from .cards import NUM_ACTIONS
+from .cards import AGENTS, NUM_ACTIONS
 from .engine import IllegalActionError
-from .spades_v1 import AGENTS, raw_env
+from .spades_v1 import raw_env
 
 BotSpec = "str | Callable"
 ILLEGAL_ACTION_MODES = ("terminate", "raise", "random_legal")

@@ -166,14 +166,13 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
-from .cards import BLIND_NIL_ACTION, LOOK_ACTION, NUM_ACTIONS
+from .cards import AGENTS, BLIND_NIL_ACTION, LOOK_ACTION, NUM_ACTIONS
 from .engine import IllegalActionError, Phase, PlayerView, SpadesGame
 from .observation import BID_SLOTS, OBS_SIZE, OFFSETS, check_out, encode, write_mask
 from .render import render_game, render_score_table
 from .state import encode_state, score_bound, state_space
 from .rules import HandResult, Rules, TeamScore, spades_broken_after, voids_revealed
 
-AGENTS = ("player_0", "player_1", "player_2", "player_3")
 HISTORY_SLOT = 4 + 52
 HISTORY_SIZE = 52 * HISTORY_SLOT  # 2912
 HISTORY_OFFSET = OBS_SIZE  # the history piece follows the base layout
@@ -482,8 +481,10 @@ def env(bots=None, **kwargs):
     agents are only the other seats (``spades_env.bot_seats.BotSeatsEnv``).
     """
     if bots:
+        from functools import partial
+
         from .bot_seats import BotSeatsEnv
-        e = BotSeatsEnv(bots, **kwargs)
+        e = BotSeatsEnv(bots, partial(raw_env, **kwargs))
     elif bots is None or bots == {}:
         e = raw_env(**kwargs)
     else:

@@ -153,7 +153,7 @@ def test_bot_illegal_action_is_a_clear_error():
 
 def test_learner_illegal_action_raw_raises_wrapped_terminates():
     from spades_env.bot_seats import BotSeatsEnv
-    raw = BotSeatsEnv(MEDIUM_OPPONENTS)
+    raw = BotSeatsEnv(MEDIUM_OPPONENTS, spades_v1.raw_env)
     raw.reset(seed=0)
     before = raw.game.to_json()
     with pytest.raises(IllegalActionError):

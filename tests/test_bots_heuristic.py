@@ -13,10 +13,11 @@ from spades_env.bots.heuristic import (
     EasyBot, MediumBot, easy_trick_count, medium_nil_safe, medium_trick_estimate,
 )
 from spades_env.bots.knowledge import (
-    beats, can_beat, current_winner, highest_outstanding, is_boss, possible_holdings,
+    can_beat, current_winner, highest_outstanding, is_boss, possible_holdings,
     suit_remaining, unseen_mask, void_seats,
 )
 from spades_env.cards import BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, cards_to_mask
+from spades_env.rules import card_beats
 
 C = parse_card
 
@@ -368,8 +369,8 @@ def test_knowledge_helpers_on_a_played_position():
     for s in (1, 2, 3):
         assert poss[s] & g.hands[s] == g.hands[s]  # the true hand is always possible
     assert current_winner(v.current_trick) == (3, C("9H"))
-    assert beats(C("10H"), C("9H")) and not beats(C("5H"), C("9H"))
-    assert beats(C("2S"), C("AH")) and not beats(C("AD"), C("2H"))
+    assert card_beats(C("10H"), C("9H")) and not card_beats(C("5H"), C("9H"))
+    assert card_beats(C("2S"), C("AH")) and not card_beats(C("AD"), C("2H"))
     # a seat that may still hold hearts is assumed to follow: it can beat 10H only with a higher one
     assert can_beat(_mask("JH 2S"), C("10H"), 2) and not can_beat(_mask("9H 2S"), C("10H"), 2)
     assert can_beat(_mask("2S 3C"), C("AH"), 2)  # void in hearts with a spade: trumps

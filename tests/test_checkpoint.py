@@ -10,7 +10,7 @@ from spades_env import SpadesGame
 from spades_env.bots import make_bot
 from spades_env.training.checkpoint import build_agent, load_checkpoint, save_checkpoint
 from spades_env.agents.model import Agent
-from spades_env.agents.bot import CheckpointBot
+from spades_env.bots.checkpoint_bot import CheckpointBot
 
 
 def _payload(agent):

@@ -153,3 +153,20 @@ def test_the_alias_package_warns_once_naming_the_new_place():
         import training
         importlib.reload(training)
     assert any("moved to 'spades_env.training'" in str(x.message) for x in w)
+
+
+@pytest.mark.parametrize("old, new, name", [
+    ("spades_env.agents.bot", "spades_env.bots.checkpoint_bot", "CheckpointBot"),
+    ("spades_env.agents.expert", "spades_env.bots.expert", "ExpertBot")])
+def test_the_network_bots_old_modules_are_the_new_ones_with_a_future_warning(old, new, name):
+    code = textwrap.dedent(f"""
+        import warnings
+        warnings.simplefilter("always")
+        with warnings.catch_warnings(record=True) as w:
+            from {old} import {name} as Old
+        from {new} import {name} as New
+        print(Old is New, [x.category.__name__ for x in w], "{new}" in str(w[0].message))
+    """)
+    r = _run("-c", code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "['FutureWarning']", "True"]

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from spades_env import Rules, SpadesGame
-from spades_env.agents.bot import CheckpointBot
+from spades_env.bots.checkpoint_bot import CheckpointBot
 from spades_env.agents.model import Agent
 from spades_env.bots.pimc import PIMCBot
 from spades_env.training.checkpoint import build_agent, load_checkpoint, save_checkpoint

@@ -133,7 +133,7 @@ def test_imports_point_down_only(rows):
 def test_the_import_reader_resolves_what_it_must(tmp_path):
     """Relative, lazy and ``from pkg import module`` imports are all seen (so the tests above can
     fail)."""
-    assert project_imports("spades_env/agents/bot.py") >= {"bots.base", "observation"}
+    assert project_imports("spades_env/bots/checkpoint_bot.py") >= {"bots.base", "observation"}
     assert "ray_cluster" in project_imports("spades_env/arena.py")  # imported inside a function
     assert "spades_v1" in project_imports("spades_env/integrations/tianshou.py")  # from .. import
     assert "spades_env" not in project_imports("spades_env/integrations/tianshou.py")

@@ -137,8 +137,8 @@ def constructor_options(cls) -> list[str]:
 
 def init_defaults(module: str, class_name: str) -> dict:
     """``class_name.__init__``'s options (but ``seed``) and defaults, read from the source of
-    ``spades_env/agents/<module>.py`` (no torch needed)."""
-    tree = ast.parse(_read(os.path.join(ROOT, "spades_env", "agents", module + ".py")))
+    ``spades_env/bots/<module>.py`` (no torch needed)."""
+    tree = ast.parse(_read(os.path.join(ROOT, "spades_env", "bots", module + ".py")))
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name)
     init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
     args = init.args.args
@@ -149,7 +149,7 @@ def init_defaults(module: str, class_name: str) -> dict:
 
 def checkpoint_defaults() -> dict:
     """``CheckpointBot.__init__``'s options and defaults."""
-    return init_defaults("bot", "CheckpointBot")
+    return init_defaults("checkpoint_bot", "CheckpointBot")
 
 
 def _same(a, b) -> bool:

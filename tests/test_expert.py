@@ -1,4 +1,4 @@
-"""The ``expert`` bot (``spades_env.agents.expert``): PIMC search, deals weighted by the network.
+"""The ``expert`` bot (``spades_env.bots.expert``): PIMC search, deals weighted by the network.
 
 Each test checks a value worked out independently: the network's likelihood against
 ``CheckpointBot.action_probs`` on the real views, the batched follow-suit rule against the engine,
@@ -13,8 +13,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from spades_env import SpadesGame  # noqa: E402
-from spades_env.agents.bot import CheckpointBot  # noqa: E402
-from spades_env.agents.expert import DEFAULT_CHECKPOINT, ExpertBot, tempered_weights  # noqa: E402
+from spades_env.bots.checkpoint_bot import CheckpointBot  # noqa: E402
+from spades_env.bots.expert import DEFAULT_CHECKPOINT, ExpertBot, tempered_weights  # noqa: E402
 from spades_env.bots import make_bot  # noqa: E402
 from spades_env.bots.sampler import DealSampler, sample_deals  # noqa: E402
 from spades_env.cards import BID_OFFSET, parse_cards  # noqa: E402

@@ -580,7 +580,7 @@ def test_teacher_records_refuses_a_chunk_of_another_teacher(tmp_path):
     ("cpu:1", "the CPU device has no index 1"),
 ])
 def test_one_device_check_everywhere(tmp_path, device, match):
-    from spades_env.agents.bot import CheckpointBot
+    from spades_env.bots.checkpoint_bot import CheckpointBot
     from spades_env.devices import check_device
     from spades_env.vector import SpadesVectorEnv
     from spades_env.training.config import check_ready, from_dict
@@ -601,7 +601,7 @@ def test_one_device_check_everywhere(tmp_path, device, match):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a machine without CUDA")
 def test_cuda_without_cuda_is_refused_up_front(tiny):
-    from spades_env.agents.bot import CheckpointBot
+    from spades_env.bots.checkpoint_bot import CheckpointBot
     from spades_env.vector import SpadesVectorEnv
     for dev in ("cuda", "cuda:7"):
         with pytest.raises(ValueError, match=f"device '{dev}': CUDA is not available"):

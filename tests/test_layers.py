@@ -92,12 +92,18 @@ def test_imports_point_down_only():
     assert not up, "imports pointing up a layer:\n" + "\n".join(up)
 
 
+NETWORK_BOTS = ("spades_env.bots.checkpoint_bot", "spades_env.bots.expert")
+"""the bots that play a trained network: they need torch (the extra ``[torch]``)."""
+
+
 def test_the_engine_layers_need_no_framework():
-    """cards, rules, engine, observation and the bots import no torch, pettingzoo or gymnasium."""
+    """cards, rules, engine, observation and the bots (but those that play a network) import no
+    torch, pettingzoo or gymnasium."""
     heavy = ("torch", "pettingzoo", "gymnasium")
     bad = []
     for m, p in package_modules().items():
-        if layer_of(m) <= 2 and m != "spades_env" or m.startswith("spades_env.bots"):
+        if layer_of(m) <= 2 and m != "spades_env" or (m.startswith("spades_env.bots")
+                                                     and m not in NETWORK_BOTS):
             bad += [f"{m} imports {i}" for i in imports_of(p) if i.split(".")[0] in heavy]
     assert not bad, bad
 
@@ -119,9 +125,9 @@ def test_the_checker_sees_an_upward_import(tmp_path):
             tree_imports.add(f"{base}.{node.module}" if node.module else base)
     assert tree_imports == {"spades_env.arena", "spades_env.bots"}
     assert layer_of("spades_env.arena") > layer_of(module_name(fake))
-    assert layer_of("spades_env.agents.bot") == layer_of("spades_env.bots.pimc") == 3
-    assert "spades_env.bots.base" in imports_of(os.path.join(ROOT, "spades_env", "agents",
-                                                             "bot.py"))
+    assert layer_of("spades_env.bots.checkpoint_bot") == layer_of("spades_env.bots.pimc") == 3
+    assert "spades_env.bots.base" in imports_of(os.path.join(ROOT, "spades_env", "bots",
+                                                             "checkpoint_bot.py"))
 
 
 # ----------------------------------------------------------------------------- the base install
@@ -171,7 +177,7 @@ def test_engine_envs_bots_and_arena_work_without_torch():
 @pytest.mark.parametrize("body,what", [
     ("import spades_env.vector", "spades_env.vector (the batched engine) needs PyTorch"),
     ("import spades_env.agents.model", "spades_env.agents (trained policies, checkpoint bots)"),
-    ("import spades_env.agents.bot", "spades_env.agents (trained policies, checkpoint bots)"),
+    ("import spades_env.bots.checkpoint_bot", "spades_env.agents (trained policies, checkpoint bots)"),
     ("from spades_env.bots import make_bot\nmake_bot('checkpoint:checkpoints/shipped/agent.pt')",
      "bot 'checkpoint:checkpoints/shipped/agent.pt' needs PyTorch"),
     ("import spades_env.training.ppo_selfplay", "training needs torch"),
@@ -208,3 +214,94 @@ def test_an_uninstalled_framework_names_its_extra():
             "pip install 'spades_env[rllib]'")
     else:
         pytest.fail("this test runs where Ray is not installed (the main suite's environment)")
+
+
+# ----------------------------------------------------------------------------- cycles, privacy
+def import_graph() -> dict[str, set[str]]:
+    """``{module: the package modules it imports}``; importing ``a.b.c`` also imports the
+    packages ``a.b`` and ``a`` (their ``__init__`` runs first), so those count as imported."""
+    mods = package_modules()
+    graph = {}
+    for m, p in mods.items():
+        out = set()
+        for i in imports_of(p):
+            parts = i.split(".")
+            for k in range(1, len(parts) + 1):
+                name = ".".join(parts[:k])
+                if name in mods and name != m and not m.startswith(name + "."):
+                    out.add(name)
+        graph[m] = out
+    return graph
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or through others (the strongly
+    connected components of more than one module), each sorted."""
+    index, low, on, stack, out = {}, {}, set(), [], []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(out)
+
+
+def test_no_import_cycles():
+    """No two modules import each other, not even lazily (inside a function)."""
+    cycles = find_cycles(import_graph())
+    assert not cycles, "modules that import each other:\n" + "\n".join(
+        " <-> ".join(c) for c in cycles)
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert find_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def private_imports() -> list[str]:
+    """``module imports other._name``: a private name (one underscore) of another module."""
+    bad = []
+    mods = package_modules()
+    for m, p in sorted(mods.items()):
+        pkg = m if p.endswith("__init__.py") else m.rpartition(".")[0]
+        with open(p, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), p)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = node.module or ""
+            if node.level:
+                parts = pkg.split(".")
+                root = ".".join(parts[: len(parts) - node.level + 1])
+                base = f"{root}.{base}" if base else root
+            for a in node.names:
+                if a.name.startswith("_") and not a.name.startswith("__") and base != m \
+                        and f"{base}.{a.name}" not in mods:
+                    bad.append(f"{m} imports {base}.{a.name}")
+    return bad
+
+
+def test_no_private_names_imported_across_modules():
+    bad = private_imports()
+    assert not bad, "private names imported from another module (make them public):\n" + \
+        "\n".join(bad)

@@ -113,7 +113,7 @@ def test_acting_policy_ignores_how_the_unseen_cards_lie(tmp_path, moves):
     """Redistributing the cards a seat cannot see among the other seats leaves its observation
     and the checkpoint bot's action probabilities unchanged, while the privileged critic (which
     reads those cards) does change: the policy really is blind to them."""
-    from spades_env.agents.bot import CheckpointBot
+    from spades_env.bots.checkpoint_bot import CheckpointBot
     path, agent = _critic_checkpoint(tmp_path)
     bot = CheckpointBot(path)
     g, other, seat = _two_deals_one_view(11, 1, moves)
@@ -134,7 +134,7 @@ def test_acting_policy_ignores_how_the_unseen_cards_lie(tmp_path, moves):
 @pytest.mark.parametrize("moves", [0, 23])
 def test_the_shipped_agent_ignores_how_the_unseen_cards_lie(moves):
     """The same check on the shipped agent (the distilled network with its privileged critic)."""
-    from spades_env.agents.bot import CheckpointBot
+    from spades_env.bots.checkpoint_bot import CheckpointBot
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     bot = CheckpointBot(os.path.join(root, "checkpoints", "shipped", "agent.pt"))
     g, other, seat = _two_deals_one_view(12, 2, moves)

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from spades_env import Rules, SpadesGame
-from spades_env.agents.bot import CheckpointBot
-from spades_env.agents.expert import ExpertBot
+from spades_env.bots.checkpoint_bot import CheckpointBot
+from spades_env.bots.expert import ExpertBot
 from spades_env.agents.model import Agent
 from spades_env.bots.pimc import InsaneBot, PIMCBot
 from spades_env.cards import BID_OFFSET

@@ -1,15 +1,15 @@
-"""Trained policies at play time: the network a checkpoint holds, checked loading, and a bot.
+"""Trained policies at play time: the network a checkpoint holds and its checked loading (the bots
+that play them are ``spades_env.bots.checkpoint_bot`` and ``spades_env.bots.expert``).
 
 | module       | owns                                                                      | needs  |
 |--------------|---------------------------------------------------------------------------|--------|
 | ``model``    | ``Agent``: the policy/value network (shared trunk, card-play, bid and value heads, optional privileged critic) | torch |
 | ``checkpoint`` | ``load_checkpoint`` / ``build_agent``: the checkpoint format and the checks every load makes | torch |
-| ``bot``      | ``CheckpointBot``: a checkpoint playing as a bot (``make_bot("checkpoint:PATH")``) from the seat's view only | torch |
-| ``expert``   | ``ExpertBot``: PIMC search with deals weighted by the network's likelihood of the other seats' decisions (``make_bot("expert")``) | torch |
+| ``bot``, ``expert`` | the 0.6 names of ``bots.checkpoint_bot`` and ``bots.expert`` (removed in 0.8.0) | torch |
 
 This package's ``__init__`` holds only the network's size limits and needs no torch, so the
 training configuration can check a network before torch is imported. Training
-(``training/``) builds on this package; nothing here imports ``training``.
+(``spades_env/training/``) builds on this package; nothing here imports ``training``.
 """
 
 from __future__ import annotations

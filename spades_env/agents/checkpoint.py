@@ -75,7 +75,7 @@ def check_widths(name: str, value):
     return [int(x) for x in value]
 
 
-def _bad(path, why: str) -> ValueError:
+def checkpoint_error(path, why: str) -> ValueError:
     return ValueError(f"{path}: {why}")
 
 
@@ -85,21 +85,21 @@ def _check_zip(f, path) -> None:
         with zipfile.ZipFile(f) as z:
             infos = z.infolist()
             if not infos:
-                raise _bad(path, "not a readable spades_env checkpoint (empty archive)")
+                raise checkpoint_error(path, "not a readable spades_env checkpoint (empty archive)")
             for info in infos:
                 if info.compress_type != zipfile.ZIP_STORED:
-                    raise _bad(path, f"not a spades_env checkpoint (record {info.filename!r} is "
+                    raise checkpoint_error(path, f"not a spades_env checkpoint (record {info.filename!r} is "
                                      f"compressed; torch writes stored records)")
             bad = z.testzip()
     except zipfile.BadZipFile:
-        raise _bad(path, "not a readable spades_env checkpoint (not a torch zip archive)") \
+        raise checkpoint_error(path, "not a readable spades_env checkpoint (not a torch zip archive)") \
             from None
     except ValueError:
         raise
     except Exception as e:  # truncated records, odd headers: zlib/struct/EOF/OS errors
-        raise _bad(path, f"corrupt checkpoint ({type(e).__name__}: {e})") from None
+        raise checkpoint_error(path, f"corrupt checkpoint ({type(e).__name__}: {e})") from None
     if bad is not None:
-        raise _bad(path, f"corrupt checkpoint: record {bad!r} fails its CRC-32 check (the file was "
+        raise checkpoint_error(path, f"corrupt checkpoint: record {bad!r} fails its CRC-32 check (the file was "
                          f"damaged after it was written)")
 
 
@@ -121,17 +121,17 @@ def check_tensors(obj, path, where: str = "", depth: int = 0, _budget=None) -> N
         _budget = [MAX_NODES]
     _budget[0] -= 1
     if _budget[0] < 0:
-        raise _bad(path, f"corrupt checkpoint: more than {MAX_NODES} values (counting shared "
+        raise checkpoint_error(path, f"corrupt checkpoint: more than {MAX_NODES} values (counting shared "
                          f"ones each time they are reached), at {where or 'top'}")
     if depth > 64:
-        raise _bad(path, f"corrupt checkpoint: nested too deeply at {where or 'top'}")
+        raise checkpoint_error(path, f"corrupt checkpoint: nested too deeply at {where or 'top'}")
     if isinstance(obj, torch.Tensor):
         if obj.layout != torch.strided or obj.is_quantized:
-            raise _bad(path, f"corrupt checkpoint: {where} is not a dense tensor")
+            raise checkpoint_error(path, f"corrupt checkpoint: {where} is not a dense tensor")
         need = obj.numel() * obj.element_size()
         have = obj.untyped_storage().nbytes() - obj.storage_offset() * obj.element_size()
         if need > have:
-            raise _bad(path, f"corrupt checkpoint: {where} has shape {tuple(obj.shape)} "
+            raise checkpoint_error(path, f"corrupt checkpoint: {where} has shape {tuple(obj.shape)} "
                              f"({need} bytes) over a storage of {have} bytes")
     elif isinstance(obj, dict):
         for k, v in obj.items():
@@ -153,11 +153,11 @@ def load_checkpoint(path: str, map_location="cpu") -> dict:
     if not os.path.lexists(path):
         raise FileNotFoundError(f"no checkpoint at {path!r}")
     if not os.path.isfile(path):
-        raise _bad(path, "not a file")
+        raise checkpoint_error(path, "not a file")
     try:
         f = open(path, "rb")
     except OSError as e:
-        raise _bad(path, f"cannot read the checkpoint: {e.strerror or e}") from None
+        raise checkpoint_error(path, f"cannot read the checkpoint: {e.strerror or e}") from None
     with f:
         _check_zip(f, path)
         f.seek(0)
@@ -165,32 +165,32 @@ def load_checkpoint(path: str, map_location="cpu") -> dict:
             data = torch.load(f, map_location=map_location, weights_only=True)
         except Exception as e:  # noqa: BLE001 - any unpickler failure is a bad file
             msg = str(e).splitlines()[0] if str(e) else ""
-            raise _bad(path, f"not a readable spades_env checkpoint ({type(e).__name__}: "
+            raise checkpoint_error(path, f"not a readable spades_env checkpoint ({type(e).__name__}: "
                              f"{msg[:200]})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT_TAG:
-        raise _bad(path, f"not a spades_env PPO checkpoint (missing format tag {FORMAT_TAG!r})")
+        raise checkpoint_error(path, f"not a spades_env PPO checkpoint (missing format tag {FORMAT_TAG!r})")
     if data.get("version") != FORMAT_VERSION:
-        raise _bad(path, f"checkpoint version {data.get('version')!r} is not supported (this code "
+        raise checkpoint_error(path, f"checkpoint version {data.get('version')!r} is not supported (this code "
                          f"reads version {FORMAT_VERSION})")
     try:
         check_tensors(data, path)
     except RecursionError:
-        raise _bad(path, "corrupt checkpoint: nested too deeply") from None
+        raise checkpoint_error(path, "corrupt checkpoint: nested too deeply") from None
     for key in ("model", "model_shape", "config"):
         if key not in data:
-            raise _bad(path, f"corrupt checkpoint, missing {key!r}")
+            raise checkpoint_error(path, f"corrupt checkpoint, missing {key!r}")
     cfg = data["config"]
     if not isinstance(cfg, dict) or not all(isinstance(k, str) for k in cfg):
-        raise _bad(path, f"corrupt checkpoint: config must be a mapping of field names, got "
+        raise checkpoint_error(path, f"corrupt checkpoint: config must be a mapping of field names, got "
                          f"{type(cfg).__name__}")
     if "rules" in cfg:
         from spades_env.rules import PRESETS
         if not isinstance(cfg["rules"], str) or cfg["rules"] not in PRESETS:
-            raise _bad(path, f"stored config: rules must be a Rules preset ({', '.join(PRESETS)}), "
+            raise checkpoint_error(path, f"stored config: rules must be a Rules preset ({', '.join(PRESETS)}), "
                              f"got {str(cfg['rules'])[:60]!r}")
     for key, kind in (("progress", dict), ("eval", list)):
         if key in data and not isinstance(data[key], kind):
-            raise _bad(path, f"corrupt checkpoint: {key} must be a {kind.__name__}")
+            raise checkpoint_error(path, f"corrupt checkpoint: {key} must be a {kind.__name__}")
     check_model(data, path)
     return data
 
@@ -207,7 +207,7 @@ def agent_kwargs(shape, path="checkpoint") -> dict:
         ValueError: naming ``path`` and the bad key.
     """
     if not isinstance(shape, dict):
-        raise _bad(path, f"corrupt checkpoint: model_shape must be a mapping, got "
+        raise checkpoint_error(path, f"corrupt checkpoint: model_shape must be a mapping, got "
                          f"{type(shape).__name__}")
     # ``init`` is how a network is built (build_agent passes False), not part of its shape
     allowed = [n for n in inspect.signature(Agent.__init__).parameters
@@ -215,7 +215,7 @@ def agent_kwargs(shape, path="checkpoint") -> dict:
     out = {}
     for k, v in shape.items():
         if k not in allowed:
-            raise _bad(path, f"corrupt checkpoint: model_shape has {k!r}, which the network does "
+            raise checkpoint_error(path, f"corrupt checkpoint: model_shape has {k!r}, which the network does "
                              f"not take (it takes {allowed})")
         try:
             if k in ("hidden", "head_hidden", "critic_hidden"):
@@ -223,21 +223,21 @@ def agent_kwargs(shape, path="checkpoint") -> dict:
             elif not isinstance(v, (bool, int, float, str)):
                 raise ValueError(f"{k} must be a plain value, got {type(v).__name__}")
         except ValueError as e:
-            raise _bad(path, f"corrupt checkpoint: model_shape: {e}") from None
+            raise checkpoint_error(path, f"corrupt checkpoint: model_shape: {e}") from None
         out[k] = v
     for k in ("hidden", "head_hidden"):
         if k not in out:
-            raise _bad(path, f"corrupt checkpoint: model_shape has no {k!r}")
+            raise checkpoint_error(path, f"corrupt checkpoint: model_shape has no {k!r}")
     # the observation width: checkpoints from before observation version 2 have no obs_size and
     # read the 575 floats of version 1 (the first 575 of version 2: same pieces, same offsets)
     out.setdefault("obs_size", OBS_SIZE_V1)
     if type(out["obs_size"]) is not int or out["obs_size"] not in (OBS_SIZE_V1, OBS_SIZE):
-        raise _bad(path, f"corrupt checkpoint: model_shape: obs_size must be {OBS_SIZE_V1} "
+        raise checkpoint_error(path, f"corrupt checkpoint: model_shape: obs_size must be {OBS_SIZE_V1} "
                          f"(observation version 1) or {OBS_SIZE} (version 2), got "
                          f"{out['obs_size']!r}")
     n = network_params(out["hidden"], out["head_hidden"], out.get("critic_hidden", ()))
     if n > MAX_PARAMS:
-        raise _bad(path, f"corrupt checkpoint: model_shape asks for a network of {n} parameters "
+        raise checkpoint_error(path, f"corrupt checkpoint: model_shape asks for a network of {n} parameters "
                          f"(at most {MAX_PARAMS})")
     return out
 
@@ -258,22 +258,22 @@ def check_state_dict(sd, expected: dict, path, where: str) -> None:
             match").
     """
     if not isinstance(sd, dict):
-        raise _bad(path, f"corrupt checkpoint: {where} must be a mapping of tensors")
+        raise checkpoint_error(path, f"corrupt checkpoint: {where} must be a mapping of tensors")
     missing = [k for k in expected if k not in sd]
     extra = [k for k in sd if k not in expected]
     if missing or extra:
-        raise _bad(path, f"corrupt checkpoint: {where}: weights do not match the network of "
+        raise checkpoint_error(path, f"corrupt checkpoint: {where}: weights do not match the network of "
                          f"model_shape (missing {missing[:4]}, unexpected {extra[:4]})")
     for k, (shape, dtype) in expected.items():
         t = sd[k]
         if not isinstance(t, torch.Tensor):
-            raise _bad(path, f"corrupt checkpoint: {where}.{k} is not a tensor")
+            raise checkpoint_error(path, f"corrupt checkpoint: {where}.{k} is not a tensor")
         if tuple(t.shape) != shape or t.dtype != dtype:
-            raise _bad(path, f"corrupt checkpoint: {where}: weights do not match the network of "
+            raise checkpoint_error(path, f"corrupt checkpoint: {where}: weights do not match the network of "
                              f"model_shape: {k} is {tuple(t.shape)} {t.dtype}, the network needs "
                              f"{shape} {dtype}")
         if t.is_floating_point() and not bool(torch.isfinite(t).all()):
-            raise _bad(path, f"corrupt checkpoint: {where}.{k} holds NaN or infinite values")
+            raise checkpoint_error(path, f"corrupt checkpoint: {where}.{k} holds NaN or infinite values")
 
 
 def check_model(data: dict, path="checkpoint") -> dict:

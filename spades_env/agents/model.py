@@ -41,7 +41,7 @@ from torch.distributions import Categorical
 
 from spades_env.cards import NUM_ACTIONS, NUM_CARDS
 from spades_env.observation import OBS_SIZE
-from spades_env.rules import _is_int
+from spades_env.cards import is_int
 
 from . import MAX_PARAMS, MAX_WIDTH, PRIV_SIZE, network_params  # also re-exported
 
@@ -203,7 +203,7 @@ def check_widen(agent: Agent, hidden, head_hidden) -> tuple[list[int], int]:
     """
     if isinstance(hidden, (str, bytes)) or not hasattr(hidden, "__len__"):
         raise ValueError(f"widen: hidden must be a list of integer widths, got {hidden!r}")
-    if not all(_is_int(h) for h in [*hidden, head_hidden]):
+    if not all(is_int(h) for h in [*hidden, head_hidden]):
         raise ValueError(f"widen: widths must be integers, got hidden {hidden!r}, head_hidden "
                          f"{head_hidden!r}")
     hidden, head_hidden = [int(h) for h in hidden], int(head_hidden)

@@ -38,7 +38,7 @@ def make_bot(name: str, seed=None, **kwargs) -> Bot:
         cls = HardBot if name == "hard" else InsaneBot
     elif name == "expert":
         try:
-            from spades_env.agents.expert import ExpertBot  # search on a trained network (torch)
+            from spades_env.bots.expert import ExpertBot  # search on a trained network (torch)
         except ImportError as e:
             if (e.name or "").split(".")[0] != "torch":
                 raise
@@ -51,7 +51,7 @@ def make_bot(name: str, seed=None, **kwargs) -> Bot:
         if not os.path.isfile(path):
             raise ValueError(f"bot {name!r}: no checkpoint file at {path!r}")
         try:
-            from spades_env.agents.bot import CheckpointBot  # the trained-policy bot (torch)
+            from spades_env.bots.checkpoint_bot import CheckpointBot  # the trained-policy bot (torch)
         except ImportError as e:
             if (e.name or "").split(".")[0] != "torch":
                 raise

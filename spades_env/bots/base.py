@@ -17,8 +17,8 @@ class Bot:
     def __init__(self, seed=None):
         """``seed``: None, an int >= 0, a ``np.random.SeedSequence`` or a ``np.random.Generator``
         (used as is); anything else (negative, float, str, bool...) raises ``ValueError``."""
-        from ..engine import _make_rng
-        self.rng = _make_rng(seed)
+        from ..engine import make_rng
+        self.rng = make_rng(seed)
 
     def act(self, view) -> int:
         raise NotImplementedError

@@ -34,8 +34,9 @@ from ..cards import (
     BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NON_SPADES_MASK, SPADES_MASK, SUIT_MASKS,
 )
 from ..engine import Phase
+from ..rules import card_beats
 from .base import Bot, check_flag, check_probability
-from .knowledge import beats, can_beat, current_winner, higher_in_suit, possible_holdings
+from .knowledge import can_beat, current_winner, higher_in_suit, possible_holdings
 
 __all__ = ["EasyBot", "MediumBot", "medium_trick_estimate", "medium_nil_safe", "easy_trick_count"]
 
@@ -276,7 +277,7 @@ class EasyBot(_ScriptedBot):
             return _lowest(best)
         ws, wc = current_winner(trick)
         if ws != (view.seat + 2) & 3:
-            winners = [c for c in _cards(lm) if beats(c, wc)]
+            winners = [c for c in _cards(lm) if card_beats(c, wc)]
             if winners:
                 return min(winners, key=lambda c: (c // 13 == 3, c))
         non_spades = lm & NON_SPADES_MASK
@@ -390,7 +391,7 @@ class MediumBot(_ScriptedBot):
         last = not later
         winners = 0
         for c in _cards(lm):
-            if beats(c, wc):
+            if card_beats(c, wc):
                 winners |= 1 << c
         losers = lm & ~winners
 

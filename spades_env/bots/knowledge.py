@@ -12,10 +12,11 @@ neither in the observer's hand nor played yet (they lie in the other three hands
 from __future__ import annotations
 
 from ..cards import FULL_DECK, SPADES_MASK, SUIT_MASKS
+from ..rules import card_beats
 
 __all__ = [
     "unseen_mask", "suit_remaining", "highest_outstanding", "is_boss", "void_seats",
-    "possible_holdings", "current_winner", "beats", "can_beat", "higher_in_suit",
+    "possible_holdings", "current_winner", "can_beat", "higher_in_suit",
 ]
 
 
@@ -109,24 +110,9 @@ def current_winner(trick) -> tuple[int, int]:
         raise ValueError("current_winner needs at least one card in the trick")
     ws, wc = trick[0]
     for s, c in trick[1:]:
-        if c // 13 == wc // 13:
-            if c > wc:
-                ws, wc = s, c
-        elif c // 13 == 3:
+        if card_beats(c, wc):
             ws, wc = s, c
     return ws, wc
-
-
-def beats(card: int, winning: int) -> bool:
-    """Whether ``card`` played now would take over from the currently winning card ``winning``.
-
-    ``winning`` is always of the led suit or a spade, so a card of a third suit never beats it.
-    """
-    cs = card // 13
-    ws = winning // 13
-    if cs == ws:
-        return card > winning
-    return cs == 3
 
 
 def can_beat(holding: int, card: int, led_suit: int) -> bool:

@@ -42,7 +42,7 @@ from ..cards import BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION
 from ..engine import Phase
 from .base import Bot, check_flag, check_probability
 from .sampler import DealSampler, as_random, check_deal
-from .solver import ABOVE, BELOW, HandUtility, _high_rank, _low_rank, estimate_tricks, \
+from .solver import ABOVE, BELOW, HandUtility, high_rank, low_rank, estimate_tricks, \
     finish_trick, nil_risk, playouts, solve
 
 __all__ = ["PIMCBot", "HardBot", "InsaneBot", "best_candidate", "bid_likelihood", "estimate_bid",
@@ -456,8 +456,8 @@ class PIMCBot(Bot):
         if not hand:
             raise ValueError("no card to pass")
         if view.blind[view.seat]:
-            return _high_rank(hand)
-        return _low_rank(hand)
+            return high_rank(hand)
+        return low_rank(hand)
 
 
 class HardBot(PIMCBot):

@@ -33,7 +33,7 @@ INF = float("inf")
 SET_MARGIN = 2
 
 
-def _low_rank(m: int) -> int:
+def low_rank(m: int) -> int:
     """Card of lowest rank in ``m`` (non-spades before spades at equal rank); ``m`` non-zero."""
     best = -1
     br = 99
@@ -47,7 +47,7 @@ def _low_rank(m: int) -> int:
     return best
 
 
-def _high_rank(m: int) -> int:
+def high_rank(m: int) -> int:
     """Card of highest rank in ``m`` (spades first at equal rank); ``m`` non-zero."""
     best = -1
     br = -1
@@ -258,9 +258,9 @@ def _duck(legal: int, n: int, win: int) -> int:
     """Card that avoids the trick: lowest on lead, else the highest card that loses to ``win``,
     else (forced to win) the highest card."""
     if n == 0:
-        return _low_rank(legal)
+        return low_rank(legal)
     lose = legal & ~cards_that_beat(legal, win)
-    return _high_rank(lose if lose else legal)
+    return high_rank(lose if lose else legal)
 
 
 def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken) -> int:
@@ -272,15 +272,15 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken) -> int:
     # ---------------------------------------------------------------- partner of a live Nil
     if nil[partner] and not won[partner]:
         if n == 0:
-            return _high_rank(legal)
+            return high_rank(legal)
         # partner still to play this trick, or partner winning: take the trick high
         if wseat == partner or n <= 1:
             b = cards_that_beat(legal, win)
             if b:
                 if n < 3:
-                    return _high_rank(b)
+                    return high_rank(b)
                 return (b & -b).bit_length() - 1
-            return _low_rank(legal)
+            return low_rank(legal)
     # ---------------------------------------------------------------- opponent of a live Nil
     o1 = (p + 1) & 3
     o2 = (p + 3) & 3
@@ -303,15 +303,15 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken) -> int:
                             best = lo
             if best >= 0:
                 return best
-            return _low_rank(legal)
+            return low_rank(legal)
         to_play = (tnil - p) % 4 <= 3 - n  # the Nil bidder plays after us in this trick
         if wseat == tnil:
             lose = legal & ~cards_that_beat(legal, win)
             if lose:
-                return _high_rank(lose)
-            return _low_rank(legal)
+                return high_rank(lose)
+            return low_rank(legal)
         if to_play:
-            return _low_rank(legal)
+            return low_rank(legal)
     # ---------------------------------------------------------------- contract play
     team = p & 1
     need = contract[team] - (won[team] * (not nil[team])) - (won[team + 2] * (not nil[team + 2]))
@@ -360,7 +360,7 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken) -> int:
                 safe = False
             if safe:
                 lose = legal & ~cards_that_beat(legal, win)
-                return _low_rank(lose if lose else legal)
+                return low_rank(lose if lose else legal)
         b = cards_that_beat(legal, win)
         if b:
             if n == 3:
@@ -382,9 +382,9 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken) -> int:
                 rest &= rest - 1
             # cannot win for sure: second hand low, third hand high
             if n == 2:
-                return _high_rank(b & SM[led]) if b & SM[led] else (b & -b).bit_length() - 1
+                return high_rank(b & SM[led]) if b & SM[led] else (b & -b).bit_length() - 1
         lose = legal & ~b
-        return _low_rank(lose if lose else legal)
+        return low_rank(lose if lose else legal)
     # ---------------------------------------------------------------- duck (contract safe)
     return _duck(legal, n, win)
 

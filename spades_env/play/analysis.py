@@ -4,7 +4,7 @@ For one seat's ``PlayerView`` (its information set only: the view holds no other
 ``Analyst.analyse`` gives one row per legal action with
 
 - ``prob``: the trained checkpoint's probability of the action
-  (``spades_env.agents.bot.CheckpointBot.action_probs``; default checkpoint
+  (``spades_env.bots.checkpoint_bot.CheckpointBot.action_probs``; default checkpoint
   ``checkpoints/shipped/agent.pt``), None when no checkpoint can be loaded (the reason is in
   ``checkpoint_error``; torch is an optional extra);
 - ``value``: the search bot's estimate of a card in points (``make_bot("hard").card_values``: the

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from ..cards import BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NUM_CARDS, card_str, mask_to_cards
 from ..engine import FORMAT_TAG, Phase, SpadesGame
-from ..records import (DEFAULT_PLAYERS, RECORD_FORMAT, RECORD_VERSION, _players, game_record,
+from ..records import (DEFAULT_PLAYERS, RECORD_FORMAT, RECORD_VERSION, check_players, game_record,
                        load_hand_records, read_game_record_file, write_game_record)
 from ..rules import Rules, trick_winner
 
@@ -79,7 +79,7 @@ def parse_record(d, name: str) -> tuple[SpadesGame, list[str]]:
             if d.get("version") != RECORD_VERSION:
                 raise ValueError(f"unsupported game record version {d.get('version')!r}; this "
                                  f"spades_env reads version {RECORD_VERSION}")
-            players = _players(d.get("players"), name)
+            players = check_players(d.get("players"), name)
             game = SpadesGame.from_dict(d.get("game"))
         elif d.get("format") == FORMAT_TAG:
             players = list(DEFAULT_PLAYERS)

@@ -22,8 +22,8 @@ import threading
 import torch
 
 from spades_env.agents.checkpoint import (  # noqa: F401 - the loading half, re-exported
-    FORMAT_TAG, FORMAT_VERSION, _bad, agent_kwargs, build_agent, check_model, check_state_dict,
-    check_tensors, expected_state, load_checkpoint)
+    FORMAT_TAG, FORMAT_VERSION, agent_kwargs, build_agent, check_model, check_state_dict,
+    check_tensors, checkpoint_error, expected_state, load_checkpoint)
 from spades_env.fileio import (FolderInUse, FolderLock, WriteError, check_not_input,
                                check_output_file,
                                clean_stale_temps, files_in, folder_problem, lock_folder,
@@ -50,7 +50,7 @@ def save_checkpoint(path: str, payload: dict) -> None:
 
 
 # ============================================================================= resume state
-def _is_int(x, lo=0, hi=2**62) -> bool:
+def _int_in_range(x, lo=0, hi=2**62) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and lo <= x <= hi
 
 
@@ -61,11 +61,11 @@ def _is_num(x, lo=-math.inf, hi=math.inf) -> bool:
 
 def _check_progress(p, path) -> None:
     def bad(why):
-        return _bad(path, f"corrupt resume state: progress: {why}")
+        return checkpoint_error(path, f"corrupt resume state: progress: {why}")
     if not isinstance(p, dict):
         raise bad("not a mapping")
     for k in ("iteration", "decisions"):
-        if not _is_int(p.get(k)):
+        if not _int_in_range(p.get(k)):
             raise bad(f"{k} must be an integer >= 0, got {p.get(k)!r}")
     if p.get("stage") not in ("start", "ppo"):
         raise bad(f"stage must be 'start' or 'ppo', got {p.get('stage')!r}")
@@ -74,7 +74,7 @@ def _check_progress(p, path) -> None:
             raise bad(f"{k} must be a finite number >= 0, got {p.get(k)!r}")
     if "best_score" in p and not _is_num(p["best_score"]):
         raise bad(f"best_score must be a finite number, got {p['best_score']!r}")
-    if "best_iteration" in p and not _is_int(p["best_iteration"]):
+    if "best_iteration" in p and not _int_in_range(p["best_iteration"]):
         raise bad(f"best_iteration must be an integer >= 0, got {p['best_iteration']!r}")
 
 
@@ -88,13 +88,13 @@ def check_eval(ev, path, section: str = "eval") -> None:
         ValueError: ``PATH: SECTION: entry N ...`` naming what is wrong.
     """
     def bad(why):
-        return _bad(path, f"{section}: {why}")
+        return checkpoint_error(path, f"{section}: {why}")
     if not isinstance(ev, list):
         raise bad("not a list")
     for i, e in enumerate(ev):
         if not isinstance(e, dict) or not isinstance(e.get("rows"), list):
             raise bad(f"entry {i} must be a mapping with a list of rows")
-        if not _is_int(e.get("decisions")):
+        if not _int_in_range(e.get("decisions")):
             raise bad(f"entry {i}: decisions must be an integer >= 0, got "
                       f"{str(e.get('decisions'))[:40]!r}")
         if "seconds" in e and not _is_num(e["seconds"], 0.0):
@@ -109,7 +109,7 @@ def check_eval(ev, path, section: str = "eval") -> None:
 
 def _check_optimizer(opt, expected: dict, path) -> None:
     def bad(why):
-        return _bad(path, f"corrupt resume state: optimizer: {why}")
+        return checkpoint_error(path, f"corrupt resume state: optimizer: {why}")
     if not isinstance(opt, dict) or not isinstance(opt.get("state"), dict) \
             or not isinstance(opt.get("param_groups"), list) or not opt["param_groups"]:
         raise bad("must be an optimizer state dict (state, param_groups)")
@@ -127,7 +127,7 @@ def _check_optimizer(opt, expected: dict, path) -> None:
                                  and all(_is_num(b, 0.0, 1.0) for b in g["betas"])):
             raise bad(f"betas must be two numbers in [0, 1], got {g['betas']!r}")
         ids += g["params"]
-    if len(ids) != len(shapes) or len(set(ids)) != len(ids) or not all(_is_int(i) for i in ids):
+    if len(ids) != len(shapes) or len(set(ids)) != len(ids) or not all(_int_in_range(i) for i in ids):
         raise bad(f"param groups list {len(ids)} parameter ids; the network has {len(shapes)}")
     shape_of = dict(zip(ids, shapes))
     for pid, st in opt["state"].items():
@@ -148,7 +148,7 @@ def _check_optimizer(opt, expected: dict, path) -> None:
 
 def _check_pool(pool, args, num_envs: int, expected: dict, path) -> None:
     def bad(why):
-        return _bad(path, f"corrupt resume state: pool: {why}")
+        return checkpoint_error(path, f"corrupt resume state: pool: {why}")
     if not isinstance(pool, dict) or not all(k in pool for k in ("ctrl", "pool", "next_id",
                                                                   "agents")):
         raise bad("must hold ctrl, pool, next_id and agents")
@@ -157,19 +157,19 @@ def _check_pool(pool, args, num_envs: int, expected: dict, path) -> None:
         raise bad("agents must be a mapping of at most pool_size + 4 * num_envs snapshots")
     ids = set()
     for k, sd in agents.items():
-        if not (isinstance(k, str) and k.isdigit() and _is_int(int(k), 1)):
+        if not (isinstance(k, str) and k.isdigit() and _int_in_range(int(k), 1)):
             raise bad(f"snapshot id {k!r} is not a positive integer")
         ids.add(int(k))
         check_state_dict(sd, expected, path, f"pool.agents[{k}]")
     ring = pool["pool"]
     if not isinstance(ring, list) or len(ring) > args.pool_size or \
-            not all(_is_int(i, 1) and i in ids for i in ring) or len(set(ring)) != len(ring):
+            not all(_int_in_range(i, 1) and i in ids for i in ring) or len(set(ring)) != len(ring):
         raise bad(f"pool must list at most pool_size ({args.pool_size}) distinct snapshot ids "
                   f"that are in agents, got {ring!r}"[:300])
-    if not _is_int(pool["next_id"], 1) or pool["next_id"] <= max(ids, default=0):
+    if not _int_in_range(pool["next_id"], 1) or pool["next_id"] <= max(ids, default=0):
         raise bad(f"next_id must be an integer above every snapshot id, got {pool['next_id']!r}")
     anchor = pool.get("anchor", 0)
-    if not (anchor == 0 or (_is_int(anchor, 1) and anchor in ids and anchor not in ring)):
+    if not (anchor == 0 or (_int_in_range(anchor, 1) and anchor in ids and anchor not in ring)):
         raise bad(f"anchor must be 0 or a snapshot id in agents outside the ring, got {anchor!r}")
     ctrl = pool["ctrl"]
     if not isinstance(ctrl, torch.Tensor) or ctrl.dtype != torch.int64 \
@@ -194,19 +194,19 @@ def check_resume_state(data: dict, args, path="checkpoint") -> None:
         ValueError: ``PATH: corrupt resume state: SECTION: ...`` (or a stripped checkpoint).
     """
     if "optimizer" not in data or "env" not in data:
-        raise _bad(path, "a stripped (shipped) checkpoint cannot be resumed")
+        raise checkpoint_error(path, "a stripped (shipped) checkpoint cannot be resumed")
     for key in ("optimizer", "env", "pool", "progress", "eval"):
         if key not in data:
-            raise _bad(path, f"corrupt resume state: missing {key!r}")
+            raise checkpoint_error(path, f"corrupt resume state: missing {key!r}")
     kwargs = check_model(data, path)
     from spades_env.observation import OBS_SIZE
     if kwargs["obs_size"] != OBS_SIZE:
-        raise _bad(path, f"this checkpoint's network reads {kwargs['obs_size']} observation floats "
+        raise checkpoint_error(path, f"this checkpoint's network reads {kwargs['obs_size']} observation floats "
                          f"(observation version 1): it still plays as a bot, but training can "
                          f"only resume on the current observation ({OBS_SIZE} floats)")
     if list(kwargs["hidden"]) != list(args.hidden) or kwargs["head_hidden"] != args.head_hidden \
             or list(kwargs.get("critic_hidden", [])) != list(args.critic_hidden):
-        raise _bad(path, f"corrupt resume state: model_shape {kwargs} does not match the config "
+        raise checkpoint_error(path, f"corrupt resume state: model_shape {kwargs} does not match the config "
                          f"(hidden {args.hidden}, head_hidden {args.head_hidden}, critic_hidden "
                          f"{args.critic_hidden})")
     expected = expected_state(kwargs)
@@ -221,12 +221,12 @@ def check_resume_state(data: dict, args, path="checkpoint") -> None:
     try:
         env = make_env(args, seed=0)
     except ValueError as e:
-        raise _bad(path, f"cannot make the environment of the stored config: {e}") from None
+        raise checkpoint_error(path, f"cannot make the environment of the stored config: {e}") from None
     if data["env"] is not None:
         try:
             env.load_state_dict(data["env"])
         except Exception as e:  # noqa: BLE001 - any failure of a foreign state is a bad file
-            raise _bad(path, f"corrupt resume state: env: {type(e).__name__}: "
+            raise checkpoint_error(path, f"corrupt resume state: env: {type(e).__name__}: "
                              f"{str(e)[:300]}") from None
     _check_pool(data["pool"], args, env.num_envs, expected, path)
 

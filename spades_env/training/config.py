@@ -378,7 +378,7 @@ def _bots_ready(value) -> str | None:
 def _init_ready(v: str) -> str | None:
     if not v:
         return None
-    from .checkpoint import check_model, load_checkpoint
+    from spades_env.agents.checkpoint import check_model, load_checkpoint
     try:
         check_model(load_checkpoint(v), v)
     except (ValueError, FileNotFoundError) as e:

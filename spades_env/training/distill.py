@@ -4,7 +4,7 @@ One round of expert iteration (Anthony, Tian & Barber, "Thinking Fast and Slow w
 and Tree Search", NeurIPS 2017) with Perfect-Information Monte Carlo as the expert (Long et al.,
 AAAI 2010): the search of the ``hard`` bot (``spades_env.bots.pimc``), or, with
 ``teacher="expert"``, ``expert``'s search built on the round's own starting network
-(``spades_env.agents.expert``: deals weighted by that network's likelihood of the other seats'
+(``spades_env.bots.expert``: deals weighted by that network's likelihood of the other seats'
 plays), so that the teacher grows with the student from round to round:
 
 1. **Label** (``label_chunk``): the policy's team plays single hands against a search team. At
@@ -58,7 +58,7 @@ from spades_env.engine import Phase
 from spades_env.fileio import (check_locked, files_in, locked_identity, npz_rows, read_npz,
                                write_atomic)
 from spades_env.records import check_hand_values
-from spades_env.rules import _is_int
+from spades_env.cards import is_int
 
 from .envs import randomize_start
 from .teacher_records import MOVES_PER_HAND, replay
@@ -71,7 +71,7 @@ BIDS_PER_HAND = 4  # the standard preset: 4 bids, then 52 cards
 NUM_BIDS = 14      # bids 0 (Nil) .. 13
 TEACHERS = ("hard", "expert")
 """the searches that can label: ``hard``'s (``PIMCBot``, uniform deals) or ``expert``'s built
-on the labelled network itself (``spades_env.agents.expert.ExpertBot``), a teacher that grows
+on the labelled network itself (``spades_env.bots.expert.ExpertBot``), a teacher that grows
 with the student."""
 
 
@@ -89,7 +89,7 @@ def make_teacher(teacher: str, checkpoint: str, samples: int, bid_samples: int, 
     if teacher == "hard":
         return PIMCBot(seed=seed, samples=samples, bid_samples=max(1, bid_samples))
     if teacher == "expert":
-        from spades_env.agents.expert import ExpertBot
+        from spades_env.bots.expert import ExpertBot
         return ExpertBot(seed=seed, checkpoint=checkpoint, samples=samples,
                          bid_samples=max(1, bid_samples))
     raise ValueError(f"teacher must be one of {list(TEACHERS)}, got {teacher!r}")
@@ -120,18 +120,18 @@ def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int
         ValueError: a bad count, seed or teacher, or a bad checkpoint file.
         FileNotFoundError: no checkpoint file at that path.
     """
-    from spades_env.agents.bot import CheckpointBot
+    from spades_env.bots.checkpoint_bot import CheckpointBot
     if teacher not in TEACHERS:
         raise ValueError(f"teacher must be one of {list(TEACHERS)}, got {teacher!r}")
     for name, v, lo, hi in (("hands", hands, 1, 10**7), ("samples", samples, 1, MAX_SAMPLES),
                             ("bid_samples", bid_samples, 0, MAX_SAMPLES)):
-        if not _is_int(v) or not lo <= v <= hi:
+        if not is_int(v) or not lo <= v <= hi:
             raise ValueError(f"{name} must be an int in [{lo}, {hi}], got {v!r}")
     if isinstance(random_start, bool) or not isinstance(random_start, (int, float, np.floating)) \
             or not 0.0 <= random_start <= 1.0:
         raise ValueError(f"random_start must be a number in [0, 1], got {random_start!r}")
     for name, v in (("seed", seed), ("chunk", chunk)):
-        if not _is_int(v) or v < 0:
+        if not is_int(v) or v < 0:
             raise ValueError(f"{name} must be a non-negative int, got {v!r}")
     rng = np.random.default_rng([seed, chunk])
     policy = CheckpointBot(checkpoint, seed=int(rng.integers(2**31)))
@@ -203,7 +203,7 @@ def save_labels(path: str, rec: dict, source: str, samples: int, seed: int = -1,
     for name, v, kind in (("source", source, str), ("source_sha256", source_sha256, str),
                           ("samples", samples, int), ("seed", seed, int), ("chunk", chunk, int),
                           ("teacher", teacher, str), ("bid_samples", bid_samples, int)):
-        if not (_is_int(v) if kind is int else isinstance(v, kind)):
+        if not (is_int(v) if kind is int else isinstance(v, kind)):
             raise ValueError(f"labels to save: {name} must be {kind.__name__}, got {v!r}")
     for name, v in (("samples", samples), ("bid_samples", bid_samples)):
         if not 0 <= v <= MAX_SAMPLES:
@@ -563,7 +563,7 @@ def card_map(perm) -> np.ndarray:
 
     Raises ValueError unless ``perm`` is an order of (0, 1, 2)."""
     if isinstance(perm, (str, bytes)) or not hasattr(perm, "__len__") or len(perm) != 3 \
-            or not all(_is_int(x) for x in perm) or sorted(int(x) for x in perm) != [0, 1, 2]:
+            or not all(is_int(x) for x in perm) or sorted(int(x) for x in perm) != [0, 1, 2]:
         raise ValueError(f"perm must be an order of the side suits (0, 1, 2), got {perm!r}")
     suit = [int(x) for x in perm] + [3]
     c = np.arange(52)

@@ -259,7 +259,7 @@ def arena_match(path: str, opponent: str, games: int | None, hands: int | None, 
             unreachable."""
     from spades_env.arena import play_match
 
-    from spades_env.agents.bot import CheckpointBot
+    from spades_env.bots.checkpoint_bot import CheckpointBot
     if ray_address is not None:
         if not greedy:
             raise ValueError("a sampled policy (--sample) cannot be evaluated on Ray; the "

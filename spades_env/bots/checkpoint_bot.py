@@ -1,0 +1,99 @@
+"""``CheckpointBot``: a trained policy playing anywhere a bot can (``make_bot("checkpoint:PATH")``).
+
+It acts from the seat's ``PlayerView`` only: ``spades_env.observation.encode(view)`` and the legal
+actions of the view, through the checkpoint's network (``spades_env.agents.model.Agent``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:
+    import torch
+except ImportError:  # the base install has no torch: say what to install
+    raise ImportError("spades_env.agents (trained policies, checkpoint bots) needs PyTorch, which is "
+                      "not installed: pip install 'spades_env[torch]' (or torch>=2.2)",
+                      name="torch") from None
+
+from ..agents.checkpoint import build_agent, load_checkpoint
+from ..cards import NUM_ACTIONS
+from ..devices import check_device
+from ..observation import encode
+from .base import Bot
+
+
+class CheckpointBot(Bot):
+    """A bot backed by a training checkpoint.
+
+    Args:
+        path: a ``.pt`` file written by ``spades train`` (full or stripped/shipped).
+        seed: seed of the bot's own RNG (used when ``greedy`` is False).
+        greedy: play the most probable legal action (default); else sample from the masked policy.
+        device: torch device: ``cpu`` or ``cuda`` (``cuda:N``), present on this machine
+            (``spades_env.devices.check_device``).
+        threads: torch CPU threads for each decision (default 1; ``None`` keeps the process's
+            setting). A decision is one observation through a small network, which a second
+            thread barely speeds up (0.34 against 0.24 ms on an idle 2-core machine), while its
+            idle thread spin-waits on a core the rest of the game needs (the search bots at the
+            same table, other arena processes): with torch's default of one thread per core, two
+            arena processes against ``hard`` took 1.8 times as long
+            (``benchmarks/bench_checkpoint_threads.py``; results in
+            ``benchmarks/results/checkpoint_threads.md``). The process's own setting is restored
+            after each decision, so the bot changes nothing for the code around it.
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: a corrupt, foreign or incompatible file, a bad ``threads``, or a bad or
+            absent ``device`` (checked before the file is read; the message names the device).
+    """
+
+    name = "checkpoint"
+
+    def __init__(self, path: str, seed=None, greedy: bool = True, device: str = "cpu",
+                 threads: int | None = 1):
+        if threads is not None and (type(threads) is not int or not 1 <= threads <= 1024):
+            raise ValueError(f"threads must be an int in 1..1024 or None, got {threads!r}")
+        device = check_device(device, "device")  # before the file: a bad device is not its fault
+        super().__init__(seed)
+        self.threads = threads
+        self.path = path
+        self.data = load_checkpoint(path, map_location=device)
+        self.agent = build_agent(self.data, device)
+        self.device = device
+        self.greedy = greedy
+
+    @torch.no_grad()
+    def action_probs(self, view) -> np.ndarray:
+        """The policy's probabilities of the 68 actions, float64 ``[68]`` (0 for illegal ones),
+        computed from ``encode(view)`` and the view's legal actions only (the acting policy:
+        ``Agent.policy_logits``; a privileged critic in the checkpoint is never read).
+
+        Raises:
+            ValueError: the view's seat has no legal action.
+        """
+        legal = view.legal_actions
+        if not legal:
+            raise ValueError(f"seat {view.seat} has no legal action (not its turn?)")
+        obs = torch.as_tensor(encode(view), device=self.device).unsqueeze(0)
+        mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
+        mask[0, list(legal)] = True
+        before = torch.get_num_threads()
+        limit = self.threads is not None and before != self.threads
+        if limit:
+            torch.set_num_threads(self.threads)
+        try:
+            logits = self.agent.policy_logits(obs)
+            logits = self.agent.masked(logits, torch.as_tensor(mask, device=self.device))[0].cpu()
+        finally:
+            if limit:
+                torch.set_num_threads(before)
+        p = torch.softmax(logits.double(), -1).numpy()
+        return p / p.sum()
+
+    def act(self, view) -> int:
+        p = self.action_probs(view)
+        if self.greedy:
+            return int(p.argmax())
+        return int(self.rng.choice(len(p), p=p))
+
+    def __repr__(self) -> str:
+        return f"CheckpointBot({self.path!r})"
