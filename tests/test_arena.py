@@ -223,6 +223,7 @@ def test_more_bad_match_arguments_and_an_illegal_move_names_the_side():
         play_match("easy", Cheater(), hands=2)
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_multi_process_match_at_once():
     """Ctrl-C during `--workers 2` used to wait for the queued pairs; now they are dropped, the
     workers stopped, and the CLI exits with 130 at once.

@@ -17,6 +17,8 @@ from spades_env.training.distill import (build_dataset, card_targets, distill, e
                               label_chunk, load_labels, save_labels, soft_targets)
 from spades_env.training.envs import randomize_start
 
+pytestmark = pytest.mark.slow  # every test here trains, serves or drives a browser (make test-fast)
+
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):

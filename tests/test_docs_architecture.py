@@ -161,6 +161,7 @@ _NO_TORCH = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_the_needs_column_says_what_works_without_torch(rows):
     """Modules marked ``-``, ``[play]``, ``[ray]`` or ``[tianshou]`` import without torch (the
     frameworks are imported when called); those marked ``[torch]`` or ``[train]`` refuse with an

@@ -5,6 +5,7 @@ rule and the trick winner are re-derived here from the hands before each move.
 """
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -123,6 +124,7 @@ def play_checked(seed, rules, max_hands, json_every):
     return g
 
 
+@pytest.mark.slow
 @settings(max_examples=120, **SETTINGS)
 @given(seed=st.integers(0, 2**31 - 1), r=st.integers(0, len(RULES) - 1),
        json_every=st.integers(1, 40))

@@ -85,6 +85,7 @@ def test_legal_cards_batch_hand_examples():
 
 # ---------------------------------------------------------------------------- the likelihood
 
+@pytest.mark.slow
 def test_a_bot_that_decided_earlier_in_the_hand_reads_the_same_evidence_as_a_fresh_one():
     """Regression: the cards a seat played since each earlier decision grow with the hand; a bot
     that cached the hand's decisions at its earlier turns must read them from the current view

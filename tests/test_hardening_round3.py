@@ -238,6 +238,7 @@ def test_distill_reads_also_labels_before_any_labelling(tiny, tmp_path, monkeypa
                              log=None)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not IS_ROOT, reason="chattr +i needs root")
 def test_distill_refuses_an_unwritable_label_folder_at_once(tiny, tmp_path):
     labels = tmp_path / "labels"
@@ -481,6 +482,7 @@ def test_folder_names_are_never_glob_patterns(tmp_path):
     assert len(records.load_hand_records(str(out))["seed"]) == 4
 
 
+@pytest.mark.slow
 def test_plot_refuses_malformed_eval_entries(tiny, tmp_path):
     from spades_env.training.checkpoint import load_checkpoint
     base = {k: v for k, v in load_checkpoint(tiny).items() if k not in ("format", "version")}
@@ -543,6 +545,7 @@ def test_teacher_records_folder_and_merge_targets(tmp_path, capsys):
     assert "no chunks" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_teacher_records_ctrl_c_is_one_line_and_keeps_the_chunks(tmp_path):
     import signal
     p = subprocess.Popen(

@@ -82,6 +82,7 @@ def _files(root):
 
 
 # ============================================================================ kind 2: run folders
+@pytest.mark.slow
 def test_a_second_run_with_the_same_name_takes_a_new_folder(tmp_path):
     a = train(_tiny(tmp_path), **QUIET)
     first = open(a["checkpoint"], "rb").read()
@@ -224,6 +225,7 @@ def test_resume_cli_overrides(tmp_path, capsys):
     assert "cannot change hidden" in _one_line_error(r)
 
 
+@pytest.mark.slow
 def test_stale_temp_files_of_killed_saves_are_removed(tmp_path, monkeypatch):
     import spades_env.fileio as fileio
     folder = tmp_path / "ck"
@@ -250,6 +252,7 @@ def test_stale_temp_files_of_killed_saves_are_removed(tmp_path, monkeypatch):
     assert sorted(f for f in os.listdir(folder) if f.startswith(".tmp_")) == [live.name]
 
 
+@pytest.mark.slow
 def test_write_failures_are_one_clear_error(tmp_path, capsys):
     # a folder as the export target, a name ending in /, a full disk (a file-size limit here)
     for dst, why in ((str(tmp_path), "is a folder"), (str(tmp_path) + "/x/", "names a folder")):

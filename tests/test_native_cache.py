@@ -135,6 +135,7 @@ def test_a_cache_folder_others_control_is_refused(fresh, monkeypatch, tmp_path, 
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_a_library_that_does_not_match_its_recorded_digest_is_rebuilt(fresh, monkeypatch,
                                                                         tmp_path):
     marker = tmp_path / "ran"

@@ -174,6 +174,7 @@ def played(tmp_path_factory):
     c.__exit__(None, None, None)
 
 
+@pytest.mark.slow
 def test_whole_game_through_the_api(played):
     app, c, finals = played
     for f in finals:
@@ -656,6 +657,7 @@ def _step(view: dict) -> tuple[str, dict]:
     return "advance", {"seq": view["seq"]}
 
 
+@pytest.mark.slow
 def test_real_server_killed_during_a_move_continues_where_it_stopped(tmp_path):
     """A real server process (``spades play``) plays moves over HTTP, is SIGKILLed
     while a move is in flight, and is started again on the same database: every answered move is

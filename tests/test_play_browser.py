@@ -34,6 +34,8 @@ from spades_env.play.session import LINEUPS  # noqa: E402
 from spades_env.play.replay import game_record, write_game_record  # noqa: E402
 from spades_env.play.store import StatsDelta, Store  # noqa: E402
 
+pytestmark = pytest.mark.slow  # every test here trains, serves or drives a browser (make test-fast)
+
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]

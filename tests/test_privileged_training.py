@@ -250,6 +250,7 @@ def _tiny_cfg(tmp_path, **over):
     return str(p)
 
 
+@pytest.mark.slow
 def test_a_run_saves_its_warm_start_and_curve_and_init_from_starts_from_it(tmp_path, capsys):
     from spades_env.training.checkpoint import load_checkpoint
     from spades_env.training.train import main
@@ -288,6 +289,7 @@ def test_vector_env_refusal_comes_before_the_run_folders(tmp_path, capsys):
     assert not (tmp_path / "ck" / "v").exists() and not (tmp_path / "runs" / "v").exists()
 
 
+@pytest.mark.slow
 def test_evaluate_after_training_checks_its_bots_first_and_evaluates_the_runs_own_folder(
         tmp_path, capsys):
     from spades_env.training.train import main

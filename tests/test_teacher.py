@@ -252,6 +252,7 @@ def build_agent_of(path):
 
 
 # ----------------------------------------------------------------------------- command line
+@pytest.mark.slow
 def test_command_line_teacher_expert_labels_bids_and_reports_progress(tiny, tmp_path, capsys):
     from spades_env.training.distill import main
     out = tmp_path / "e.pt"
@@ -315,6 +316,7 @@ def test_a_ray_address_is_checked_before_any_work():
     check_ready(Args())  # no cluster: nothing to check
 
 
+@pytest.mark.slow
 def test_a_training_stage_with_the_growing_teacher_logs_its_progress(tmp_path):
     # two rounds by `expert`, each on its round's own starting network, bids labelled: the label
     # folders carry the teacher, every chunk and round is a line in the log and a TensorBoard

@@ -17,6 +17,8 @@ from spades_env.training.evaluate import NetPlayer, duplicate_match
 from spades_env.agents.model import Agent
 from spades_env.training.ppo_selfplay import Opponents, Storage, compute_gae, rollout, train
 
+pytestmark = pytest.mark.slow  # every test here trains, serves or drives a browser (make test-fast)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -143,6 +143,7 @@ def _play_and_compare(env: SpadesVectorEnv, hands: int, seed: int, check_get_gam
 BACKENDS = ("torch", "native")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_parity_short_games_1000(backend):
     """1000 games with a low target and a loss threshold: games end (wins on both the target and
@@ -159,6 +160,7 @@ def test_parity_short_games_1000(backend):
     assert stats["multi_hand_games"] >= 500
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_parity_default_rules_capped_and_game_reward(backend):
     """Default rules (target 500) capped at 2 hands (truncations, reward 0), rewards ``"game"``;

@@ -181,6 +181,7 @@ def test_a_billion_games_is_a_value_error_naming_num_envs():
         SpadesVectorEnv(10 ** 30)
 
 
+@pytest.mark.slow
 def test_the_address_space_limit_counts(tmp_path):
     """d19: under ``ulimit -v`` the refusal names the limit instead of torch running out."""
     import subprocess

@@ -7,6 +7,7 @@ Blind Nil exchange). A control shows the view does change when the seat's own ha
 """
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -68,6 +69,7 @@ def random_state(seed, rules, steps):
     return g
 
 
+@pytest.mark.slow
 @settings(max_examples=500, **SETTINGS)
 @given(seed=st.integers(0, 2**31 - 1), steps=st.integers(0, 130), blind=st.booleans())
 def test_view_unchanged_when_unseen_cards_reshuffled(seed, steps, blind):

@@ -104,12 +104,14 @@ COMMANDS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_sigterm_ends_every_worker_of_the_command(name, tmp_path):
     p = _start(COMMANDS[name](tmp_path), tmp_path)
     _signal_and_check(p, signal.SIGTERM, (TERMINATED_STATUS,))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["arena", "distill"])
 def test_sigint_to_the_main_process_alone_ends_every_worker(name, tmp_path):
     # Ctrl-C in a terminal reaches the whole group; `kill -INT PID` reaches the main one only
