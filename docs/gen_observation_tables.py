@@ -18,7 +18,7 @@ In the doc each table sits between two marker lines::
 
     <!-- END generated: NAME -->
 
-``tests/test_docs_observation.py`` regenerates every table and requires the doc to hold exactly
+``tests/docs/test_docs_observation.py`` regenerates every table and requires the doc to hold exactly
 these blocks.
 """
 

@@ -6,7 +6,7 @@ table after a hand, the results and the replay view with the agent's analysis, e
 
 Serves the app (a fresh database in a temporary folder, the real ``easy`` line-up: ``hard``
 partner, ``easy`` opponents, a 250-point game; the shipped checkpoint for the analysis) and plays
-it through the page in headless Chromium (Debian's ``chromium``), like tests/test_play_browser.py.
+it through the page in headless Chromium (Debian's ``chromium``), like tests/play/test_play_browser.py.
 The player bids 3 and plays its first legal card. At each moment shown, the page is resized to
 each size in turn. Also checks, at each size, that the page is no wider than the window and that
 every card of the hand is inside it (exits 1 otherwise).

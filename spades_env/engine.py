@@ -13,6 +13,7 @@ by the next dealer inside the same ``apply`` call.
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -197,13 +198,13 @@ class PlayerView:
     hand_results: tuple
     exchange: tuple = ()
 
-    @property
+    @cached_property
     def known_voids(self) -> tuple:
         """Suits each seat is known to hold none of: 4 suit masks by seat (bit ``s``: void in
         suit ``s``). ``voids`` (failed to follow suit), plus the inference from a spade led
         before spades were broken: that lead is legal only from a hand of nothing but spades
         (docs/rules.md, Play), so the leader held no club, diamond or heart (and cannot get one
-        later in the hand)."""
+        later in the hand). Computed once per view (``rules.voids_of_plays``)."""
         shown = voids_of_plays(self.play_history, self.rules.forced_spade_lead_breaks)
         return tuple(v | w for v, w in zip(self.voids, shown))
 

@@ -1,7 +1,7 @@
 """The base install (``pip install -e .``, no extras): the engine, the envs, the bots and the arena
 work without torch, and the torch parts say what to install (nox session ``core``).
 
-Unlike ``tests/test_layers.py`` (which hides torch from a process of the full environment), this
+Unlike ``tests/docs/test_layers.py`` (which hides torch from a process of the full environment), this
 runs in an environment where torch, TensorBoard, PyYAML and matplotlib were never installed.
 """
 

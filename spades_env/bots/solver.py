@@ -15,7 +15,7 @@ from array import array
 from ..cards import SUIT_MASKS
 from ..native import NativeUnavailable, load_kernel
 from ..rules import (
-    Rules, card_beats, cards_that_beat, legal_cards_mask, score_hand, spades_broken_after,
+    BEATS, Rules, cards_that_beat, legal_cards_mask, score_hand, spades_broken_after,
     trick_winner_unchecked,
 )
 
@@ -102,7 +102,7 @@ def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = Fals
         win = trick[0]
         wseat = leader
         for i in range(1, n):
-            if card_beats(trick[i], win):
+            if BEATS[trick[i]][win]:
                 win = trick[i]
                 wseat = (leader + i) & 3
     else:
@@ -122,12 +122,13 @@ def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = Fals
             log.append(card)
         h[p] = hand & ~(1 << card)
         left -= 1
-        broken = spades_broken_after(card, led, broken, flb)
+        if card >= 39 and not broken:  # otherwise nothing can change
+            broken = spades_broken_after(card, led, broken, flb)
         if n == 0:
             led = card // 13
             win = card
             wseat = p
-        elif card_beats(card, win):
+        elif BEATS[card][win]:
             win = card
             wseat = p
         n += 1

@@ -246,7 +246,7 @@ _FIELDS = {f.name: f for f in fields(Args)}
 # that name files, bots or devices, the start-up check. The same rows check YAML files,
 # command-line values, ``from_dict`` dicts and the configs stored in checkpoints (``validate``);
 # ``check_ready`` runs the start-up checks before a run does any work. A new field needs a row:
-# ``tests/test_config.py`` fails without one.
+# ``tests/training/test_config.py`` fails without one.
 
 MAX_BATCH = 4_000_000
 """most decisions per rollout (``num_envs * num_steps``): storage needs about 2.4 KB each."""

@@ -135,7 +135,7 @@ def test_acting_policy_ignores_how_the_unseen_cards_lie(tmp_path, moves):
 def test_the_shipped_agent_ignores_how_the_unseen_cards_lie(moves):
     """The same check on the shipped agent (the distilled network with its privileged critic)."""
     from spades_env.bots.checkpoint_bot import CheckpointBot
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     bot = CheckpointBot(os.path.join(root, "checkpoints", "shipped", "agent.pt"))
     g, other, seat = _two_deals_one_view(12, 2, moves)
     p1, p2 = bot.action_probs(g.view(seat)), bot.action_probs(other.view(seat))
@@ -236,7 +236,7 @@ def test_the_distilled_networks_final_point_is_a_star_beside_the_line(tmp_path):
 # ------------------------------------------------------------------ whole runs (tiny)
 def _tiny_cfg(tmp_path, **over):
     import yaml
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     with open(os.path.join(root, "configs", "smoke.yaml")) as f:
         d = yaml.safe_load(f)
     d.update(runs_dir=str(tmp_path / "runs"), checkpoint_dir=str(tmp_path / "ck"),

@@ -142,7 +142,7 @@ def test_shipped_checkpoint_loads_and_plays_well(name):
     # loadable by the current code and keep playing legal, strong moves (their arena figures are
     # in checkpoints/README.md).
     from spades_env.training.evaluate import NetPlayer, duplicate_match
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     path = os.path.join(root, "checkpoints", "shipped", name)
     data = load_checkpoint(path)
     assert "optimizer" not in data and data["config"]["bc_teacher"] == "medium"

@@ -28,7 +28,7 @@ from spades_env import (
 )
 from spades_env.cards import MAX_BID
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOC = os.path.join(ROOT, "docs", "rules.md")
 
 # the section headings other files cite (``docs/rules.md, Play``), in order

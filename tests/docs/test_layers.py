@@ -19,7 +19,7 @@ import pytest
 
 from tests.doctools import imports_of, module_name
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Layer of every module of the package, low to high (docs/architecture.md has the same table).
 LAYERS = {

@@ -20,7 +20,7 @@ import pytest
 
 from tests.doctools import imports_of, module_name
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOC = os.path.join(ROOT, "docs", "architecture.md")
 PACKAGES = ("spades_env",)
 NEEDS = ("-", "[torch]", "[train]", "[play]", "[ray]", "[rllib]", "[tianshou]")

@@ -19,7 +19,7 @@ from spades_env.training.ppo_selfplay import Opponents, Storage, compute_gae, ro
 
 pytestmark = pytest.mark.slow  # every test here trains, serves or drives a browser (make test-fast)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _dirs(tmp):

@@ -323,7 +323,7 @@ def test_a_training_stage_with_the_growing_teacher_logs_its_progress(tmp_path):
     # scalar, and each round records its teacher, regret and labelling rate
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from tests.test_distill import _nano_run
+    from tests.training.test_distill import _nano_run
     from spades_env.training.ppo_selfplay import train
     a = _nano_run(tmp_path, "grow", distill_minutes=5.0, distill_rounds=2, distill_samples=3,
                   distill_epochs=1, distill_workers=1, distill_bid_deals=0, distill_chunks=2,

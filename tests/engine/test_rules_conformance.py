@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from tests.doctools import table
-from tests.test_docs_rules import deals, read_doc
+from tests.docs.test_docs_rules import deals, read_doc
 
 from spades_env import Rules, SpadesGame, parse_card, parse_cards
 from spades_env import rules as R

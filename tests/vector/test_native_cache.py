@@ -21,7 +21,7 @@ import pytest
 from spades_env import native
 from spades_env.vector import SpadesVectorEnv
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _cc(tmp_path, name: str, body: str) -> str:

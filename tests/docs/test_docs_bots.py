@@ -26,7 +26,7 @@ from spades_env.bots.base import RandomBot
 from spades_env.bots.heuristic import EasyBot, MediumBot
 from spades_env.bots.pimc import HardBot, InsaneBot
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOC = os.path.join(ROOT, "docs", "bots.md")
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 CHECKPOINT = "checkpoint:PATH"

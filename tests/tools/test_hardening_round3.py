@@ -23,7 +23,7 @@ import spades_env.fileio as fio
 import spades_env.records as records
 from spades_env.training.checkpoint import save_checkpoint
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 

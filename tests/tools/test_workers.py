@@ -21,7 +21,7 @@ import pytest
 
 from spades_env.workers import TERMINATED_STATUS, Terminated, worker_pool
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = sys.executable
 AGENT = os.path.join(ROOT, "tests", "data", "agent_v1.pt")
 

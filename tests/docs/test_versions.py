@@ -14,7 +14,7 @@ import pytest
 import spades_env
 from spades_env.observation import OBS_SIZE, OBS_SIZE_V1, OBS_VERSION
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def test_version_is_the_same_in_pyproject_package_and_changelog():

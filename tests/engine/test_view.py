@@ -143,7 +143,7 @@ def test_view_contents_public_history():
 
 
 def test_voids_recorded_when_failing_to_follow():
-    from tests.test_rules_play import DEAL_A
+    from tests.engine.test_rules_play import DEAL_A
     from spades_env import parse_card
     g = SpadesGame.from_deal(DEAL_A, dealer=3, seed=0)
     for _ in range(4):

@@ -24,7 +24,7 @@ from spades_env.training import config as cfg
 from spades_env.training.checkpoint import load_checkpoint, save_checkpoint
 from spades_env.training.ppo_selfplay import train
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHIPPED = os.path.join(ROOT, "checkpoints", "shipped", "agent.pt")
 QUIET = dict(log=lambda *a: None)
 

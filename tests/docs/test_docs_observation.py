@@ -23,7 +23,7 @@ from spades_env.observation import OBS_SIZE, OBS_SIZE_V1, OBS_VERSION, OFFSETS, 
 from spades_env.rules import score_hand
 from spades_env.state import STATE_OFFSETS, STATE_SIZE, encode_state
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOC = os.path.join(ROOT, "docs", "observation.md")
 
 

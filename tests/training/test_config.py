@@ -12,7 +12,7 @@ import yaml
 from spades_env.training import config as cfg
 from spades_env.training.config import Args
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _cli(argv):
