@@ -1,124 +1,106 @@
-"""Speed of the code now against an earlier commit, side by side in one run (for restructurings
+"""Speed of the code now against an earlier commit, side by side in one process (for restructurings
 that must not cost speed: the limit is 5%).
 
-The earlier commit is checked out into a temporary ``git worktree``; each workload runs in a fresh
-subprocess per tree, the two trees interleaved repeat by repeat (before, after, before, ...), so
-both see the same machine load. Workloads (each the same work in both trees):
+The package of the earlier commit is extracted (``git archive``) into a temporary folder and
+renamed ``spades_before`` (every ``spades_env`` in its source replaced), so both versions load in
+one interpreter, and its C kernel is built under its own cache name. Each workload then runs
+before, after, after, before, ... (the order alternating pair by pair) and the figure is the
+median of the paired ratios after / before, with its quartiles: > 1 is faster now. The machine is
+shared and noisy; pairs taken a fraction of a second apart see the same load.
+
+Workloads (the same work in both versions):
 
 - ``engine``: random single hands on ``SpadesGame`` (deal, 4 bids, 52 cards from
   ``legal_actions()``), decisions/s;
-- ``env``: the AEC env ``spades_v1`` with random legal actions from the mask, decisions/s;
-- ``batched``: ``SpadesVectorEnv`` (C kernel, 256 games, one thread) with ``sample_actions``,
+- ``env``: the AEC env ``spades_v1`` (observations and masks at every step), decisions/s;
+- ``view``: ``SpadesGame.view`` with ``known_voids`` and ``observation.encode`` at every decision,
+  views/s;
+- ``batched``: ``SpadesVectorEnv`` (C kernel, 256 games, one thread, ``sample_actions``),
   decisions/s (needs torch);
-- ``playout``: the search bots' play-outs (``bots.solver.playouts``, the C play-out) on sampled
-  deals of a fixed position, play-outs/s;
-- ``playout_py``: the same with the Python play-out (``native=False``), play-outs/s;
-- ``view``: ``SpadesGame.view`` with ``known_voids`` and ``observation.encode`` at every decision
-  of random hands, views/s.
+- ``playout``: the search bots' C play-outs (``bots.solver.playouts``) on 100 sampled deals of a
+  fixed position, play-outs/s; ``playout_py``: the same with the Python play-out.
 
-Prints the median of each tree and the ratio after / before (> 1: faster now).
-
-Usage: ``python benchmarks/bench_before_after.py --before REV [--repeats 7] [--only engine env]``
+Usage: ``python benchmarks/bench_before_after.py --before REV [--repeats 15] [--only engine env]``
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import io
 import os
+import random
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
-import textwrap
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
 
-WORKLOADS = {
-    "engine": """
-        import random, time
-        import numpy as np
-        from spades_env import SpadesGame
+
+def extract(rev: str, folder: str) -> None:
+    """``spades_env`` of ``rev`` as the package ``spades_before`` in ``folder``."""
+    data = subprocess.run(["git", "archive", rev, "spades_env"], cwd=ROOT, capture_output=True,
+                          check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(folder, filter="data")
+    os.rename(os.path.join(folder, "spades_env"), os.path.join(folder, "spades_before"))
+    for base, _, files in os.walk(os.path.join(folder, "spades_before")):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(base, name)
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(text.replace("spades_env", "spades_before"))
+
+
+def workloads(pkg: str) -> dict:
+    """``{name: zero-argument function returning a rate}`` on the package ``pkg``."""
+    import importlib
+
+    import numpy as np
+    se = importlib.import_module(pkg)
+    encode = importlib.import_module(f"{pkg}.observation").encode
+    solver = importlib.import_module(f"{pkg}.bots.solver")
+    sampler = importlib.import_module(f"{pkg}.bots.sampler")
+    v1 = importlib.import_module(f"{pkg}.spades_v1")
+
+    def engine():
         pick, rng, n = random.Random(0), np.random.default_rng(0), 0
         t = time.perf_counter()
-        for _ in range(300):
-            g = SpadesGame(seed=rng)
+        for _ in range(150):
+            g = se.SpadesGame(seed=rng)
+            legal_actions, apply = g.legal_actions, g.apply
             while g.hand_number == 0:
-                la = g.legal_actions()
-                g.apply(la[pick.randrange(len(la))])
+                la = legal_actions()
+                apply(la[pick.randrange(len(la))])
                 n += 1
-        rate = n / (time.perf_counter() - t)
-    """,
-    "env": """
-        import random, time
-        import numpy as np
-        from spades_env import spades_v1
+        return n / (time.perf_counter() - t)
+
+    def env():
         pick, n = random.Random(0), 0
-        env = spades_v1.env(hands_per_episode=1)
+        e = v1.env(hands_per_episode=1)
         t = time.perf_counter()
-        for ep in range(60):
-            env.reset(seed=ep)
-            for agent in env.agent_iter():
-                obs, r, term, trunc, info = env.last()
+        for ep in range(12):
+            e.reset(seed=ep)
+            for agent in e.agent_iter():
+                obs, r, term, trunc, info = e.last()
                 if term or trunc:
-                    env.step(None)
+                    e.step(None)
                     continue
                 legal = np.flatnonzero(obs["action_mask"])
-                env.step(int(legal[pick.randrange(len(legal))]))
+                e.step(int(legal[pick.randrange(len(legal))]))
                 n += 1
-        rate = n / (time.perf_counter() - t)
-    """,
-    "batched": """
-        import time
-        import torch
-        torch.set_num_threads(1)
-        from spades_env.vector import SpadesVectorEnv
-        venv = SpadesVectorEnv(num_envs=256, device="cpu", seed=0, threads=1, validate=False,
-                               copy=False)
-        venv.reset()
-        for _ in range(56):
-            venv.step(venv.sample_actions())
-        t = time.perf_counter()
-        for _ in range(56 * 20):
-            venv.step(venv.sample_actions())
-        rate = 256 * 56 * 20 / (time.perf_counter() - t)
-    """,
-    "playout": """
-        import random, time
-        from spades_env import SpadesGame
-        from spades_env.bots.sampler import DealSampler
-        from spades_env.bots import solver
-        g = SpadesGame(seed=3)
-        while g.phase.name != "PLAY":
-            g.apply(g.legal_actions()[len(g.legal_actions()) // 2])
-        for _ in range(9):
-            g.apply(g.legal_actions()[0])
-        view = g.view(g.current_player)
-        rnd = random.Random(0)
-        sampler = DealSampler(view)
-        deals = [sampler.sample(rnd) for _ in range(200)]
-        legal = g.legal_actions()
-        cards = [legal[i % len(legal)] for i in range(len(deals))]
-        bids = [b for b in g.bids]
-        trick = list(g.trick)
-        t = time.perf_counter()
-        n = 0
-        for _ in range(20):
-            solver.playouts(deals, bids, cards, trick, g.trick_leader, list(g.tricks_won),
-                            g.spades_broken, g.current_player, native=NATIVE)
-            n += len(deals)
-        rate = n / (time.perf_counter() - t)
-    """,
-    "playout_py": None,  # the same, with the Python play-out (the reference)
-    "view": """
-        import random, time
-        import numpy as np
-        from spades_env import SpadesGame
-        from spades_env.observation import encode
+        return n / (time.perf_counter() - t)
+
+    def view():
         pick, rng, n = random.Random(0), np.random.default_rng(0), 0
         t = time.perf_counter()
-        for _ in range(40):
-            g = SpadesGame(seed=rng)
+        for _ in range(15):
+            g = se.SpadesGame(seed=rng)
             while g.hand_number == 0:
                 v = g.view(g.current_player)
                 v.known_voids
@@ -126,53 +108,88 @@ WORKLOADS = {
                 la = g.legal_actions()
                 g.apply(la[pick.randrange(len(la))])
                 n += 1
-        rate = n / (time.perf_counter() - t)
-    """,
-}
+        return n / (time.perf_counter() - t)
 
+    g = se.SpadesGame(seed=3)
+    while g.phase.name != "PLAY":
+        g.apply(g.legal_actions()[len(g.legal_actions()) // 2])
+    for _ in range(9):
+        g.apply(g.legal_actions()[0])
+    deals = [sampler.DealSampler(g.view(g.current_player)).sample(random.Random(i))
+             for i in range(100)]
+    legal = g.legal_actions()
+    cards = [legal[i % len(legal)] for i in range(len(deals))]
 
-def run(tree: str, name: str) -> float:
-    """One repeat of workload ``name`` in a fresh interpreter on the source tree ``tree``."""
-    native = name != "playout_py"
-    body = WORKLOADS["playout" if name == "playout_py" else name]
-    code = f"NATIVE = {native}\n" + textwrap.dedent(body) + "\nimport json; print(json.dumps(rate))\n"
-    env = dict(os.environ, PYTHONPATH=tree, OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
-    r = subprocess.run([sys.executable, "-c", code], cwd=tree, env=env, capture_output=True,
-                       text=True, timeout=900)
-    if r.returncode != 0:
-        raise RuntimeError(f"{name} in {tree} failed:\n{r.stderr[-2000:]}")
-    return float(json.loads(r.stdout.strip().splitlines()[-1]))
+    def playouts(native: bool, times: int):
+        def run():
+            t = time.perf_counter()
+            for _ in range(times):
+                solver.playouts(deals, list(g.bids), cards, list(g.trick), g.trick_leader,
+                                list(g.tricks_won), g.spades_broken, g.current_player,
+                                native=native)
+            return times * len(deals) / (time.perf_counter() - t)
+        return run
+
+    out = {"engine": engine, "env": env, "view": view, "playout": playouts(True, 60),
+           "playout_py": playouts(False, 3)}
+    try:
+        import torch
+        torch.set_num_threads(1)
+        vector = importlib.import_module(f"{pkg}.vector")
+    except ImportError:
+        return out
+
+    def batched():
+        venv = vector.SpadesVectorEnv(num_envs=256, device="cpu", seed=0, threads=1,
+                                      validate=False, copy=False)
+        venv.reset()
+        for _ in range(56):
+            venv.step(venv.sample_actions())
+        t = time.perf_counter()
+        for _ in range(56 * 6):
+            venv.step(venv.sample_actions())
+        return 256 * 56 * 6 / (time.perf_counter() - t)
+
+    out["batched"] = batched
+    return out
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--before", required=True, help="the earlier commit (any git revision)")
-    p.add_argument("--repeats", type=int, default=7)
-    p.add_argument("--only", nargs="+", choices=sorted(WORKLOADS), default=None)
+    p.add_argument("--repeats", type=int, default=15, help="pairs per workload")
+    p.add_argument("--only", nargs="+", default=None,
+                   choices=["engine", "env", "view", "batched", "playout", "playout_py"])
     args = p.parse_args(argv)
-    names = args.only or list(WORKLOADS)
     with tempfile.TemporaryDirectory() as tmp:
-        before = os.path.join(tmp, "before")
-        subprocess.run(["git", "worktree", "add", "--detach", before, args.before], cwd=ROOT,
-                       check=True, capture_output=True)
-        try:
-            rows = []
-            for name in names:
-                got = {"before": [], "after": []}
-                for _ in range(args.repeats):
-                    got["before"].append(run(before, name))
-                    got["after"].append(run(ROOT, name))
-                b, a = statistics.median(got["before"]), statistics.median(got["after"])
-                rows.append((name, b, a))
-                print(f"{name:8s} before {b:12,.0f}/s  after {a:12,.0f}/s  after/before "
-                      f"{a / b:.3f}", flush=True)
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", before], cwd=ROOT,
-                           capture_output=True)
-    print(f"\n| workload | before (median of {args.repeats}) | after | after / before |")
+        extract(args.before, tmp)
+        sys.path.insert(0, tmp)
+        before, after = workloads("spades_before"), workloads("spades_env")
+        names = [n for n in (args.only or list(after)) if n in before]
+        rows = []
+        for name in names:
+            b_fn, a_fn = before[name], after[name]
+            b_fn(), a_fn()  # warm-up (kernel builds, caches)
+            ratios, rb, ra = [], [], []
+            for k in range(args.repeats):
+                if k % 2 == 0:
+                    b, a = b_fn(), a_fn()
+                else:
+                    a, b = a_fn(), b_fn()
+                rb.append(b)
+                ra.append(a)
+                ratios.append(a / b)
+            ratios.sort()
+            r = statistics.median(ratios)
+            q1, q3 = ratios[len(ratios) // 4], ratios[(3 * len(ratios)) // 4]
+            rows.append((name, statistics.median(rb), statistics.median(ra), r, q1, q3))
+            print(f"{name:10s} paired ratio after / before {r:.3f} [{q1:.3f}, {q3:.3f}]",
+                  flush=True)
+    print(f"\n| workload | before (median of {args.repeats}) | after | after / before: median of "
+          f"the paired ratios [quartiles] |")
     print("|---|---|---|---|")
-    for name, b, a in rows:
-        print(f"| {name} | {b:,.0f}/s | {a:,.0f}/s | {a / b:.3f} |")
+    for name, b, a, r, q1, q3 in rows:
+        print(f"| {name} | {b:,.0f}/s | {a:,.0f}/s | {r:.3f} [{q1:.3f}, {q3:.3f}] |")
     return 0
 
 

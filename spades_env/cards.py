@@ -231,15 +231,24 @@ def mask_to_cards(mask: int) -> list[int]:
     """
     if type(mask) is not int or not 0 <= mask <= FULL_DECK:
         mask = _check_mask(mask)
+    return cards_of_mask(mask)
+
+
+def cards_of_mask(mask: int, _chunks=_CHUNK_CARDS) -> list[int]:
+    """``mask_to_cards`` without the argument check, for inner loops: ``mask`` must be an int in
+    0..2**52-1."""
+    lo = mask & 0x1FFF
+    if mask == lo:  # one suit, clubs (or nothing)
+        return list(_chunks[0][lo])
     out: list[int] = []
-    if mask & 0x1FFF:
-        out.extend(_CHUNK_CARDS[0][mask & 0x1FFF])
+    if lo:
+        out.extend(_chunks[0][lo])
     if (mask >> 13) & 0x1FFF:
-        out.extend(_CHUNK_CARDS[1][(mask >> 13) & 0x1FFF])
+        out.extend(_chunks[1][(mask >> 13) & 0x1FFF])
     if (mask >> 26) & 0x1FFF:
-        out.extend(_CHUNK_CARDS[2][(mask >> 26) & 0x1FFF])
+        out.extend(_chunks[2][(mask >> 26) & 0x1FFF])
     if mask >> 39:
-        out.extend(_CHUNK_CARDS[3][(mask >> 39) & 0x1FFF])
+        out.extend(_chunks[3][(mask >> 39) & 0x1FFF])
     return out
 
 

@@ -13,7 +13,6 @@ by the next dealer inside the same ``apply`` call.
 from __future__ import annotations
 
 import json
-from functools import cached_property
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -21,11 +20,11 @@ import numpy as np
 
 from .cards import (
     BID_OFFSET, BLIND_NIL_ACTION, FULL_DECK, LOOK_ACTION, MAX_BID, NUM_ACTIONS, NUM_CARDS,
-    action_str, card_str, mask_to_cards,
+    action_str, card_str, cards_of_mask, mask_to_cards,
 )
 from .rules import (
-    HandResult, Rules, failed_to_follow, game_outcome, illegal_card_reason, legal_cards_mask,
-    score_hand, spades_broken_after, trick_winner_unchecked, voids_of_plays,
+    FAILED_TO_FOLLOW, HandResult, Rules, failed_to_follow, game_outcome, illegal_card_reason,
+    legal_cards_mask, score_hand, spades_broken_after, trick_winner_unchecked, voids_of_plays,
 )
 
 FORMAT_TAG = "spades_env.game"
@@ -198,15 +197,19 @@ class PlayerView:
     hand_results: tuple
     exchange: tuple = ()
 
-    @cached_property
+    @property
     def known_voids(self) -> tuple:
         """Suits each seat is known to hold none of: 4 suit masks by seat (bit ``s``: void in
         suit ``s``). ``voids`` (failed to follow suit), plus the inference from a spade led
         before spades were broken: that lead is legal only from a hand of nothing but spades
         (docs/rules.md, Play), so the leader held no club, diamond or heart (and cannot get one
         later in the hand). Computed once per view (``rules.voids_of_plays``)."""
-        shown = voids_of_plays(self.play_history, self.rules.forced_spade_lead_breaks)
-        return tuple(v | w for v, w in zip(self.voids, shown))
+        cache = self.__dict__
+        known = cache.get("_known_voids")
+        if known is None:
+            shown = voids_of_plays(self.play_history, self.rules.forced_spade_lead_breaks)
+            known = cache["_known_voids"] = tuple(v | w for v, w in zip(self.voids, shown))
+        return known
 
     @property
     def unseen(self) -> int:
@@ -469,7 +472,7 @@ class SpadesGame:
         """Legal action ids (ascending) for ``current_player``; [] when the game is over."""
         if self.phase == _PLAY:
             trick = self.trick
-            return mask_to_cards(legal_cards_mask(self.hands[self.current_player],
+            return cards_of_mask(legal_cards_mask(self.hands[self.current_player],
                                                   trick[0] // 13 if trick else -1,
                                                   self.spades_broken))
         ph = self.phase
@@ -639,12 +642,15 @@ class SpadesGame:
         self.hands[p] ^= bit
         self.played[p] |= bit
         trick = self.trick
-        led = trick[0] // 13 if trick else -1
-        self.voids[p] |= failed_to_follow(card, led)
-        self.spades_broken = spades_broken_after(card, led, self.spades_broken,
-                                                 self.rules.forced_spade_lead_breaks)
-        if led < 0:
+        if trick:
+            led = trick[0] // 13
+            self.voids[p] |= FAILED_TO_FOLLOW[led][card]
+        else:
+            led = -1
             self.trick_leader = p
+        if card >= 39 and not self.spades_broken:  # otherwise nothing can change
+            self.spades_broken = spades_broken_after(card, led, False,
+                                                     self.rules.forced_spade_lead_breaks)
         trick.append(card)
         if len(trick) < 4:
             self.current_player = (p + 1) & 3

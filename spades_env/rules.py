@@ -149,6 +149,11 @@ def failed_to_follow(card: int, led_suit: int) -> int:
     return 1 << led_suit if led_suit >= 0 and card // 13 != led_suit else 0
 
 
+FAILED_TO_FOLLOW = tuple(tuple(failed_to_follow(c, led) for c in range(52)) for led in range(4))
+"""``FAILED_TO_FOLLOW[led_suit][card]`` is ``failed_to_follow(card, led_suit)`` (a led suit 0..3):
+the same rule as a table, for the engine's inner loop."""
+
+
 def voids_revealed(card: int, led_suit: int, spades_broken: bool) -> int:
     """Suit mask of every suit a play shows its player void in: ``failed_to_follow``, and for a
     spade led before spades are broken, clubs, diamonds and hearts (that lead is legal only from
@@ -156,6 +161,12 @@ def voids_revealed(card: int, led_suit: int, spades_broken: bool) -> int:
     if led_suit < 0:
         return 0b0111 if card >= 39 and not spades_broken else 0
     return failed_to_follow(card, led_suit)
+
+
+VOIDS_REVEALED = tuple(tuple(tuple(voids_revealed(c, led, broken) for c in range(52))
+                             for led in range(-1, 4)) for broken in (False, True))
+"""``VOIDS_REVEALED[spades_broken][led_suit + 1][card]`` is ``voids_revealed(card, led_suit,
+spades_broken)``: the same rule as a table, for inner loops."""
 
 
 def spades_broken_after(card: int, led_suit: int, spades_broken: bool,
@@ -181,7 +192,7 @@ def voids_of_plays(plays, forced_spade_lead_breaks: bool) -> tuple:
     for i in range(0, len(plays), 4):
         led = -1
         for seat, card in plays[i:i + 4]:
-            shown = voids_revealed(card, led, broken)
+            shown = VOIDS_REVEALED[broken][led + 1][card]
             if shown:
                 voids[seat] |= shown
             if card >= 39 and not broken:  # otherwise nothing can change
@@ -230,13 +241,15 @@ BEATS = tuple(tuple(card_beats(c, w) for w in range(52)) for c in range(52))
 play-outs' inner loop (a lookup costs less than a call)."""
 
 
+_BEATERS = tuple((SPADES_MASK & ~((1 << (w + 1)) - 1)) if w >= 39 else
+                 (SUIT_MASKS[w // 13] & ~((1 << (w + 1)) - 1)) | SPADES_MASK for w in range(52))
+# _BEATERS[w]: every card that takes the trick from w (card_beats as a mask)
+
+
 def cards_that_beat(cards: int, winning: int) -> int:
     """The cards of the 52-bit mask ``cards`` that would take the trick from ``winning``
     (``card_beats`` for a whole mask at once)."""
-    above = ~((1 << (winning + 1)) - 1)
-    if winning >= 39:
-        return cards & SPADES_MASK & above
-    return (cards & SUIT_MASKS[winning // 13] & above) | (cards & SPADES_MASK)
+    return cards & _BEATERS[winning]
 
 
 def trick_winner_unchecked(cards, leader: int) -> int:
@@ -245,7 +258,7 @@ def trick_winner_unchecked(cards, leader: int) -> int:
     best = cards[0]
     bi = 0
     for i in (1, 2, 3):
-        if card_beats(cards[i], best):
+        if BEATS[cards[i]][best]:
             best, bi = cards[i], i
     return (leader + bi) & 3
 
@@ -544,8 +557,8 @@ def game_outcome(scores, rules: Rules) -> int | None:
     return 0 if scores[0] > scores[1] else 1
 
 
-__all__ = ["Rules", "PRESETS", "trick_winner", "trick_winner_unchecked", "card_beats", "BEATS", "cards_that_beat",
-           "legal_cards_mask",
-           "illegal_card_reason", "failed_to_follow", "voids_revealed", "spades_broken_after",
+__all__ = ["Rules", "PRESETS", "trick_winner", "trick_winner_unchecked", "card_beats", "BEATS",
+           "cards_that_beat", "legal_cards_mask", "illegal_card_reason", "failed_to_follow",
+           "FAILED_TO_FOLLOW", "voids_revealed", "VOIDS_REVEALED", "spades_broken_after",
            "voids_of_plays", "legal_cards_batch", "TeamScore", "HandResult", "score_hand",
            "game_outcome", "SPADES_MASK"]

@@ -61,13 +61,14 @@ def high_rank(m: int) -> int:
     return best
 
 
-def _can_beat(hand: int, win: int, led: int) -> bool:
+def _can_beat(hand: int, win: int, led: int, _legal=legal_cards_mask,
+              _beat=cards_that_beat) -> bool:
     """Whether a player holding ``hand`` can beat ``win`` in a trick led in suit ``led``."""
-    return bool(cards_that_beat(legal_cards_mask(hand, led, True), win))
+    return bool(_beat(_legal(hand, led, True), win))
 
 
 def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = False,
-            log: list | None = None) -> list:
+            log: list | None = None, _legal=legal_cards_mask, _beats=BEATS) -> list:
     """Play the hand to the end with a fast rule-based policy for all four seats.
 
     The policy sees all four hands (it runs on a determinization). Habits: a Nil bidder plays the
@@ -112,7 +113,7 @@ def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = Fals
     left = h[0].bit_count() + h[1].bit_count() + h[2].bit_count() + h[3].bit_count()
     while left:
         hand = h[p]
-        legal = legal_cards_mask(hand, led, broken)
+        legal = _legal(hand, led, broken)
         if not (legal & (legal - 1)):
             card = legal.bit_length() - 1
         else:
@@ -128,7 +129,7 @@ def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = Fals
             led = card // 13
             win = card
             wseat = p
-        elif BEATS[card][win]:
+        elif _beats[card][win]:
             win = card
             wseat = p
         n += 1
