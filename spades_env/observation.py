@@ -40,7 +40,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import NUM_CARDS, is_int
+from .cards import BLIND_NIL_ACTION, LOOK_ACTION, NUM_CARDS, is_int
+from .engine import Phase, PlayerView, SpadesGame
+from .rules import spades_broken_after, voids_revealed
 
 PIECES: tuple[tuple[str, int], ...] = (
     ("phase", 3),
@@ -281,5 +283,225 @@ def decode(obs: np.ndarray) -> dict:
     }
 
 
+HISTORY_SLOT = 4 + 52
+HISTORY_SIZE = 52 * HISTORY_SLOT  # 2912
+HISTORY_OFFSET = OBS_SIZE  # the history piece follows the base layout
+
+
+# ----------------------------------------------------------------------------- the env's encoders
+def encode_history(view, out: np.ndarray | None = None) -> np.ndarray:
+    """Reference encoder of the optional ``history`` piece: shape ``(HISTORY_SIZE,)``, float32.
+
+    Slot ``k`` (56 floats) holds the ``k``-th card played this hand (``view.play_history``): a
+    one-hot of the player's seat relative to ``view.seat`` (4) then a one-hot of the card (52).
+
+    Raises:
+        ValueError: ``view`` is not a ``PlayerView`` or ``out`` is not a writeable float32 array
+            of shape ``(HISTORY_SIZE,)``.
+    """
+    if not isinstance(view, PlayerView):
+        raise ValueError(f"encode_history needs a PlayerView (game.view(seat)), got "
+                         f"{type(view).__name__}")
+    out = check_out(out, HISTORY_SIZE)
+    me = view.seat
+    for k, (s, c) in enumerate(view.play_history):
+        out[k * HISTORY_SLOT + ((s - me) & 3)] = 1.0
+        out[k * HISTORY_SLOT + 4 + c] = 1.0
+    return out
+
+
+def encode_full(view, history: bool = False) -> np.ndarray:
+    """Observation vector as the env gives it: ``encode(view)`` then, with ``history``, the
+    history piece. Shape ``(OBS_SIZE,)`` or ``(OBS_SIZE + HISTORY_SIZE,)``, float32."""
+    out = np.zeros(OBS_SIZE + (HISTORY_SIZE if history else 0), dtype=np.float32)
+    encode(view, out[:OBS_SIZE])
+    if history:
+        encode_history(view, out[OBS_SIZE:])
+    return out
+
+
+class IncrementalEncoder:
+    """Four observation rows (one per seat), updated in place move by move.
+
+    ``buf`` has shape ``(4, width)``, float32; ``buf[seat]`` always equals
+    ``encode_full(game.view(seat), history)`` (tested at every step of random games), except after
+    ``finish_hand`` which shows the finished hand as the engine shows a finished game. The common
+    moves (a bid, a card) cost a few numpy scatter writes into precomputed flat indices; rare
+    ones (Blind Nil decisions, the exchange) re-encode from ``game.view``.
+    """
+
+    def __init__(self, history: bool = False):
+        self.history = bool(history)
+        self.width = W = OBS_SIZE + (HISTORY_SIZE if self.history else 0)
+        self.buf = np.zeros((4, W), dtype=np.float32)
+        self.flat = self.buf.reshape(-1)
+        o = {k: v[0] for k, v in OFFSETS.items()}
+        self._o = o
+        rows = np.arange(4) * W
+        # relative seat of `seat` seen from each observer row `me`
+        rel = np.array([[(s - me) & 3 for me in range(4)] for s in range(4)])  # [seat, me]
+
+        def per_seat(off, stride, extra=0):
+            # flat indices, for each absolute seat s, of (off + stride*rel(s, me) + extra) per row
+            return [rows + off + stride * rel[s] + extra for s in range(4)]
+
+        self._pc = [[np.concatenate([rows + o["played"] + 52 * rel[s] + c,
+                                     rows + o["trick"] + 52 * rel[s] + c]) for c in range(52)]
+                    for s in range(4)]
+        self._led = [rows + o["led_suit"] + su for su in range(4)]
+        void = [[rows + o["voids"] + 4 * rel[s] + su for su in range(4)] for s in range(4)]
+        # the flat indices of every suit mask (``rules.voids_revealed``) by seat
+        self._voids = [[np.concatenate([void[s][su] for su in range(4) if (m >> su) & 1]
+                                       or [np.zeros(0, np.int64)]) for m in range(16)]
+                       for s in range(4)]
+        # a card played by seat s leaves the "passed" half of its partner's exchange piece
+        self._passed = [[((s + 2) & 3) * W + o["exchange"] + c for c in range(52)]
+                        for s in range(4)]
+        self._sb = rows + o["spades_broken"]
+        self._to_act = per_seat(o["to_act"], 1)
+        self._dealer = per_seat(o["dealer"], 1)
+        self._tw = per_seat(o["tricks_won"], 1)
+        self._bid = [[rows + o["bids"] + BID_SLOTS * rel[s] + slot for slot in range(BID_SLOTS)]
+                     for s in range(4)]
+        self._hand0 = o["hand"]
+        self._trick_lo, self._trick_hi = o["trick"], OFFSETS["led_suit"][1]
+        self._tn = o["trick_number"]
+        self._phase = o["phase"]
+        self._looked = o["looked"]
+        self._sc = o["scores"]
+        self._bags = o["bags"]
+        self._target = o["target"]
+        self._bid_not_yet = np.concatenate([rows + o["bids"] + BID_SLOTS * r for r in range(4)])
+        if self.history:
+            self._hist = [[np.concatenate([rows + HISTORY_OFFSET + rel[s],
+                                           rows + HISTORY_OFFSET + 4 + c]) for c in range(52)]
+                          for s in range(4)]
+
+    # -- whole rows --------------------------------------------------------------------
+    def rebuild(self, game: SpadesGame) -> None:
+        """Re-encode every row from ``game.view`` (the reference path)."""
+        for s in range(4):
+            v = game.view(s)
+            encode(v, self.buf[s, :OBS_SIZE])
+            if self.history:
+                encode_history(v, self.buf[s, OBS_SIZE:])
+
+    def new_hand(self, game: SpadesGame) -> None:
+        """Rows at the start of a hand (bidding, nothing played), written directly."""
+        buf, flat = self.buf, self.flat
+        buf[:] = 0.0
+        buf[:, self._phase] = 1.0
+        flat[self._bid_not_yet] = 1.0
+        flat[self._dealer[game.dealer]] = 1.0
+        flat[self._to_act[game.current_player]] = 1.0
+        rules = game.rules
+        buf[:, self._target] = rules.target_score / 500.0
+        self._write_scores(game.scores, game.bags, rules)
+        for s in range(4):
+            if game.looked[s]:
+                buf[s, self._looked] = 1.0
+                write_mask(buf[s], self._hand0, game.hands[s])
+
+    def _write_scores(self, scores, bags, rules) -> None:
+        buf = self.buf
+        t, bl = float(rules.target_score), float(rules.bag_limit)
+        s0, s1 = scores[0] / t, scores[1] / t
+        b0, b1 = bags[0] / bl, bags[1] / bl
+        sc, bg = self._sc, self._bags
+        buf[0::2, sc] = s0
+        buf[0::2, sc + 1] = s1
+        buf[1::2, sc] = s1
+        buf[1::2, sc + 1] = s0
+        buf[0::2, bg] = b0
+        buf[0::2, bg + 1] = b1
+        buf[1::2, bg] = b1
+        buf[1::2, bg + 1] = b0
+
+    def finish_hand(self, game: SpadesGame) -> None:
+        """After ``play`` reported the end of a hand: show it finished (as a game over shows it)."""
+        res = game.hand_results[-1]
+        buf, flat = self.buf, self.flat
+        buf[:, self._trick_lo:self._trick_hi] = 0.0
+        buf[:, self._phase:self._phase + 3] = 0.0
+        buf[:, self._o["to_act"]:self._o["to_act"] + 4] = 0.0
+        for s in range(4):
+            flat[self._tw[s]] = res.tricks[s] / 13.0
+        buf[:, self._tn] = 1.0
+        t0, t1 = res.teams
+        self._write_scores((t0.total, t1.total), (t0.bags_after, t1.bags_after), game.rules)
+
+    # -- moves -------------------------------------------------------------------------
+    def apply(self, game: SpadesGame, action: int) -> bool:
+        """``game.apply(action)`` and update the rows. Returns True when the move ended a hand;
+        then the rows are NOT updated for the end and the caller calls ``new_hand`` (the game
+        goes on) or ``finish_hand``.
+
+        Raises:
+            IllegalActionError: from the engine; nothing changed.
+        """
+        ph = game.phase
+        p = game.current_player
+        if ph == Phase.PLAY:
+            tl = len(game.trick)
+            led = game.trick[0] // 13 if tl else -1
+            sb = game.spades_broken
+            hn = game.hand_number
+            k = 4 * game.trick_number + tl
+            game.apply(action)
+            return self._card(game, p, action, tl, led, sb, hn, k)
+        if ph == Phase.BIDDING and game.looked[p] and action != BLIND_NIL_ACTION \
+                and action != LOOK_ACTION:
+            game.apply(action)
+            flat = self.flat
+            bid_idx = self._bid[p]
+            flat[bid_idx[0]] = 0.0
+            flat[bid_idx[1 + action - 52]] = 1.0
+            flat[self._to_act[p]] = 0.0
+            nph = game.phase
+            if nph == Phase.BIDDING:
+                flat[self._to_act[game.current_player]] = 1.0
+            elif nph == Phase.PLAY:
+                self.buf[:, self._phase] = 0.0
+                self.buf[:, self._phase + 2] = 1.0
+                flat[self._to_act[game.current_player]] = 1.0
+            else:
+                self.rebuild(game)
+            return False
+        hn = game.hand_number
+        game.apply(action)
+        if game.hand_number != hn:  # not reachable by a bid or a pass; kept for safety
+            return True
+        self.rebuild(game)
+        return False
+
+    def _card(self, game, p, c, tl, led, sb, hn, k) -> bool:
+        flat = self.flat
+        flat[self._pc[p][c]] = 1.0
+        flat[p * self.width + self._hand0 + c] = 0.0
+        if self.history:
+            flat[self._hist[p][c] + k * HISTORY_SLOT] = 1.0
+        flat[self._passed[p][c]] = 0.0
+        if tl == 0:
+            flat[self._led[c // 13]] = 1.0
+        shown = voids_revealed(c, led, sb)
+        if shown:
+            flat[self._voids[p][shown]] = 1.0
+        if not sb and spades_broken_after(c, led, sb, game.rules.forced_spade_lead_breaks):
+            flat[self._sb] = 1.0
+        flat[self._to_act[p]] = 0.0
+        if tl < 3:
+            flat[self._to_act[(p + 1) & 3]] = 1.0
+            return False
+        if game.hand_number != hn:
+            return True
+        self.buf[:, self._trick_lo:self._trick_hi] = 0.0
+        w = game.current_player
+        flat[self._tw[w]] = game.tricks_won[w] / 13.0
+        self.buf[:, self._tn] = game.trick_number / 13.0
+        flat[self._to_act[w]] = 1.0
+        return False
+
+
 __all__ = ["PIECES", "OFFSETS", "OBS_SIZE", "OBS_SIZE_V1", "OBS_VERSION", "encode", "decode",
-           "write_mask", "bid_slot", "check_out", "NUM_CARDS"]
+           "write_mask", "bid_slot", "check_out", "NUM_CARDS", "HISTORY_SLOT", "HISTORY_SIZE",
+           "HISTORY_OFFSET", "encode_history", "encode_full", "IncrementalEncoder"]
