@@ -1,8 +1,9 @@
-/* The card-play rules of Spades in C, written once for the batched kernel (vector_kernel.c) and
- * the search bots' play-outs (playout.c): docs/rules.md, Play. The Python reference is
+/* The rules of Spades in C, written once for the batched kernel (vector_kernel.c) and the search
+ * bots' play-outs (playout.c): the card play (docs/rules.md, Play), hand scoring and the end of the
+ * game. The Python reference is
  * spades_env/rules.py (legal_cards_mask, card_beats, cards_that_beat, spades_broken_after,
- * voids_revealed, trick_winner_unchecked), and tests/test_rules_conformance.py holds every
- * implementation to it.
+ * voids_revealed, trick_winner_unchecked, score_hand, game_outcome), and
+ * tests/engine/test_rules_conformance.py holds every implementation to it.
  *
  * Hands are 52-bit masks (bit = card id suit * 13 + rank, spades = suit 3); led is the suit led to
  * the current trick, or -1 when the player is to lead. */
@@ -66,6 +67,61 @@ static inline int sp_trick_winner(const int64_t *cards, int leader) {
         }
     }
     return (leader + bi) & 3;
+}
+
+/* One team's score of a finished hand (docs/rules.md, Scoring a hand; rules.score_hand):
+ * bids and tricks by seat (4 each), blind[4] (a Blind Nil, or NULL for none), the team (0 or 1),
+ * its score and bags before the hand, and the rules' switches. */
+typedef struct {
+    int64_t contract, contract_points, made; /* made: 1, 0 (set) or -1 (no contract) */
+    int64_t bags, nil_points, bag_penalty, hand_points, total, bags_after;
+} sp_team_score;
+
+static inline sp_team_score sp_score_team(const int64_t *bids, const int64_t *tricks,
+                                          const uint8_t *blind, int team, int64_t score_before,
+                                          int64_t bags_before, int64_t nil_bonus,
+                                          int64_t blind_nil_bonus, int64_t bag_limit,
+                                          int64_t bag_penalty) {
+    sp_team_score r;
+    int64_t contract = 0, taken = 0, nil_points = 0, bags = 0;
+    for (int q = team; q < 4; q += 2) {
+        if (bids[q] == 0) {
+            const int64_t bonus = blind && blind[q] ? blind_nil_bonus : nil_bonus;
+            nil_points += tricks[q] == 0 ? bonus : -bonus;
+            bags += tricks[q]; /* a failed Nil's tricks are bags only */
+        } else {
+            contract += bids[q];
+            taken += tricks[q];
+        }
+    }
+    const int has = contract > 0, made = has && taken >= contract;
+    r.contract = contract;
+    r.contract_points = made ? 10 * contract + (taken - contract) : (has ? -10 * contract : 0);
+    r.made = has ? made : -1;
+    r.bags = bags + (made ? taken - contract : 0);
+    r.nil_points = nil_points;
+    const int64_t total_bags = bags_before + r.bags; /* >= 0 */
+    const int64_t penalties = total_bags / bag_limit;
+    r.bag_penalty = -bag_penalty * penalties;
+    r.bags_after = total_bags - penalties * bag_limit;
+    r.hand_points = r.contract_points + nil_points + r.bag_penalty;
+    r.total = score_before + r.hand_points;
+    return r;
+}
+
+/* The winner after a complete hand (docs/rules.md, End of the game; rules.game_outcome): 0, 1,
+ * or -1 to play on (also for equal totals when both teams reached an ending condition). */
+static inline int sp_game_outcome(const int64_t *scores, int64_t target, int has_loss,
+                                  int64_t loss_threshold) {
+    int reached[2], lost[2];
+    for (int t = 0; t < 2; t++) {
+        reached[t] = scores[t] >= target;
+        lost[t] = has_loss && scores[t] <= loss_threshold && !reached[t];
+    }
+    const int count = (reached[0] || lost[0]) + (reached[1] || lost[1]);
+    if (count == 1) return (reached[0] || lost[1]) ? 0 : 1;
+    if (count == 2 && scores[0] != scores[1]) return scores[0] > scores[1] ? 0 : 1;
+    return -1;
 }
 
 #endif

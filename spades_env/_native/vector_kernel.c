@@ -265,51 +265,26 @@ int64_t sp_end_hands(const sp_env *e, int64_t *rec, int64_t *hist, int64_t cap,
         r[0] = e->dealer[i];
         for (int q = 0; q < 4; q++) { r[1 + q] = b[q]; r[5 + q] = k[q]; }
         int64_t hp[2], sc[2];
-        for (int t = 0; t < 2; t++) {
-            int64_t contract = 0, taken = 0, nil_points = 0, nil_bags = 0;
-            for (int q = t; q < 4; q += 2) {
-                if (b[q] == 0) {
-                    nil_points += k[q] == 0 ? 1 : -1;
-                    nil_bags += k[q];
-                } else {
-                    contract += b[q];
-                    taken += k[q];
-                }
-            }
-            nil_points *= e->nil_bonus;
-            const int has = contract > 0, made = has && taken >= contract;
-            const int64_t over = taken - contract;
-            const int64_t contract_points = made ? 10 * contract + over
-                                                 : (has ? -10 * contract : 0);
-            const int64_t bags_hand = nil_bags + (made ? over : 0);
-            const int64_t total_bags = e->bags[i * 2 + t] + bags_hand;
-            const int64_t pens = total_bags / e->bag_limit; /* total_bags >= 0 */
-            const int64_t bag_pen = -e->bag_penalty * pens;
-            const int64_t bags_after = total_bags - pens * e->bag_limit;
-            hp[t] = contract_points + nil_points + bag_pen;
-            sc[t] = e->scores[i * 2 + t] + hp[t];
+        for (int t = 0; t < 2; t++) { /* rules.h: sp_score_team (no Blind Nil here) */
+            const sp_team_score ts = sp_score_team(b, k, NULL, t, e->scores[i * 2 + t],
+                                                   e->bags[i * 2 + t], e->nil_bonus, 0,
+                                                   e->bag_limit, e->bag_penalty);
+            hp[t] = ts.hand_points;
+            sc[t] = ts.total;
             int64_t *f = r + 9 + 9 * t;
-            f[0] = contract; f[1] = contract_points;
-            f[2] = has ? made : -1; f[3] = bags_hand; f[4] = nil_points;
-            f[5] = bag_pen; f[6] = hp[t]; f[7] = sc[t];
-            f[8] = bags_after;
-            e->bags[i * 2 + t] = bags_after;
+            f[0] = ts.contract; f[1] = ts.contract_points;
+            f[2] = ts.made; f[3] = ts.bags; f[4] = ts.nil_points;
+            f[5] = ts.bag_penalty; f[6] = hp[t]; f[7] = sc[t];
+            f[8] = ts.bags_after;
+            e->bags[i * 2 + t] = ts.bags_after;
             e->scores[i * 2 + t] = sc[t];
             hand_points[i * 2 + t] = hp[t];
         }
         const int64_t hc = e->hand_count[i];
         memcpy(hist + (i * cap + hc) * 27, r, 27 * sizeof(int64_t));
         e->hand_count[i] = hc + 1;
-        /* end of the game (rules.game_outcome) */
-        int reached[2], lost[2];
-        for (int t = 0; t < 2; t++) {
-            reached[t] = sc[t] >= e->target;
-            lost[t] = e->has_loss && sc[t] <= e->loss_threshold && !reached[t];
-        }
-        const int count = (reached[0] || lost[0]) + (reached[1] || lost[1]);
-        const int win0 = (count == 1 && (reached[0] || lost[1])) || (count == 2 && sc[0] > sc[1]);
-        const int win1 = (count == 1 && (reached[1] || lost[0])) || (count == 2 && sc[1] > sc[0]);
-        const int64_t w = win0 ? 0 : (win1 ? 1 : -1);
+        /* end of the game (rules.h: sp_game_outcome) */
+        const int64_t w = sp_game_outcome(sc, e->target, (int)e->has_loss, e->loss_threshold);
         winner[i] = w;
         const int term = w >= 0 || (e->hands_per_episode && hc + 1 >= e->hands_per_episode);
         const int trunc = !term && e->max_hands && hc + 1 >= e->max_hands;

@@ -1,4 +1,4 @@
-"""Every implementation of the card-play rules agrees with the Python reference (``rules.py``).
+"""Every implementation of the rules agrees with the Python reference (``rules.py``).
 
 The rules are written once per language: Python (``spades_env/rules.py``), C (``_native/rules.h``,
 shared by the batched kernel and the play-outs) and torch (the batched engine's GPU backend). This
@@ -13,7 +13,10 @@ file runs the same cases through each:
 - random games from random deals through the engine and the batched engine (both backends), the
   legal cards, voids and spades broken compared with the reference at every card;
 - play-outs (Python and C) whose every card is legal by the reference and whose trick counts the
-  reference's trick winner reproduces.
+  reference's trick winner reproduces;
+- hand scoring and the end of the game, Python against C, on docs/rules.md's scoring examples
+  and 3000 random hands (the batched engine's score tables are held to the engine by
+  ``tests/vector/test_vector_parity.py``).
 """
 
 from __future__ import annotations
@@ -49,7 +52,11 @@ def c_rules():
            "sp_rule_cards_that_beat": (u64, [u64, i64]),
            "sp_rule_spades_broken_after": (i64, [i64, i64, i64, i64]),
            "sp_rule_voids_revealed": (i64, [i64, i64, i64]),
-           "sp_rule_trick_winner": (i64, [ctypes.POINTER(i64), i64])}
+           "sp_rule_trick_winner": (i64, [ctypes.POINTER(i64), i64]),
+           "sp_rule_score_team": (None, [ctypes.POINTER(i64), ctypes.POINTER(i64),
+                                         ctypes.POINTER(ctypes.c_uint8), i64, i64, i64, i64, i64,
+                                         i64, i64, ctypes.POINTER(i64)]),
+           "sp_rule_game_outcome": (i64, [ctypes.POINTER(i64), i64, i64, i64])}
     out = {}
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -57,6 +64,20 @@ def c_rules():
         out[name[len("sp_rule_"):]] = f
     winner = out["trick_winner"]
     out["trick_winner"] = lambda cards, leader: winner((ctypes.c_int64 * 4)(*cards), leader)
+    score = out["score_team"]
+
+    def score_team(bids, tricks, blind, team, score_before, bags_before, rules):
+        res = (ctypes.c_int64 * 9)()
+        score((ctypes.c_int64 * 4)(*bids), (ctypes.c_int64 * 4)(*tricks),
+              (ctypes.c_uint8 * 4)(*map(int, blind)), team, score_before, bags_before,
+              rules.nil_bonus, rules.blind_nil_bonus, rules.bag_limit, rules.bag_penalty, res)
+        return tuple(res)
+
+    out["score_team"] = score_team
+    outcome = out["game_outcome"]
+    out["game_outcome"] = lambda scores, r: outcome(
+        (ctypes.c_int64 * 2)(*scores), r.target_score, r.loss_threshold is not None,
+        r.loss_threshold if r.loss_threshold is not None else 0)
     return out
 
 
@@ -313,3 +334,64 @@ def test_playouts_follow_the_reference():
             c = solver.playouts([hands], (3, 3, 3, 3), [-1], [], (dealer + 1) & 3, [0, 0, 0, 0],
                                 False, 0)
             assert list(c[0]) == counts
+
+
+# ----------------------------------------------------------------------------- scoring
+def _team_fields(ts) -> tuple:
+    """A ``rules.TeamScore`` in the C struct's order (made: 1, 0, or -1 for no contract)."""
+    made = -1 if ts.made is None else int(ts.made)
+    return (ts.contract, ts.contract_points, made, ts.bags, ts.nil_points, ts.bag_penalty,
+            ts.hand_points, ts.total, ts.bags_after)
+
+
+def test_scoring_worked_examples_in_python_and_c(c_rules):
+    """docs/rules.md's scoring examples S1-S13 (Blind Nil included) through ``score_hand`` and
+    ``rules.h``'s ``sp_score_team``: the doc's hand points and bags after, and every field
+    equal between the two."""
+    rows = table(read_doc(), "id", "bids", "tricks", "bags before", "contract", "result",
+                 "contract points", "Nil points", "bags", "bag penalty", "hand points",
+                 "bags after", "shows")
+    assert len(rows) == 13
+    rules = Rules(blind_nil=True)
+    for r in rows:
+        words = r["bids"].split()
+        bids = [0 if w in ("Nil", "BNil") else int(w) for w in words]
+        blind = [w == "BNil" for w in words]
+        tricks = [int(x) for x in r["tricks"].split()]
+        before = [int(x) for x in r["bags before"].split("/")]
+        t0, t1 = R.score_hand(bids, tricks, before, rules, blind)
+        want_points = [int(x) for x in r["hand points"].replace("+", "").split("/")]
+        want_bags = [int(x) for x in r["bags after"].split("/")]
+        assert [t0.hand_points, t1.hand_points] == want_points, r["id"]
+        assert [t0.bags_after, t1.bags_after] == want_bags, r["id"]
+        for team, ts in ((0, t0), (1, t1)):
+            got = c_rules["score_team"](bids, tricks, blind, team, 0, before[team], rules)
+            assert got == _team_fields(ts), (r["id"], team)
+
+
+def test_scoring_and_game_end_agree_on_random_hands(c_rules):
+    rnd = random.Random(9)
+    presets = [Rules(), Rules(blind_nil=True), Rules.preset("house"),
+               Rules(nil_bonus=50, bag_limit=5, bag_penalty=50, loss_threshold=-200)]
+    for _ in range(3000):
+        rules = rnd.choice(presets)
+        tricks = [0, 0, 0, 0]
+        for _ in range(13):
+            tricks[rnd.randrange(4)] += 1
+        bids = [rnd.choice([0, 0, rnd.randrange(1, 14)]) for _ in range(4)]
+        blind = [rules.blind_nil and b == 0 and rnd.random() < 0.3 for b in bids]
+        before_bags = [rnd.randrange(rules.bag_limit) for _ in range(2)]
+        before = [rnd.randrange(-400, 600) for _ in range(2)]
+        t0, t1 = R.score_hand(bids, tricks, before_bags, rules, blind, before)
+        for team, ts in ((0, t0), (1, t1)):
+            assert c_rules["score_team"](bids, tricks, blind, team, before[team],
+                                         before_bags[team], rules) == _team_fields(ts)
+        scores = [t0.total, t1.total]
+        want = R.game_outcome(scores, rules)
+        assert c_rules["game_outcome"](scores, rules) == (-1 if want is None else want)
+    # the ties and thresholds, by hand (docs/rules.md, End of the game)
+    r = Rules(loss_threshold=-200)
+    for scores, want in (([500, 499], 0), ([499, 500], 1), ([510, 510], None), ([520, 510], 0),
+                         ([-200, 0], 1), ([0, -250], 0), ([499, -199], None)):
+        assert R.game_outcome(scores, r) == want
+        assert c_rules["game_outcome"](scores, r) == (-1 if want is None else want)
