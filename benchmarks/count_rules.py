@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import re
 import subprocess
 import sys
 from collections import defaultdict
 
-import os
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # tests.doctools
 
 # rule -> language -> signature regexes (any one marks the function)
 SIGNATURES = {
@@ -154,38 +154,10 @@ def imports(files: dict[str, str]) -> tuple[dict[str, set], list[str]]:
     return graph, sorted(set(private))
 
 
-def cycles(graph: dict[str, set]) -> list[tuple[str, ...]]:
-    """The strongly connected groups of more than one module (Tarjan), each sorted."""
-    index, low, stack, on, out = {}, {}, [], set(), []
-    counter = [0]
-
-    def visit(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in graph.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                group.append(w)
-                if w == v:
-                    break
-            if len(group) > 1:
-                out.append(tuple(sorted(group)))
-
-    sys.setrecursionlimit(10000)
-    for v in list(graph):
-        if v not in index:
-            visit(v)
-    return sorted(out)
+def cycles(graph: dict[str, set]) -> list[list[str]]:
+    """The groups of modules that import each other (``tests.doctools.find_cycles``)."""
+    from tests.doctools import find_cycles
+    return find_cycles(graph)
 
 
 def report(files: dict[str, str]) -> dict:

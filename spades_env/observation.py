@@ -144,6 +144,12 @@ def write_mask(out: np.ndarray, start: int, mask: int) -> None:
     out[start + 39:start + 52] = _CHUNK_BITS[(mask >> 39) & 0x1FFF]
 
 
+def _check_view(view, what: str) -> None:
+    if not isinstance(view, PlayerView):
+        raise ValueError(f"{what} needs a PlayerView (game.view(seat)), got "
+                         f"{type(view).__name__}")
+
+
 def encode(view, out: np.ndarray | None = None) -> np.ndarray:
     """Observation vector of ``view`` (a ``PlayerView``), shape ``(OBS_SIZE,)``, ``float32``
     (the module docstring's table). ``out`` (float32, that shape) is overwritten and returned
@@ -155,10 +161,7 @@ def encode(view, out: np.ndarray | None = None) -> np.ndarray:
         ValueError: ``view`` is not a ``PlayerView`` or ``out`` is not a writeable float32 array
             of shape ``(OBS_SIZE,)``.
     """
-    from .engine import PlayerView
-    if not isinstance(view, PlayerView):
-        raise ValueError(f"encode needs a PlayerView (game.view(seat)), got "
-                         f"{type(view).__name__}")
+    _check_view(view, "encode")
     out = check_out(out, OBS_SIZE)
     me = view.seat
     o = OFFSETS
@@ -299,9 +302,7 @@ def encode_history(view, out: np.ndarray | None = None) -> np.ndarray:
         ValueError: ``view`` is not a ``PlayerView`` or ``out`` is not a writeable float32 array
             of shape ``(HISTORY_SIZE,)``.
     """
-    if not isinstance(view, PlayerView):
-        raise ValueError(f"encode_history needs a PlayerView (game.view(seat)), got "
-                         f"{type(view).__name__}")
+    _check_view(view, "encode_history")
     out = check_out(out, HISTORY_SIZE)
     me = view.seat
     for k, (s, c) in enumerate(view.play_history):

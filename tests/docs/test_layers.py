@@ -17,7 +17,7 @@ import textwrap
 
 import pytest
 
-from tests.doctools import imports_of, module_name
+from tests.doctools import find_cycles, imports_of, module_name
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -232,38 +232,6 @@ def import_graph() -> dict[str, set[str]]:
                     out.add(name)
         graph[m] = out
     return graph
-
-
-def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The groups of modules that import each other, directly or through others (the strongly
-    connected components of more than one module), each sorted."""
-    index, low, on, stack, out = {}, {}, set(), [], []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in graph.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                group.append(w)
-                if w == v:
-                    break
-            if len(group) > 1:
-                out.append(sorted(group))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return sorted(out)
 
 
 def test_no_import_cycles():
