@@ -126,11 +126,15 @@ class ThreadChooser:
     (``MIN_PERIOD`` up to ``MAX_PERIOD``) while the same setting keeps winning, and is at least
     ``1 / PROBE_SHARE`` times what the slower setting cost in the probe, so probing takes at most
     about ``PROBE_SHARE`` of the time however slow the loser is. A probe stops as soon as the
-    setting being tried has used more time than the current one needs for its 4 calls (a very
-    slow setting costs one call; so does the current one once it is beaten that clearly), and
-    starts early when a call of ``threads`` takes ``JUMP`` times its probe's mean (a busy
-    process arrived).
+    setting being tried has used more than twice the time the current one needs for its 4 calls (a
+    very slow setting costs one call; so does the current one once it is beaten that clearly).
 
+    A load that arrives between probes is noticed without waiting for the period: while more
+    than one thread runs, a probe starts early when one call takes ``JUMP`` times its probe's
+    mean, or when the mean of the last ``WINDOW`` calls is ``DRIFT`` times it (a busy neighbour
+    typically makes 2-thread calls 1.3-3x slower, not 8x), once the run since the probe has
+    lasted ``1 / DRIFT_SHARE`` times the loser's probe time (so even a noisy machine that
+    trips the test every window spends at most ``DRIFT_SHARE`` of its time probing).
     Use: ``n = chooser.next()`` before a call, ``chooser.record(seconds)`` after it; the setting
     that runs between probes is ``chooser.best``.
     """
@@ -138,6 +142,7 @@ class ThreadChooser:
     MIN_PERIOD, MAX_PERIOD = 0.02, 2.0  # seconds of calls between probes
     PROBE_SHARE = 0.05
     JUMP = 8.0
+    WINDOW, DRIFT, DRIFT_SHARE = 16, 1.4, 0.2  # calls, slowdown, largest share of probes
     LONGEST = 60.0  # the longest wait for a probe, whatever the loser cost
 
     def __init__(self, threads: int):
@@ -149,11 +154,13 @@ class ThreadChooser:
         self._probing = True
         self._left = 0.0  # seconds of calls of best before the next probe
         self._typical = 0.0  # best's mean call in the last probe
+        self._ran = self._loser = 0.0  # seconds run since the probe; the loser's probe time
         self._start_probe()
 
     def _start_probe(self) -> None:
         self._probing, self._i = True, 0
         self._sums, self._counts = [0.0, 0.0], [0, 0]  # [best, the other]
+        self._win, self._win_n = 0.0, 0  # the current window of WINDOW calls
 
     def _setting(self, side: int) -> int:
         return self.best if side == 0 else (1 if self.best != 1 else self.threads)
@@ -166,7 +173,17 @@ class ThreadChooser:
         """The time the call made with ``next()``'s count took."""
         if not self._probing:
             self._left -= seconds
-            if self._left <= 0 or (self.best != 1 and seconds > self.JUMP * self._typical):
+            self._ran += seconds
+            drift = False
+            if self.best != 1:
+                self._win += seconds
+                self._win_n += 1
+                if self._win_n == self.WINDOW:
+                    drift = (self._win > self.DRIFT * self.WINDOW * self._typical
+                             and self._ran * self.DRIFT_SHARE >= self._loser)
+                    self._win, self._win_n = 0.0, 0
+            if self._left <= 0 or drift or (self.best != 1
+                                            and seconds > self.JUMP * self._typical):
                 self._start_probe()
             return
         side = _PROBE[self._i]
@@ -175,9 +192,10 @@ class ThreadChooser:
         self._i += 1
         half = len(_PROBE) // 2
         mean = [s / c if c else 0.0 for s, c in zip(self._sums, self._counts)]
-        # either side stops the probe once it has used more than the other needs for 4 calls
-        hopeless = side == 1 and self._sums[1] > mean[0] * half
-        beaten = side == 0 and self._counts[1] > 0 and self._sums[0] > mean[1] * half
+        # either side stops the probe once it has used more than twice what the other needs for
+        # 4 calls (twice: the other's mean may not include its call of a trick's costly step)
+        hopeless = side == 1 and self._sums[1] > 2 * mean[0] * half
+        beaten = side == 0 and self._counts[1] > 0 and self._sums[0] > 2 * mean[1] * half
         if not (hopeless or beaten) and self._i < len(_PROBE):
             return
         if beaten or (not hopeless and mean[1] < mean[0]):  # the other setting wins
@@ -189,6 +207,7 @@ class ThreadChooser:
             self._typical = mean[0]
             self.period = min(2 * self.period, self.MAX_PERIOD)
         self._left = min(max(self.period, loser / self.PROBE_SHARE), self.LONGEST)
+        self._loser, self._ran = loser, 0.0
         self._probing = False
 
 

@@ -8,6 +8,7 @@ The chooser is tested on modelled call times (deterministic); the machine's real
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -138,3 +139,53 @@ def test_switching_thread_counts_mid_run_changes_no_result():
         a, b = ref.step(acts), env.step(acts)
         assert torch.equal(a[3], b[3])
     assert env._chooser._k > HAND_STEPS
+
+
+def test_a_moderate_slowdown_between_probes_starts_a_probe_early():
+    # idle for long (the longest period: 2 s is about 4000 calls here), then a busy neighbour
+    # makes every 2-thread call 1.8x a 1-thread one (below JUMP): the run's window of calls
+    # notices it, and 1 thread takes over within a few windows, not at the period's end
+    def arrives(k, t):
+        return (0.5 * MS if k < 20_000 else 1.8 * MS) if t == 2 else MS
+
+    chooser = ThreadChooser(2)
+    _, used = _run(chooser, arrives, 20_000)
+    assert chooser.best == 2 and chooser.period == ThreadChooser.MAX_PERIOD
+    _, used = _run(chooser, lambda k, t: arrives(20_000 + k, t), 200)
+    assert chooser.best == 1 and used.count(2) <= 3 * ThreadChooser.WINDOW + 8
+
+
+def _host(seed: int, calls: int, busy: bool) -> list[tuple[float, float]]:
+    """Modelled (1-thread, 2-thread) seconds of each call on a shared host: the host's speed
+    drifts (a slow random walk over 0.5-2x, the same for both settings), every call has 10%
+    noise of its own and a trick's every 4th step costs 3x; with a busy neighbour a 2-thread
+    call waits for the neighbour's time slice half the time (0.55x of a 1-thread call, plus 0
+    to 6 ms), without one it takes 0.55x."""
+    rng = np.random.default_rng(seed)
+    speed, out = 1.0, []
+    for k in range(calls):
+        speed = float(np.clip(speed * np.exp(rng.normal(0, 0.02)), 0.5, 2.0))
+        base = _trick_work(k) * speed
+        one = base * rng.lognormal(0, 0.1)
+        two = base * 0.55 * rng.lognormal(0, 0.1)
+        if busy and rng.random() < 0.5:
+            two += rng.uniform(0, 6 * MS)
+        out.append((one, two))
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_on_a_noisy_shared_host_two_threads_are_within_10_percent_of_one_under_load(seed):
+    times = _host(seed, 40_000, busy=True)
+    total, _ = _run(ThreadChooser(2), lambda k, t: times[k][t - 1], 40_000)
+    one = sum(a for a, _ in times)
+    two = sum(b for _, b in times)
+    assert two > 1.5 * one  # the load: fixed 2 threads would be over 1.5x slower
+    assert total <= 1.10 * one, total / one
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_on_a_noisy_idle_host_two_threads_stay_within_5_percent_of_always_two(seed):
+    times = _host(seed, 40_000, busy=False)
+    total, _ = _run(ThreadChooser(2), lambda k, t: times[k][t - 1], 40_000)
+    assert total <= 1.05 * sum(b for _, b in times), total / sum(b for _, b in times)
