@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import BLIND_NIL_ACTION, LOOK_ACTION, NUM_CARDS, is_int
+from .cards import BLIND_NIL_ACTION, LOOK_ACTION, NEXT_SEAT, NUM_CARDS, PARTNER, TEAM, is_int
 from .engine import Phase, PlayerView, SpadesGame
 from .rules import spades_broken_after, voids_revealed
 
@@ -188,7 +188,7 @@ def encode(view, out: np.ndarray | None = None) -> np.ndarray:
     if view.current_player >= 0:
         out[o["to_act"][0] + ((view.current_player - me) & 3)] = 1.0
     rules = view.rules
-    mine, theirs = me & 1, 1 - (me & 1)
+    mine, theirs = TEAM[me], 1 - TEAM[me]
     out[o["scores"][0]] = view.scores[mine] / rules.target_score
     out[o["scores"][0] + 1] = view.scores[theirs] / rules.target_score
     out[o["bags"][0]] = view.bags[mine] / rules.bag_limit
@@ -197,7 +197,7 @@ def encode(view, out: np.ndarray | None = None) -> np.ndarray:
     # the Blind Nil exchange: cards passed to the partner that it still holds (known_cards), and
     # the cards received from it
     ex = o["exchange"][0]
-    write_mask(out, ex, view.known_cards[(me + 2) & 3])
+    write_mask(out, ex, view.known_cards[PARTNER[me]])
     received = 0
     for _frm, to, c in view.exchange:
         if to == me:
@@ -356,7 +356,7 @@ class IncrementalEncoder:
                                        or [np.zeros(0, np.int64)]) for m in range(16)]
                        for s in range(4)]
         # a card played by seat s leaves the "passed" half of its partner's exchange piece
-        self._passed = [[((s + 2) & 3) * W + o["exchange"] + c for c in range(52)]
+        self._passed = [[PARTNER[s] * W + o["exchange"] + c for c in range(52)]
                         for s in range(4)]
         self._sb = rows + o["spades_broken"]
         self._to_act = per_seat(o["to_act"], 1)
@@ -491,7 +491,7 @@ class IncrementalEncoder:
             flat[self._sb] = 1.0
         flat[self._to_act[p]] = 0.0
         if tl < 3:
-            flat[self._to_act[(p + 1) & 3]] = 1.0
+            flat[self._to_act[NEXT_SEAT[p]]] = 1.0
             return False
         if game.hand_number != hn:
             return True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .cards import SUIT_LETTERS, SUIT_SYMBOLS, action_str, card_str, format_hand
+from .cards import SUIT_LETTERS, SUIT_SYMBOLS, TEAM, action_str, card_str, format_hand
 
 _PHASES = ("bidding", "Blind Nil exchange", "play", "game over")
 
@@ -62,7 +62,7 @@ def render_game(game, symbols: bool = True) -> str:
     for s in range(4):
         mark = ">" if s == game.current_player else " "
         bid = _bid_text(game.bids[s], game.blind[s])
-        lines.append(f"{mark} seat {s} (team {s & 1})  bid {bid:>8}  tricks {game.tricks_won[s]:>2}"
+        lines.append(f"{mark} seat {s} (team {TEAM[s]})  bid {bid:>8}  tricks {game.tricks_won[s]:>2}"
                      f"  {format_hand(game.hands[s], symbols)}")
     trick = "  ".join(f"seat {s}: {card_str(c, symbols)}" for s, c in game.current_trick)
     empty = "(hand over)" if over else "(no card yet)"

@@ -52,7 +52,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .bots import make_bot
-from .cards import AGENTS, NUM_ACTIONS
+from .cards import AGENTS, NUM_ACTIONS, OPPONENTS, PARTNER
 from .engine import IllegalActionError
 from .spades_v1 import raw_env
 
@@ -113,8 +113,8 @@ class SpadesSingleAgentEnv(gymnasium.Env):
         elif not (isinstance(opponents, Sequence) and len(opponents) == 2):
             raise ValueError("opponents must be one bot (a name or a callable) or a pair of bots "
                              f"(left, right), got {opponents!r}")
-        self._specs = {(self.seat + 2) & 3: partner, (self.seat + 1) & 3: opponents[0],
-                       (self.seat + 3) & 3: opponents[1]}
+        left, right = OPPONENTS[self.seat]
+        self._specs = {PARTNER[self.seat]: partner, left: opponents[0], right: opponents[1]}
         for s, spec in self._specs.items():
             if not (isinstance(spec, str) or callable(spec)):
                 raise ValueError(f"bot for seat {s} must be a make_bot name or a callable "

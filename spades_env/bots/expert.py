@@ -46,7 +46,7 @@ import torch
 
 from ..agents import SHIPPED_CHECKPOINT
 from ..agents.checkpoint import build_agent, load_checkpoint
-from ..cards import BID_OFFSET, LOOK_ACTION, NUM_CARDS
+from ..cards import BID_OFFSET, LOOK_ACTION, NEXT_SEAT, NUM_CARDS
 from ..devices import check_device
 from ..engine import Phase, SpadesGame
 from ..observation import OFFSETS, encode
@@ -323,7 +323,7 @@ class ExpertBot(PIMCBot):
                view.rules)
         if key != self._evidence_key:
             self._evidence_key, self._evidence = key, _Evidence()
-        first = (view.dealer + 1) & 3
+        first = NEXT_SEAT[view.dealer]
         moves = [(s, BID_OFFSET + view.bids[s]) for s in ((first + i) & 3 for i in range(4))
                  if view.bids[s] is not None]
         moves += list(view.play_history)

@@ -31,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..cards import (
-    BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NON_SPADES_MASK, SPADES_MASK, SUIT_MASKS,
+    BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NEXT_SEAT, NON_SPADES_MASK, OPPONENTS, PARTNER,
+    PREV_SEAT, SPADES_MASK, SUIT_MASKS, TEAM,
 )
 from ..engine import Phase
 from ..rules import card_beats
@@ -276,7 +277,7 @@ class EasyBot(_ScriptedBot):
                     best, blen = m, m.bit_count()
             return _lowest(best)
         ws, wc = current_winner(trick)
-        if ws != (view.seat + 2) & 3:
+        if ws != PARTNER[view.seat]:
             winners = [c for c in _cards(lm) if card_beats(c, wc)]
             if winners:
                 return min(winners, key=lambda c: (c // 13 == 3, c))
@@ -315,16 +316,16 @@ class MediumBot(_ScriptedBot):
     # ------------------------------------------------------------ bidding
     def _blind(self, view) -> int:
         me = view.seat
-        if self.blind_nil_deficit is None or view.bids[(me + 2) & 3] == 0:
+        if self.blind_nil_deficit is None or view.bids[PARTNER[me]] == 0:
             return LOOK_ACTION
-        mine, theirs = view.scores[me & 1], view.scores[(me + 1) & 1]
+        mine, theirs = view.scores[TEAM[me]], view.scores[1 - TEAM[me]]
         if theirs - mine >= self.blind_nil_deficit:
             return BLIND_NIL_ACTION
         return LOOK_ACTION
 
     def _bid(self, view) -> int:
         hand = view.hand
-        partner_bid = view.bids[(view.seat + 2) & 3]
+        partner_bid = view.bids[PARTNER[view.seat]]
         if partner_bid != 0 and medium_nil_safe(hand):
             return BID_OFFSET
         est = medium_trick_estimate(hand)
@@ -337,7 +338,7 @@ class MediumBot(_ScriptedBot):
     # ------------------------------------------------------------ play
     def _play(self, view) -> int:
         me = view.seat
-        pa = (me + 2) & 3
+        pa = PARTNER[me]
         bids = view.bids
         tw = view.tricks_won
         remaining = 13 - view.trick_number
@@ -351,7 +352,7 @@ class MediumBot(_ScriptedBot):
         my_team = (me, pa)
         contract = sum(bids[s] for s in my_team if bids[s])
         need = contract - sum(tw[s] for s in my_team if bids[s]) if contract else 0
-        opps = ((me + 1) & 3, (me + 3) & 3)
+        opps = OPPONENTS[me]
         opp_contract = sum(bids[s] for s in opps if bids[s])
         opp_need = opp_contract - sum(tw[s] for s in opps if bids[s]) if opp_contract else 0
         set_mode = self.set_opponents and opp_need > 0 and opp_need >= remaining - 2
@@ -494,7 +495,7 @@ class MediumBot(_ScriptedBot):
     def _nil_lead(lm: int, poss, me: int) -> int:
         """Own Nil leading: the lowest card in the suit where the most unseen cards rank above it."""
         best, key = -1, None
-        others = poss[(me + 1) & 3] | poss[(me + 2) & 3] | poss[(me + 3) & 3]
+        others = poss[NEXT_SEAT[me]] | poss[PARTNER[me]] | poss[PREV_SEAT[me]]
         for s in range(4):
             m = lm & SUIT_MASKS[s]
             if not m:
@@ -520,7 +521,7 @@ class MediumBot(_ScriptedBot):
     def _win_lead(lm: int, poss, me: int, pa: int) -> int:
         """Need tricks: cash a card no opponent can beat; else lead low into the partner's void
         (a ruff), else low from our shortest side suit (to ruff later), else our lowest card."""
-        o1, o2 = poss[(me + 1) & 3], poss[(me + 3) & 3]
+        o1, o2 = poss[NEXT_SEAT[me]], poss[PREV_SEAT[me]]
         safe = -1
         for c in _cards(lm):
             s = c // 13
@@ -550,7 +551,7 @@ class MediumBot(_ScriptedBot):
     @staticmethod
     def _duck_lead(lm: int, poss, me: int) -> int:
         """Contract safe: lead the card most likely to lose (many unseen higher cards in its suit)."""
-        others = poss[(me + 1) & 3] | poss[(me + 2) & 3] | poss[(me + 3) & 3]
+        others = poss[NEXT_SEAT[me]] | poss[PARTNER[me]] | poss[PREV_SEAT[me]]
         best, key = -1, None
         for c in _cards(lm):
             above = (others & higher_in_suit(c)).bit_count()

@@ -38,7 +38,9 @@ from math import exp
 
 import numpy as np
 
-from ..cards import BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION
+from ..cards import (
+    BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NEXT_SEAT, PARTNER, PREV_SEAT, TEAM,
+)
 from ..engine import Phase
 from .base import Bot, check_flag, check_probability
 from .sampler import DealSampler, as_random, check_deal
@@ -211,7 +213,7 @@ class PIMCBot(Bot):
         for s in range(4):
             if s == view.seat or view.bids[s] is None or view.blind[s]:
                 continue
-            if view.blind[s ^ 2]:
+            if view.blind[PARTNER[s]]:
                 continue  # hand changed in the Blind Nil exchange after the bid
             seats.append(s)
         if not self.infer_bids:
@@ -305,7 +307,7 @@ class PIMCBot(Bot):
         if len(cands) == 1:
             return cands, [float("nan")]
         me = view.seat
-        team = me & 1
+        team = TEAM[me]
         rules = view.rules
         flb = rules.forced_spade_lead_breaks
         bids = tuple(view.bids)
@@ -391,10 +393,10 @@ class PIMCBot(Bot):
         every deal out with the candidate as this seat's bid (the others' bids real or estimated)
         and averaging the score difference (``HandUtility``)."""
         me = view.seat
-        team = me & 1
+        team = TEAM[me]
         rules = view.rules
         flb = rules.forced_spade_lead_breaks
-        leader = (view.dealer + 1) & 3
+        leader = NEXT_SEAT[view.dealer]
         blind = view.blind
         cands = self._bid_candidates(view)
         shade = self.bid_shade
@@ -426,11 +428,11 @@ class PIMCBot(Bot):
                 if b and shade and won[me]:
                     # play-outs see every card, real play does not: blend in one trick fewer
                     won[me] -= 1
-                    won[(me + 1) & 3] += 1
+                    won[NEXT_SEAT[me]] += 1
                     v = (1 - shade) * v + shade * u(won)
                 elif not b and nil_shade and not won[me]:
                     # the same optimism for a Nil: blend in a Nil that takes one trick
-                    o = (me + 1) & 3 if won[(me + 1) & 3] else (me + 3) & 3
+                    o = NEXT_SEAT[me] if won[NEXT_SEAT[me]] else PREV_SEAT[me]
                     if won[o]:
                         won[o] -= 1
                         won[me] += 1
@@ -442,9 +444,9 @@ class PIMCBot(Bot):
     # ------------------------------------------------------------------ Blind Nil
     def _blind_nil_choice(self, view, legal) -> int:
         me = view.seat
-        team = me & 1
+        team = TEAM[me]
         deficit = view.scores[1 - team] - view.scores[team]
-        if (BLIND_NIL_ACTION in legal and not view.blind[me ^ 2]
+        if (BLIND_NIL_ACTION in legal and not view.blind[PARTNER[me]]
                 and deficit >= self.blind_nil_deficit):
             return BLIND_NIL_ACTION
         return LOOK_ACTION

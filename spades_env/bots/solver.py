@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from array import array
 
-from ..cards import SUIT_MASKS
+from ..cards import NEXT_SEAT, OPPONENTS, PARTNER, SUIT_MASKS, TEAM
 from ..native import NativeUnavailable, load_kernel
 from ..rules import (
     BEATS, Rules, cards_that_beat, legal_cards_mask, score_hand, spades_broken_after,
@@ -139,7 +139,7 @@ def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = Fals
             n = 0
             led = -1
         else:
-            p = (p + 1) & 3
+            p = NEXT_SEAT[p]
     return won
 
 
@@ -267,7 +267,7 @@ def _duck(legal: int, n: int, win: int) -> int:
 
 def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken) -> int:
     """The play-out policy's card for seat ``p`` (``legal`` has at least 2 cards)."""
-    partner = p ^ 2
+    partner = PARTNER[p]
     # ---------------------------------------------------------------- Nil bidder
     if nil[p] and not won[p]:
         return _duck(legal, n, win)
@@ -284,8 +284,7 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken) -> int:
                 return (b & -b).bit_length() - 1
             return low_rank(legal)
     # ---------------------------------------------------------------- opponent of a live Nil
-    o1 = (p + 1) & 3
-    o2 = (p + 3) & 3
+    o1, o2 = OPPONENTS[p]
     tnil = -1
     if nil[o1] and not won[o1]:
         tnil = o1
@@ -315,7 +314,7 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken) -> int:
         if to_play:
             return low_rank(legal)
     # ---------------------------------------------------------------- contract play
-    team = p & 1
+    team = TEAM[p]
     need = contract[team] - (won[team] * (not nil[team])) - (won[team + 2] * (not nil[team + 2]))
     ot = team ^ 1
     oneed = contract[ot] - (won[ot] * (not nil[ot])) - (won[ot + 2] * (not nil[ot + 2]))
@@ -429,7 +428,7 @@ def solve(hands, trick, leader: int, won, broken: bool, util, flb: bool = False)
         hand = h[p]
         led = tr[0] // 13 if n else -1
         legal = legal_cards_mask(hand, led, state[0])
-        maxi = (p & 1) == 0
+        maxi = TEAM[p] == 0
         best = None
         others = (h[0] | h[1] | h[2] | h[3]) & ~hand
         for x in tr:
@@ -458,7 +457,7 @@ def solve(hands, trick, leader: int, won, broken: bool, util, flb: bool = False)
                 w[ws] -= 1
                 tr.extend(saved)
             else:
-                v = rec((p + 1) & 3, ldr, alpha, beta)
+                v = rec(NEXT_SEAT[p], ldr, alpha, beta)
             tr.pop()
             state[0] = saved_broken
             h[p] = hand

@@ -93,3 +93,17 @@ def test_seats_and_teams():
     assert [partner_of(s) for s in range(4)] == [2, 3, 0, 1]
     assert Seat.NORTH.next == Seat.EAST and Seat.WEST.next == Seat.NORTH
     assert Seat.EAST.partner == Seat.WEST and Seat.SOUTH.team == 0
+
+
+def test_seat_tables_follow_the_table_of_docs_rules():
+    # docs/rules.md, Table: N(0) E(1) S(2) W(3) clockwise; N-S team 0, E-W team 1
+    from spades_env.cards import NEXT_SEAT, OPPONENTS, PARTNER, PREV_SEAT, TEAM
+    assert NEXT_SEAT == (1, 2, 3, 0)  # East plays after North, North after West
+    assert PREV_SEAT == (3, 0, 1, 2)
+    assert PARTNER == (2, 3, 0, 1)
+    assert TEAM == (0, 1, 0, 1)
+    assert OPPONENTS == ((1, 3), (2, 0), (3, 1), (0, 2))
+    for s in range(4):
+        assert PREV_SEAT[NEXT_SEAT[s]] == s and PARTNER[PARTNER[s]] == s
+        assert TEAM[PARTNER[s]] == TEAM[s] and TEAM[NEXT_SEAT[s]] != TEAM[s]
+        assert Seat(s).next == NEXT_SEAT[s] and Seat(s).partner == PARTNER[s]
