@@ -1,6 +1,6 @@
 """Counts of how the code is organised, now and at an earlier commit, side by side: the places
-that decide each card-play rule, the largest files, import cycles and private names imported
-across modules.
+that decide each card-play rule, the largest files, import cycles, private names imported
+across modules and lines that write seat arithmetic inline.
 
 A place that decides a rule is a function (counted with its file) (Python: ``def``; C: a function body) whose text holds
 one of the rule's signature expressions below: the arithmetic that only code deciding that rule
@@ -160,12 +160,33 @@ def cycles(graph: dict[str, set]) -> list[list[str]]:
     return find_cycles(graph)
 
 
+# seat arithmetic written inline (the tables NEXT_SEAT, PARTNER, TEAM... in cards.py hold it once):
+# (x + 1|2|3) & 3 or % 4, x ^ 2, and a seat-named x & 1 or % 2
+SEAT_ARITHMETIC = re.compile(
+    r"\(\s*[\w.\[\]]+\s*\+\s*[123]\s*\)\s*(?:&\s*3|%\s*4)\b"
+    r"|\b(?:p|s|me|seat|dealer|ws|wseat|leader|first|cur|who|mover)\s*\^\s*2\b"
+    r"|\b(?:p|s|me|seat|dealer|ws|wseat|leader|first|cur|who|mover)\s*(?:&\s*1|%\s*2)\b")
+
+
+def seat_arithmetic(files: dict[str, str]) -> list[str]:
+    """``path:line`` of each Python line outside ``cards.py`` that writes seat arithmetic
+    inline (comments and docstring lines that only mention it count too: few)."""
+    out = []
+    for path, text in files.items():
+        if language(path) != "python" or path.endswith("/cards.py"):
+            continue
+        for i, line in enumerate(text.splitlines(), 1):
+            if SEAT_ARITHMETIC.search(line.split("#")[0]):
+                out.append(f"{path}:{i}")
+    return out
+
+
 def report(files: dict[str, str]) -> dict:
     """Every count for one tree."""
     graph, private = imports(files)
     sizes = sorted(((len(t.splitlines()), p) for p, t in files.items()), reverse=True)[:6]
     return {"rules": rule_places(files), "largest": sizes, "cycles": cycles(graph),
-            "private": private}
+            "private": private, "seats": seat_arithmetic(files)}
 
 
 def main(argv=None) -> int:
@@ -187,6 +208,8 @@ def main(argv=None) -> int:
     print(f"| import cycles | {len(before['cycles'])} | {len(after['cycles'])} |")
     print(f"| private names imported across modules | {len(before['private'])} | "
           f"{len(after['private'])} |")
+    print(f"| lines with seat arithmetic inline (Python) | {len(before['seats'])} | "
+          f"{len(after['seats'])} |")
     for i in range(6):
         (bn, bp), (an, ap) = before["largest"][i], after["largest"][i]
         print(f"| largest file {i + 1} | {bp} ({bn} lines) | {ap} ({an} lines) |")
@@ -198,6 +221,7 @@ def main(argv=None) -> int:
                     print(f"{rule} [{lang}]: {', '.join(places)}")
             print("cycles:", *[" <-> ".join(c) for c in rep["cycles"]], sep="\n  ")
             print("private imports:", *rep["private"], sep="\n  ")
+            print("seat arithmetic:", *rep["seats"], sep="\n  ")
     return 0
 
 
