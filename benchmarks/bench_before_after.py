@@ -16,7 +16,7 @@ Workloads (the same work in both versions):
 - ``view``: ``SpadesGame.view`` with ``known_voids`` and ``observation.encode`` at every decision,
   views/s;
 - ``batched``: ``SpadesVectorEnv`` (C kernel, 256 games, one thread, ``sample_actions``),
-  decisions/s (needs torch);
+  decisions/s (needs torch); ``batched_torch``: the same on the torch backend;
 - ``playout``: the search bots' C play-outs (``bots.solver.playouts``) on 100 sampled deals of a
   fixed position, play-outs/s; ``playout_py``: the same with the Python play-out.
 
@@ -150,7 +150,19 @@ def workloads(pkg: str) -> dict:
             venv.step(venv.sample_actions())
         return 256 * 56 * 6 / (time.perf_counter() - t)
 
+    def batched_torch():
+        venv = vector.SpadesVectorEnv(num_envs=256, device="cpu", seed=0, backend="torch",
+                                      validate=False, copy=False)
+        venv.reset()
+        for _ in range(56):
+            venv.step(venv.sample_actions())
+        t = time.perf_counter()
+        for _ in range(56 * 2):
+            venv.step(venv.sample_actions())
+        return 256 * 56 * 2 / (time.perf_counter() - t)
+
     out["batched"] = batched
+    out["batched_torch"] = batched_torch
     return out
 
 
@@ -159,7 +171,8 @@ def main(argv=None) -> int:
     p.add_argument("--before", required=True, help="the earlier commit (any git revision)")
     p.add_argument("--repeats", type=int, default=15, help="pairs per workload")
     p.add_argument("--only", nargs="+", default=None,
-                   choices=["engine", "env", "view", "batched", "playout", "playout_py"])
+                   choices=["engine", "env", "view", "batched", "batched_torch", "playout",
+                            "playout_py"])
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         extract(args.before, tmp)

@@ -100,7 +100,8 @@ def c_functions(text: str):
 def language(path: str) -> str:
     if path.endswith((".c", ".h")):
         return "c"
-    return "torch" if path == "spades_env/vector.py" else "python"
+    batched = path == "spades_env/vector.py" or path.startswith("spades_env/vector/")
+    return "torch" if batched else "python"
 
 
 def rule_places(files: dict[str, str]) -> dict[str, dict[str, list[str]]]:
@@ -112,7 +113,7 @@ def rule_places(files: dict[str, str]) -> dict[str, dict[str, list[str]]]:
         for name, body in funcs:
             for rule, by_lang in SIGNATURES.items():
                 pats = list(by_lang.get(lang, []))
-                if lang == "torch":  # vector.py's numpy/python helpers count as python too
+                if lang == "torch":  # the batched engine's numpy/python helpers count too
                     pats += by_lang["python"]
                 if any(re.search(p, body, re.M) for p in pats):
                     out[rule][lang].append(f"{path}:{name}")

@@ -263,28 +263,52 @@ def trick_winner_unchecked(cards, leader: int) -> int:
     return (leader + bi) & 3
 
 
+def _legal_cards_table() -> np.ndarray:
+    """``LEGAL_CARDS_BY_SUITS``, built by ``legal_cards_mask`` on the full suits of each pattern."""
+    table = np.zeros((2, 5, 16, 52), dtype=bool)
+    cards = np.arange(52)
+    for broken in (False, True):
+        for led in range(-1, 4):
+            for held in range(16):
+                hand = 0
+                for suit in range(4):
+                    if (held >> suit) & 1:
+                        hand |= SUIT_MASKS[suit]
+                legal = legal_cards_mask(hand, led, broken)
+                table[int(broken), led + 1, held] = (legal >> cards) & 1
+    table.setflags(write=False)
+    return table
+
+
+LEGAL_CARDS_BY_SUITS = _legal_cards_table()
+"""``LEGAL_CARDS_BY_SUITS[spades_broken, led_suit + 1, held]`` (numpy bool ``(2, 5, 16, 52)``,
+read-only): the cards ``legal_cards_mask`` allows a hand that holds the suits of the 4-bit mask
+``held`` (bit ``s``: suit ``s``). A hand's legal cards are the cards it holds among them: the rule
+looks at a hand only through which suits it holds. The same rule as a table, for
+``legal_cards_batch``."""
+
+_LEGAL_ROWS = LEGAL_CARDS_BY_SUITS.reshape(2 * 5 * 16, 52)
+_SUIT_BITS = np.array([1, 2, 4, 8])
+
+
 def legal_cards_batch(hands: np.ndarray, led_suit: np.ndarray, spades_broken: np.ndarray
                       ) -> np.ndarray:
-    """The cards each hand may play, for many hands at once (docs/rules.md, Play: follow suit
-    when you can; no spade lead before spades are broken unless the hand holds only spades).
+    """The cards each hand may play, for many hands at once: ``legal_cards_mask`` through its
+    table ``LEGAL_CARDS_BY_SUITS`` (docs/rules.md, Play: follow suit when you can; no spade lead
+    before spades are broken unless the hand holds only spades).
 
     Args:
         hands: bool ``[..., 52]``: the cards each hand holds (card id = suit*13 + rank).
         led_suit: int ``[...]`` (broadcast against ``hands[..., 0]``): the suit led to the
-            current trick, or -1 when the hand is to lead.
+            current trick (0..3), or -1 when the hand is to lead.
         spades_broken: bool ``[...]`` (broadcast the same way): spades are broken.
     Returns:
         bool ``[..., 52]``: the legal cards (all False for an empty hand).
     """
     hands = np.asarray(hands, dtype=bool)
-    led = np.asarray(led_suit)[..., None]
-    suit = np.arange(52) // 13
-    follow = hands & (suit == led)
-    can_follow = follow.any(-1, keepdims=True)
-    non_spades = hands & (suit != 3)
-    lead_only_non_spades = (led < 0) & ~np.asarray(spades_broken, dtype=bool)[..., None] \
-        & non_spades.any(-1, keepdims=True)
-    return np.where(can_follow, follow, np.where(lead_only_non_spades, non_spades, hands))
+    held = hands.reshape(*hands.shape[:-1], 4, 13).any(-1) @ _SUIT_BITS  # suits held, 0..15
+    row = (np.asarray(spades_broken, dtype=np.intp) * 5 + np.asarray(led_suit) + 1) * 16 + held
+    return hands & _LEGAL_ROWS[row]
 
 
 @dataclass(frozen=True)
@@ -560,5 +584,5 @@ def game_outcome(scores, rules: Rules) -> int | None:
 __all__ = ["Rules", "PRESETS", "trick_winner", "trick_winner_unchecked", "card_beats", "BEATS",
            "cards_that_beat", "legal_cards_mask", "illegal_card_reason", "failed_to_follow",
            "FAILED_TO_FOLLOW", "voids_revealed", "VOIDS_REVEALED", "spades_broken_after",
-           "voids_of_plays", "legal_cards_batch", "TeamScore", "HandResult", "score_hand",
-           "game_outcome", "SPADES_MASK"]
+           "voids_of_plays", "legal_cards_batch", "LEGAL_CARDS_BY_SUITS", "TeamScore", "HandResult",
+           "score_hand", "game_outcome", "SPADES_MASK"]

@@ -7,7 +7,7 @@ file runs the same cases through each:
 - the primitives, Python against C (``_native/rules.c`` exports ``rules.h``'s functions):
   legal cards, ``card_beats``, ``cards_that_beat``, ``spades_broken_after``, ``voids_revealed``
   and the trick winner, on values worked out from docs/rules.md and then over every card, led suit
-  and switch;
+  and switch; and the numpy ``legal_cards_batch`` against ``legal_cards_mask``;
 - docs/rules.md's worked examples (the trick winners T1-T8 and the play examples B1-C6) through
   the reference, the C rules, the engine, and the batched engine on both backends;
 - random games from random deals through the engine and the batched engine (both backends), the
@@ -150,6 +150,27 @@ def test_primitives_agree_everywhere(c_rules):
         leader = rnd.randrange(4)
         assert py["trick_winner"](trick, leader) == c["trick_winner"](trick, leader) \
             == R.trick_winner(trick, leader)
+
+
+def test_the_batched_legal_cards_are_legal_cards_mask():
+    """``rules.legal_cards_batch`` (numpy, through the table ``LEGAL_CARDS_BY_SUITS``) against
+    ``legal_cards_mask`` on 3000 random hands holding every pattern of suits, each with every led
+    suit and both spades states, in one batch."""
+    rnd = random.Random(7)
+    hands = []
+    for k in range(3000):
+        suits = sum(SUIT[s] for s in range(4) if (k % 16) >> s & 1)
+        hands.append(rnd.getrandbits(52) & suits)
+    cases = [(h, led, broken) for h in hands for led in range(-1, 4) for broken in (False, True)]
+    bits = np.array([[(h >> c) & 1 for c in range(52)] for h, _, _ in cases], dtype=bool)
+    got = R.legal_cards_batch(bits, np.array([c[1] for c in cases]),
+                              np.array([c[2] for c in cases]))
+    want = np.array([[(R.legal_cards_mask(*c) >> card) & 1 for card in range(52)]
+                     for c in cases], dtype=bool)
+    assert np.array_equal(got, want)
+    # broadcasting: one led suit and one spades state for a batch of hands
+    assert np.array_equal(R.legal_cards_batch(bits[:50], -1, False),
+                          R.legal_cards_batch(bits[:50], np.full(50, -1), np.zeros(50, bool)))
 
 
 # ----------------------------------------------------------------------------- docs/rules.md

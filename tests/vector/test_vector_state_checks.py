@@ -156,6 +156,18 @@ def test_an_env_before_its_first_reset_saves_and_loads():
 
 
 # ------------------------------------------------------------------ batch size and memory
+def test_the_package_keeps_the_modules_import_paths():
+    """What ``spades_env.vector`` offered as one module still imports from the package: the very
+    objects of the modules that hold them now."""
+    import spades_env.vector as vec
+    from spades_env.vector import layout, results
+    assert vec.FinalResults is results.FinalResults
+    for name in ("HAND_STEPS", "ROW", "MAX_HANDS_LIMIT", "bytes_per_game", "available_memory"):
+        assert getattr(vec, name) is getattr(layout, name), name
+    assert (vec.OBS_SIZE, vec.HAND_STEPS, vec.ROW) == (679, 56, 680)  # 679 padded to 8 bytes
+    assert vec.__all__ == ["SpadesVectorEnv", "FinalResults", "HAND_STEPS", "OBS_SIZE"]
+
+
 def test_bytes_per_game_is_what_each_extra_game_allocates():
     from spades_env.observation import OBS_SIZE
     outputs = 4 * OBS_SIZE + 68 + 8 + 16 + 3        # one step's obs, mask, seat, rewards, flags

@@ -1,4 +1,4 @@
-"""Batched Spades engine: ``num_envs`` games stepped together with torch ops (CPU or CUDA).
+"""Batched Spades engine: ``num_envs`` games stepped together, as torch tensors (CPU or CUDA).
 
 ``SpadesVectorEnv`` plays the ``standard`` rules of ``docs/rules.md`` (with the switches
 ``target_score``, ``loss_threshold``, ``forced_spade_lead_breaks``, ``bag_limit``, ``bag_penalty``,
@@ -19,6 +19,7 @@ API (N = ``num_envs``)
 | ``step(actions (N,))`` | ``obs, mask, seat, rewards (N, 4) float32, dones (N,) bool, info`` |
 | ``get_game(i)`` | a ``SpadesGame`` equal to game i's state (for scalar bots: ``.view(seat)``) |
 | ``observe(i, seat)`` | any seat's observation of game i, ``(679,)`` float32 numpy |
+| ``sample_actions(generator=None)`` | a uniformly random legal action per game, ``(N,)`` int64 |
 | ``state_dict()`` / ``load_state_dict(d)`` | exact save / restore (generator included) |
 
 ``info`` always holds ``terminated`` and ``truncated`` ``(N,)`` bool; on a hand's last step also
@@ -29,48 +30,20 @@ that ended, or None). Rewards are by absolute seat (team of seat s is ``s % 2``)
 
 Lockstep schedule
 -----------------
-Without Blind Nil every hand is exactly 56 decisions (4 bids then 52 cards), so all games of the
-batch are always at the same point of their hand: step ``t`` of a hand is a bid for ``t < 4`` and
-the ``(t - 4) % 4``-th card of trick ``(t - 4) // 4`` otherwise. Only *who* acts, *what* is held
-and the scores differ between games. The phase, trick position and trick number are therefore
-plain Python ints, and scoring, game-end checks and auto-resets run only on a hand's last step.
+Without Blind Nil every hand is exactly ``HAND_STEPS`` = 56 decisions (4 bids then 52 cards), so
+all games of the batch are always at the same point of their hand (``hand_step``): step ``t`` of
+a hand is a bid for ``t < 4`` and the ``(t - 4) % 4``-th card of trick ``(t - 4) // 4``
+otherwise. Only *who* acts, *what* is held and the scores differ between games; scoring,
+game-end checks and auto-resets run only on a hand's last step.
 
-Observations are kept incrementally: a uint8 buffer of shape ``(num_envs, 4, ROW)`` holds the
-observation of every seat (0/1 flags, and the counts behind ``tricks_won`` and ``trick_number``);
-each step writes only the entries that changed (a card play: 9 entries per game; a finished
-trick: the 16 trick entries and the led suit), and the acting seat's rows are gathered (as int64
-words) and converted to float32 (counts divided by 13 in float32, bit-equal to the reference
-encoder's ``k / 13.0``), with the team-relative scores, bags and target taken from a small float32
-side table. Seat-relative index tables (``(seat - observer) % 4``) are precomputed from
-``OFFSETS``.
-
-Backends: ``backend="torch"`` does all of the above with tensor ops (CPU or CUDA). On the CPU the
-default is ``"native"``: the same buffers updated by a C kernel (``spades_env/_native/
-vector_kernel.c``, built at first use by ``spades_env.native``), one loop over the games per step
-(bids, card play, trick completion, masks, rendering the observations), per hand start (deal,
-observation rebuild) and per hand end (scoring, game end, rewards). The torch path stays the
-reference: both are checked step by step against the scalar engine, and against each other (same
-deals: card ``perm[k]`` of a stable argsort of uniform floats from the one generator goes to seat
-``(first + k) % 4``). Without a C compiler ``"auto"`` falls back to ``"torch"``.
-
-Speed notes (CPU): use one torch thread on a shared machine (``torch.set_num_threads(1)``; two
-threads contending with other processes ran ~20x slower here). ``copy=False`` (reused output
-buffers) and ``validate=False`` are the fast settings: a fresh multi-MB observation tensor per
-step costs page faults unless glibc keeps freed memory (``benchmarks/bench_vector.py --mallopt``).
-The native backend's ``threads=2`` uses both cores of a 2-core machine when they are free, and
-adapts to the load (``adapt_threads=True``, the default): every 0.02 to 2 s of steps it times 2
-threads against 1 side by side and runs the faster, because OpenMP threads that wait for a core a
-busy process holds made a fixed ``threads=2`` 0.04-0.3x as fast as 1 thread on a loaded 2-core
-machine (``benchmarks/bench_kernel_load.py``, ``benchmarks/results/kernel_load.md``). Which
-setting where: ``threads=1`` inside training (its workers and torch already use the cores) and
-for many envs stepped in parallel processes; ``threads=2`` (adapting) for one env process on a
-machine that other programs may share; ``adapt_threads=False`` only on cores kept free for this
-process (a dedicated machine, ``taskset``), where it saves the probes' few per cent.
-Figures (``benchmarks/results/vector.md``, 2-core x86_64): the native backend with 2 threads at
-1024-4096 games makes 10-12.8 M decisions/s with a random legal action drawn per game, 19-24x
-OpenSpiel's random loop without observations; the env step alone is 24-31x. With 1 thread it is
-about 14x, and the torch backend on the CPU about 2-4x. The rate is bounded by writing each
-decision's 679-float (2.7 KB) observation (the figures above are for the 575-float version 1).
+Backends
+--------
+``backend="torch"``: tensor ops on any device (``vector.torch_backend``, the reference path).
+``backend="native"``, the default on the CPU: the same state updated by a C kernel, one loop over
+the games per step (``vector.native_backend``); without a C compiler ``"auto"`` falls back to
+``"torch"``. Both are checked step by step against the scalar engine and against each other.
+The state's layout and memory sizing are in ``vector.layout``, the reported results in
+``vector.results``. Which settings are fast, and the measured speeds: ``docs/vector.md``.
 
 Episodes and rewards (the AEC env's definitions, ``spades_v1``)
 ----------------------------------------------------------------
@@ -86,8 +59,8 @@ Episodes and rewards (the AEC env's definitions, ``spades_v1``)
   every hand's score table) are in ``info["final"]``.
 
 Determinism: every deal and first dealer come from one ``torch.Generator`` on the CPU seeded with
-``seed``, so the same seed gives the same games on every device. The deals are not the scalar
-engine's RNG stream; ``get_game(i)`` rebuilds a ``SpadesGame`` equal to game ``i``'s state.
+``seed``, so the same seed gives the same games on every device and backend. The deals are not the
+scalar engine's RNG stream; ``get_game(i)`` rebuilds a ``SpadesGame`` equal to game ``i``'s state.
 
 Version history: 1 (first version); 1.3 observation version 2 (679 floats: the Blind Nil exchange
 piece, all 0 here, and the voids a spade led before spades were broken reveals; states of
@@ -99,10 +72,6 @@ earlier versions are refused by ``load_state_dict``, their observation rows are 
 
 from __future__ import annotations
 
-import ctypes
-import os
-import time
-
 import numpy as np
 
 try:
@@ -112,34 +81,16 @@ except ImportError:  # the base install has no torch: say what to install
                       "installed: pip install 'spades_env[torch]' (or torch>=2.2)",
                       name="torch") from None
 
-from .cards import BID_OFFSET, MAX_BID, NUM_ACTIONS, NUM_CARDS, NUM_TRICKS
-from .devices import check_device
-from .engine import SpadesGame
-from .observation import BID_SLOTS, OBS_SIZE, OBS_VERSION, OFFSETS
-from .rules import HandResult, Rules, TeamScore
-
-HAND_STEPS = 4 + NUM_CARDS  # decisions in one hand without Blind Nil: 4 bids + 52 cards
-_TW = OFFSETS["tricks_won"]
-_TN = OFFSETS["trick_number"][0]
-_SIDE = (OFFSETS["scores"][0], OFFSETS["target"][1])  # scores, bags, target: contiguous
-assert OFFSETS["bags"] == (_SIDE[0] + 2, _SIDE[0] + 4) and OFFSETS["target"][0] == _SIDE[0] + 4
-ROW = -(-OBS_SIZE // 8) * 8  # bytes per seat row of the uint8 buffer, padded to gather as int64
-
-# Columns of a per-hand score record (int64 rows of ``SpadesVectorEnv._hist``): dealer, 4 bids,
-# 4 tricks, then 9 fields for team 0 and the same 9 for team 1 (as ``rules.TeamScore``).
-_HIST_FIELDS = (
-    "dealer", "bid0", "bid1", "bid2", "bid3", "tricks0", "tricks1", "tricks2", "tricks3",
-    "contract", "contract_points", "made", "bags", "nil_points", "bag_penalty", "hand_points",
-    "total", "bags_after",
-)
-_H = {name: i for i, name in enumerate(_HIST_FIELDS)}
-_TEAM0 = _H["contract"]  # first per-team field; team t's field f is at _TEAM0 + 9 * t + f
-_TEAM_FIELDS = 9
-_HIST_WIDTH = _TEAM0 + 2 * _TEAM_FIELDS
-
-
-# hands_per_episode / max_hands bound (the C kernel holds them as int64; far beyond any game)
-MAX_HANDS_LIMIT = 10 ** 9
+from ..cards import MAX_BID, NUM_ACTIONS, NUM_CARDS, NUM_TRICKS
+from ..devices import check_device
+from ..engine import SpadesGame
+from ..observation import OBS_SIZE, OBS_VERSION
+from ..rules import Rules
+from .layout import (HAND_STEPS, HIST_WIDTH, MAX_HANDS_LIMIT, ROW, available_memory,
+                     bytes_per_game)
+from .native_backend import NativeBackend
+from .results import FinalResults, HandList, hand_result
+from .torch_backend import TorchBackend, game_outcomes, score_records
 
 
 def _check_seed(seed, none_ok: bool) -> None:
@@ -153,66 +104,6 @@ def _check_seed(seed, none_ok: bool) -> None:
         raise ValueError(f"seed must be an int in 0..2**64-1, got {seed}")
 
 
-def bytes_per_game(copy: bool = True, hands_per_episode: int | None = None) -> int:
-    """Memory one game of a ``SpadesVectorEnv`` takes when built (bytes, int): the state tensors
-    (every seat's uint8 observation row, hands, masks, the action log, the first 8 score records),
-    the index constants sized by ``num_envs``, and one step's outputs. The score records grow by
-    216 bytes per game for each hand beyond 8 that the longest running game reaches."""
-    cap = 8 if hands_per_episode is None else min(8, int(hands_per_episode))
-    state = (4 * ROW + 4 * 5 * 4 + NUM_ACTIONS + ROW + 4 * NUM_CARDS + 8 * NUM_CARDS + 16
-             + 8 * (4 + 4 + 4 + 16) + 1 + 8 * 4 + 8 * 2 * 2 + 8 + 8 * HAND_STEPS
-             + 8 * _HIST_WIDTH * cap + 8)
-    if not copy:
-        state += 4 * OBS_SIZE + 4 * 4 + 3  # reused obs, rewards and flags
-    consts = 9 + 4 + 4 + 16 + 1 + 8 + 8
-    outputs = 4 * OBS_SIZE + NUM_ACTIONS + 8 + 4 * 4 + 3
-    return state + consts + outputs
-
-
-def available_memory(device: torch.device) -> tuple[int | None, str]:
-    """Bytes a new env may still use on ``device`` and where that figure comes from: free GPU
-    memory for CUDA; on the CPU the least of the memory the OS reports available
-    (``MemAvailable``, else the physical memory) and what the process's address-space and data
-    limits (``ulimit -v`` / ``-d``) leave. ``(None, "")`` when nothing can be measured."""
-    if device.type == "cuda":
-        free, _total = torch.cuda.mem_get_info(device)
-        return int(free), "free memory on " + str(device)
-    found: list[tuple[int, str]] = []
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    found.append((int(line.split()[1]) * 1024, "memory available (MemAvailable)"))
-    except (OSError, ValueError, IndexError):
-        pass
-    if not found:
-        try:
-            found.append((os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
-                          "physical memory"))
-        except (ValueError, OSError, AttributeError):
-            pass
-    try:
-        import resource
-        used = {}
-        try:
-            with open("/proc/self/status") as f:
-                for line in f:
-                    if line.startswith(("VmSize:", "VmData:")):
-                        used[line.split(":")[0]] = int(line.split()[1]) * 1024
-        except (OSError, ValueError, IndexError):
-            pass
-        for lim, key, what in ((resource.RLIMIT_AS, "VmSize", "address-space limit (ulimit -v)"),
-                               (resource.RLIMIT_DATA, "VmData", "data limit (ulimit -d)")):
-            soft = resource.getrlimit(lim)[0]
-            if soft != resource.RLIM_INFINITY and soft >= 0:
-                found.append((max(0, soft - used.get(key, 0)), "what the " + what + " leaves"))
-    except (ImportError, OSError, ValueError):
-        pass
-    if not found:
-        return None, ""
-    return min(found)
-
-
 def _check_size(n: int, device: torch.device, copy: bool, hands_per_episode) -> None:
     """Refuse, before allocating anything, a batch that does not fit in memory."""
     per = bytes_per_game(copy, hands_per_episode)
@@ -224,236 +115,7 @@ def _check_size(n: int, device: torch.device, copy: bool, hands_per_episode) -> 
                          f"use at most about {avail // per} games")
 
 
-def _seat_index_tables():
-    """Flat indices into the ``(4 * ROW,)`` per-game buffer, by acting seat (numpy int64).
-
-    Row ``p`` holds, for the four observers ``o``, the start of the slot that seat ``p`` occupies in
-    ``o``'s observation (relative seat ``(p - o) % 4``).
-    """
-    o = OFFSETS
-    play = np.zeros((4, 9), dtype=np.int64)
-    void = np.zeros((4, 4), dtype=np.int64)
-    bid = np.zeros((4, 4), dtype=np.int64)
-    won = np.zeros((4, 4), dtype=np.int64)
-    onehot = np.zeros((4, 4, 4), dtype=np.uint8)  # [seat, observer, relative seat]
-    for p in range(4):
-        play[p, 0] = p * ROW + o["hand"][0]
-        for obs in range(4):
-            r = (p - obs) & 3
-            base = obs * ROW
-            play[p, 1 + obs] = base + o["played"][0] + 52 * r
-            play[p, 5 + obs] = base + o["trick"][0] + 52 * r
-            void[p, obs] = base + o["voids"][0] + 4 * r
-            bid[p, obs] = base + o["bids"][0] + BID_SLOTS * r
-            won[p, obs] = base + o["tricks_won"][0] + r
-            onehot[p, obs, r] = 1
-    led = np.array([obs * ROW + o["led_suit"][0] for obs in range(4)], dtype=np.int64)
-    return play, void, bid, won, onehot, led
-
-
-class FinalResults:
-    """Final results of the games that ended in one ``step`` (held as tensors, decoded on demand).
-
-    Attributes:
-        env_ids: ``(k,)`` int64, the env index of each finished game.
-        scores, bags: ``(k, 2)`` int64 team totals / bag counts at the end.
-        winner: ``(k,)`` int64, winning team 0/1, or -1 (truncated, or a hands_per_episode end).
-        truncated: ``(k,)`` bool.
-        num_hands: ``(k,)`` int64, hands played.
-        table: ``(k, H, 27)`` int64 per-hand score records (first ``num_hands[j]`` rows valid).
-
-    ``results()`` turns them into dicts with ``HandResult`` score tables (same as the scalar
-    engine's ``hand_results``).
-    """
-
-    def __init__(self, env_ids, scores, bags, winner, truncated, num_hands, table, rules):
-        self.env_ids = env_ids
-        self.scores = scores
-        self.bags = bags
-        self.winner = winner
-        self.truncated = truncated
-        self.num_hands = num_hands
-        self.table = table
-        self.rules = rules
-
-    def __len__(self) -> int:
-        return int(self.env_ids.shape[0])
-
-    def results(self) -> list[dict]:
-        """One dict per finished game: ``env``, ``scores``, ``bags``, ``winner`` (None when the
-        game has no winner), ``truncated``, ``num_hands``, ``hand_results`` (``HandResult`` list).
-        """
-        ids = self.env_ids.tolist()
-        sc = self.scores.tolist()
-        bg = self.bags.tolist()
-        wn = self.winner.tolist()
-        tr = self.truncated.tolist()
-        nh = self.num_hands.tolist()
-        table = self.table.cpu().numpy()
-        out = []
-        for j, i in enumerate(ids):
-            out.append({
-                "env": i, "scores": sc[j], "bags": bg[j],
-                "winner": None if wn[j] < 0 else wn[j], "truncated": bool(tr[j]),
-                "num_hands": nh[j],
-                "hand_results": [_hand_result(table[j, h], h) for h in range(nh[j])],
-            })
-        return out
-
-
-def _score_records(dealer, bids, tricks, bags_before, scores_before, r: Rules):
-    """Score one hand in every game with tensor ops (docs/rules.md, Scoring a hand; the formulas of
-    ``rules.score_hand`` without Blind Nil). ``dealer`` (N,), ``bids``/``tricks`` (N, 4) by seat,
-    ``bags_before``/``scores_before`` (N, 2) by team, all int64. Returns ``(records (N, 27),
-    hand_points (N, 2), scores after (N, 2), bags after (N, 2))``, int64."""
-    n = bids.shape[0]
-    b = bids.view(n, 2, 2)  # [:, k, team] = seat 2k + team
-    k = tricks.view(n, 2, 2)
-    nil = b == 0
-    zero = torch.zeros_like(b)
-    contract = torch.where(nil, zero, b).sum(1)  # (N, 2)
-    taken = torch.where(nil, zero, k).sum(1)
-    nil_ok = nil & (k == 0)
-    nil_points = (nil_ok.long() - (nil & ~nil_ok).long()).sum(1) * r.nil_bonus
-    nil_bags = torch.where(nil, k, zero).sum(1)
-    has = contract > 0
-    made = has & (taken >= contract)
-    over = taken - contract
-    contract_points = torch.where(made, 10 * contract + over,
-                                  torch.where(has, -10 * contract, torch.zeros_like(contract)))
-    bags_hand = nil_bags + torch.where(made, over, torch.zeros_like(over))
-    total_bags = bags_before + bags_hand
-    pens = torch.div(total_bags, r.bag_limit, rounding_mode="floor")
-    bag_pen = -r.bag_penalty * pens
-    bags_after = total_bags - pens * r.bag_limit
-    hand_points = contract_points + nil_points + bag_pen
-    scores = scores_before + hand_points
-    made_code = torch.where(has, made.long(), torch.full_like(contract, -1))
-    team = torch.stack([contract, contract_points, made_code, bags_hand, nil_points, bag_pen,
-                        hand_points, scores, bags_after], 2)  # (N, 2, 9)
-    rec = torch.cat([dealer[:, None], bids, tricks, team.reshape(n, -1)], 1)
-    return rec, hand_points, scores, bags_after
-
-
-def _outcome(scores, r: Rules):
-    """``rules.game_outcome`` for every game: ``scores`` (N, 2) int64 team totals after a hand;
-    returns (N,) int64: the winning team 0/1, or -1 to play on."""
-    reached = scores >= r.target_score
-    if r.loss_threshold is not None:
-        lost = (scores <= r.loss_threshold) & ~reached
-    else:
-        lost = torch.zeros_like(reached)
-    count = (reached | lost).sum(1)
-    s0, s1 = scores[:, 0], scores[:, 1]
-    one = count == 1
-    both = count == 2
-    win0 = (one & (reached[:, 0] | lost[:, 1])) | (both & (s0 > s1))
-    win1 = (one & (reached[:, 1] | lost[:, 0])) | (both & (s1 > s0))
-    return torch.where(win0, 0, torch.where(win1, 1, -1))
-
-
-def _hand_result(rec, hand_number: int) -> HandResult:
-    """``HandResult`` from one int64 score record (row of the history tensor)."""
-    rec = [int(x) for x in rec]
-    bids = tuple(rec[_H["bid0"]:_H["bid0"] + 4])
-    tricks = tuple(rec[_H["tricks0"]:_H["tricks0"] + 4])
-    teams = []
-    for t in (0, 1):
-        f = rec[_TEAM0 + _TEAM_FIELDS * t:_TEAM0 + _TEAM_FIELDS * (t + 1)]
-        made = None if f[2] < 0 else bool(f[2])
-        teams.append(TeamScore(
-            team=t, bids=(bids[t], bids[t + 2]), blind=(False, False),
-            tricks=(tricks[t], tricks[t + 2]), contract=f[0], contract_points=f[1], made=made,
-            bags=f[3], nil_points=f[4], bag_penalty=f[5], hand_points=f[6], total=f[7],
-            bags_after=f[8]))
-    return HandResult(hand_number, rec[_H["dealer"]], bids, (False,) * 4, tricks, tuple(teams))
-
-
-class _HandList:
-    """Lazy list of ``(env index, HandResult, start bags)`` for the hands that ended in a step
-    (``info["hands"]``); decoded from tensors on first access."""
-
-    def __init__(self, env_ids, table_rows, hand_numbers):
-        self._ids = env_ids
-        self._rows = table_rows
-        self._nums = hand_numbers
-        self._items = None
-
-    def _load(self):
-        if self._items is None:
-            rows = self._rows.cpu().numpy()
-            nums = self._nums.tolist()
-            self._items = [(i, _hand_result(rows[j], nums[j]), (0, 0) if nums[j] == 0 else None)
-                           for j, i in enumerate(self._ids.tolist())]
-        return self._items
-
-    def __len__(self):
-        return int(self._ids.shape[0])
-
-    def __iter__(self):
-        return iter(self._load())
-
-    def __getitem__(self, k):
-        return self._load()[k]
-
-
-def _take(table: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-    """Rows ``table[idx]`` for a 1-d index (``embedding`` is the fastest row gather on CPU)."""
-    if table.device.type == "cpu":
-        return torch.nn.functional.embedding(idx, table)
-    return table.index_select(0, idx)
-
-
-class _Consts:
-    """Index and value tables on the env's device (built once from ``OFFSETS``).
-
-    Index tables are flat positions in a game's ``(4 * ROW,)`` buffer (observer-major):
-    - ``play[p * 52 + card]`` (9,): seat p's hand entry of the card, then the played and trick
-      entries of that card in each observer's view (relative seat ``(p - o) % 4``).
-    - ``void[p * 4 + suit]`` (4,), ``bid[p]`` (4,), ``won[p]`` (4,): seat p's slot per observer.
-    - ``led[suit]`` (4,): the led-suit entry per observer.
-    - ``onehot[s]`` (16,): one-hot of ``(s - o) % 4`` for each observer o (dealer, to_act).
-    """
-
-    def __init__(self, n: int, dev: torch.device):
-        play, void, bid, won, onehot, led = _seat_index_tables()
-        t = lambda a: torch.as_tensor(a, device=dev)  # noqa: E731
-        cards = np.arange(NUM_CARDS)
-        suit_of = cards // 13
-        self.play = t((play[:, None, :] + cards[None, :, None]).reshape(4 * NUM_CARDS, 9))
-        self.void = t((void[:, None, :] + np.arange(4)[None, :, None]).reshape(16, 4))
-        self.bid = t(bid)
-        self.won = t(won)
-        self.led = t(led[None, :] + np.arange(4)[:, None])  # (4 suits, 4 observers)
-        self.onehot = t(onehot.reshape(4, 16))
-        self.suit_of = t(suit_of)
-        # card strength in a trick led in suit `led`: spade 32+, led suit 16+, else rank only
-        val = np.zeros((4, NUM_CARDS), dtype=np.int64)
-        for ls in range(4):
-            val[ls] = (suit_of == 3) * 32 + (suit_of == ls) * 16 + cards % 13
-        self.card_val = t(val.reshape(-1))
-        self.suit_cards = t(suit_of[None, :] == np.arange(4)[:, None])
-        self.non_spades = t(suit_of != 3)
-        bid_mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        bid_mask[BID_OFFSET:BID_OFFSET + MAX_BID + 1] = True
-        self.bid_mask = t(bid_mask)
-        self.row4 = torch.arange(n, device=dev) * 4
-        self.seats = torch.arange(4, device=dev)
-        self.deal_seat = t(cards % 4)
-        u8 = dict(dtype=torch.uint8, device=dev)
-        self.play_val = torch.ones((n, 9), **u8)
-        self.play_val[:, 0] = 0
-        self.ones4 = torch.ones((n, 4), **u8)
-        self.zeros4 = torch.zeros((n, 4), **u8)
-        self.zeros16 = torch.zeros((n, 16), **u8)
-        self.false1 = torch.zeros((n, 1), dtype=torch.bool, device=dev)
-        self.one1 = torch.ones((n, 1), dtype=torch.int64, device=dev)
-
-    def tensors(self):
-        return [v for v in vars(self).values() if isinstance(v, torch.Tensor)]
-
-
-class SpadesVectorEnv:
+class SpadesVectorEnv(NativeBackend, TorchBackend):
     """``num_envs`` Spades games in lockstep, as torch tensors on ``device``.
 
     Args:
@@ -576,7 +238,7 @@ class SpadesVectorEnv:
         self._actions = torch.zeros((n, HAND_STEPS), **i64)  # this hand's moves, for get_game
         # per-hand score records of the running games; grows (doubling) when a game gets longer
         cap = 8 if self.hands_per_episode is None else min(8, self.hands_per_episode)
-        self._hist = torch.zeros((n, cap, _HIST_WIDTH), dtype=torch.int64, device=dev)
+        self._hist = torch.zeros((n, cap, HIST_WIDTH), dtype=torch.int64, device=dev)
         self._t = 0
         self._serial = 0  # hands dealt (all games deal together)
         self._mirror: dict = {}  # env -> (serial, cached SpadesGame, moves applied to it)
@@ -588,66 +250,8 @@ class SpadesVectorEnv:
         self._chooser = None  # native.ThreadChooser when threads > 1 adapt to the load
         self._adapt = adapt_threads
         self._backend_request = backend
-        self.backend = self._pick_backend(backend, int(threads))
-
-    # ------------------------------------------------------------------ set-up
-    def _build_consts(self) -> None:
-        self._c = _Consts(self.num_envs, self.device)
-
-    def _pick_backend(self, backend, threads: int) -> str:
-        if backend == "torch" or self.device.type != "cpu":
-            return "torch"
-        from . import native
-        try:
-            self._kernel = native.load_kernel()
-        except native.NativeUnavailable:
-            if backend == "native":
-                raise
-            return "torch"
-        if self._kernel.sp_openmp() and not native.openmp_unsafe():
-            self._threads = threads
-            if threads > 1:
-                native.note_openmp_use()
-                if self._adapt:
-                    self._chooser = native.ThreadChooser(threads)
-        if not self.copy:  # reused outputs: obs, zero rewards, done, terminated, truncated
-            n = self.num_envs
-            self._lean = (self._obs_out, torch.zeros((n, 4), dtype=torch.float32),
-                          torch.zeros(n, dtype=torch.bool), torch.zeros(n, dtype=torch.bool),
-                          torch.zeros(n, dtype=torch.bool))
-        self._bind_native()
-        native.track(self)
-        return "native"
-
-    def _bind_native(self) -> None:
-        """Point the kernel's ``sp_env`` struct at this env's tensors (after building the env, and
-        after unpickling or deep-copying it: the tensors are new then)."""
-        from . import native
-        o, r = OFFSETS, self.rules
-        ptr = lambda x: x.data_ptr()  # noqa: E731  (tensors allocated once, updated in place)
-        self._spenv = native.SpEnv(
-            n=self.num_envs, row=ROW, obs_size=OBS_SIZE,
-            flb=int(self.rules.forced_spade_lead_breaks), o_phase=o["phase"][0],
-            o_hand=o["hand"][0], o_played=o["played"][0], o_trick=o["trick"][0],
-            o_led=o["led_suit"][0], o_bids=o["bids"][0], o_won=o["tricks_won"][0],
-            o_voids=o["voids"][0], o_broken=o["spades_broken"][0], o_tn=_TN,
-            o_to_act=o["to_act"][0], o_side=_SIDE[0],
-            cur=ptr(self._cur), actions=ptr(self._actions), bids=ptr(self._bids),
-            trick_obs=ptr(self._trick_obs), leader=ptr(self._leader), led=ptr(self._led),
-            trick=ptr(self._trick), tricks=ptr(self._tricks), obs4=ptr(self._obs4),
-            hands=ptr(self._hands), voids=ptr(self._voids), broken=ptr(self._broken),
-            mask=ptr(self._mask), side=ptr(self._side),
-            o_looked=o["looked"][0], o_dealer=o["dealer"][0], target=r.target_score,
-            bag_limit=r.bag_limit, bag_penalty=r.bag_penalty, nil_bonus=r.nil_bonus,
-            has_loss=int(r.loss_threshold is not None), loss_threshold=r.loss_threshold or 0,
-            hands_per_episode=self.hands_per_episode or 0, max_hands=self.max_hands or 0,
-            reward_game=int(self.reward == "game"), owner=ptr(self._owner),
-            dealer=ptr(self._dealer), scores=ptr(self._scores), bags=ptr(self._bags),
-            hand_count=ptr(self._hand_count),
-            target_feature=float(np.float32(r.target_score / 500.0)), threads=self._threads)
-        self._spenv_ref = ctypes.byref(self._spenv)
-        if not self.copy:
-            self._lean_ptrs = [x.data_ptr() for x in self._lean[1:]]
+        self.backend = "torch" if backend == "torch" or self.device.type != "cpu" else \
+            self._load_native(backend == "native", int(threads))
 
     @property
     def threads(self) -> int:
@@ -662,32 +266,6 @@ class SpadesVectorEnv:
         ``adapt_threads`` finds 1 thread faster (a busy machine)."""
         return self._threads if self._chooser is None else self._chooser.best
 
-    def _serial_after_fork(self) -> None:
-        self._threads = 1
-        self._chooser = None
-        if self._kernel is not None:
-            self._spenv.threads = 1
-
-    def _make_views(self) -> None:
-        """Views of the state tensors written every step (made once: slicing costs Python time;
-        made again after unpickling, which does not keep views tied to their base)."""
-        n, o = self.num_envs, OFFSETS
-        self._side_rows = self._side.view(-1, 5)
-        self._obs4v = v = self._obs4.view(n, 4, ROW)
-        self._v_rows = self._obs4.view(-1, ROW).view(torch.int64)  # (4N, ROW / 8)
-        self._v_broken = v[:, :, o["spades_broken"][0]]
-        self._v_trick_number = v[:, :, o["trick_number"][0]]
-        self._v_to_act = v[:, :, o["to_act"][0]:o["to_act"][1]]
-        self._v_phase_bid = v[:, :, o["phase"][0]]
-        self._v_phase_play = v[:, :, o["phase"][0] + 2]
-        self._mask_cards = self._mask[:, :NUM_CARDS]
-        self._mask_rest = self._mask[:, NUM_CARDS:]
-        self._hands_rows = self._hands.view(-1, NUM_CARDS)
-
-    _NATIVE_ATTRS = ("_kernel", "_spenv", "_spenv_ref", "_lean_ptrs")
-    _VIEWS = ("_side_rows", "_obs4v", "_v_rows", "_v_broken", "_v_trick_number", "_v_to_act",
-              "_v_phase_bid", "_v_phase_play", "_mask_cards", "_mask_rest", "_hands_rows")
-
     def __getstate__(self) -> dict:
         """Pickle / deep-copy support: the ctypes handles are dropped and rebuilt on load."""
         drop = self._NATIVE_ATTRS + self._VIEWS
@@ -698,18 +276,7 @@ class SpadesVectorEnv:
         self._make_views()
         self._kernel = None
         if self.backend == "native":
-            from . import native
-            try:
-                self._kernel = native.load_kernel()
-            except native.NativeUnavailable:
-                if self._backend_request == "native":
-                    raise
-                self.backend, self._threads = "torch", 1  # "auto": the same state, torch ops
-                return
-            if native.openmp_unsafe():
-                self._threads, self._chooser = 1, None
-            self._bind_native()
-            native.track(self)
+            self._reload_native()
 
     # ------------------------------------------------------------------ public API
     def reset(self, seed: int | None = None, holder=None, dealer=None):
@@ -806,93 +373,23 @@ class SpadesVectorEnv:
         t = self._t
         if self._kernel is not None:
             a = a.contiguous()
-            ch = self._chooser
-            if ch is None or t == HAND_STEPS - 1:  # a hand's end is mostly Python: not timed
-                return self._step_native(a, t)
-            self._spenv.threads = ch.next()
-            t0 = time.perf_counter()
-            try:
-                out = self._step_native(a, t)
-            except BaseException:
-                self._spenv.threads = ch.best
-                raise
-            ch.record(time.perf_counter() - t0)
-            self._spenv.threads = ch.best  # for the untimed calls (sample_actions...)
-            return out
+            if t < HAND_STEPS - 1:
+                return self._step_native(a, t) if self._chooser is None else \
+                    self._step_timed(a, t)
+            if self.validate:  # a hand's end is mostly Python: not timed
+                self._check_native(a)
+            self._reserve_hist()  # before anything changes: may refuse for lack of memory
+            self._apply_native(a, t)
+            return self._end_hands()
         if self.validate:
             self._check(a)
         if t == HAND_STEPS - 1:
             self._reserve_hist()  # before anything changes: may refuse for lack of memory
-        c = self._c
-        p = self._cur
-        self._actions[:, t] = a
-        obs = self._obs4
-        if t < 4:  # ---------------------------------------------------- bidding
-            bid = a - BID_OFFSET
-            self._bids.scatter_(1, p[:, None], bid[:, None])
-            idx = _take(c.bid, p)
-            obs.scatter_(1, idx, c.zeros4)  # "not yet bid" slot off
-            obs.scatter_(1, idx.add_((1 + bid)[:, None]), c.ones4)
-            p.add_(1).bitwise_and_(3)
-            if t == 3:  # bidding over: the player left of the dealer (= p now) leads
-                self._leader.copy_(p)
-                self._v_phase_bid.zero_()
-                self._v_phase_play.fill_(1.0)
-                self._lead_mask()
-            self._t = t + 1
-            return self._finish_step()
-        # -------------------------------------------------------------------- play
-        k = t - 4
-        pos, j = k & 3, k >> 2
-        pa = p * NUM_CARDS + a
-        idx = _take(c.play, pa)  # (N, 9): hand entry, 4 played entries, 4 trick entries
-        obs.scatter_(1, idx, c.play_val)
-        self._trick_obs[:, 4 * pos:4 * pos + 4] = idx[:, 5:]
-        self._hands.scatter_(1, pa[:, None], c.false1)
-        suit = c.suit_of.index_select(0, a)
-        if pos == 0:
-            self._leader.copy_(p)
-            self._led.copy_(suit)
-            obs.scatter_(1, _take(c.led, suit), c.ones4)
-            # a spade led before spades are broken: the leader held only spades, so it is void
-            # in clubs, diamonds and hearts (observation version 2)
-            lead_void = (suit == 3) & ~self._broken
-            if bool(lead_void.any()):
-                self._lead_voids(p, lead_void)
-            if self.rules.forced_spade_lead_breaks:
-                self._broken.logical_or_(suit == 3)
-                self._v_broken.copy_(self._broken.view(-1, 1))
-        else:
-            led = self._led
-            off = suit != led
-            pl = p * 4 + led
-            self._voids.scatter_(1, pl.view(-1, 1), off.view(-1, 1))
-            obs.scatter_(1, _take(c.void, pl), off.view(-1, 1).to(torch.uint8).expand(n, 4))
-            self._broken.logical_or_(off.logical_and_(suit == 3))
-            self._v_broken.copy_(self._broken.view(-1, 1))
-        self._trick[:, pos] = a
-        if pos < 3:
-            p.add_(1).bitwise_and_(3)
-            self._follow_mask()
-            self._t = t + 1
-            return self._finish_step()
-        # trick complete: the highest spade, else the highest card of the led suit (docs/rules.md)
-        led = self._led
-        value = c.card_val.index_select(0, (self._trick + led[:, None] * NUM_CARDS).view(-1))
-        w = (self._leader + value.view(n, 4).argmax(1)).bitwise_and_(3)
-        self._tricks.scatter_add_(1, w[:, None], c.one1)
-        won = self._tricks.gather(1, w[:, None])[:, 0]
-        obs.scatter_(1, _take(c.won, w), won.to(torch.uint8).view(-1, 1).expand(n, 4))
-        obs.scatter_(1, self._trick_obs, c.zeros16)  # clear the trick blocks
-        obs.scatter_(1, _take(c.led, led), c.zeros4)  # and the led suit
-        self._v_trick_number.fill_(j + 1)
-        p.copy_(w)
-        self._leader.copy_(w)
-        if j < NUM_TRICKS - 1:
-            self._lead_mask()
-            self._t = t + 1
-            return self._finish_step()
-        return self._end_hands()
+            self._apply_torch(a, t)
+            return self._end_hands()
+        self._apply_torch(a, t)
+        self._t = t + 1
+        return self._finish_step()
 
     def get_game(self, i: int) -> SpadesGame:
         """A scalar ``SpadesGame`` equal to game ``i``'s current state (hands, bids, trick,
@@ -930,7 +427,7 @@ class SpadesVectorEnv:
             hands, int(self._dealer[i]), self._scores[i].tolist(), self._bags[i].tolist(),
             self.rules, seed=np.random.default_rng([self.seed, i, int(self._game_ids[i])]))
         table = self._hist[i, :nh].cpu().numpy()
-        g.hand_results = [_hand_result(table[h], h) for h in range(nh)]
+        g.hand_results = [hand_result(table[h], h) for h in range(nh)]
         g.hand_number = nh
         for act in self._actions[i, :t].tolist():
             g.apply(act)
@@ -948,48 +445,7 @@ class SpadesVectorEnv:
             raise ValueError(f"env index must be an int in 0..{self.num_envs - 1}, got {i!r}")
         if not self._started:
             raise RuntimeError("call reset() first")
-        seat = int(seat)
-        i = int(i)
-        self._v_to_act[i] = _take(self._c.onehot, self._cur[i:i + 1]).view(4, 4)
-        out = torch.empty((1, OBS_SIZE), dtype=torch.float32, device=self.device)
-        rows = torch.tensor([4 * i + seat], device=self.device)
-        self._render(rows, out)
-        return out[0].cpu().numpy()
-
-    def _step_native(self, a: torch.Tensor, t: int):
-        """``step`` on the native backend (``a``: contiguous int64 ids)."""
-        k, n = self._kernel, self.num_envs
-        if self.validate:
-            bad = k.sp_check(self._spenv_ref, a.data_ptr())
-            if bad >= 0:
-                self._illegal(int(bad), int(a[bad]))
-        if t == HAND_STEPS - 1:
-            self._reserve_hist()  # before anything changes: may refuse for lack of memory
-            r = k.sp_step(self._spenv_ref, a.data_ptr(), t)
-            if r < 0:
-                self._refused(r, a)
-            return self._end_hands()
-        seat = torch.empty(n, dtype=torch.int64)
-        if self.copy:
-            obs = torch.empty((n, OBS_SIZE), dtype=torch.float32)
-            r = k.sp_step_render(self._spenv_ref, a.data_ptr(), t, obs.data_ptr(),
-                                 seat.data_ptr(), None, None, None, None)
-            if r < 0:
-                self._refused(r, a)
-            self._t = t + 1
-            z = torch.zeros(n, dtype=torch.bool)
-            return obs, self._mask.clone(), seat, torch.zeros((n, 4), dtype=torch.float32), \
-                z, {"terminated": torch.zeros_like(z), "truncated": torch.zeros_like(z)}
-        # copy=False: the env's own obs and mask; the all-zero rewards and flags of a step
-        # that ends no hand are reused too (re-zeroed in C each step)
-        lean = self._lean
-        r = k.sp_step_render(self._spenv_ref, a.data_ptr(), t, lean[0].data_ptr(),
-                             seat.data_ptr(), *self._lean_ptrs)
-        if r < 0:
-            self._refused(r, a)
-        self._t = t + 1
-        return lean[0], self._mask, seat, lean[1], lean[2], \
-            {"terminated": lean[3], "truncated": lean[4]}
+        return self._observe_row(int(i), int(seat))
 
     def sample_actions(self, generator: torch.Generator | None = None) -> torch.Tensor:
         """A uniformly random legal action for every game's pending decision: ``(N,)`` int64.
@@ -1013,15 +469,7 @@ class SpadesVectorEnv:
                              f"{generator!r}")
         n = self.num_envs
         u = torch.rand(n, generator=generator, device=self.device, dtype=torch.float32)
-        if self._kernel is not None:
-            out = torch.empty(n, dtype=torch.int64)
-            self._kernel.sp_sample(self._spenv_ref, u.data_ptr(), out.data_ptr())
-            return out
-        mask = self._mask
-        count = mask.sum(1, dtype=torch.int32)
-        k = (u * count).int()
-        pick = (mask.cumsum(1, dtype=torch.int32) > k[:, None]).int().argmax(1)
-        return pick.masked_fill_(count == 0, -1)  # as the kernel
+        return self._sample_native(u) if self._kernel is not None else self._sample_torch(u)
 
     def current(self):
         """``(obs, action_mask, seat)`` of the pending decision in every game."""
@@ -1041,6 +489,7 @@ class SpadesVectorEnv:
 
     @property
     def dealer(self) -> torch.Tensor:
+        """``(N,)`` int64 dealer seats of the running games' hands (copy)."""
         return self._dealer.clone()
 
     @property
@@ -1118,8 +567,8 @@ class SpadesVectorEnv:
             cur = getattr(self, k)
             if k == "_hist":
                 ok = v.dim() == 3 and v.shape[0] == self.num_envs and v.shape[1] >= 1 \
-                    and v.shape[2] == _HIST_WIDTH and v.dtype in (torch.int32, torch.int64)
-                want = f"({self.num_envs}, H >= 1, {_HIST_WIDTH}) torch.int64"
+                    and v.shape[2] == HIST_WIDTH and v.dtype in (torch.int32, torch.int64)
+                want = f"({self.num_envs}, H >= 1, {HIST_WIDTH}) torch.int64"
             else:
                 ok = v.shape == cur.shape and v.dtype == cur.dtype
                 want = f"{tuple(cur.shape)} {cur.dtype}"
@@ -1197,9 +646,9 @@ class SpadesVectorEnv:
                 & (tricks >= 0).all(1) & (tricks.sum(1) == NUM_TRICKS)
             if h:
                 ok &= dealer == (last_dealer + 1) & 3
-            rec, _, after, bags_after = _score_records(dealer, bids.clamp(0, MAX_BID),
+            rec, _, after, bags_after = score_records(dealer, bids.clamp(0, MAX_BID),
                                                        tricks.clamp(min=0), bags, scores, r)
-            ok &= (rec == row).all(1) & (_outcome(after, r) < 0)
+            ok &= (rec == row).all(1) & (game_outcomes(after, r) < 0)
             bad = live & ~ok
             if bool(bad.any()):
                 fail(int(bad.nonzero()[0, 0]), f"score record {h} is not the rules' scoring of "
@@ -1239,19 +688,6 @@ class SpadesVectorEnv:
                          f"the action log (hand step {t})")
 
     # ------------------------------------------------------------------ internals
-    def _check(self, a: torch.Tensor) -> None:
-        inside = a.clamp(0, NUM_ACTIONS - 1)
-        ok = self._mask.gather(1, inside.view(-1, 1))
-        if torch.equal(inside, a) and bool(ok.all()):
-            return
-        ok = ok[:, 0] & (inside == a)
-        i = int((~ok).nonzero()[0, 0])
-        self._illegal(i, int(a[i]))
-
-    def _refused(self, r: int, a: torch.Tensor) -> None:
-        """Raise for the kernel's refusal code ``r = -1 - game`` (``sp_step``)."""
-        self._illegal(-1 - r, int(a[-1 - r]))
-
     def _illegal(self, i: int, act: int) -> None:
         """Raise the ``ValueError`` for an illegal action ``act`` in game ``i``."""
         why = self.get_game(i).explain_illegal(act) or "not in the action mask"
@@ -1268,77 +704,24 @@ class SpadesVectorEnv:
             return
         new = max(need, 2 * cap)
         n = self.num_envs
-        extra = n * new * _HIST_WIDTH * 8
+        extra = n * new * HIST_WIDTH * 8
         avail, what = available_memory(self.device)
         if avail is not None and extra > avail:
             raise ValueError(f"the score records of {n} games need {extra / 2 ** 30:.2f} GiB to "
                              f"hold {new} hands (a game has run {need - 1} hands), more than the "
                              f"{avail / 2 ** 30:.2f} GiB of {what}: set max_hands or use fewer "
                              f"games")
-        grow = torch.zeros((n, new, _HIST_WIDTH), dtype=torch.int64, device=self.device)
+        grow = torch.zeros((n, new, HIST_WIDTH), dtype=torch.int64, device=self.device)
         grow[:, :cap] = self._hist
         self._hist = grow
 
-    def _lead_voids(self, p: torch.Tensor, which: torch.Tensor) -> None:
-        """Mark seat ``p[i]`` void in suits 0..2 (state and every observer's row) in the games
-        where ``which[i]``; other games unchanged."""
-        c, obs = self._c, self._obs4
-        w8 = which.to(torch.uint8).view(-1, 1)
-        for su in range(3):
-            slot = p * 4 + su
-            self._voids.scatter_(1, slot.view(-1, 1),
-                                 self._voids.gather(1, slot.view(-1, 1)) | which.view(-1, 1))
-            idx = _take(c.void, slot)
-            obs.scatter_(1, idx, obs.gather(1, idx) | w8)
-
-    def _lead_mask(self) -> None:
-        """Legal leads of the seat to act: any card, but no spade before spades are broken unless
-        the hand holds only spades (docs/rules.md, Play)."""
-        h = self._hands_rows.index_select(0, self._c.row4 + self._cur)
-        ns = h & self._c.non_spades
-        use_ns = ns.any(1).logical_and_(~self._broken)
-        torch.where(use_ns[:, None], ns, h, out=self._mask_cards)
-        self._mask_rest.zero_()
-
-    def _follow_mask(self) -> None:
-        """Legal cards after the lead: the led suit if held, else any card."""
-        h = self._hands_rows.index_select(0, self._c.row4 + self._cur)
-        f = h & self._c.suit_cards.index_select(0, self._led)
-        torch.where(f.any(1)[:, None], f, h, out=self._mask_cards)
-
     def _output(self):
-        if self._kernel is not None:
-            n = self.num_envs
-            seat = torch.empty(n, dtype=torch.int64)
-            out = torch.empty((n, OBS_SIZE), dtype=torch.float32) if self.copy else self._obs_out
-            self._kernel.sp_render(self._spenv_ref, out.data_ptr(), seat.data_ptr())
-            return (out, self._mask.clone(), seat) if self.copy else (out, self._mask, seat)
-        c = self._c
-        seat = self._cur.clone()
-        self._v_to_act.copy_(_take(c.onehot, seat).view(-1, 4, 4))
-        if self.copy:
-            out = torch.empty((self.num_envs, OBS_SIZE), dtype=torch.float32, device=self.device)
-        else:
-            out = self._obs_out
-        self._render(c.row4 + seat, out)
-        if self.copy:
-            return out, self._mask.clone(), seat
-        return out, self._mask, seat
-
-    def _render(self, rows: torch.Tensor, out: torch.Tensor) -> None:
-        """Write the float32 observations of the buffer rows ``rows`` (``4 * env + seat``) into
-        ``out`` ``(k, OBS_SIZE)``."""
-        k = rows.shape[0]
-        if k == self.num_envs:  # reuse one gather buffer (fresh ones cost page faults)
-            g = torch.index_select(self._v_rows, 0, rows, out=self._gather)
-        else:
-            g = self._v_rows.index_select(0, rows)
-        out.copy_(g.view(torch.uint8)[:, :OBS_SIZE])
-        out[:, _TW[0]:_TW[1]].div_(13.0)  # float32 k / 13: bit-equal to the reference encoder's
-        out[:, _TN].div_(13.0)
-        out[:, _SIDE[0]:_SIDE[1]] = self._side_rows.index_select(0, rows)
+        """``(obs, mask, seat)`` of the pending decision in every game."""
+        return self._output_native() if self._kernel is not None else self._output_torch()
 
     def _finish_step(self, rewards=None, info=None):
+        """``step``'s tuple: the next decision's outputs, then ``rewards`` and ``info`` of an
+        ended hand, or zero rewards and flags."""
         obs, mask, seat = self._output()
         if rewards is None:
             n, dev = self.num_envs, self.device
@@ -1353,66 +736,18 @@ class SpadesVectorEnv:
         rebuild every seat's observation from scratch. The deal: a uniform random permutation
         of the deck dealt one card at a time from the left of the dealer (docs/rules.md, Deal), or
         ``holder`` ``(N, 52)`` when given."""
-        n, c, dev = self.num_envs, self._c, self.device
         if self._kernel is not None:
-            u = None if holder is not None else torch.rand((n, NUM_CARDS), generator=self._gen,
-                                                           dtype=torch.float32)
-            if holder is not None:
-                holder = holder.contiguous()
-            self._kernel.sp_start_hands(self._spenv_ref, None if u is None else u.data_ptr(),
-                                        None if holder is None else holder.data_ptr())
-            self._t = 0
-            self._serial += 1
-            return
-        first = (self._dealer + 1) & 3
-        if holder is None:
-            # card perm[k] to seat (first + k) % 4; a stable sort, as the C kernel's
-            perm = torch.rand((n, NUM_CARDS), generator=self._gen, dtype=torch.float32).argsort(
-                dim=1, stable=True).to(dev)
-            self._owner.scatter_(1, perm, (first[:, None] + c.deal_seat[None, :]) & 3)
+            self._start_hands_native(holder)
         else:
-            self._owner.copy_(holder)
-        self._hands.view(n, 4, NUM_CARDS).copy_(self._owner[:, None, :] == c.seats[None, :, None])
-        self._voids.zero_()
-        self._bids.fill_(-1)
-        self._tricks.zero_()
-        self._trick.zero_()
-        self._trick_obs.zero_()
-        self._broken.zero_()
-        self._cur.copy_(first)
-        self._leader.copy_(first)
-        self._led.zero_()
-        self._actions.zero_()
+            self._start_hands_torch(holder)
         self._t = 0
         self._serial += 1  # a new hand everywhere: cached get_game mirrors are stale
-        o = OFFSETS
-        v = self._obs4v
-        v.zero_()
-        v[:, :, o["phase"][0]] = 1  # bidding
-        v[:, :, o["looked"][0]] = 1
-        v[:, :, o["hand"][0]:o["hand"][1]] = self._hands.view(n, 4, NUM_CARDS)
-        v[:, :, o["bids"][0]:o["bids"][1]].view(n, 4, 4, BID_SLOTS)[..., 0] = 1  # not yet bid
-        v[:, :, o["dealer"][0]:o["dealer"][1]] = _take(c.onehot, self._dealer).view(n, 4, 4)
-        # team totals and bags relative to each observer's team: (mine, theirs); the target
-        rel = torch.tensor([[0, 1], [1, 0], [0, 1], [1, 0]], device=self.device)
-        r = self.rules
-        side = self._side
-        side[:, :, 0:2] = (self._scores[:, rel].double() / r.target_score).float()
-        side[:, :, 2:4] = (self._bags[:, rel].double() / r.bag_limit).float()
-        side[:, :, 4] = float(np.float32(r.target_score / 500.0))
-        self._mask.copy_(c.bid_mask.expand(n, NUM_ACTIONS))
 
     def _end_hands(self):
         """Score the hand in every game (docs/rules.md, Scoring a hand; End of the game), record it,
         end and reset finished games, deal the next hand."""
         n, r, dev = self.num_envs, self.rules, self.device
-        hc = self._hand_count
-        need = int(hc.max()) + 1
-        if need > self._hist.shape[1]:  # room for this hand's record (doubling)
-            grow = torch.zeros((n, max(need, 2 * self._hist.shape[1]), _HIST_WIDTH),
-                               dtype=torch.int64, device=dev)
-            grow[:, :self._hist.shape[1]] = self._hist
-            self._hist = grow
+        hc = self._hand_count  # room for this hand's record: made by _reserve_hist
         hand_number = hc.clone()
         if self._kernel is not None:
             rec, hand_points, winner, terminated, truncated, rewards, any_done = \
@@ -1423,7 +758,7 @@ class SpadesVectorEnv:
         scores, bags_after = self._scores, self._bags
         info = {"terminated": terminated, "truncated": truncated, "hand_points": hand_points,
                 "winner": winner, "final_scores": scores.clone(), "final_bags": bags_after.clone()}
-        info["hands"] = _HandList(torch.arange(n, device=dev), rec, hand_number)
+        info["hands"] = HandList(torch.arange(n, device=dev), rec, hand_number)
         final = None
         if any_done:
             done = terminated | truncated
@@ -1442,56 +777,6 @@ class SpadesVectorEnv:
         info["final"] = final
         self._start_hands()
         return self._finish_step(rewards=rewards, info=info)
-
-    def _score_native(self):
-        """``_score_torch`` in the C kernel (``sp_end_hands``)."""
-        n = self.num_envs
-        rec = torch.empty((n, _HIST_WIDTH), dtype=torch.int64)
-        hand_points = torch.empty((n, 2), dtype=torch.int64)
-        winner = torch.empty(n, dtype=torch.int64)
-        terminated = torch.empty(n, dtype=torch.bool)
-        truncated = torch.empty(n, dtype=torch.bool)
-        rewards = torch.empty((n, 4), dtype=torch.float32)
-        ended = self._kernel.sp_end_hands(
-            self._spenv_ref, rec.data_ptr(), self._hist.data_ptr(), self._hist.shape[1],
-            hand_points.data_ptr(), winner.data_ptr(), terminated.data_ptr(),
-            truncated.data_ptr(), rewards.data_ptr())
-        return rec, hand_points, winner, terminated, truncated, rewards, ended > 0
-
-    def _score_torch(self):
-        """Score every game's hand with tensor ops; update scores, bags, hand counts and the
-        history. Returns ``(records (N, 27) int64, hand_points (N, 2), winner (N,), terminated,
-        truncated (N,) bool, rewards (N, 4) float32, whether any episode ended)``."""
-        n, r, dev = self.num_envs, self.rules, self.device
-        rec, hand_points, scores, bags_after = _score_records(
-            self._dealer, self._bids, self._tricks, self._bags, self._scores, r)
-        hc = self._hand_count
-        self._hist[torch.arange(n, device=dev), hc] = rec
-        hc.add_(1)
-        self._scores.copy_(scores)
-        self._bags.copy_(bags_after)
-        winner = _outcome(scores, r)
-        s0, s1 = scores[:, 0], scores[:, 1]
-        # episode end, as the AEC env (spades_v1): a won game or hands_per_episode hands
-        # terminate, max_hands truncates
-        won = winner >= 0
-        terminated = won.clone()
-        if self.hands_per_episode is not None:
-            terminated |= hc >= self.hands_per_episode
-        truncated = torch.zeros_like(terminated)
-        if self.max_hands is not None:
-            truncated |= (hc >= self.max_hands) & ~terminated
-        done = terminated | truncated
-        # rewards by absolute seat (team of seat s = s & 1)
-        if self.reward == "hand":
-            d = (hand_points[:, 0] - hand_points[:, 1]).double() / 100.0
-        else:  # +1/-1 for a won game; the sign of the score difference at a hands_per_episode end
-            d = torch.where(won, 1.0 - 2.0 * winner.double(),
-                            torch.where(terminated, (s0 - s1).sign().double(),
-                                        torch.zeros_like(s0).double()))
-        rewards = torch.stack([d, -d, d, -d], 1).float()
-        return (rec, hand_points, winner, terminated, truncated, rewards,
-                bool(done.any()))
 
 
 __all__ = ["SpadesVectorEnv", "FinalResults", "HAND_STEPS", "OBS_SIZE"]
