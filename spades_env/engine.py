@@ -7,7 +7,8 @@ and lists: hands are 52-bit masks, so legality checks are a few bit operations. 
 Phases: ``BIDDING`` (one round of bids, left of the dealer first; with Blind Nil on, each seat first
 chooses Blind Nil or to look), ``EXCHANGE`` (Blind Nil card passing), ``PLAY`` (13 tricks),
 ``GAME_OVER``. A finished hand is scored, recorded in ``hand_results``, and the next hand is dealt
-by the next dealer inside the same ``apply`` call.
+by the next dealer inside the same ``apply`` call. ``to_dict`` / ``to_json`` save a game;
+loading one (``from_dict`` / ``from_json``, ``replay``) is :mod:`spades_env.saved_game`'s.
 """
 
 from __future__ import annotations
@@ -23,15 +24,13 @@ from .cards import (
     action_str, card_str, cards_of_mask, mask_to_cards,
 )
 from .rules import (
-    FAILED_TO_FOLLOW, HandResult, Rules, failed_to_follow, game_outcome, illegal_card_reason,
-    legal_cards_mask, score_hand, spades_broken_after, trick_winner_unchecked, voids_of_plays,
+    FAILED_TO_FOLLOW, HandResult, Rules, game_outcome, illegal_card_reason, legal_cards_mask,
+    score_hand, spades_broken_after, trick_winner_unchecked, voids_of_plays,
 )
-
-FORMAT_TAG = "spades_env.game"
-FORMAT_VERSION = 1
-# Largest team total a game may start from or hold (2**53: exact as a float64, far inside int64),
-# so that observations (total / target) and the batched engine's int64 records stay exact.
-TOTAL_LIMIT = 2 ** 53
+from . import saved_game
+from .saved_game import (
+    FORMAT_TAG, FORMAT_VERSION, TOTAL_LIMIT, plain_data, rng_from_state, rng_state,
+)
 
 
 class Phase(IntEnum):
@@ -69,51 +68,6 @@ def make_rng(seed) -> np.random.Generator:
     if seed < 0:
         raise ValueError(f"seed must be an int >= 0, got {seed}")
     return np.random.default_rng(int(seed))
-
-
-def _plain(x):
-    """A deep copy of ``x`` as plain JSON data: dicts, lists, ints, floats, strings, bools, None
-    (numpy arrays and scalars become lists and Python numbers)."""
-    if isinstance(x, dict):
-        return {k: _plain(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, np.generic):
-        return x.item()
-    return x
-
-
-def _rng_state(rng: np.random.Generator) -> dict:
-    """The generator's state as plain JSON data (a fresh object each call)."""
-    return _plain(rng.bit_generator.state)
-
-
-_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
-"""the bit generators a saved game's RNG state may name (numpy's concrete ones)."""
-
-
-def _rng_from_state(state: dict) -> np.random.Generator:
-    """A generator restored from ``_rng_state`` output (the input is not kept).
-
-    Raises:
-        ValueError: not the state of a numpy bit generator.
-    """
-    if not isinstance(state, dict) or not isinstance(state.get("bit_generator"), str):
-        raise ValueError(f"rng state must be a dict with a 'bit_generator' name, got "
-                         f"{type(state).__name__}")
-    name = state["bit_generator"]
-    bg_cls = getattr(np.random, name, None) if name in _BIT_GENERATORS else None
-    if bg_cls is None:
-        raise ValueError(f"unknown bit generator {name!r}; a saved game names one of "
-                         f"{list(_BIT_GENERATORS)}")
-    try:
-        bg = bg_cls()
-        bg.state = _plain(state)
-    except Exception as e:  # noqa: BLE001 - numpy's own errors for a foreign state, any kind
-        raise ValueError(f"bad {name} rng state: {type(e).__name__}: {e}") from None
-    return np.random.Generator(bg)
 
 
 def _check_seat(seat) -> int:
@@ -244,8 +198,9 @@ class SpadesGame:
 
     ``moves`` is the log of every action id applied; ``initial`` is its starting point (before the
     first move: the RNG state before the first deal; from the first move on: that deal, dealer,
-    totals, bags and RNG state). ``replay(moves, initial=initial)`` rebuilds the game, and
-    ``from_json`` checks that a saved log replays to the saved state.
+    totals, bags and RNG state). ``replay(moves, initial=initial)`` rebuilds the game;
+    ``to_json`` saves it and ``from_json`` loads it by replaying the log and comparing the result
+    with the saved fields (``spades_env.saved_game``).
     """
 
     __slots__ = (
@@ -269,7 +224,7 @@ class SpadesGame:
         self.hand_number = 0
         self._initial: dict = {}
         if _deal:
-            self._initial = {"rng": _rng_state(self.rng), "rules": self.rules.to_dict()}
+            self._initial = {"rng": rng_state(self.rng), "rules": self.rules.to_dict()}
             self.dealer = int(self.rng.integers(4))
             self._deal()
 
@@ -279,7 +234,7 @@ class SpadesGame:
         state and builds its own generator on first use, so cloning stays cheap."""
         rng = self._rng
         if rng is None:
-            rng = self._rng = _rng_from_state(self._rng_saved)
+            rng = self._rng = rng_from_state(self._rng_saved)
             self._rng_saved = None
         return rng
 
@@ -292,17 +247,17 @@ class SpadesGame:
     def initial(self) -> dict:
         """The starting point of the move log (see the class docstring), as a new plain-data copy
         each time: editing it never changes the game. Setting it stores a copy."""
-        return _plain(self._initial)
+        return plain_data(self._initial)
 
     @initial.setter
     def initial(self, value: dict) -> None:
         if not isinstance(value, dict):
             raise ValueError(f"initial must be a dict, got {type(value).__name__}")
-        self._initial = _plain(value)
+        self._initial = plain_data(value)
 
     def _rng_snapshot(self) -> dict:
         """The RNG state as plain data (never an object the game keeps: callers may edit it)."""
-        return _plain(self._rng_saved) if self._rng is None else _rng_state(self._rng)
+        return plain_data(self._rng_saved) if self._rng is None else rng_state(self._rng)
 
     # ------------------------------------------------------------------ set-up
     @classmethod
@@ -391,7 +346,7 @@ class SpadesGame:
         g.bags = bags
         g.dealer = dealer
         g._initial = {"hands": list(masks), "dealer": dealer, "scores": list(g.scores),
-                     "bags": list(g.bags), "rng": _rng_state(g.rng),
+                     "bags": list(g.bags), "rng": rng_state(g.rng),
                      "rules": g.rules.to_dict()}
         g._start_hand(masks)
         return g
@@ -764,7 +719,7 @@ class SpadesGame:
             "moves": list(self.moves), "plays": [list(x) for x in self.plays],
             "exchange_queue": list(self.exchange_queue),
             "exchanges": [list(x) for x in self.exchanges], "hand_number": self.hand_number,
-            "initial": _plain(self._initial),
+            "initial": plain_data(self._initial),
         }
 
     def to_json(self) -> str:
@@ -773,341 +728,24 @@ class SpadesGame:
 
     @classmethod
     def from_dict(cls, d: dict) -> "SpadesGame":
-        """Restore from ``to_dict`` output.
+        """Restore from ``to_dict`` output: the engine rebuilds the game from its starting point
+        and moves, and every saved field must be what they give (``saved_game.load``).
 
         Raises:
             ValueError: not a spades_env saved game, an unknown version, a field of the wrong type,
-                fields that do not describe one reachable state (see ``_check_consistent``), or a
-                move log that does not replay from ``initial`` to exactly this state.
+                an illegal move, or fields that are not what the moves give (the message names
+                them).
         """
-        if not isinstance(d, dict) or d.get("format") != FORMAT_TAG:
-            raise ValueError("not a spades_env saved game (missing format tag 'spades_env.game')")
-        if d.get("version") != FORMAT_VERSION:
-            raise ValueError(f"unsupported saved-game version {d.get('version')!r}; "
-                             f"this spades_env reads version {FORMAT_VERSION}")
-
-        def num(x, what):
-            if isinstance(x, bool) or not isinstance(x, int):
-                raise ValueError(f"{what} must be an int, got {x!r}")
-            return x
-
-        def nums(x, n, what):
-            if not isinstance(x, list) or (n is not None and len(x) != n):
-                raise ValueError(f"{what} must be a list of {n} ints, got {x!r}")
-            return [num(v, what) for v in x]
-
-        def flags(x, what):
-            if not isinstance(x, list) or len(x) != 4 or any(not isinstance(v, bool) for v in x):
-                raise ValueError(f"{what} must be a list of 4 bools, got {x!r}")
-            return list(x)
-
-        try:
-            g = cls.__new__(cls)
-            g.rules = Rules.from_dict(d["rules"])
-            g.rng = _rng_from_state(d["rng"])
-            g.phase = Phase(num(d["phase"], "phase"))
-            g.dealer = num(d["dealer"], "dealer")
-            g.current_player = num(d["current_player"], "current_player")
-            g.hands = nums(d["hands"], 4, "hands")
-            if not isinstance(d["bids"], list) or len(d["bids"]) != 4:
-                raise ValueError(f"bids must be a list of 4, got {d['bids']!r}")
-            g.bids = [None if b is None else num(b, "bids") for b in d["bids"]]
-            g.blind = flags(d["blind"], "blind")
-            g.looked = flags(d["looked"], "looked")
-            g.tricks_won = nums(d["tricks_won"], 4, "tricks_won")
-            g.trick = nums(d["trick"], None, "trick")
-            g.trick_leader = num(d["trick_leader"], "trick_leader")
-            if not isinstance(d["spades_broken"], bool):
-                raise ValueError("spades_broken must be a bool")
-            g.spades_broken = d["spades_broken"]
-            g.played = nums(d["played"], 4, "played")
-            g.voids = nums(d["voids"], 4, "voids")
-            g.trick_number = num(d["trick_number"], "trick_number")
-            g.scores = nums(d["scores"], 2, "scores")
-            g.bags = nums(d["bags"], 2, "bags")
-            g.hand_results = [HandResult.from_dict(h) for h in d["hand_results"]]
-            g.winner = None if d["winner"] is None else num(d["winner"], "winner")
-            g.moves = nums(d["moves"], None, "moves")
-            g.plays = [(num(s, "plays"), num(a, "plays")) for s, a in d["plays"]]
-            g.exchange_queue = nums(d["exchange_queue"], None, "exchange_queue")
-            g.exchanges = [(num(a, "exchanges"), num(b, "exchanges"), num(c, "exchanges"))
-                           for a, b, c in d["exchanges"]]
-            g.hand_number = num(d["hand_number"], "hand_number")
-            if not isinstance(d["initial"], dict):
-                raise ValueError("initial must be a dict")
-            g._initial = _plain(d["initial"])  # a copy: later edits of d never reach the game
-            json.dumps(g._initial)  # plain JSON data only, so that the game saves again
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError,
-                RecursionError) as e:
-            raise ValueError(f"corrupt spades_env saved game: {type(e).__name__}: {e}") from None
-        g._check_consistent()
-        g._check_initial()
-        g._check_replays()
-        return g
-
-    def _check_initial(self) -> None:
-        """Raise ``ValueError`` unless ``initial`` is empty or a starting point that ``replay``
-        can build under this game's rules (checked even when the move log is empty, so that a
-        loaded game always saves and replays)."""
-        init = self._initial
-        if not init:
-            return
-        fresh, dealt = {"rng", "rules"}, {"hands", "dealer", "scores", "bags", "rng", "rules"}
-        if set(init) not in (fresh, dealt, dealt | {"hand_results"}, {"state"}):
-            raise ValueError(f"corrupt spades_env saved game: initial has the keys "
-                             f"{sorted(init)}, expected {sorted(fresh)}, {sorted(dealt)} "
-                             f"(and hand_results) or ['state']")
-        try:
-            if "state" not in init and Rules.from_dict(init["rules"]) != self.rules:
-                raise ValueError("its rules are not the game's rules")
-            SpadesGame.replay([], rules=self.rules, initial=init)
-        except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as e:
-            raise ValueError(f"corrupt spades_env saved game: bad initial state ({e})") from None
-
-    def _check_replays(self) -> None:
-        """Raise ``ValueError`` unless the move log, replayed from ``initial``, gives this state."""
-        if not self.moves:
-            return  # nothing played yet: the state is its own starting point
-        if not self._initial:
-            raise ValueError("corrupt spades_env saved game: a move log without its initial state")
-        try:
-            r = SpadesGame.replay(self.moves, self.rules, initial=self._initial)
-        except (ValueError, TypeError, KeyError) as e:
-            raise ValueError(f"corrupt spades_env saved game: the move log does not replay "
-                             f"({e})") from None
-        if r.to_dict() != self.to_dict():
-            raise ValueError("corrupt spades_env saved game: the move log does not replay to "
-                             "the saved state")
+        return saved_game.load(cls, d)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "SpadesGame":
         """Restore a game from ``to_json`` text.
 
         Raises:
-            ValueError: corrupt or foreign input (see ``from_dict``).
+            ValueError: invalid JSON, or a save ``from_dict`` refuses.
         """
-        try:
-            d = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError, TypeError, RecursionError) as e:
-            raise ValueError(f"not a spades_env saved game: invalid JSON ({e})") from None
-        return cls.from_dict(d)
-
-    def _check_consistent(self) -> None:
-        """Raise ``ValueError`` unless the fields describe one state the rules can reach.
-
-        Checked: the hands and played cards make one deck; the play log matches ``played``, the
-        current trick, ``voids``, ``spades_broken``, ``tricks_won`` and ``trick_number`` (re-derived
-        with ``trick_winner``); bids, the player to act and the phase agree; bags are 0..limit-1;
-        scores and bags match the last score table; the exchange log matches the queue.
-        """
-        def bad(msg):
-            raise ValueError(f"corrupt spades_env saved game: {msg}")
-        r = self.rules
-        for m in self.hands + self.played:
-            if not 0 <= m <= FULL_DECK:
-                bad("card mask out of range")
-        union = 0
-        for m in self.hands + self.played:
-            if union & m:
-                bad("a card is in two places (hands/played cards overlap)")
-            union |= m
-        if union != FULL_DECK:
-            bad("the hands and played cards do not make one deck")
-        if not 0 <= self.dealer < 4 or not -1 <= self.current_player < 4:
-            bad("dealer or current player out of range")
-        if not 0 <= self.trick_leader < 4:
-            bad("trick leader out of range")
-        if not 0 <= self.trick_number <= 13 or not 0 <= len(self.trick) <= 3:
-            bad("trick number or current trick out of range")
-        if any(t < 0 for t in self.tricks_won) or sum(self.tricks_won) != self.trick_number:
-            bad("tricks won do not add up to the trick number")
-        if any(not 0 <= v < 16 for v in self.voids):
-            bad("void masks out of range")
-        for t in (0, 1):
-            if not 0 <= self.bags[t] < r.bag_limit:
-                bad(f"bags of team {t} out of range 0..{r.bag_limit - 1}")
-        if self.hand_number != len(self.hand_results):
-            bad("hand number does not match the number of score tables")
-        if self.hand_results:
-            last = self.hand_results[-1].teams
-            if [last[0].total, last[1].total] != self.scores:
-                bad("scores do not match the last score table")
-            if [last[0].bags_after, last[1].bags_after] != self.bags:
-                bad("bags do not match the last score table")
-        # bids and the player to act
-        for s in range(4):
-            b = self.bids[s]
-            if b is not None and not 0 <= b <= MAX_BID:
-                bad(f"bid of seat {s} out of range 0..13")
-            if self.blind[s] and (b != 0 or not r.blind_nil):
-                bad(f"seat {s} marked Blind Nil without a Blind Nil bid")
-            if not r.blind_nil and not self.looked[s]:
-                bad("a seat has not looked although Blind Nil is off")
-            if b is not None and not self.looked[s]:
-                bad(f"seat {s} bid without looking")
-        first = (self.dealer + 1) & 3
-        order = [(first + i) & 3 for i in range(4)]
-        n_bids = sum(b is not None for b in self.bids)
-        if [self.bids[s] is not None for s in order] != [i < n_bids for i in range(4)]:
-            bad("bids were not made in turn, left of the dealer first")
-        ph = self.phase
-        if ph == Phase.BIDDING:
-            if n_bids == 4 or self.current_player != order[n_bids] or self.plays or self.exchanges:
-                bad("bidding state is inconsistent")
-            if any(self.looked[s] for s in order[n_bids + 1:]) and r.blind_nil:
-                bad("a seat looked at its cards before its turn to bid")
-        else:
-            if n_bids != 4 and ph != Phase.GAME_OVER:
-                bad("play or exchange before all four bids")
-        if ph == Phase.EXCHANGE:
-            if not self.exchange_queue or self.current_player != self.exchange_queue[0] \
-                    or self.plays:
-                bad("exchange state is inconsistent")
-        elif self.exchange_queue:
-            bad("pending Blind Nil exchange outside the exchange phase")
-        for frm, to, c in self.exchanges:
-            if not (0 <= frm < 4 and to == (frm + 2) & 3 and 0 <= c < NUM_CARDS):
-                bad("bad Blind Nil exchange record")
-        if ph == Phase.GAME_OVER:
-            if self.winner not in (0, 1) or self.current_player != -1:
-                bad("a finished game needs a winner and nobody to act")
-            if game_outcome(self.scores, r) != self.winner:
-                bad("the winner does not follow from the scores")
-        elif self.winner is not None or self.current_player < 0:
-            bad("a running game has a winner or nobody to act")
-        # the play log re-derives played, voids, spades broken, tricks and the current trick
-        n = len(self.plays)
-        if n != 4 * self.trick_number + len(self.trick):
-            bad("the play log does not match the trick count")
-        if ph != Phase.PLAY and not (ph == Phase.GAME_OVER and n == 52) and n != 0:
-            bad("cards played outside the play phase")
-        if ph == Phase.GAME_OVER and n != 52:
-            bad("a finished game stopped in the middle of a hand")
-        played = [0, 0, 0, 0]
-        voids = [0, 0, 0, 0]
-        won = [0, 0, 0, 0]
-        broken = False
-        leader = first
-        for i in range(0, n, 4):
-            chunk = self.plays[i:i + 4]
-            cards = []
-            for j, (s, c) in enumerate(chunk):
-                if s != (leader + j) & 3 or not 0 <= c < NUM_CARDS or (played[s] >> c) & 1:
-                    bad("the play log is out of turn or repeats a card")
-                played[s] |= 1 << c
-                led = chunk[0][1] // 13 if j else -1
-                voids[s] |= failed_to_follow(c, led)
-                broken = spades_broken_after(c, led, broken, r.forced_spade_lead_breaks)
-                cards.append(c)
-            if len(cards) == 4:
-                leader = trick_winner_unchecked(cards, leader)
-                won[leader] += 1
-        if played != self.played or voids != self.voids or won != self.tricks_won:
-            bad("played cards, voids or tricks won do not match the play log")
-        if broken != self.spades_broken:
-            bad("spades_broken does not match the play log")
-        if ph == Phase.PLAY:
-            if [c for _, c in self.plays[4 * self.trick_number:]] != self.trick:
-                bad("the current trick does not match the play log")
-            if self.trick_leader != leader or self.current_player != (leader + len(self.trick)) & 3:
-                bad("the trick leader or the player to act does not match the play log")
-            for s in range(4):
-                if self.hands[s].bit_count() + self.played[s].bit_count() != 13:
-                    bad(f"seat {s} does not hold 13 cards minus those it played")
-        elif ph == Phase.BIDDING and any(h.bit_count() != 13 for h in self.hands):
-            bad("a hand does not hold 13 cards during the bidding")
-        elif ph == Phase.EXCHANGE and self.trick:
-            bad("a trick in progress during the exchange")
-        if ph in (Phase.BIDDING, Phase.EXCHANGE) and self.trick_leader != first:
-            bad("the trick leader before the play must be the seat left of the dealer")
-        self._check_exchange(bad)
-        self._check_score_tables(bad)
-
-    def _check_exchange(self, bad) -> None:
-        """The Blind Nil exchange: the queue and the log are the exchange the bids call for (the
-        partner of each Blind Nil bidder passes 3 cards, then the bidder passes 3 back, in
-        bidding order), and every passed card is where the log puts it."""
-        ph = self.phase
-        if ph == Phase.BIDDING:
-            return  # checked above: nothing queued, nothing passed
-        first = (self.dealer + 1) & 3
-        full: list[int] = []
-        for i in range(4):
-            s = (first + i) & 3
-            if self.blind[s] and not self.blind[(s + 2) & 3]:
-                full += [(s + 2) & 3] * 3 + [s] * 3
-        done = len(self.exchanges)
-        if [frm for frm, _, _ in self.exchanges] != full[:done]:
-            bad("the Blind Nil exchange log does not follow the Blind Nil bids")
-        if ph == Phase.EXCHANGE:
-            if done >= len(full) or self.exchange_queue != full[done:]:
-                bad("the Blind Nil exchange queue does not follow the Blind Nil bids")
-        elif done != len(full):
-            bad("the play started before the Blind Nil exchange was complete")
-        where: dict[int, int] = {}
-        passed = [0, 0, 0, 0]
-        for frm, to, c in self.exchanges:
-            if c in where and where[c] != frm:
-                bad(f"card {c} passed by seat {frm}, which did not hold it then")
-            where[c] = to
-            passed[frm] += 1
-        for c, s in where.items():
-            if not ((self.hands[s] | self.played[s]) >> c) & 1:
-                bad(f"card {c} is not with seat {s}, which it was passed to")
-        if ph == Phase.EXCHANGE:
-            for s in range(4):
-                got = passed[(s + 2) & 3]
-                if self.hands[s].bit_count() != 13 - passed[s] + got:
-                    bad(f"seat {s} does not hold 13 cards minus those it passed plus those it "
-                        f"received")
-
-    def _check_score_tables(self, bad) -> None:
-        """Every score table is the rules' scoring (``score_hand``) of its bids and tricks, the
-        tables chain (hand numbers 0, 1, ..., dealers rotating, each hand starting from the
-        previous totals and bags, no earlier hand ending the game), the game's dealer follows the
-        last one, and a running game's totals do not end it."""
-        r = self.rules
-        if any(abs(v) > TOTAL_LIMIT for v in self.scores):
-            bad(f"scores must be within +-{TOTAL_LIMIT}")
-        prev = None
-        for k, h in enumerate(self.hand_results):
-            if h.hand_number != k:
-                bad(f"score table {k} has hand number {h.hand_number}")
-            if not 0 <= h.dealer < 4 or (prev is not None and h.dealer != (prev.dealer + 1) & 3):
-                bad(f"score table {k}: the dealer does not rotate left hand by hand")
-            if any(h.blind) and not r.blind_nil:
-                bad(f"score table {k} has a Blind Nil, which these rules do not allow")
-            teams = h.teams
-            for t in (0, 1):
-                ts = teams[t]
-                if ts.team != t or ts.bids != (h.bids[t], h.bids[t + 2]) \
-                        or ts.blind != (h.blind[t], h.blind[t + 2]) \
-                        or ts.tricks != (h.tricks[t], h.tricks[t + 2]):
-                    bad(f"score table {k}: team {t}'s line does not match the seats' bids and "
-                        f"tricks")
-                if abs(ts.total) > TOTAL_LIMIT:
-                    bad(f"score table {k}: totals must be within +-{TOTAL_LIMIT}")
-            if prev is None:  # the first table: the totals and bags it started from
-                before = [teams[t].total - teams[t].hand_points for t in (0, 1)]
-                bags = [(teams[t].bags_after - teams[t].bags) % r.bag_limit for t in (0, 1)]
-            else:
-                before = [prev.teams[t].total for t in (0, 1)]
-                bags = [prev.teams[t].bags_after for t in (0, 1)]
-                if game_outcome(before, r) is not None:
-                    bad(f"score table {k} follows a hand that ended the game")
-            try:
-                want = score_hand(h.bids, h.tricks, bags, r, h.blind, before)
-            except ValueError as e:
-                bad(f"score table {k}: {e}")
-            if tuple(want) != teams:
-                bad(f"score table {k} is not the scoring of its bids and tricks")
-            prev = h
-        if prev is not None:
-            follows = prev.dealer if self.phase == Phase.GAME_OVER else (prev.dealer + 1) & 3
-            if self.dealer != follows:
-                bad("the dealer does not follow the last score table")
-        if self.phase != Phase.GAME_OVER and game_outcome(self.scores, r) is not None:
-            bad("a running game whose totals already end it")
+        return saved_game.loads(cls, text)
 
     @classmethod
     def replay(cls, moves, rules: Rules | None = None, seed=None, initial: dict | None = None
@@ -1125,42 +763,7 @@ class SpadesGame:
         Raises:
             ValueError: a corrupt ``initial``; ``IllegalActionError`` for an illegal move.
         """
-        if initial is not None and not isinstance(initial, dict):
-            raise ValueError(f"initial must be a dict (game.initial), got {type(initial).__name__}")
-        try:
-            if initial and "state" in initial:
-                g = cls.from_dict(initial["state"])
-                if g.moves or g._initial or (rules is not None and rules != g.rules):
-                    raise ValueError("a starting state must have no move log and the given rules")
-                return cls._replay_moves(g, moves)
-            if rules is None and initial and "rules" in initial:
-                rules = Rules.from_dict(initial["rules"])
-            if initial and "hands" in initial:
-                g = cls.from_deal(initial["hands"], initial["dealer"], initial["scores"],
-                                  initial["bags"], rules, _rng_from_state(initial["rng"]))
-                if "hand_results" in initial:
-                    g.hand_results = [HandResult.from_dict(h) for h in initial["hand_results"]]
-                    g.hand_number = len(g.hand_results)
-            elif initial:
-                g = cls(rules, _rng_from_state(initial["rng"]))
-            else:
-                g = cls(rules, seed)
-        except (KeyError, TypeError, AttributeError) as e:
-            raise ValueError(f"corrupt initial state for replay: {type(e).__name__}: {e}") from None
-        return cls._replay_moves(g, moves)
-
-    @staticmethod
-    def _replay_moves(g: "SpadesGame", moves) -> "SpadesGame":
-        if isinstance(moves, (str, bytes, dict)):
-            raise ValueError(f"moves must be a list of action ids, got {type(moves).__name__}")
-        try:
-            moves = list(moves)
-        except TypeError:
-            raise ValueError(f"moves must be a list of action ids, got "
-                             f"{type(moves).__name__}") from None
-        for a in moves:
-            g.apply(a)
-        return g
+        return saved_game.play_moves(saved_game.start_game(cls, initial, rules, seed), moves)
 
     def __repr__(self) -> str:
         return (f"SpadesGame(phase={Phase(self.phase).name}, hand={self.hand_number}, "

@@ -1,8 +1,9 @@
-"""Saved games are checked field by field whatever the move log holds.
+"""Saved games are checked in every field whatever the move log holds.
 
-A game whose move log is empty (set up mid-way, or a crafted file) is its own starting point: the
-replay check cannot vouch for it, so every field is checked on its own. A game that loads must
-print, save, load again and play; every refusal is a ``ValueError``.
+A game whose move log is empty (set up mid-way, or a crafted file) is its own starting point: its
+current hand is replayed from the deal it shows and its earlier score tables are checked by the
+rules' scoring (``spades_env.saved_game``), so every field is checked without a log. A game that
+loads must print, save, load again and play; every refusal is a ``ValueError``.
 """
 
 from __future__ import annotations
