@@ -6,7 +6,10 @@ needs); this package adds what only training needs.
 Modules:
 - ``config``: the ``Args`` dataclass mirrored by ``configs/*.yaml``; YAML loading and CLI overrides.
 - ``envs``: ``ScalarBatchEnv`` (batched adapter over scalar games) and ``make_env``.
-- ``ppo_selfplay``: warm start (behaviour cloning / DAgger) and PPO, in one file.
+- ``ppo_selfplay``: PPO and the ``train`` loop (CleanRL's order), which runs the stages below.
+- ``warm_start``: behaviour cloning and DAgger on a teacher bot, before PPO.
+- ``opponents``: the opponent pool (bots, snapshots, the warm-start anchor).
+- ``distill_stage``: the search-distillation stage after PPO (``distill`` labels and fits).
 - ``train``: ``spades train`` command line.
 - ``checkpoint``: atomic save, resume checks and run folders (loading is ``spades_env.agents``).
 - ``export``: strip a checkpoint for shipping.

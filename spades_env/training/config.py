@@ -1,10 +1,13 @@
 """Training configuration: one dataclass, mirrored by ``configs/*.yaml``.
 
-The dataclass ``Args`` is the source of truth. A YAML file may set any subset of
-its fields; an unknown key is an error naming the key and the known fields. Any field can be
-overridden from the command line, either as ``--set name=value`` (repeatable) or as ``--name value``
-(values are parsed as YAML scalars, so ``--lr 1e-4``, ``--anneal-lr false``,
-``--eval-opponents '[random, easy]'`` all work).
+The dataclass ``Args`` is the source of truth: each field is declared once, with its default, its
+check (type, range, ``--resume`` policy, start-up test) and its description. A YAML file may set
+any subset of its fields; an unknown key is an error naming the key and the known fields. Any field
+can be overridden from the command line, either as ``--set name=value`` (repeatable) or as
+``--name value``, each name in snake case or kebab case (``--set total-decisions=700``,
+``--total_decisions 700``); values are parsed as YAML scalars, so ``--lr 1e-4``,
+``--anneal-lr false``, ``--eval-opponents '[random, easy]'`` all work. Options are never
+abbreviated (``--gae`` is refused, not read as ``--gae-lambda``).
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
-import os
 import re
 import reprlib
 from dataclasses import dataclass, field, fields
@@ -23,230 +25,12 @@ import yaml
 from spades_env.agents import MAX_PARAMS, MAX_WIDTH, network_params
 
 
-@dataclass
-class Args:
-    """Every knob of a training run (``spades_env/training/ppo_selfplay.py``).
-
-    Units: "decisions" are single actions by one seat (a bid or a card); a hand has 4 bids and 52
-    cards, so 56 decisions (more with Blind Nil). Point differences are per hand, in game points.
-    """
-
-    # --- run ----------------------------------------------------------------------------------
-    name: str = "default"
-    """run name: TensorBoard logs go to ``runs/<name>/``, checkpoints to ``checkpoints/<name>/``."""
-    seed: int = 1
-    """seeds python, numpy and torch once, and every environment and bot (the same seed gives the same run)."""
-    device: str = "cpu"
-    """torch device for the network: ``cpu`` or ``cuda`` (``cuda:0``...)."""
-    torch_threads: int = 1
-    """``torch.set_num_threads``; 1 keeps runs reproducible and leaves cores for the environments."""
-    runs_dir: str = "runs"
-    """parent folder of the TensorBoard log folders."""
-    checkpoint_dir: str = "checkpoints"
-    """parent folder of the checkpoint folders."""
-    total_decisions: int = 2_000_000
-    """PPO stops after the learner has taken this many decisions (env steps of learner seats)."""
-    max_minutes: float = 0.0
-    """wall-clock budget for the PPO stage in minutes (0 = none); the run stops cleanly, saves and
-    evaluates when it is reached."""
-    stop_after_iterations: int = 0
-    """stop this process after this many PPO iterations without the final evaluation, as if the
-    run were killed (used to test ``--resume``); 0 = off. Not taken from a resumed checkpoint."""
-
-    # --- environment --------------------------------------------------------------------------
-    num_envs: int = 64
-    """games played side by side; each step is one decision in each game."""
-    num_steps: int = 64
-    """steps per environment per PPO iteration (rollout length); batch = num_envs * num_steps."""
-    rules: str = "standard"
-    """rules preset name (``spades_env.Rules.preset``): standard, short or house."""
-    hands_per_episode: int = 1
-    """hands per episode; the game is cut (truncated) after this many hands."""
-    random_start: float = 0.5
-    """share of the episodes that start from a random mid-game position instead of 0-0: team
-    totals uniform in -150..450 (multiples of 10) and bag counts uniform in 0..bag_limit-1, so the
-    policy sees the scores of a whole game and a bag costs on average bag_penalty/bag_limit points,
-    as over a long game. Only the scalar env supports it (the vector env starts at 0-0)."""
-    reward_scale: float = 0.01
-    """reward = (own team hand points - other team hand points) * reward_scale, given to every seat
-    at the end of each hand."""
-    vector_env: str = "auto"
-    """``vector``: the batched torch engine ``spades_env.vector.SpadesVectorEnv`` (needs
-    ``random_start: 0`` and ``reward_scale: 0.01``); ``scalar``: the adapter
-    ``training.envs.ScalarBatchEnv`` over scalar games; ``auto``: the vector engine on a CUDA
-    device when the config allows it, else the scalar adapter (``training.envs.make_env``)."""
-
-    # --- network ------------------------------------------------------------------------------
-    hidden: list = field(default_factory=lambda: [512, 256])
-    """widths of the shared trunk (ReLU MLP on the 575-float observation)."""
-    head_hidden: int = 128
-    """width of the hidden layer of each head (bidding, card play, value)."""
-    critic_hidden: list = field(default_factory=list)
-    """widths of the privileged critic (``spades_env.agents.model``: a value network that also reads the
-    other three hands, used only for the advantages during training; the acting policy never
-    reads it). Empty: no privileged critic, the value head is the critic."""
-
-    # --- behaviour cloning warm start ---------------------------------------------------------
-    init_from: str = ""
-    """start from the network of this checkpoint (same network shape) instead of the warm-start
-    stage, e.g. a run's ``warmstart.pt`` ('' = train the warm start)."""
-    bc_records: str = ""
-    """teacher game records (``training.teacher_records``, e.g.
-    ``checkpoints/records/hard_records.npz``) replayed and added to the warm-start data ('' = none)."""
-    bc_teacher: str = "medium"
-    """bot imitated in the warm-start stage (empty string = no warm start): behaviour cloning on
-    its games, then DAgger rounds (the network plays, the teacher labels every position)."""
-    bc_hands: int = 2000
-    """hands played by four teacher bots to make the imitation data set."""
-    bc_bid_deals: int = 20000
-    """extra bidding-only deals (4 teacher bids each, no play): cheap data for the bidding head."""
-    bc_epochs: int = 4
-    """passes over the teacher's data."""
-    bc_dagger_rounds: int = 2
-    """DAgger rounds after the first fit: the network plays, the teacher labels (0 = plain
-    behaviour cloning)."""
-    bc_dagger_hands: int = 2000
-    """hands played by the network in each DAgger round."""
-    bc_dagger_epochs: int = 2
-    """passes over all the data gathered so far after each DAgger round."""
-    bc_lr: float = 1e-3
-    """Adam learning rate of the warm start."""
-    bc_batch: int = 512
-    """minibatch size of the warm start."""
-    bc_value_coef: float = 0.5
-    """weight of the value regression (on the teacher games' hand results) in the warm start."""
-
-    # --- PPO ----------------------------------------------------------------------------------
-    lr: float = 2.5e-4
-    """Adam learning rate of PPO."""
-    anneal_lr: bool = True
-    """decay the PPO learning rate linearly to 0 over ``total_decisions``."""
-    gamma: float = 1.0
-    """discount per decision of the same seat (episodes are short, so 1)."""
-    gae_lambda: float = 0.95
-    """GAE lambda (Schulman et al. 2016)."""
-    num_minibatches: int = 4
-    """minibatches per epoch."""
-    update_epochs: int = 4
-    """passes over each rollout."""
-    clip_coef: float = 0.2
-    """PPO clipping epsilon (Schulman et al. 2017)."""
-    clip_vloss: bool = True
-    """clip the value loss as in the PPO reference implementation."""
-    ent_coef: float = 0.01
-    """entropy bonus coefficient."""
-    vf_coef: float = 0.5
-    """value loss coefficient."""
-    max_grad_norm: float = 0.5
-    """gradient norm clip."""
-    target_kl: float = 0.0
-    """stop the epochs of an iteration early when approx KL exceeds this (0 = never)."""
-    norm_adv: bool = True
-    """normalise advantages per minibatch."""
-    bid_loss_weight: float = 1.0
-    """weight of the bidding decisions (action ids 52 and up) in the policy loss; card play keeps
-    weight 1. A bid is 4 of a hand's 56 decisions but decides much of its score (1 = plain PPO)."""
-    ppo_teacher_coef: float = 0.0
-    """weight of an imitation anchor during PPO: cross-entropy to ``bc_teacher``'s action at each
-    learner decision (0 = pure PPO)."""
-    ppo_teacher_decay: float = 0.5
-    """the anchor decays linearly to 0 at this share of ``total_decisions`` (0 = constant)."""
-
-    # --- opponents ----------------------------------------------------------------------------
-    opponent_share: float = 0.5
-    """share of the games where the other team is played by a pool member instead of the learner."""
-    pool_bots: list = field(default_factory=lambda: ["random", "easy", "medium"])
-    """scripted bots in the opponent pool (names for ``make_bot``)."""
-    pool_search_samples: list = field(default_factory=list)
-    """``[card, bid]``: deals drawn per card and per bid by the ``hard`` and ``insane`` bots of the
-    pool (``samples`` / ``bid_samples`` of ``spades_env.bots.pimc.PIMCBot``); empty = the levels'
-    own (100/48 and 400/240). Fewer deals make a cheaper search opponent to train against: at
-    [30, 24] ``hard`` takes about 8 ms per decision here instead of about 20. Evaluation always
-    uses the levels as they are."""
-    pool_bot_share: float = 0.5
-    """share of the pool games played against a scripted bot (the rest: a past checkpoint)."""
-    pool_size: int = 5
-    """past checkpoints kept in the pool (the oldest is dropped)."""
-    pool_every: int = 20
-    """add a snapshot of the learner to the pool every this many iterations."""
-    pool_anchor: bool = False
-    """keep the network as it was when PPO started (the warm start) in the pool for the whole run,
-    beside the ``pool_size`` most recent snapshots."""
-    bag_cost: float = 0.0
-    """reward: each bag a team takes costs this many points and the bag penalty reached in the
-    hand is left out (``training.teacher_records.team_points``); 0 = the plain hand score. Over a
-    game to 500 a bag costs about 10 points (10 bags = -100)."""
-
-    # --- logging, checkpoints, evaluation -----------------------------------------------------
-    save_every: int = 20
-    """write ``latest.pt`` every this many iterations (and at the end)."""
-    eval_every: int = 50
-    """evaluate against ``eval_opponents`` every this many iterations (0 = only at the end)."""
-    eval_opponents: list = field(default_factory=lambda: ["random", "easy", "medium"])
-    """bots measured against during training and at the end."""
-    eval_deals: int = 100
-    """duplicate deals per opponent in interval evaluations (each deal is played twice)."""
-    slow_eval_deals: int = 20
-    """duplicate deals against the search bots ``hard`` and ``insane`` (tens of ms a decision) in
-    interval and final evaluations, instead of ``eval_deals``/``final_eval_deals``."""
-    final_eval_deals: int = 200
-    """duplicate deals per opponent in the final evaluation table."""
-
-    # --- search distillation after PPO (training.distill) --------------------------------------
-    distill_minutes: float = 0.0
-    """labelling budget (wall-clock minutes) of a search-distillation stage after PPO: the PPO
-    network plays hands against the ``hard`` bot's search, which values every card decision; the
-    network (widened per ``distill_hidden``) then learns those values (``training.distill``). The
-    result is ``distilled.pt`` in the run's checkpoint folder, and it is the network of the final
-    evaluation. 0 = no stage."""
-    distill_rounds: int = 1
-    """rounds of the search-distillation stage (expert iteration): round k starts from round
-    k-1's network, plays its own fresh hands (seed ``seed + k - 1``) and labels for
-    ``distill_minutes``. With more than one round, round k writes ``distilled_round{k}.pt`` and
-    ``distilled.pt`` is a copy of the last. Only the first round widens (``distill_hidden``)."""
-    distill_hidden: list = field(default_factory=list)
-    """trunk widths of the distilled network, each at least the PPO network's (``[]`` = the same;
-    ``spades_env.agents.model.widen`` keeps the PPO network's function)."""
-    distill_head_hidden: int = 0
-    """head width of the distilled network (0 = the PPO network's)."""
-    distill_samples: int = 40
-    """search deals per labelled card decision (``hard`` plays with 100)."""
-    distill_epochs: int = 12
-    """passes over the labels when distilling."""
-    distill_workers: int = 2
-    """labelling processes."""
-    distill_bid_deals: int = 50000
-    """fresh deals whose bids (the PPO network's own) are rows of the distillation set, so the
-    bids stay where PPO left them (``training.distill.bid_rows``)."""
-    distill_chunks: int = 1000
-    """most label chunks per round: a round labels until ``distill_minutes`` have passed or this
-    many chunks are done, whichever comes first (a cluster config fixes the hands, not the time)."""
-    distill_chunk_hands: int = 50
-    """hands per label chunk (a chunk is the unit of work of a worker or a Ray task, and what a
-    stopped round keeps)."""
-    distill_teacher: str = "hard"
-    """the search that labels each round (``training.distill.TEACHERS``): ``hard`` (uniform
-    deals), or ``expert`` built on the round's own starting network, so each round's teacher is
-    stronger than the last round's."""
-    distill_bid_samples: int = 0
-    """deals per bid of the bid search when labelling: the bids then learn the search's values
-    (0: the bids are not labelled)."""
-    ray_address: str = ""
-    """a Ray cluster (``auto`` or ``HOST:PORT``) for the search-distillation stage's labels
-    (``training.distill.produce_labels``) and the evaluations (``training.evaluate.
-    duplicate_match``); "" runs them here (labels in ``distill_workers`` processes)."""
-    progress: bool = True
-    """show a tqdm progress bar."""
-
-
-_FIELDS = {f.name: f for f in fields(Args)}
-
 # ============================================================================= field checks
-# One row per ``Args`` field: its type, its range, what ``--resume`` may do with it and, for fields
-# that name files, bots or devices, the start-up check. The same rows check YAML files,
+# Each ``Args`` field carries its check (``_field(default, FieldCheck(...))``): its type, its
+# range, what ``--resume`` may do with it and, for fields that name files, bots or devices, the
+# start-up check. ``FIELD_CHECKS`` gathers them; the same checks apply to YAML files,
 # command-line values, ``from_dict`` dicts and the configs stored in checkpoints (``validate``);
-# ``check_ready`` runs the start-up checks before a run does any work. A new field needs a row:
-# ``tests/training/test_config.py`` fails without one.
+# ``check_ready`` runs the start-up checks before a run does any work.
 
 MAX_BATCH = 4_000_000
 """most decisions per rollout (``num_envs * num_steps``): storage needs about 2.4 KB each."""
@@ -412,106 +196,259 @@ def _choice(*options, resume="fixed") -> FieldCheck:
     return FieldCheck("str", check=check, resume=resume, rule=" | ".join(options))
 
 
-FIELD_CHECKS: dict[str, FieldCheck] = {
-    # run
-    "name": FieldCheck("str", max_len=128, check=_run_name, resume="free",
-                       rule="one folder name: letters, digits, . _ - (no / or ..)"),
-    "seed": _int(0, 2**63 - 1),
-    "device": FieldCheck("str", check=_device, ready=_device_ready, resume="free",
-                         rule="cpu, cuda or cuda:N (present at start-up)"),
-    "torch_threads": _int(1, 1024, resume="free"),
-    "runs_dir": FieldCheck("str", max_len=4096, check=_path, resume="free",
-                           rule="non-empty path"),
-    "checkpoint_dir": FieldCheck("str", max_len=4096, check=_path, resume="free",
-                                 rule="non-empty path"),
-    "total_decisions": _int(1, 10**13, resume="free"),
-    "max_minutes": _num(0, 1e7, resume="free"),
-    "stop_after_iterations": _int(0, 10**9, resume="process"),
-    # environment
-    "num_envs": _int(1, 1 << 20),
-    "num_steps": _int(1, 1 << 20),
-    "rules": FieldCheck("str", check=_rules, rule="a Rules preset: standard, short or house"),
-    "hands_per_episode": _int(1, 10_000),
-    "random_start": _num(0, 1),
-    "reward_scale": _num(0, 1e3, lo_open=True),
-    "vector_env": _choice("auto", "scalar", "vector"),
-    # network
-    "hidden": FieldCheck("list[int]", 1, MAX_WIDTH, max_len=16),
-    "head_hidden": _int(1, MAX_WIDTH),
-    "critic_hidden": FieldCheck("list[int]", 1, MAX_WIDTH, max_len=16),
-    # behaviour cloning warm start
-    "bc_teacher": FieldCheck("str", max_len=4096, check=_teacher, ready=_bots_ready,
-                             rule="'' (none) or a bot: random easy medium hard insane "
-                                  "checkpoint:PATH"),
-    "init_from": FieldCheck("str", max_len=4096, ready=lambda v: _init_ready(v),
-                            rule="'' (none) or the path of a checkpoint"),
-    "bc_records": FieldCheck("str", max_len=4096, ready=lambda v: _records_ready(v),
-                             rule="'' (none) or the path of a teacher-records .npz file"),
-    "bc_hands": _int(0, 10**8),
-    "bc_bid_deals": _int(0, 10**9),
-    "bc_epochs": _int(0, 100_000),
-    "bc_dagger_rounds": _int(0, 10_000),
-    "bc_dagger_hands": _int(0, 10**8),
-    "bc_dagger_epochs": _int(0, 100_000),
-    "bc_lr": _num(0, 10, lo_open=True),
-    "bc_batch": _int(1, 1 << 24),
-    "bc_value_coef": _num(0, 1e6),
-    # PPO
-    "lr": _num(0, 10, lo_open=True),
-    "anneal_lr": _flag(),
-    "gamma": _num(0, 1),
-    "gae_lambda": _num(0, 1),
-    "num_minibatches": _int(1, 1 << 24),
-    "update_epochs": _int(1, 100_000),
-    "clip_coef": _num(0, 100, lo_open=True),
-    "clip_vloss": _flag(),
-    "ent_coef": _num(0, 1e6),
-    "vf_coef": _num(0, 1e6),
-    "max_grad_norm": _num(0, 1e9, lo_open=True),
-    "target_kl": _num(0, 1e6),
-    "norm_adv": _flag(),
-    "ppo_teacher_coef": _num(0, 1e6),
-    "bid_loss_weight": _num(0, 1e3, lo_open=True),
-    "ppo_teacher_decay": _num(0, 1000),
-    # opponents
-    "opponent_share": _num(0, 1),
-    "pool_bots": FieldCheck("list[str]", max_len=32, check=_bot_name, ready=_bots_ready,
-                            rule="list of at most 32 bots: random easy medium hard insane "
-                                 "checkpoint:PATH"),
-    "pool_search_samples": FieldCheck("list[int]", 1, 100_000, max_len=2,
-                                      rule="[] or [card, bid]: two integers in [1, 100000]"),
-    "pool_bot_share": _num(0, 1),
-    "pool_size": _int(0, 1000),
-    "pool_every": _int(1, 10**9),
-    "pool_anchor": _flag(),
-    "bag_cost": _num(0, 1000),
-    # logging, checkpoints, evaluation
-    "save_every": _int(1, 10**9, resume="free"),
-    "eval_every": _int(0, 10**9, resume="free"),
-    "eval_opponents": FieldCheck("list[str]", max_len=32, check=_bot_name, ready=_bots_ready,
-                                 resume="free",
-                                 rule="list of at most 32 bots: random easy medium hard insane "
-                                      "checkpoint:PATH"),
-    "eval_deals": _int(1, 10**7, resume="free"),
-    "final_eval_deals": _int(0, 10**7, resume="free"),
-    "slow_eval_deals": _int(1, 10**7, resume="free"),
-    "progress": _flag(resume="free"),
-    # search distillation after PPO (may be added or changed when a finished run is resumed)
-    "distill_minutes": _num(0, 10_000, resume="free"),
-    "distill_rounds": _int(1, 100, resume="free"),
-    "distill_hidden": FieldCheck("list[int]", 1, MAX_WIDTH, max_len=16, resume="free"),
-    "distill_head_hidden": _int(0, MAX_WIDTH, resume="free"),
-    "distill_samples": _int(1, 100_000, resume="free"),
-    "distill_epochs": _int(1, 1000, resume="free"),
-    "distill_workers": _int(1, 64, resume="free"),
-    "distill_bid_deals": _int(0, 1_000_000, resume="free"),
-    "distill_chunks": _int(1, 100_000, resume="free"),
-    "distill_chunk_hands": _int(1, 10_000, resume="free"),
-    "distill_teacher": _choice("hard", "expert", resume="free"),
-    "distill_bid_samples": _int(0, 100_000, resume="free"),
-    "ray_address": FieldCheck("str", max_len=4096, resume="free",
-                              rule='"" (local processes), auto or HOST:PORT'),
-}
+_BOTS = "random easy medium hard insane checkpoint:PATH"
+
+
+def _field(default, check: FieldCheck):
+    """A field of ``Args``: its ``default`` (a list is copied for each instance) and its ``check``
+    (``metadata["check"]``, collected into ``FIELD_CHECKS``)."""
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata={"check": check})
+    return field(default=default, metadata={"check": check})
+
+
+@dataclass
+class Args:
+    """Every knob of a training run (``spades_env/training/ppo_selfplay.py``), each declared once:
+    its default, its check (``_field(default, FieldCheck)``, gathered in ``FIELD_CHECKS``) and,
+    below it, what it does.
+
+    Units: "decisions" are single actions by one seat (a bid or a card); a hand has 4 bids and 52
+    cards, so 56 decisions (more with Blind Nil). Point differences are per hand, in game points.
+    """
+
+    # --- run ----------------------------------------------------------------------------------
+    name: str = _field("default", FieldCheck(
+        "str", max_len=128, check=_run_name, resume="free",
+        rule="one folder name: letters, digits, . _ - (no / or ..)"))
+    """run name: TensorBoard logs go to ``runs/<name>/``, checkpoints to ``checkpoints/<name>/``."""
+    seed: int = _field(1, _int(0, 2**63 - 1))
+    """seeds python, numpy and torch once, and every environment and bot (the same seed gives the same run)."""
+    device: str = _field("cpu", FieldCheck(
+        "str", check=_device, ready=_device_ready, resume="free",
+        rule="cpu, cuda or cuda:N (present at start-up)"))
+    """torch device for the network: ``cpu`` or ``cuda`` (``cuda:0``...)."""
+    torch_threads: int = _field(1, _int(1, 1024, resume="free"))
+    """``torch.set_num_threads``; 1 keeps runs reproducible and leaves cores for the environments."""
+    runs_dir: str = _field("runs", FieldCheck(
+        "str", max_len=4096, check=_path, resume="free", rule="non-empty path"))
+    """parent folder of the TensorBoard log folders."""
+    checkpoint_dir: str = _field("checkpoints", FieldCheck(
+        "str", max_len=4096, check=_path, resume="free", rule="non-empty path"))
+    """parent folder of the checkpoint folders."""
+    total_decisions: int = _field(2_000_000, _int(1, 10**13, resume="free"))
+    """PPO stops after the learner has taken this many decisions (env steps of learner seats)."""
+    max_minutes: float = _field(0.0, _num(0, 1e7, resume="free"))
+    """wall-clock budget for the PPO stage in minutes (0 = none); the run stops cleanly, saves and
+    evaluates when it is reached."""
+    stop_after_iterations: int = _field(0, _int(0, 10**9, resume="process"))
+    """stop this process after this many PPO iterations without the final evaluation, as if the
+    run were killed (used to test ``--resume``); 0 = off. Not taken from a resumed checkpoint."""
+
+    # --- environment --------------------------------------------------------------------------
+    num_envs: int = _field(64, _int(1, 1 << 20))
+    """games played side by side; each step is one decision in each game."""
+    num_steps: int = _field(64, _int(1, 1 << 20))
+    """steps per environment per PPO iteration (rollout length); batch = num_envs * num_steps."""
+    rules: str = _field("standard", FieldCheck(
+        "str", check=_rules, rule="a Rules preset: standard, short or house"))
+    """rules preset name (``spades_env.Rules.preset``): standard, short or house."""
+    hands_per_episode: int = _field(1, _int(1, 10_000))
+    """hands per episode; the game is cut (truncated) after this many hands."""
+    random_start: float = _field(0.5, _num(0, 1))
+    """share of the episodes that start from a random mid-game position instead of 0-0: team
+    totals uniform in -150..450 (multiples of 10) and bag counts uniform in 0..bag_limit-1, so the
+    policy sees the scores of a whole game and a bag costs on average bag_penalty/bag_limit points,
+    as over a long game. Only the scalar env supports it (the vector env starts at 0-0)."""
+    reward_scale: float = _field(0.01, _num(0, 1e3, lo_open=True))
+    """reward = (own team hand points - other team hand points) * reward_scale, given to every seat
+    at the end of each hand."""
+    vector_env: str = _field("auto", _choice("auto", "scalar", "vector"))
+    """``vector``: the batched torch engine ``spades_env.vector.SpadesVectorEnv`` (needs
+    ``random_start: 0`` and ``reward_scale: 0.01``); ``scalar``: the adapter
+    ``training.envs.ScalarBatchEnv`` over scalar games; ``auto``: the vector engine on a CUDA
+    device when the config allows it, else the scalar adapter (``training.envs.make_env``)."""
+
+    # --- network ------------------------------------------------------------------------------
+    hidden: list = _field([512, 256], FieldCheck("list[int]", 1, MAX_WIDTH, max_len=16))
+    """widths of the shared trunk (ReLU MLP on the 575-float observation)."""
+    head_hidden: int = _field(128, _int(1, MAX_WIDTH))
+    """width of the hidden layer of each head (bidding, card play, value)."""
+    critic_hidden: list = _field([], FieldCheck("list[int]", 1, MAX_WIDTH, max_len=16))
+    """widths of the privileged critic (``spades_env.agents.model``: a value network that also reads the
+    other three hands, used only for the advantages during training; the acting policy never
+    reads it). Empty: no privileged critic, the value head is the critic."""
+
+    # --- behaviour cloning warm start ---------------------------------------------------------
+    init_from: str = _field("", FieldCheck(
+        "str", max_len=4096, ready=_init_ready, rule="'' (none) or the path of a checkpoint"))
+    """start from the network of this checkpoint (same network shape) instead of the warm-start
+    stage, e.g. a run's ``warmstart.pt`` ('' = train the warm start)."""
+    bc_records: str = _field("", FieldCheck(
+        "str", max_len=4096, ready=_records_ready,
+        rule="'' (none) or the path of a teacher-records .npz file"))
+    """teacher game records (``training.teacher_records``, e.g.
+    ``checkpoints/records/hard_records.npz``) replayed and added to the warm-start data ('' = none)."""
+    bc_teacher: str = _field("medium", FieldCheck(
+        "str", max_len=4096, check=_teacher, ready=_bots_ready,
+        rule="'' (none) or a bot: " + _BOTS))
+    """bot imitated in the warm-start stage (empty string = no warm start): behaviour cloning on
+    its games, then DAgger rounds (the network plays, the teacher labels every position)."""
+    bc_hands: int = _field(2000, _int(0, 10**8))
+    """hands played by four teacher bots to make the imitation data set."""
+    bc_bid_deals: int = _field(20000, _int(0, 10**9))
+    """extra bidding-only deals (4 teacher bids each, no play): cheap data for the bidding head."""
+    bc_epochs: int = _field(4, _int(0, 100_000))
+    """passes over the teacher's data."""
+    bc_dagger_rounds: int = _field(2, _int(0, 10_000))
+    """DAgger rounds after the first fit: the network plays, the teacher labels (0 = plain
+    behaviour cloning)."""
+    bc_dagger_hands: int = _field(2000, _int(0, 10**8))
+    """hands played by the network in each DAgger round."""
+    bc_dagger_epochs: int = _field(2, _int(0, 100_000))
+    """passes over all the data gathered so far after each DAgger round."""
+    bc_lr: float = _field(1e-3, _num(0, 10, lo_open=True))
+    """Adam learning rate of the warm start."""
+    bc_batch: int = _field(512, _int(1, 1 << 24))
+    """minibatch size of the warm start."""
+    bc_value_coef: float = _field(0.5, _num(0, 1e6))
+    """weight of the value regression (on the teacher games' hand results) in the warm start."""
+
+    # --- PPO ----------------------------------------------------------------------------------
+    lr: float = _field(2.5e-4, _num(0, 10, lo_open=True))
+    """Adam learning rate of PPO."""
+    anneal_lr: bool = _field(True, _flag())
+    """decay the PPO learning rate linearly to 0 over ``total_decisions``."""
+    gamma: float = _field(1.0, _num(0, 1))
+    """discount per decision of the same seat (episodes are short, so 1)."""
+    gae_lambda: float = _field(0.95, _num(0, 1))
+    """GAE lambda (Schulman et al. 2016)."""
+    num_minibatches: int = _field(4, _int(1, 1 << 24))
+    """minibatches per epoch."""
+    update_epochs: int = _field(4, _int(1, 100_000))
+    """passes over each rollout."""
+    clip_coef: float = _field(0.2, _num(0, 100, lo_open=True))
+    """PPO clipping epsilon (Schulman et al. 2017)."""
+    clip_vloss: bool = _field(True, _flag())
+    """clip the value loss as in the PPO reference implementation."""
+    ent_coef: float = _field(0.01, _num(0, 1e6))
+    """entropy bonus coefficient."""
+    vf_coef: float = _field(0.5, _num(0, 1e6))
+    """value loss coefficient."""
+    max_grad_norm: float = _field(0.5, _num(0, 1e9, lo_open=True))
+    """gradient norm clip."""
+    target_kl: float = _field(0.0, _num(0, 1e6))
+    """stop the epochs of an iteration early when approx KL exceeds this (0 = never)."""
+    norm_adv: bool = _field(True, _flag())
+    """normalise advantages per minibatch."""
+    bid_loss_weight: float = _field(1.0, _num(0, 1e3, lo_open=True))
+    """weight of the bidding decisions (action ids 52 and up) in the policy loss; card play keeps
+    weight 1. A bid is 4 of a hand's 56 decisions but decides much of its score (1 = plain PPO)."""
+    ppo_teacher_coef: float = _field(0.0, _num(0, 1e6))
+    """weight of an imitation anchor during PPO: cross-entropy to ``bc_teacher``'s action at each
+    learner decision (0 = pure PPO)."""
+    ppo_teacher_decay: float = _field(0.5, _num(0, 1000))
+    """the anchor decays linearly to 0 at this share of ``total_decisions`` (0 = constant)."""
+
+    # --- opponents ----------------------------------------------------------------------------
+    opponent_share: float = _field(0.5, _num(0, 1))
+    """share of the games where the other team is played by a pool member instead of the learner."""
+    pool_bots: list = _field(["random", "easy", "medium"], FieldCheck(
+        "list[str]", max_len=32, check=_bot_name, ready=_bots_ready,
+        rule="list of at most 32 bots: " + _BOTS))
+    """scripted bots in the opponent pool (names for ``make_bot``)."""
+    pool_search_samples: list = _field([], FieldCheck(
+        "list[int]", 1, 100_000, max_len=2, rule="[] or [card, bid]: two integers in [1, 100000]"))
+    """``[card, bid]``: deals drawn per card and per bid by the ``hard`` and ``insane`` bots of the
+    pool (``samples`` / ``bid_samples`` of ``spades_env.bots.pimc.PIMCBot``); empty = the levels'
+    own (100/48 and 400/240). Fewer deals make a cheaper search opponent to train against: at
+    [30, 24] ``hard`` takes about 8 ms per decision here instead of about 20. Evaluation always
+    uses the levels as they are."""
+    pool_bot_share: float = _field(0.5, _num(0, 1))
+    """share of the pool games played against a scripted bot (the rest: a past checkpoint)."""
+    pool_size: int = _field(5, _int(0, 1000))
+    """past checkpoints kept in the pool (the oldest is dropped)."""
+    pool_every: int = _field(20, _int(1, 10**9))
+    """add a snapshot of the learner to the pool every this many iterations."""
+    pool_anchor: bool = _field(False, _flag())
+    """keep the network as it was when PPO started (the warm start) in the pool for the whole run,
+    beside the ``pool_size`` most recent snapshots."""
+    bag_cost: float = _field(0.0, _num(0, 1000))
+    """reward: each bag a team takes costs this many points and the bag penalty reached in the
+    hand is left out (``training.teacher_records.team_points``); 0 = the plain hand score. Over a
+    game to 500 a bag costs about 10 points (10 bags = -100)."""
+
+    # --- logging, checkpoints, evaluation -----------------------------------------------------
+    save_every: int = _field(20, _int(1, 10**9, resume="free"))
+    """write ``latest.pt`` every this many iterations (and at the end)."""
+    eval_every: int = _field(50, _int(0, 10**9, resume="free"))
+    """evaluate against ``eval_opponents`` every this many iterations (0 = only at the end)."""
+    eval_opponents: list = _field(["random", "easy", "medium"], FieldCheck(
+        "list[str]", max_len=32, check=_bot_name, ready=_bots_ready, resume="free",
+        rule="list of at most 32 bots: " + _BOTS))
+    """bots measured against during training and at the end."""
+    eval_deals: int = _field(100, _int(1, 10**7, resume="free"))
+    """duplicate deals per opponent in interval evaluations (each deal is played twice)."""
+    slow_eval_deals: int = _field(20, _int(1, 10**7, resume="free"))
+    """duplicate deals against the search bots ``hard`` and ``insane`` (tens of ms a decision) in
+    interval and final evaluations, instead of ``eval_deals``/``final_eval_deals``."""
+    final_eval_deals: int = _field(200, _int(0, 10**7, resume="free"))
+    """duplicate deals per opponent in the final evaluation table."""
+
+    # --- search distillation after PPO (training.distill) --------------------------------------
+    distill_minutes: float = _field(0.0, _num(0, 10_000, resume="free"))
+    """labelling budget (wall-clock minutes) of a search-distillation stage after PPO: the PPO
+    network plays hands against the ``hard`` bot's search, which values every card decision; the
+    network (widened per ``distill_hidden``) then learns those values (``training.distill``). The
+    result is ``distilled.pt`` in the run's checkpoint folder, and it is the network of the final
+    evaluation. 0 = no stage."""
+    distill_rounds: int = _field(1, _int(1, 100, resume="free"))
+    """rounds of the search-distillation stage (expert iteration): round k starts from round
+    k-1's network, plays its own fresh hands (seed ``seed + k - 1``) and labels for
+    ``distill_minutes``. With more than one round, round k writes ``distilled_round{k}.pt`` and
+    ``distilled.pt`` is a copy of the last. Only the first round widens (``distill_hidden``)."""
+    distill_hidden: list = _field([], FieldCheck(
+        "list[int]", 1, MAX_WIDTH, max_len=16, resume="free"))
+    """trunk widths of the distilled network, each at least the PPO network's (``[]`` = the same;
+    ``spades_env.agents.model.widen`` keeps the PPO network's function)."""
+    distill_head_hidden: int = _field(0, _int(0, MAX_WIDTH, resume="free"))
+    """head width of the distilled network (0 = the PPO network's)."""
+    distill_samples: int = _field(40, _int(1, 100_000, resume="free"))
+    """search deals per labelled card decision (``hard`` plays with 100)."""
+    distill_epochs: int = _field(12, _int(1, 1000, resume="free"))
+    """passes over the labels when distilling."""
+    distill_workers: int = _field(2, _int(1, 64, resume="free"))
+    """labelling processes."""
+    distill_bid_deals: int = _field(50000, _int(0, 1_000_000, resume="free"))
+    """fresh deals whose bids (the PPO network's own) are rows of the distillation set, so the
+    bids stay where PPO left them (``training.distill.bid_rows``)."""
+    distill_chunks: int = _field(1000, _int(1, 100_000, resume="free"))
+    """most label chunks per round: a round labels until ``distill_minutes`` have passed or this
+    many chunks are done, whichever comes first (a cluster config fixes the hands, not the time)."""
+    distill_chunk_hands: int = _field(50, _int(1, 10_000, resume="free"))
+    """hands per label chunk (a chunk is the unit of work of a worker or a Ray task, and what a
+    stopped round keeps)."""
+    distill_teacher: str = _field("hard", _choice("hard", "expert", resume="free"))
+    """the search that labels each round (``training.distill.TEACHERS``): ``hard`` (uniform
+    deals), or ``expert`` built on the round's own starting network, so each round's teacher is
+    stronger than the last round's."""
+    distill_bid_samples: int = _field(0, _int(0, 100_000, resume="free"))
+    """deals per bid of the bid search when labelling: the bids then learn the search's values
+    (0: the bids are not labelled)."""
+    ray_address: str = _field("", FieldCheck(
+        "str", max_len=4096, resume="free", rule='"" (local processes), auto or HOST:PORT'))
+    """a Ray cluster (``auto`` or ``HOST:PORT``) for the search-distillation stage's labels
+    (``training.distill.produce_labels``) and the evaluations (``training.evaluate.
+    duplicate_match``); "" runs them here (labels in ``distill_workers`` processes)."""
+    progress: bool = _field(True, _flag(resume="free"))
+    """show a tqdm progress bar."""
+
+
+_FIELDS = {f.name: f for f in fields(Args)}
+if any("check" not in f.metadata for f in _FIELDS.values()):
+    raise TypeError("every Args field is declared with its check: _field(default, FieldCheck)")
+FIELD_CHECKS: dict[str, FieldCheck] = {name: f.metadata["check"] for name, f in _FIELDS.items()}
+"""The check of every ``Args`` field, by name, in declaration order (from the fields' metadata)."""
 
 
 def _type_name(kind: str) -> str:
@@ -539,14 +476,12 @@ def _coerce_one(kind: str, value):
 
 
 def _coerce(name: str, value):
-    """Coerce ``value`` to field ``name``'s type (its row, else the default's type).
+    """Coerce ``value`` to field ``name``'s type (the ``kind`` of its check).
 
     Raises:
         ValueError: a value of the wrong type, naming the field.
     """
-    row = FIELD_CHECKS.get(name)
-    if row is None:
-        return _check_type(name, value)
+    row = FIELD_CHECKS[name]
     try:
         if row.kind.startswith("list["):
             if not isinstance(value, (list, tuple)):
@@ -656,7 +591,7 @@ def check_ready(args: Args) -> None:
     """
     validate(args)
     for name, row in FIELD_CHECKS.items():
-        if row.ready is not None and name in _FIELDS:
+        if row.ready is not None:
             why = row.ready(getattr(args, name))
             if why:
                 raise ValueError(f"bad config: {name}: {why}")
@@ -713,12 +648,8 @@ def field_table() -> str:
     """Markdown table of every field: type, allowed values, ``--resume`` policy, default."""
     out = ["| field | type | allowed values | on --resume | default |",
            "|---|---|---|---|---|"]
-    for name in _FIELDS:
-        row = FIELD_CHECKS.get(name)
+    for name, row in FIELD_CHECKS.items():
         default = getattr(Args(), name)
-        if row is None:
-            out.append(f"| {name} | ? | (no row) | fixed | {default!r} |")
-            continue
         policy = {"fixed": "kept (change refused)", "free": "may change",
                   "process": "not taken from the checkpoint"}[row.resume]
         out.append(f"| {name} | {row.kind} | {row.describe()} | {policy} | {default!r} |")
@@ -745,8 +676,7 @@ def resume_args(saved, given: Args, source: str = "checkpoint", log=print) -> Ar
     refused, changed = [], []
     for name in _FIELDS:
         new, old = getattr(given, name), getattr(base, name)
-        row = FIELD_CHECKS.get(name)
-        policy = row.resume if row is not None else "fixed"
+        policy = FIELD_CHECKS[name].resume
         if policy == "process":
             setattr(out, name, new)
         elif new != old:
@@ -778,37 +708,9 @@ def resume_base(saved, source: str = "checkpoint") -> Args:
         raise ValueError(f"{source}: stored config: {e}") from None
     fresh = Args()
     for name, row in FIELD_CHECKS.items():
-        if row.resume == "process" and name in _FIELDS:
+        if row.resume == "process":
             setattr(base, name, getattr(fresh, name))
     return base
-
-
-def _check_type(name: str, value):
-    """Coerce ``value`` to the declared type of field ``name``; raise ValueError if impossible."""
-    default = Args().__getattribute__(name)
-    if isinstance(default, bool):
-        if not isinstance(value, bool):
-            raise ValueError(f"config field {name!r} must be true/false, got {value!r}")
-        return value
-    if isinstance(default, int):
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, float) and value.is_integer():
-                return int(value)
-            raise ValueError(f"config field {name!r} must be an integer, got {value!r}")
-        return value
-    if isinstance(default, float):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"config field {name!r} must be a number, got {value!r}")
-        return float(value)
-    if isinstance(default, str):
-        if not isinstance(value, str):
-            raise ValueError(f"config field {name!r} must be a string, got {value!r}")
-        return value
-    if isinstance(default, list):
-        if not isinstance(value, list):
-            raise ValueError(f"config field {name!r} must be a list, got {value!r}")
-        return list(value)
-    return value
 
 
 def from_dict(d: dict, base: Args | None = None) -> Args:
@@ -948,26 +850,34 @@ def parse_value(text: str):
 
 
 def apply_overrides(args: Args, pairs: list[str]) -> Args:
-    """Apply ``name=value`` overrides (values parsed with ``parse_value``).
+    """Apply ``name=value`` overrides (values parsed with ``parse_value``); a name is the field's
+    (``total_decisions``) or its kebab-case spelling (``total-decisions``), as on the command line.
 
     Raises:
-        ValueError: a pair without ``=``, an unknown name or a bad value.
+        ValueError: a pair without ``=``, an unknown name (as given) or a bad value.
     """
     d = {}
     for p in pairs:
         if "=" not in p:
             raise ValueError(f"override {p!r} must look like name=value")
         k, v = p.split("=", 1)
-        d[k.strip()] = parse_value(v)
+        k = k.strip()
+        if k not in _FIELDS and k.replace("-", "_") in _FIELDS:
+            k = k.replace("-", "_")
+        d[k] = parse_value(v)
     return from_dict(d, args)
 
 
 def add_cli(parser: argparse.ArgumentParser) -> None:
     """Add ``--config``, ``--set`` and one ``--<field>`` option per ``Args`` field
-    (``--total-decisions``, also spelled ``--total_decisions``)."""
+    (``--total-decisions``, also spelled ``--total_decisions``), and turn off the abbreviation of
+    ``parser``'s options: with two spellings a field, a prefix that stops before the first ``-``
+    would match both (``--gae``: ``--gae-lambda``, ``--gae_lambda``), and a new field would change
+    what a prefix means; argparse then refuses any option not written out in full."""
+    parser.allow_abbrev = False
     parser.add_argument("--config", help="YAML config file (fields of training.config.Args)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="override a config field (repeatable)")
+                        help="override a config field (repeatable; NAME in snake or kebab case)")
     for name in _FIELDS:  # kebab case; the field's own snake-case spelling is accepted too
         spellings = dict.fromkeys([f"--{name.replace('_', '-')}", f"--{name}"])
         parser.add_argument(*spellings, dest=f"field_{name}", default=None, metavar="VALUE",

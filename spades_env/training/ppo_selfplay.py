@@ -1,7 +1,10 @@
-"""Self-play PPO for partnership Spades, in one file (CleanRL style).
+"""Self-play PPO for partnership Spades (CleanRL style), to read top to bottom.
 
-Sections, in order: Args, seeding, envs, agent, warm start, storage, rollout, GAE, update, logging,
-checkpoint, and ``train`` which runs them.
+Sections, in order: seeding, agent, storage, rollout, GAE, update, logging and evaluation,
+checkpoint, and ``train``, which runs them. The stages around PPO have their own modules:
+``training.warm_start`` (behaviour cloning and DAgger on a teacher bot, before PPO),
+``training.opponents`` (the opponent pool) and ``training.distill_stage`` (search distillation
+after PPO); their names stay importable from here.
 
 Algorithm: PPO with the clipped surrogate objective, clipped value loss and entropy bonus
 (Schulman et al. 2017, "Proximal Policy Optimization Algorithms"; implementation details as in
@@ -16,14 +19,6 @@ seats when a hand ends and are added to each seat's last transition; the episode
 terminal. A trajectory cut by the end of a rollout is bootstrapped with the value of that seat's
 current observation. With single-hand episodes without Blind Nil every hand is exactly 56
 decisions, so ``num_steps = 56`` collects whole hands and nothing is bootstrapped.
-
-Opponents: in a share ``opponent_share`` of the episodes one team (chosen at random) is played by a
-pool member: a scripted bot (``pool_bots``) or a frozen past snapshot of the learner (the last
-``pool_size``, one added every ``pool_every`` iterations). Only learner seats make transitions.
-
-Warm start: optionally the network first imitates a scripted teacher (``bc_teacher``, default
-``medium``) on its own games (cross-entropy on its bids and cards, plus value regression on the
-hand results), so PPO starts from a sensible player instead of random play.
 
 Determinism and resume: every random source is seeded from ``Args.seed``; python/numpy/torch and
 the bots are reseeded at the start of each iteration from ``(seed, iteration)``, and the
@@ -42,20 +37,21 @@ import numpy as np
 import torch
 from torch import nn
 
-from spades_env import Phase, Rules, SpadesGame
+from spades_env import Rules
 from spades_env.agents.model import PRIV_SIZE, Agent, privileged_features
 from spades_env.bots import make_bot
 from spades_env.cards import NUM_ACTIONS, NUM_CARDS
-from spades_env.observation import OBS_SIZE, encode
+from spades_env.observation import OBS_SIZE
 
 from .checkpoint import load_checkpoint, save_checkpoint
 from .config import Args, to_dict
-from .envs import env_hands, make_env, masks_to_bool, randomize_start
-from .teacher_records import team_points
+from .distill_stage import distill_round_paths, distill_stage, label_folder_suffix
+from .envs import env_hands, make_env
 from .evaluate import NetPlayer, duplicate_match, format_table, hand_stats
-
-# ============================================================================= Args
-# ``Args`` lives in ``spades_env/training/config.py`` (mirrored by configs/*.yaml).
+from .opponents import Opponents, pool_bot_options
+from .teacher_records import team_points
+from .warm_start import (behaviour_clone, collect_teacher_bids, collect_teacher_data,
+                         collect_teacher_vec, concat_data, seat_priv, warm_start)
 
 
 # ============================================================================= seeding
@@ -74,305 +70,12 @@ def iteration_seed(seed: int, iteration: int) -> int:
     return int(np.random.default_rng([seed, iteration, 17]).integers(2**62))
 
 
-# ============================================================================= envs
-# ``training.envs.make_env``: SpadesVectorEnv when available, else ScalarBatchEnv (same interface).
-
-
 # ============================================================================= agent
+# The envs are ``training.envs.make_env`` (the batched engine, or scalar games with its interface).
 def make_agent(args: Args) -> Agent:
     """The shared-trunk policy/value network of ``args`` on ``args.device``."""
     return Agent(hidden=args.hidden, head_hidden=args.head_hidden,
                  critic_hidden=args.critic_hidden).to(args.device)
-
-
-def seat_priv(hands_mask, seat: int) -> np.ndarray:
-    """The other three hands from ``seat``'s side (left, partner, right): bool ``[156]`` from the
-    four 52-bit hand masks of ``SpadesGame.hands`` (the privileged critic's extra input)."""
-    h = masks_to_bool(hands_mask)
-    return h[[(seat + 1) & 3, (seat + 2) & 3, (seat + 3) & 3]].reshape(PRIV_SIZE)
-
-
-# ============================================================================= warm start
-def collect_teacher_data(teacher: str, hands: int, seed: int, rules: Rules,
-                         random_start: float, reward_scale: float, student: Agent | None = None,
-                         device="cpu", batch: int = 256, bag_cost: float = 0.0) -> dict:
-    """Play ``hands`` hands and label every decision with the action of bot ``teacher``.
-
-    Without ``student`` the teacher plays all four seats (plain behaviour cloning). With a
-    ``student`` network, the student plays (sampling from its masked policy) and the teacher only
-    labels the positions the student reaches: DAgger (Ross, Gordon and Bagnell 2011, "A Reduction
-    of Imitation Learning and Structured Prediction to No-Regret Online Learning"), which corrects
-    the compounding errors of plain cloning. The teacher sees only the acting seat's view.
-    Episodes start like the training env's (``random_start``, see ``envs.randomize_start``).
-
-    Returns numpy arrays: ``obs`` [D, 575] float16 (0/1 pieces exact, the scaled counts and
-    scores rounded to float16, to halve the memory), ``mask`` [D, 68] bool, ``action`` [D] int64
-    (the teacher's choice), ``ret`` [D] float32 (the deciding seat's team point difference in that
-    hand * reward_scale, bags at ``bag_cost``: ``teacher_records.team_points``), ``priv`` [D, 156]
-    bool (the other three hands from the deciding seat's side, for the privileged critic).
-    """
-    rng = np.random.default_rng([seed, 4242, 0 if student is None else 1])
-    bot = make_bot(teacher, seed=int(rng.integers(2**31)))
-    gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
-    obs_l, mask_l, act_l, ret_l, priv_l = [], [], [], [], []
-    for start in range(0, hands, batch):
-        games = []
-        for _ in range(min(batch, hands - start)):
-            g = SpadesGame(rules, seed=int(rng.integers(2**63)))
-            if random_start > 0 and rng.random() < random_start:
-                randomize_start(g, rng)
-            games.append(g)
-        rec = [[] for _ in games]  # per game: (row index, seat)
-        live = list(range(len(games)))
-        while live:
-            rows = []
-            for i in live:
-                g = games[i]
-                p = g.current_player
-                v = g.view(p)
-                o = encode(v)
-                m = np.zeros(NUM_ACTIONS, dtype=bool)
-                m[list(v.legal_actions)] = True
-                rec[i].append((len(act_l), p))
-                rows.append(len(act_l))
-                priv_l.append(seat_priv(g.hands, p))
-                obs_l.append(o)
-                mask_l.append(m)
-                act_l.append(int(bot.act(v)))
-            if student is None:
-                moves = [act_l[r] for r in rows]
-            else:
-                with torch.no_grad():
-                    o = torch.as_tensor(np.stack([obs_l[r] for r in rows]), device=device)
-                    m = torch.as_tensor(np.stack([mask_l[r] for r in rows]), device=device)
-                    logits, _ = student(o)
-                    probs = torch.softmax(student.masked(logits, m).float().cpu(), -1)
-                    moves = torch.multinomial(probs, 1, generator=gen).squeeze(-1).tolist()
-            for i, a in zip(live, moves):
-                games[i].apply(int(a))
-            live = [i for i in live if not games[i].hand_results]
-        ret_l.extend([0.0] * (len(act_l) - len(ret_l)))
-        for i, g in enumerate(games):
-            hr = g.hand_results[0]
-            d = (team_points(hr.teams[0], bag_cost) - team_points(hr.teams[1], bag_cost)) \
-                * reward_scale
-            for r, p in rec[i]:
-                ret_l[r] = d if (p & 1) == 0 else -d
-        for r in range(len(obs_l) - sum(len(x) for x in rec), len(obs_l)):
-            obs_l[r] = obs_l[r].astype(np.float16)
-    return {"obs": np.stack(obs_l).astype(np.float16), "mask": np.stack(mask_l),
-            "action": np.array(act_l, np.int64), "ret": np.array(ret_l, np.float32),
-            "priv": np.stack(priv_l)}
-
-
-def collect_teacher_bids(teacher: str, deals: int, seed: int, rules: Rules,
-                         random_start: float) -> dict:
-    """Bidding-only imitation data: ``deals`` fresh deals, the teacher makes the 4 bids.
-
-    Bids are 4 of the 56 decisions of a hand but decide the contract, so they get extra data
-    cheaply. Same arrays as ``collect_teacher_data``; ``ret`` is NaN (no hand is played, so the
-    value loss skips these rows).
-    """
-    rng = np.random.default_rng([seed, 4243])
-    bot = make_bot(teacher, seed=int(rng.integers(2**31)))
-    obs, mask, act, priv = [], [], [], []
-    for _ in range(deals):
-        g = SpadesGame(rules, seed=int(rng.integers(2**63)))
-        if random_start > 0 and rng.random() < random_start:
-            randomize_start(g, rng)
-        while g.phase == Phase.BIDDING:
-            v = g.view(g.current_player)
-            a = int(bot.act(v))
-            priv.append(seat_priv(g.hands, g.current_player))
-            obs.append(encode(v).astype(np.float16))
-            m = np.zeros(NUM_ACTIONS, dtype=bool)
-            m[list(v.legal_actions)] = True
-            mask.append(m)
-            act.append(a)
-            g.apply(a)
-    return {"obs": np.stack(obs), "mask": np.stack(mask), "action": np.array(act, np.int64),
-            "ret": np.full(len(act), np.nan, np.float32), "priv": np.stack(priv)}
-
-
-def collect_teacher_vec(teacher: str, hands: int, seed: int, reward_scale: float,
-                        bag_cost: float = 0.0, bids_only: bool = False,
-                        num_envs: int = 256) -> dict:
-    """``collect_teacher_data`` (four ``teacher`` bots, games from 0-0, standard rules) on the
-    batched engine: the observations, masks and hidden hands come from
-    ``spades_env.vector.SpadesVectorEnv`` (native kernel), so only the bot's own decision is
-    Python work (about 3x faster than scalar games). With ``bids_only`` only the 4 bids of each
-    deal are recorded (``ret`` NaN, like ``collect_teacher_bids``) and the rest of the hand is
-    played at random without recording.
-
-    Returns the arrays of ``collect_teacher_data`` (``obs`` float16 [D, OBS_SIZE], ``mask``,
-    ``action``, ``ret``, ``priv``) with D = ``hands`` * (4 if ``bids_only`` else 56).
-    Raises:
-        ImportError: the vector engine is not available.
-    """
-    from spades_env.vector import SpadesVectorEnv
-    rng = np.random.default_rng([seed, 4244, int(bids_only)])
-    bot = make_bot(teacher, seed=int(rng.integers(2**31)))
-    n_env = max(1, min(num_envs, hands))
-    env = SpadesVectorEnv(n_env, seed=int(rng.integers(2**62)), hands_per_episode=1)
-    obs, mask, seat = env.reset()
-    rounds = -(-hands // n_env)
-    per = 4 if bids_only else 56
-    D = rounds * n_env * per
-    out = {"obs": np.zeros((D, OBS_SIZE), np.float16), "mask": np.zeros((D, NUM_ACTIONS), bool),
-           "action": np.zeros(D, np.int64), "ret": np.full(D, np.nan, np.float32),
-           "priv": np.zeros((D, PRIV_SIZE), bool)}
-    row = 0
-    for _ in range(rounds):
-        first = row
-        seats = np.zeros((n_env, per), np.int64)
-        for step in range(56):
-            if step < per:
-                acts = np.array([bot.act(env.get_game(i).view(int(seat[i])))
-                                 for i in range(n_env)], np.int64)
-                sl = slice(row, row + n_env)
-                out["obs"][sl] = obs.numpy()
-                out["mask"][sl] = mask.numpy()
-                out["action"][sl] = acts
-                out["priv"][sl] = privileged_features(env_hands(env), seat).bool().numpy()
-                seats[:, step] = seat.numpy()
-                row += n_env
-                actions = torch.from_numpy(acts)
-            else:
-                actions = env.sample_actions()
-            obs, mask, seat, _rew, _done, info = env.step(actions)
-            if bids_only:
-                continue
-            for i, hr, _bags in info.get("hands", ()):
-                d = (team_points(hr.teams[0], bag_cost) - team_points(hr.teams[1], bag_cost)) \
-                    * reward_scale
-                out["ret"][first + i:row:n_env] = np.where(seats[i] % 2 == 0, d, -d)
-    keep = hands * per
-    return {k: v[:keep] for k, v in out.items()}
-
-
-def concat_data(*parts) -> dict:
-    """Concatenate imitation data sets (dicts of equal keys)."""
-    parts = [p for p in parts if p is not None]
-    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-
-
-def behaviour_clone(agent: Agent, data: dict, args: Args, epochs: int, writer=None, log=print,
-                    tag_step: int = 0) -> dict:
-    """Fit ``agent`` to the teacher's actions (masked cross-entropy) and the hand results (MSE,
-    rows with a NaN return skipped) for ``epochs`` passes over ``data``.
-
-    Returns the final epoch's ``{"loss", "accuracy", "value_loss"}`` (accuracy on the training
-    data: greedy action == teacher action). TensorBoard steps start at ``tag_step``.
-    """
-    dev = torch.device(args.device)
-    obs = torch.as_tensor(data["obs"])  # float16, converted per minibatch
-    mask = torch.as_tensor(data["mask"])
-    act = torch.as_tensor(data["action"])
-    ret = torch.as_tensor(data["ret"])
-    priv = torch.as_tensor(data["priv"]) if agent.critic is not None else None
-    n = len(act)
-    opt = torch.optim.Adam(agent.parameters(), lr=args.bc_lr)
-    gen = torch.Generator().manual_seed(args.seed)
-    out = {}
-    for epoch in range(epochs):
-        perm = torch.randperm(n, generator=gen)
-        tot, correct, vtot = 0.0, 0, 0.0
-        for s in range(0, n, args.bc_batch):
-            idx = perm[s:s + args.bc_batch]
-            o, m, a, r = (obs[idx].to(dev).float(), mask[idx].to(dev), act[idx].to(dev),
-                          ret[idx].to(dev))
-            logits, value = agent(o)
-            logits = agent.masked(logits, m)
-            ce = nn.functional.cross_entropy(logits, a)
-            has = ~torch.isnan(r)
-            vl = ((value[has] - r[has]) ** 2).mean() if bool(has.any()) else value.sum() * 0
-            if priv is not None and bool(has.any()):  # the privileged critic learns the same
-                cv = agent.critic_value(o[has], priv[idx][has.cpu()].to(dev).float())
-                vl = vl + ((cv - r[has]) ** 2).mean()
-            loss = ce + args.bc_value_coef * vl
-            opt.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
-            opt.step()
-            tot += ce.item() * len(idx)
-            vtot += vl.item() * len(idx)
-            correct += (logits.argmax(-1) == a).sum().item()
-        out = {"loss": tot / n, "accuracy": correct / n, "value_loss": vtot / n}
-        if writer is not None:
-            writer.add_scalar("warmstart/loss", out["loss"], tag_step + epoch)
-            writer.add_scalar("warmstart/accuracy", out["accuracy"], tag_step + epoch)
-            writer.add_scalar("warmstart/value_loss", out["value_loss"], tag_step + epoch)
-        log(f"warm start epoch {epoch + 1}/{epochs} on {n} decisions: cross-entropy "
-            f"{out['loss']:.3f} accuracy {out['accuracy']:.3f} value MSE {out['value_loss']:.3f}")
-    return out
-
-
-def warm_start(agent: Agent, args: Args, writer=None, log=print) -> dict:
-    """The warm-start stage: behaviour cloning of ``args.bc_teacher``, then DAgger rounds.
-
-    1. ``bc_hands`` hands played by four teachers plus ``bc_bid_deals`` bidding-only deals;
-       ``bc_epochs`` passes.
-    2. ``bc_dagger_rounds`` times: ``bc_dagger_hands`` hands played by the current network and
-       labelled by the teacher, added to the data; ``bc_dagger_epochs`` passes over all of it.
-
-    Returns a summary dict (data size, final accuracy and losses, seconds per part).
-    """
-    rules = Rules.preset(args.rules)
-    t0 = time.time()
-    records = None
-    if args.bc_records:
-        from .teacher_records import load_records, replay
-        rec = load_records(args.bc_records)
-        records = replay(rec, args.reward_scale, args.bag_cost)
-        log(f"warm start: replayed {len(records['action'])} decisions of 4x {rec['teacher']} "
-            f"from {args.bc_records} in {time.time() - t0:.0f}s")
-    vec = False
-    if args.random_start == 0 and args.rules == "standard" and args.vector_env != "scalar":
-        try:
-            import spades_env.vector  # noqa: F401 - the batched engine (native or torch)
-            vec = True
-        except ImportError:
-            vec = False
-    if vec:  # the same data from the batched engine, about 3x faster
-        data = concat_data(
-            collect_teacher_vec(args.bc_teacher, args.bc_hands, args.seed, args.reward_scale,
-                                args.bag_cost) if args.bc_hands > 0 else None,
-            collect_teacher_vec(args.bc_teacher, args.bc_bid_deals, args.seed,
-                                args.reward_scale, bids_only=True)
-            if args.bc_bid_deals > 0 else None,
-            records)
-    else:
-        data = concat_data(
-            collect_teacher_data(args.bc_teacher, args.bc_hands, args.seed, rules,
-                                 args.random_start, args.reward_scale, bag_cost=args.bag_cost)
-            if args.bc_hands > 0 else None,
-            collect_teacher_bids(args.bc_teacher, args.bc_bid_deals, args.seed, rules,
-                                 args.random_start) if args.bc_bid_deals > 0 else None,
-            records)
-    log(f"warm start: {len(data['action'])} decisions of 4x {args.bc_teacher} "
-        f"({args.bc_hands} hands, {args.bc_bid_deals} bidding-only deals) in "
-        f"{time.time() - t0:.0f}s")
-    summary = {"collect_seconds": time.time() - t0}
-    t1 = time.time()
-    out = behaviour_clone(agent, data, args, args.bc_epochs, writer, log)
-    step = args.bc_epochs
-    for r in range(args.bc_dagger_rounds):
-        t2 = time.time()
-        agent.eval()
-        new = collect_teacher_data(args.bc_teacher, args.bc_dagger_hands,
-                                   args.seed * 1000 + r + 1, rules, args.random_start,
-                                   args.reward_scale, student=agent, device=args.device,
-                                   bag_cost=args.bag_cost)
-        agent.train()
-        data = concat_data(data, new)
-        log(f"DAgger round {r + 1}/{args.bc_dagger_rounds}: {len(new['action'])} decisions "
-            f"played by the network, labelled by {args.bc_teacher} ({time.time() - t2:.0f}s)")
-        out = behaviour_clone(agent, data, args, args.bc_dagger_epochs, writer, log, step)
-        step += args.bc_dagger_epochs
-    summary.update(out)
-    summary["decisions"] = int(len(data["action"]))
-    summary["train_seconds"] = time.time() - t1
-    return summary
 
 
 # ============================================================================= storage
@@ -400,6 +103,7 @@ class Storage:
         self.device = device
 
     def reset(self):
+        """Empty the storage for the next rollout (labels, rewards and links cleared)."""
         self.n = 0
         self.teacher[:] = -1
         self.reward[:] = 0
@@ -408,6 +112,8 @@ class Storage:
         self.boot[:] = 0
 
     def add(self, obs, mask, action, logprob, value, priv=None) -> np.ndarray:
+        """Append ``k = len(action)`` decisions (rows of ``obs`` [k, OBS_SIZE], ``mask`` [k, 68]
+        bool, ``priv`` [k, 156] bool or None); returns their indices, int64 ``[k]``."""
         k = len(action)
         s = self.n
         if priv is not None:
@@ -422,104 +128,6 @@ class Storage:
 
 
 # ============================================================================= rollout
-def pool_bot_options(args: Args, name: str) -> dict:
-    """``make_bot`` options of pool bot ``name``: the ``pool_search_samples`` of a search bot
-    (``hard``, ``insane``), else none."""
-    if name in ("hard", "insane") and args.pool_search_samples:
-        card, bid = args.pool_search_samples
-        return {"samples": int(card), "bid_samples": int(bid)}
-    return {}
-
-
-class Opponents:
-    """Who plays each seat: ``ctrl[i, s]`` = 0 learner, -(k+1) bot ``pool_bots[k]``, >0 snapshot id.
-
-    Snapshots are frozen copies of the learner (``Agent`` in eval mode) kept in ``agents``.
-    """
-
-    def __init__(self, args: Args, num_envs: int):
-        self.args = args
-        self.ctrl = np.zeros((num_envs, 4), np.int64)
-        self.bots = []
-        self.pool: list[int] = []  # snapshot ids, oldest first
-        self.agents: dict[int, Agent] = {}
-        self.next_id = 1
-        self.anchor = 0  # id of the permanent warm-start snapshot (``pool_anchor``), 0 = none
-
-    def members(self) -> list[int]:
-        """Snapshot ids an episode may draw: the anchor (if any) and the recent ring."""
-        return ([self.anchor] if self.anchor else []) + self.pool
-
-    def add_anchor(self, agent: Agent):
-        """Freeze ``agent`` as it is now as a permanent pool member (``pool_anchor``)."""
-        snap = Agent(agent.hidden, agent.head_hidden, agent.obs_size,
-                     agent.critic_hidden).to(self.args.device)
-        snap.load_state_dict(agent.state_dict())
-        snap.eval()
-        self.anchor = self.next_id
-        self.agents[self.anchor] = snap
-        self.next_id += 1
-
-    def reseed_bots(self, seed: int, iteration: int):
-        self.bots = [make_bot(name, seed=int(np.random.default_rng([seed, iteration, k])
-                                             .integers(2**31)), **pool_bot_options(self.args, name))
-                     for k, name in enumerate(self.args.pool_bots)]
-
-    def add_snapshot(self, agent: Agent):
-        if self.args.pool_size <= 0:
-            return
-        snap = Agent(agent.hidden, agent.head_hidden, agent.obs_size,
-                     agent.critic_hidden).to(self.args.device)
-        snap.load_state_dict(agent.state_dict())
-        snap.eval()
-        self.agents[self.next_id] = snap
-        self.pool.append(self.next_id)
-        self.next_id += 1
-        while len(self.pool) > self.args.pool_size:
-            self.pool.pop(0)
-        in_use = set(self.ctrl[self.ctrl > 0].tolist()) | set(self.members())
-        for k in list(self.agents):
-            if k not in in_use:
-                del self.agents[k]
-
-    def assign(self, i: int, rng: np.random.Generator):
-        """Choose the players of a new episode in env ``i``."""
-        self.ctrl[i] = 0
-        a = self.args
-        members = self.members()
-        have_bots, have_snaps = len(a.pool_bots) > 0, len(members) > 0
-        if not (have_bots or have_snaps) or rng.random() >= a.opponent_share:
-            return
-        use_bot = have_bots and (not have_snaps or rng.random() < a.pool_bot_share)
-        who = (-(int(rng.integers(len(a.pool_bots))) + 1) if use_bot
-               else members[int(rng.integers(len(members)))])
-        team = int(rng.integers(2))
-        self.ctrl[i, team] = who
-        self.ctrl[i, team + 2] = who
-
-    def name(self, who: int) -> str:
-        if who == self.anchor and who > 0:
-            return "warmstart"
-        return "self" if who == 0 else (self.args.pool_bots[-who - 1] if who < 0 else "snapshot")
-
-    def state_dict(self) -> dict:
-        return {"ctrl": torch.as_tensor(self.ctrl), "pool": list(self.pool),
-                "next_id": self.next_id, "anchor": self.anchor,
-                "agents": {str(k): v.state_dict() for k, v in self.agents.items()}}
-
-    def load_state_dict(self, d: dict, args: Args):
-        self.ctrl = d["ctrl"].numpy().copy()
-        self.pool = list(d["pool"])
-        self.next_id = int(d["next_id"])
-        self.anchor = int(d.get("anchor", 0))
-        self.agents = {}
-        for k, sd in d["agents"].items():
-            a = Agent(args.hidden, args.head_hidden, critic_hidden=args.critic_hidden).to(args.device)
-            a.load_state_dict(sd)
-            a.eval()
-            self.agents[int(k)] = a
-
-
 def rollout(env, cur, agent: Agent, opp: Opponents, store: Storage, args: Args,
             rng: np.random.Generator, stats: dict, teacher=None):
     """Step every env ``args.num_steps`` times; store the learner's transitions in ``store``.
@@ -728,6 +336,7 @@ def teacher_coef(args: Args, decisions: int) -> float:
 # ============================================================================= logging
 SLOW_BOTS = ("hard", "insane")  # PIMC search bots: tens of ms a decision
 
+
 def game_metrics(hands, opp: Opponents) -> dict:
     """Training-game figures of the learner from ``(HandResult, ctrl row)`` pairs.
 
@@ -778,8 +387,112 @@ def write_curve(eval_results: list[dict], ckpt_dir: str, log=print) -> None:
         log(f"learning curve not drawn: {type(e).__name__}: {e}")
 
 
+def eval_summary(rows: list[dict]) -> str:
+    """One evaluation in a line: ``random +182.5 easy +61.0`` (points per hand by opponent)."""
+    return " ".join(f"{r['opponent']} {r['diff']:+.1f}" for r in rows)
+
+
+class Clock:
+    """The wall clock of a run, kept in its ``progress`` dict across resumes.
+
+    ``progress["seconds"]``: the run's seconds up to the last ``bank`` (the time since is added by
+    the next); ``progress["ppo_seconds"]``: the seconds of PPO, which ``max_minutes`` limits.
+    """
+
+    def __init__(self, progress: dict):
+        self.progress = progress
+        self.since = time.time()
+        self.ppo_before, self.ppo_since = 0.0, self.since
+
+    def total(self) -> float:
+        """The run's seconds until now (nothing stored)."""
+        return self.progress.get("seconds", 0.0) + time.time() - self.since
+
+    def bank(self) -> None:
+        """Add the seconds since the last ``bank`` to ``progress["seconds"]`` (before a save)."""
+        now = time.time()
+        self.progress["seconds"] = self.progress.get("seconds", 0.0) + (now - self.since)
+        self.since = now
+
+    def start_ppo(self) -> None:
+        """PPO starts (or resumes) now; its earlier seconds are ``progress["ppo_seconds"]``."""
+        self.ppo_before = float(self.progress.get("ppo_seconds", 0.0))
+        self.ppo_since = time.time()
+
+    def ppo_seconds(self) -> float:
+        """Store and return the seconds of PPO until now, across resumes."""
+        self.progress["ppo_seconds"] = self.ppo_before + time.time() - self.ppo_since
+        return self.progress["ppo_seconds"]
+
+
+def record_eval(agent: Agent, args: Args, deals: int, seed: int, clock: Clock, evals: list[dict],
+                writer, ckpt_dir: str, log=print, notes: dict | None = None,
+                final: bool = False) -> tuple[list[dict], bool]:
+    """Evaluate ``agent`` (``run_eval``) and record it where a run keeps its evaluations.
+
+    Appends ``{"iteration", "decisions", "deals", "rows", **notes, "seconds"}`` to ``evals``
+    (counters from ``clock.progress``; a ``final`` entry has ``"final": True`` before the notes),
+    redraws ``<ckpt_dir>/curve.png`` and writes ``eval/diff_vs_<bot>`` and
+    ``eval/win_rate_vs_<bot>`` (final: ``eval/final_diff_vs_<bot>``) at step ``decisions``.
+
+    Returns:
+        ``(rows, best)``: ``duplicate_match``'s rows, one per ``args.eval_opponents``; ``best`` is
+        True when the mean point difference beats ``progress["best_score"]`` (not for a
+        ``final`` one), which then holds it, with ``best_iteration``: the caller saves
+        ``best.pt``.
+    """
+    progress = clock.progress
+    rows = run_eval(agent, args, deals, seed=seed)
+    step = progress["decisions"]
+    evals.append({"iteration": progress["iteration"], "decisions": step, "deals": deals,
+                  "rows": rows, **({"final": True} if final else {}), **(notes or {}),
+                  "seconds": clock.total()})
+    write_curve(evals, ckpt_dir, log)
+    for r in rows:
+        if final:
+            writer.add_scalar(f"eval/final_diff_vs_{r['opponent']}", r["diff"], step)
+        else:
+            writer.add_scalar(f"eval/diff_vs_{r['opponent']}", r["diff"], step)
+            writer.add_scalar(f"eval/win_rate_vs_{r['opponent']}", r["win_rate"], step)
+    score = float(np.mean([r["diff"] for r in rows]))
+    best = not final and (progress.get("best_score") is None or score > progress["best_score"])
+    if best:
+        progress["best_score"] = score
+        progress["best_iteration"] = progress["iteration"]
+    return rows, best
+
+
+def log_iteration(writer, step: int, figs: dict, charts: dict, games: dict) -> None:
+    """One iteration's TensorBoard scalars at ``step``: ``losses/<k>`` of the update's ``figs``,
+    ``charts/<k>`` of ``charts``, and the training games' figures (``game_metrics``; NaN
+    skipped)."""
+    for k, v in figs.items():
+        writer.add_scalar("losses/" + k, v, step)
+    for k, v in charts.items():
+        writer.add_scalar("charts/" + k, v, step)
+    for k, v in games.items():
+        if not math.isnan(v):
+            writer.add_scalar(k, v, step)
+
+
+def bar_figures(iteration: int, per_second: float, figs: dict, games: dict,
+                evals: list[dict]) -> dict:
+    """The progress bar's figures: iteration, decisions per second, entropy, KL, the training
+    difference against ``medium`` and the last evaluation's, by opponent."""
+    post = {"it": iteration, "dec/s": f"{per_second:.0f}",
+            "ent": f"{figs.get('entropy', float('nan')):.2f}",
+            "kl": f"{figs.get('approx_kl', float('nan')):.3f}"}
+    if "train/diff_vs_medium" in games:
+        post["vs_med"] = f"{games['train/diff_vs_medium']:+.0f}"
+    if evals:
+        for r in evals[-1]["rows"]:
+            post[f"ev_{r['opponent'][:4]}"] = f"{r['diff']:+.0f}"
+    return post
+
+
 # ============================================================================= checkpoint
 def rng_states() -> dict:
+    """The global random states of python, numpy and torch (a checkpoint's ``rng``)."""
     return {"python": list(random.getstate()[1]), "python_version": random.getstate()[0],
             "python_gauss": random.getstate()[2], "numpy": np.random.get_state()[1].tolist(),
             "numpy_pos": int(np.random.get_state()[2]), "torch": torch.get_rng_state()}
@@ -797,147 +510,6 @@ def make_payload(args, agent, opt, progress, env, opp, eval_results, full=True) 
         d["env"] = env.state_dict() if hasattr(env, "state_dict") else None
         d["pool"] = opp.state_dict()
     return d
-
-
-# ============================================================================= distillation stage
-def distill_round_paths(out: str, rounds: int) -> list[str]:
-    """The checkpoint each round of a ``rounds``-round distillation stage writes: ``out`` itself
-    for one round; ``<out without .pt>_round1.pt`` ... ``_roundK.pt`` for more (``out`` then
-    receives a copy of the last), so that a stage resumed with more rounds keeps the earlier ones.
-    """
-    if rounds == 1:
-        return [out]
-    stem = os.path.splitext(out)[0]
-    return [f"{stem}_round{k}.pt" for k in range(1, rounds + 1)]
-
-
-def label_folder_suffix(args: Args) -> str:
-    """What a round's label folder name adds for its teacher: ``""`` for ``hard`` without bid
-    labels (the name of earlier versions), else ``_expert``, ``_bids48``..., so that chunks of
-    another teacher are never resumed into a round."""
-    return ("" if args.distill_teacher == "hard" else f"_{args.distill_teacher}") + \
-        (f"_bids{args.distill_bid_samples}" if args.distill_bid_samples else "")
-
-
-def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
-                  save=None, writer=None) -> Agent:
-    """The search-distillation stage after PPO (``args.distill_minutes`` > 0): ``args.
-    distill_rounds`` rounds of ``training.distill.distill_checkpoint`` (expert iteration). Round 1
-    starts from the PPO network ``source`` (``train`` writes it as ``ppo_final.pt``), widened per
-    ``distill_hidden``; round k from round k-1's network, on its own fresh hands (seed
-    ``args.seed + k - 1``), ``distill_minutes`` of labels each, by ``args.distill_teacher``
-    (``expert``: the search on round k's own starting network, a teacher that grows), locally or
-    on the Ray cluster ``args.ray_address``. Each round writes the checkpoint
-    ``distill_round_paths`` names, its label chunks kept in ``<that path without .pt>_labels_itN``
-    (N: the PPO iteration; plus ``label_folder_suffix``; a stopped round resumes with them);
-    ``out`` ends as the last round's network. ``writer`` (a TensorBoard ``SummaryWriter``, if
-    given) receives per chunk ``distill/hands``, ``distill/labels_per_second`` and
-    ``distill/chunk_regret``, and per round ``distill/round_regret`` and
-    ``distill/round_labels_per_second`` (step: the round). A round that already finished from the same PPO iteration (its record in
-    ``progress["distill_rounds"]``, its file present) is not redone, unless a round before it was.
-
-    Records each round's figures in ``progress["distill_rounds"]`` (a list, round 1 first) and the
-    last round's in ``progress["distill"]``; calls ``save()`` (if given) after each round, so that
-    a stopped run's ``latest.pt`` knows the finished rounds. Returns the final network (eval mode,
-    on ``args.device``).
-
-    Raises:
-        ValueError, OSError: as ``distill_checkpoint``.
-    """
-    import shutil
-
-    from spades_env.fileio import write_atomic
-
-    from .checkpoint import build_agent
-    from .distill import distill_checkpoint
-    it = progress["iteration"]
-    rounds = args.distill_rounds
-    paths = distill_round_paths(out, rounds)
-    done = progress.get("distill_rounds")
-    if not isinstance(done, list):  # runs from before distill_rounds recorded one round here
-        done = [progress["distill"]] if isinstance(progress.get("distill"), dict) else []
-    done = [dict(d) for d in done if isinstance(d, dict)]
-    stem = os.path.splitext(out)[0]
-
-    def finished(rec, path):  # a round done from this PPO network, its file present
-        return (isinstance(rec, dict) and rec.get("ppo_iteration") == it and os.path.exists(path)
-                and os.path.basename(str(rec.get("checkpoint", ""))) == os.path.basename(path))
-
-    # a stage resumed from one round to several or back: round 1 is under the other layout's name
-    other = os.path.join(os.path.dirname(out), os.path.basename(
-        str(done[0].get("checkpoint", "")))) if done else ""
-    if other in (out, f"{stem}_round1.pt") and other != paths[0] and finished(done[0], other):
-        with open(other, "rb") as f:
-            write_atomic(paths[0], f.read())
-        done = [dict(done[0], checkpoint=paths[0])]
-        log(f"round 1 of the stage is the earlier stage's {other} (copied to {paths[0]})")
-    records, redo, src = [], False, source
-    for k, path in enumerate(paths, start=1):
-        rec = done[k - 1] if k - 1 < len(done) else None
-        if not redo and finished(rec, path):
-            log(f"search distillation already done: round {k}/{rounds} ({path}, from the PPO "
-                f"network of iteration {it}); the distill_* settings apply to a new round only")
-        else:
-            # one label folder per round and PPO network: chunks of another network never mix in
-            suffix = label_folder_suffix(args)
-            labels = os.path.splitext(path)[0] + f"_labels_it{it}{suffix}"
-            # the label folders of the rounds after this one (and this one's, when the round before
-            # was just redone) were played by networks that this round replaces: check_chunk would
-            # refuse their chunks, so they go
-            stale = [f"{stem}_round{j}_labels_it{it}{suffix}" for j in range(k + 1, 101)]
-            stale += [labels] if redo else []
-            for folder in stale:
-                if os.path.isdir(folder):
-                    shutil.rmtree(folder)
-                    log(f"removed {folder}: label chunks of an earlier network")
-            redo = True  # every later round starts from this round's new network
-            where = (f"on the Ray cluster {args.ray_address}" if args.ray_address else
-                     f"{args.distill_workers} workers")
-            log(f"search distillation: round {k}/{rounds} from {src}: {args.distill_minutes:g} "
-                f"min of labels by {args.distill_teacher} ({args.distill_samples} deals per card"
-                + (f", {args.distill_bid_samples} per bid" if args.distill_bid_samples else "")
-                + f", {where}), then {args.distill_epochs} passes")
-            first = k == 1
-            on_chunk = None
-            if writer is not None:
-                def on_chunk(st, _n=[0]):  # noqa: B006 (the chunk counter of this round)
-                    _n[0] += 1
-                    step = 1000 * k + _n[0]
-                    writer.add_scalar("distill/hands", st["round_hands"], step)
-                    writer.add_scalar("distill/labels_per_second", st["labels_per_second"], step)
-                    if not math.isnan(st["regret"]):
-                        writer.add_scalar("distill/chunk_regret", st["regret"], step)
-            r = distill_checkpoint(src, path, labels=labels, minutes=args.distill_minutes,
-                                   seed=args.seed + k - 1, chunks=args.distill_chunks,
-                                   chunk_hands=args.distill_chunk_hands,
-                                   samples=args.distill_samples, workers=args.distill_workers,
-                                   epochs=args.distill_epochs, bid_deals=args.distill_bid_deals,
-                                   hidden=(args.distill_hidden or None) if first else None,
-                                   head_hidden=(args.distill_head_hidden or None) if first
-                                   else None, log=log, teacher=args.distill_teacher,
-                                   bid_samples=args.distill_bid_samples,
-                                   ray_address=args.ray_address or None, on_chunk=on_chunk)
-            rec = dict(r, ppo_iteration=it, round=k)
-            log(f"distilled {path}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min "
-                f"({r['labels_per_second']:.1f} labels/s; the starting policy's regret "
-                f"{r['regret']:.2f} points per card), {r['minutes']:.1f} min in all")
-            if writer is not None:
-                for tag, v in (("distill/round_regret", r["regret"]),
-                               ("distill/round_labels_per_second", r["labels_per_second"]),
-                               ("distill/round_hands", r["hands"])):
-                    if not math.isnan(v):
-                        writer.add_scalar(tag, v, k)
-        records.append(rec)
-        progress["distill_rounds"] = list(records)  # fewer rounds than before drop the others
-        progress["distill"] = rec
-        if save is not None and redo:  # a kept round changes nothing worth a rewrite
-            save()
-        src = path
-    if paths[-1] != out:
-        with open(paths[-1], "rb") as f:  # the final network under the stage's one name
-            write_atomic(out, f.read())
-    net = build_agent(load_checkpoint(out), args.device)
-    return net.eval()
 
 
 # ============================================================================= train
@@ -964,25 +536,32 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
         args = resume_args(data["config"], args, resume, log)
     # every value, bot, device and resume section checked; the run's folders locked (may rename)
     run = open_run(args, resume, data, overwrite=overwrite, log=log)
-    args = run.args
+    args, ckpt_dir = run.args, run.ckpt_dir
     seed_everything(args.seed, args.torch_threads)
-    run_dir, ckpt_dir = run.run_dir, run.ckpt_dir
-    writer = SummaryWriter(run_dir)
+    writer = SummaryWriter(run.run_dir)
     writer.add_text("config", "\n".join(f"    {k}: {v}" for k, v in to_dict(args).items()))
 
     env = make_env(args, seed=int(np.random.default_rng([args.seed, 1]).integers(2**62)))
     agent = make_agent(args)
     opt = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
     opp = Opponents(args, env.num_envs)
-    progress = {"iteration": 0, "decisions": 0, "stage": "start", "seconds": 0.0}
-    eval_results: list[dict] = []
-    t_start = time.time()
+    progress = dict(data["progress"]) if data is not None else {
+        "iteration": 0, "decisions": 0, "stage": "start", "seconds": 0.0}
+    evals: list[dict] = list(data["eval"]) if data is not None else []
+    clock = Clock(progress)
+    books = {"clock": clock, "evals": evals, "writer": writer, "ckpt_dir": ckpt_dir, "log": log}
+
+    def save(name: str, full: bool = True) -> None:  # the run as it is now, in ckpt_dir
+        save_checkpoint(os.path.join(ckpt_dir, name),
+                        make_payload(args, agent, opt, progress, env, opp, evals, full=full))
+
+    def save_latest() -> None:  # the clock's time banked first
+        clock.bank()
+        save("latest.pt")
 
     if data is not None:
         agent.load_state_dict(data["model"])
         opt.load_state_dict(data["optimizer"])
-        progress = dict(data["progress"])
-        eval_results = list(data["eval"])
         if data["env"] is not None:
             env.load_state_dict(data["env"])
         opp.load_state_dict(data["pool"], args)
@@ -997,32 +576,17 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
             agent.load_state_dict(init["model"])
             log(f"network initialised from {args.init_from}")
             started = "init_from"
-        # ---- warm start by behaviour cloning
-        elif args.bc_teacher and args.bc_hands > 0:
+        elif args.bc_teacher and args.bc_hands > 0:  # ---- warm start by behaviour cloning
             t0 = time.time()
             progress["warmstart"] = warm_start(agent, args, writer, log)
             progress["warmstart_seconds"] = time.time() - t0
-            # the warm-start network on its own (stripped), to measure what PPO adds to it
-            save_checkpoint(os.path.join(ckpt_dir, "warmstart.pt"),
-                            make_payload(args, agent, opt, progress, env, opp, eval_results,
-                                         full=False))
+            save("warmstart.pt", full=False)  # to measure what PPO adds to it
             started = "warm start"
         if started and args.eval_every > 0 and args.eval_opponents:
-            rows = run_eval(agent, args, args.eval_deals, seed=args.seed)
-            eval_results.append({"iteration": 0, "decisions": 0, "deals": args.eval_deals,
-                                 "rows": rows, "after": started,
-                                 "seconds": time.time() - t_start})
-            write_curve(eval_results, ckpt_dir, log)
-            for r in rows:
-                writer.add_scalar(f"eval/diff_vs_{r['opponent']}", r["diff"], 0)
-                writer.add_scalar(f"eval/win_rate_vs_{r['opponent']}", r["win_rate"], 0)
-            log(f"eval after {started}: points/hand " +
-                " ".join(f"{r['opponent']} {r['diff']:+.1f}" for r in rows))
-            progress["best_score"] = float(np.mean([r["diff"] for r in rows]))
-            progress["best_iteration"] = 0
-            save_checkpoint(os.path.join(ckpt_dir, "best.pt"),
-                            make_payload(args, agent, opt, progress, env, opp, eval_results,
-                                         full=False))
+            rows, _ = record_eval(agent, args, args.eval_deals, args.seed, **books,
+                                  notes={"after": started})
+            log(f"eval after {started}: points/hand {eval_summary(rows)}")
+            save("best.pt", full=False)  # the first evaluation is the best so far
         progress["stage"] = "ppo"
         if args.pool_anchor:
             opp.add_anchor(agent)
@@ -1030,24 +594,20 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
         rng0 = np.random.default_rng([args.seed, 0, 5])
         for i in range(env.num_envs):
             opp.assign(i, rng0)
-        save_checkpoint(os.path.join(ckpt_dir, "latest.pt"),
-                        make_payload(args, agent, opt, progress, env, opp, eval_results))
+        save("latest.pt")
 
-    batch_cap = env.num_envs * args.num_steps
-    store = Storage(batch_cap, args.device)
+    store = Storage(env.num_envs * args.num_steps, args.device)
     bar = None
     if args.progress:
         from tqdm import tqdm
-        bar = tqdm(total=args.total_decisions, initial=min(progress["decisions"],
-                                                           args.total_decisions),
-                   unit="dec", dynamic_ncols=True, smoothing=0.1)
-    t_ppo = time.time()
-    ppo_before = float(progress.get("ppo_seconds", 0.0))  # PPO time of the run before a resume
+        bar = tqdm(total=args.total_decisions, unit="dec", dynamic_ncols=True, smoothing=0.1,
+                   initial=min(progress["decisions"], args.total_decisions))
+    clock.start_ppo()
     stop_reason = "total_decisions"
     it_first = progress["iteration"]
     while progress["decisions"] < args.total_decisions:
-        progress["ppo_seconds"] = ppo_before + time.time() - t_ppo
-        if args.max_minutes > 0 and progress["ppo_seconds"] > 60 * args.max_minutes:
+        ppo_seconds = clock.ppo_seconds()
+        if args.max_minutes > 0 and ppo_seconds > 60 * args.max_minutes:
             stop_reason = "max_minutes"
             break
         it = progress["iteration"]
@@ -1066,143 +626,91 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
         agent.eval()
         coef = teacher_coef(args, progress["decisions"])
         teacher = make_bot(args.bc_teacher, seed=s) if coef > 0 else None
-        cur = rollout(env, cur, agent, opp, store, args, rng, stats,
-                      teacher if coef > 0 else None)
+        cur = rollout(env, cur, agent, opp, store, args, rng, stats, teacher)
         agent.train()
         t_roll = time.time() - t0
         n = store.n
         # ---- GAE + update
+        figs = {}
         if n > 0:
             adv, ret = compute_gae(store, args.gamma, args.gae_lambda)
             figs = ppo_update(agent, opt, store, adv, ret, args, gen, coef)
-        else:
-            figs = {}
         t_it = time.time() - t0
         progress["iteration"] = it + 1
         progress["decisions"] += n
         step = progress["decisions"]
 
         # ---- logging
-        for k, v in figs.items():
-            tag = "losses/" + k if k != "explained_variance" else "losses/explained_variance"
-            writer.add_scalar(tag, v, step)
-        writer.add_scalar("charts/learning_rate", opt.param_groups[0]["lr"], step)
-        writer.add_scalar("charts/teacher_coef", coef, step)
-        writer.add_scalar("charts/decisions_per_s", env.num_envs * args.num_steps / t_it, step)
-        writer.add_scalar("charts/learner_decisions_per_s", n / t_it, step)
-        writer.add_scalar("charts/rollout_share_of_time", t_roll / t_it, step)
-        gm = game_metrics(stats["hands"], opp)
-        for k, v in gm.items():
-            if not math.isnan(v):
-                writer.add_scalar(k, v, step)
+        games = game_metrics(stats["hands"], opp)
+        per_second = env.num_envs * args.num_steps / t_it
+        log_iteration(writer, step, figs, {
+            "learning_rate": opt.param_groups[0]["lr"], "teacher_coef": coef,
+            "decisions_per_s": per_second, "learner_decisions_per_s": n / t_it,
+            "rollout_share_of_time": t_roll / t_it}, games)
         if (it + 1) % args.pool_every == 0:
             opp.add_snapshot(agent)
         if bar is not None:
             bar.update(min(n, max(0, args.total_decisions - bar.n)))
-            post = {"it": it + 1, "dec/s": f"{env.num_envs * args.num_steps / t_it:.0f}",
-                    "ent": f"{figs.get('entropy', float('nan')):.2f}",
-                    "kl": f"{figs.get('approx_kl', float('nan')):.3f}"}
-            if "train/diff_vs_medium" in gm:
-                post["vs_med"] = f"{gm['train/diff_vs_medium']:+.0f}"
-            if eval_results:
-                for r in eval_results[-1]["rows"]:
-                    post[f"ev_{r['opponent'][:4]}"] = f"{r['diff']:+.0f}"
-            bar.set_postfix(post, refresh=False)
+            bar.set_postfix(bar_figures(it + 1, per_second, figs, games, evals), refresh=False)
 
         # ---- evaluation
         if args.eval_every > 0 and (it + 1) % args.eval_every == 0:
-            rows = run_eval(agent, args, args.eval_deals, seed=args.seed + it + 1)
-            eval_results.append({"iteration": it + 1, "decisions": step, "deals": args.eval_deals,
-                                 "rows": rows, "seconds": progress.get("seconds", 0.0)
-                                 + time.time() - t_start})
-            write_curve(eval_results, ckpt_dir, log)
-            for r in rows:
-                writer.add_scalar(f"eval/diff_vs_{r['opponent']}", r["diff"], step)
-                writer.add_scalar(f"eval/win_rate_vs_{r['opponent']}", r["win_rate"], step)
-            score = float(np.mean([r["diff"] for r in rows]))
-            best = progress.get("best_score")
-            if best is None or score > best:
-                progress["best_score"] = score
-                progress["best_iteration"] = it + 1
-                save_checkpoint(os.path.join(ckpt_dir, "best.pt"),
-                                make_payload(args, agent, opt, progress, env, opp, eval_results,
-                                             full=False))
-            msg = " ".join(f"{r['opponent']} {r['diff']:+.1f}" for r in rows)
+            rows, best = record_eval(agent, args, args.eval_deals, args.seed + it + 1, **books)
+            if best:
+                save("best.pt", full=False)
             (bar.write if bar is not None else log)(
-                f"eval @ it {it + 1} ({step} decisions): points/hand {msg}")
+                f"eval @ it {it + 1} ({step} decisions): points/hand {eval_summary(rows)}")
 
         # ---- checkpoint
         if (it + 1) % args.save_every == 0:
-            progress["seconds"] = progress.get("seconds", 0.0) + (time.time() - t_start)
-            t_start = time.time()
-            save_checkpoint(os.path.join(ckpt_dir, "latest.pt"),
-                            make_payload(args, agent, opt, progress, env, opp, eval_results))
+            save_latest()
         if args.stop_after_iterations and progress["iteration"] - it_first \
                 >= args.stop_after_iterations:
             stop_reason = "stop_after_iterations"
             break
     if bar is not None:
         bar.close()
-    if stop_reason == "stop_after_iterations":  # behave like a killed run: no final save
-        writer.close()
-        run.close()
-        return {"eval": [], "checkpoint": os.path.join(ckpt_dir, "latest.pt"),
-                "decisions": progress["decisions"], "iterations": progress["iteration"],
-                "seconds": progress.get("seconds", 0.0)}
-
-    # ---- final checkpoint first (nothing after it can lose the run's work), then evaluation
-    progress["seconds"] = progress.get("seconds", 0.0) + (time.time() - t_start)
-    t_start = time.time()
-    progress["stop_reason"] = stop_reason
-    path = os.path.join(ckpt_dir, "latest.pt")
-    save_checkpoint(path, make_payload(args, agent, opt, progress, env, opp, eval_results))
-    final_agent, final_path, what = agent, path, "PPO"
-    if args.distill_minutes > 0:
-        # the labels' source: the PPO network, written once, so that the label chunks of a
-        # stopped stage still match it (their files record its SHA-256) after latest.pt is rewritten
-        # (rewritten when PPO has gone on since: a resume with more total_decisions)
-        source = os.path.join(ckpt_dir, "ppo_final.pt")
-        if not (os.path.exists(source) and load_checkpoint(source)["progress"].get("iteration")
-                == progress["iteration"]):
-            save_checkpoint(source, make_payload(args, agent, opt, progress, env, opp,
-                                                 eval_results, full=False))
-        final_path = os.path.join(ckpt_dir, "distilled.pt")
-        def save_progress():  # after each round: a stopped stage keeps its finished rounds
-            nonlocal t_start
-            progress["seconds"] = progress.get("seconds", 0.0) + (time.time() - t_start)
-            t_start = time.time()
-            save_checkpoint(path, make_payload(args, agent, opt, progress, env, opp,
-                                               eval_results))
-        final_agent = distill_stage(args, source, final_path, progress, log, save_progress,
-                                    writer)
-        progress["seconds"] = progress.get("seconds", 0.0) + (time.time() - t_start)
-        t_start = time.time()
-        save_checkpoint(path, make_payload(args, agent, opt, progress, env, opp, eval_results))
-        what = "distilled"
-    final_rows = []
-    if args.final_eval_deals > 0 and args.eval_opponents:
-        final_rows = run_eval(final_agent, args, args.final_eval_deals, seed=args.seed + 10_000)
-        eval_results.append({"iteration": progress["iteration"], "decisions": progress["decisions"],
-                             "deals": args.final_eval_deals, "rows": final_rows, "final": True,
-                             "network": what,
-                             "seconds": progress.get("seconds", 0.0) + time.time() - t_start})
-        write_curve(eval_results, ckpt_dir, log)
-        for r in final_rows:
-            writer.add_scalar(f"eval/final_diff_vs_{r['opponent']}", r["diff"],
-                              progress["decisions"])
-        log(format_table(final_rows, f"final evaluation of the {what} network after "
-                                     f"{progress['iteration']} iterations, "
-                                     f"{progress['decisions']} learner decisions "
-                                     f"({args.final_eval_deals} duplicate deals per opponent):"))
-    progress["seconds"] = progress.get("seconds", 0.0) + (time.time() - t_start)
-    progress["stop_reason"] = stop_reason
-    save_checkpoint(path, make_payload(args, agent, opt, progress, env, opp, eval_results))
+    final_path, final_rows = os.path.join(ckpt_dir, "latest.pt"), []
+    if stop_reason != "stop_after_iterations":  # that one behaves like a killed run: no final save
+        # ---- final checkpoint first (nothing after it can lose the run's work), then evaluation
+        progress["stop_reason"] = stop_reason
+        save_latest()
+        final_agent, what = agent, "PPO"
+        if args.distill_minutes > 0:
+            # the labels' source: the PPO network, written once, so that the label chunks of a
+            # stopped stage still match it (their files record its SHA-256) after latest.pt is
+            # rewritten (rewritten when PPO has gone on since: a resume with more total_decisions)
+            source = os.path.join(ckpt_dir, "ppo_final.pt")
+            if not (os.path.exists(source) and load_checkpoint(source)["progress"].get(
+                    "iteration") == progress["iteration"]):
+                save("ppo_final.pt", full=False)
+            final_path = os.path.join(ckpt_dir, "distilled.pt")
+            # latest.pt after each round: a stopped stage keeps its finished rounds
+            final_agent = distill_stage(args, source, final_path, progress, log, save_latest,
+                                        writer)
+            save_latest()
+            what = "distilled"
+        if args.final_eval_deals > 0 and args.eval_opponents:
+            final_rows, _ = record_eval(final_agent, args, args.final_eval_deals,
+                                        args.seed + 10_000, **books, notes={"network": what},
+                                        final=True)
+            log(format_table(final_rows, f"final evaluation of the {what} network after "
+                                         f"{progress['iteration']} iterations, "
+                                         f"{progress['decisions']} learner decisions "
+                                         f"({args.final_eval_deals} duplicate deals per "
+                                         f"opponent):"))
+        save_latest()
     writer.close()
     run.close()
     return {"eval": final_rows, "checkpoint": final_path, "decisions": progress["decisions"],
-            "iterations": progress["iteration"], "seconds": progress["seconds"]}
+            "iterations": progress["iteration"], "seconds": progress.get("seconds", 0.0)}
 
 
-__all__ = ["train", "seed_everything", "collect_teacher_data", "collect_teacher_bids",
-           "warm_start", "behaviour_clone", "Storage",
-           "Opponents", "rollout", "compute_gae", "ppo_update", "game_metrics", "run_eval"]
+__all__ = ["train", "seed_everything", "iteration_seed", "make_agent", "Storage", "rollout",
+           "compute_gae", "ppo_update", "teacher_coef", "game_metrics", "run_eval", "write_curve",
+           "eval_summary", "Clock", "record_eval", "log_iteration", "bar_figures", "rng_states",
+           "make_payload",
+           # moved to training.warm_start, training.opponents and training.distill_stage
+           "collect_teacher_data", "collect_teacher_bids", "collect_teacher_vec", "concat_data",
+           "seat_priv", "warm_start", "behaviour_clone", "Opponents", "pool_bot_options",
+           "distill_stage", "distill_round_paths", "label_folder_suffix"]

@@ -103,7 +103,7 @@ def test_every_field_has_a_docstring():
 def test_pool_search_samples_checked_and_given_to_the_search_bots_of_the_pool():
     from spades_env.bots.heuristic import MediumBot
     from spades_env.bots.pimc import HardBot
-    from spades_env.training.ppo_selfplay import Opponents
+    from spades_env.training.opponents import Opponents
 
     for bad, why in (([30], "one number"), ([0, 24], "too small"), ([30, 24, 1], "more than 2"),
                      ([30, 200_000], "too large")):
@@ -120,3 +120,51 @@ def test_pool_search_samples_checked_and_given_to_the_search_bots_of_the_pool():
     opp = Opponents(Args(pool_bots=["hard"]), 4)
     opp.reseed_bots(seed=1, iteration=0)
     assert (opp.bots[0].samples, opp.bots[0].bid_samples) == (100, 48)
+
+
+def test_set_takes_a_field_in_either_spelling_like_the_options():
+    # the flags took --total-decisions and --total_decisions, --set only total_decisions=
+    assert _cli(["--set", "total-decisions=700"]).total_decisions == 700
+    assert _cli(["--set", "total_decisions=701"]).total_decisions == 701
+    a = _cli(["--set", "gae-lambda=0.9", "--set", "eval-opponents=[random]"])
+    assert (a.gae_lambda, a.eval_opponents) == (0.9, ["random"])
+    assert _cli(["--set", "total-decisions=5", "--set", "total_decisions=6"]).total_decisions == 6
+    with pytest.raises(ValueError, match=r"unknown config key\(s\) \['total-decisionz'\]"):
+        _cli(["--set", "total-decisionz=700"])
+    with pytest.raises(ValueError, match="bad config: total_decisions must be an integer in "
+                                         r"\[1, 10000000000000\], got 0 \(is too small\)"):
+        _cli(["--set", "total-decisions=0"])
+    # YAML keys stay the fields' own names
+    with pytest.raises(ValueError, match="total-decisions"):
+        cfg.from_dict({"total-decisions": 700})
+
+
+def test_options_are_never_abbreviated(capsys):
+    # --gae matched --gae-lambda and --gae_lambda (the same field): "ambiguous option"; a prefix
+    # would also change meaning whenever a field is added, so only whole names are taken
+    assert _cli(["--gae-lambda", "0.9"]).gae_lambda == 0.9
+    assert _cli(["--gae_lambda", "0.8"]).gae_lambda == 0.8
+    assert _cli(["--gae-lambda=0.7"]).gae_lambda == 0.7
+    for short in (["--gae", "0.9"], ["--total", "5"], ["--seed=3", "--conf", "x.yaml"]):
+        with pytest.raises(SystemExit):
+            _cli(short)
+        assert "unrecognized arguments: " + short[-2] in capsys.readouterr().err
+    # spades train's own parser (built in training/train.py around add_cli) refuses them too
+    from spades_env.training.train import main
+    with pytest.raises(SystemExit) as e:
+        main(["--gae", "0.9", "--fields"])
+    assert e.value.code == 2 and "unrecognized arguments: --gae 0.9" in capsys.readouterr().err
+    assert main(["--gae-lambda", "0.9", "--fields"]) == 0
+    assert "| gae_lambda | float | a finite number in [0, 1] |" in capsys.readouterr().out
+
+
+def test_each_field_is_declared_once_with_its_check():
+    # FIELD_CHECKS is read from the fields themselves, in their order, not kept as a second list
+    import dataclasses
+    fields = dataclasses.fields(Args)
+    assert list(cfg.FIELD_CHECKS) == [f.name for f in fields]
+    assert all(cfg.FIELD_CHECKS[f.name] is f.metadata["check"] for f in fields)
+    row = cfg.FIELD_CHECKS["gae_lambda"]
+    assert (row.kind, row.lo, row.hi, row.resume) == ("float", 0.0, 1.0, "fixed")
+    assert cfg.FIELD_CHECKS["total_decisions"].resume == "free"
+    assert Args().hidden == [512, 256] and Args().hidden is not Args().hidden  # a fresh list each

@@ -509,7 +509,8 @@ def test_a_stage_of_several_rounds_chains_them_and_resumes_round_by_round(tmp_pa
     # (seed + k - 1), only round 1 widens, distilled.pt is the last round, and a resumed stage
     # keeps the finished rounds (also when rounds are added) and redoes every round after a lost one
     from spades_env.training import config as cfg
-    from spades_env.training.ppo_selfplay import distill_round_paths, train
+    from spades_env.training.distill_stage import distill_round_paths
+    from spades_env.training.ppo_selfplay import train
     base = _nano_run(tmp_path, "chain")
     ppo = train(base, log=lambda *x: None)
     stage = {"distill_minutes": 0.01, "distill_rounds": 2, "distill_hidden": [48],

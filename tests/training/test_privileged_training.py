@@ -13,7 +13,8 @@ from spades_env.training.checkpoint import save_checkpoint
 from spades_env.training.config import from_dict
 from spades_env.training.envs import ScalarBatchEnv, env_hands, masks_to_bool
 from spades_env.agents.model import PRIV_SIZE, Agent, privileged_features
-from spades_env.training.ppo_selfplay import Opponents, Storage, make_payload, rollout
+from spades_env.training.opponents import Opponents
+from spades_env.training.ppo_selfplay import Storage, make_payload, rollout
 from spades_env.training.teacher_records import team_points
 
 

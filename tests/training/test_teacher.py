@@ -299,7 +299,7 @@ def test_config_fields_of_the_growing_teacher(tmp_path):
     cfg.write_text("distill_teacher: insane\n")
     with pytest.raises(ValueError, match="distill_teacher"):
         load_yaml(str(cfg))
-    from spades_env.training.ppo_selfplay import label_folder_suffix
+    from spades_env.training.distill_stage import label_folder_suffix
     assert label_folder_suffix(a) == "_expert_bids24"
     a.distill_teacher, a.distill_bid_samples = "hard", 0
     assert label_folder_suffix(a) == ""

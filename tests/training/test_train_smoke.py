@@ -15,7 +15,8 @@ from spades_env.training.checkpoint import build_agent, load_checkpoint
 from spades_env.training.envs import ScalarBatchEnv
 from spades_env.training.evaluate import NetPlayer, duplicate_match
 from spades_env.agents.model import Agent
-from spades_env.training.ppo_selfplay import Opponents, Storage, compute_gae, rollout, train
+from spades_env.training.opponents import Opponents
+from spades_env.training.ppo_selfplay import Storage, compute_gae, rollout, train
 
 pytestmark = pytest.mark.slow  # every test here trains, serves or drives a browser (make test-fast)
 

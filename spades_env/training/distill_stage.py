@@ -1,0 +1,158 @@
+"""The search-distillation stage after PPO (``distill_minutes`` > 0): rounds of expert iteration.
+
+Each round is one ``training.distill.distill_checkpoint``: the round's starting network plays
+hands, a search (``distill_teacher``) values every decision, and the network learns those values.
+Round 1 starts from the PPO network (widened per ``distill_hidden``), round k from round k-1's.
+This module decides the rounds' files and label folders and which rounds a resumed run keeps;
+``training.distill`` does the labelling and the fitting.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+
+from spades_env.agents.model import Agent
+from spades_env.fileio import write_atomic
+
+from .checkpoint import build_agent, load_checkpoint
+from .config import Args
+
+
+def distill_round_paths(out: str, rounds: int) -> list[str]:
+    """The checkpoint each round of a ``rounds``-round distillation stage writes: ``out`` itself
+    for one round; ``<out without .pt>_round1.pt`` ... ``_roundK.pt`` for more (``out`` then
+    receives a copy of the last), so that a stage resumed with more rounds keeps the earlier ones.
+    """
+    if rounds == 1:
+        return [out]
+    stem = os.path.splitext(out)[0]
+    return [f"{stem}_round{k}.pt" for k in range(1, rounds + 1)]
+
+
+def label_folder_suffix(args: Args) -> str:
+    """What a round's label folder name adds for its teacher: ``""`` for ``hard`` without bid
+    labels (the name of earlier versions), else ``_expert``, ``_bids48``..., so that chunks of
+    another teacher are never resumed into a round."""
+    return ("" if args.distill_teacher == "hard" else f"_{args.distill_teacher}") + \
+        (f"_bids{args.distill_bid_samples}" if args.distill_bid_samples else "")
+
+
+def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
+                  save=None, writer=None) -> Agent:
+    """The search-distillation stage after PPO (``args.distill_minutes`` > 0): ``args.
+    distill_rounds`` rounds of ``training.distill.distill_checkpoint`` (expert iteration). Round 1
+    starts from the PPO network ``source`` (``train`` writes it as ``ppo_final.pt``), widened per
+    ``distill_hidden``; round k from round k-1's network, on its own fresh hands (seed
+    ``args.seed + k - 1``), ``distill_minutes`` of labels each, by ``args.distill_teacher``
+    (``expert``: the search on round k's own starting network, a teacher that grows), locally or
+    on the Ray cluster ``args.ray_address``. Each round writes the checkpoint
+    ``distill_round_paths`` names, its label chunks kept in ``<that path without .pt>_labels_itN``
+    (N: the PPO iteration; plus ``label_folder_suffix``; a stopped round resumes with them);
+    ``out`` ends as the last round's network. ``writer`` (a TensorBoard ``SummaryWriter``, if
+    given) receives per chunk ``distill/hands``, ``distill/labels_per_second`` and
+    ``distill/chunk_regret``, and per round ``distill/round_regret`` and
+    ``distill/round_labels_per_second`` (step: the round). A round that already finished from the same PPO iteration (its record in
+    ``progress["distill_rounds"]``, its file present) is not redone, unless a round before it was.
+
+    Records each round's figures in ``progress["distill_rounds"]`` (a list, round 1 first) and the
+    last round's in ``progress["distill"]``; calls ``save()`` (if given) after each round, so that
+    a stopped run's ``latest.pt`` knows the finished rounds. Returns the final network (eval mode,
+    on ``args.device``).
+
+    Raises:
+        ValueError, OSError: as ``distill_checkpoint``.
+    """
+    from .distill import distill_checkpoint  # loaded only when a stage runs
+    it = progress["iteration"]
+    rounds = args.distill_rounds
+    paths = distill_round_paths(out, rounds)
+    done = progress.get("distill_rounds")
+    if not isinstance(done, list):  # runs from before distill_rounds recorded one round here
+        done = [progress["distill"]] if isinstance(progress.get("distill"), dict) else []
+    done = [dict(d) for d in done if isinstance(d, dict)]
+    stem = os.path.splitext(out)[0]
+
+    def finished(rec, path):  # a round done from this PPO network, its file present
+        return (isinstance(rec, dict) and rec.get("ppo_iteration") == it and os.path.exists(path)
+                and os.path.basename(str(rec.get("checkpoint", ""))) == os.path.basename(path))
+
+    # a stage resumed from one round to several or back: round 1 is under the other layout's name
+    other = os.path.join(os.path.dirname(out), os.path.basename(
+        str(done[0].get("checkpoint", "")))) if done else ""
+    if other in (out, f"{stem}_round1.pt") and other != paths[0] and finished(done[0], other):
+        with open(other, "rb") as f:
+            write_atomic(paths[0], f.read())
+        done = [dict(done[0], checkpoint=paths[0])]
+        log(f"round 1 of the stage is the earlier stage's {other} (copied to {paths[0]})")
+    records, redo, src = [], False, source
+    for k, path in enumerate(paths, start=1):
+        rec = done[k - 1] if k - 1 < len(done) else None
+        if not redo and finished(rec, path):
+            log(f"search distillation already done: round {k}/{rounds} ({path}, from the PPO "
+                f"network of iteration {it}); the distill_* settings apply to a new round only")
+        else:
+            # one label folder per round and PPO network: chunks of another network never mix in
+            suffix = label_folder_suffix(args)
+            labels = os.path.splitext(path)[0] + f"_labels_it{it}{suffix}"
+            # the label folders of the rounds after this one (and this one's, when the round before
+            # was just redone) were played by networks that this round replaces: check_chunk would
+            # refuse their chunks, so they go
+            stale = [f"{stem}_round{j}_labels_it{it}{suffix}" for j in range(k + 1, 101)]
+            stale += [labels] if redo else []
+            for folder in stale:
+                if os.path.isdir(folder):
+                    shutil.rmtree(folder)
+                    log(f"removed {folder}: label chunks of an earlier network")
+            redo = True  # every later round starts from this round's new network
+            where = (f"on the Ray cluster {args.ray_address}" if args.ray_address else
+                     f"{args.distill_workers} workers")
+            log(f"search distillation: round {k}/{rounds} from {src}: {args.distill_minutes:g} "
+                f"min of labels by {args.distill_teacher} ({args.distill_samples} deals per card"
+                + (f", {args.distill_bid_samples} per bid" if args.distill_bid_samples else "")
+                + f", {where}), then {args.distill_epochs} passes")
+            first = k == 1
+            on_chunk = None
+            if writer is not None:
+                def on_chunk(st, _n=[0]):  # noqa: B006 (the chunk counter of this round)
+                    _n[0] += 1
+                    step = 1000 * k + _n[0]
+                    writer.add_scalar("distill/hands", st["round_hands"], step)
+                    writer.add_scalar("distill/labels_per_second", st["labels_per_second"], step)
+                    if not math.isnan(st["regret"]):
+                        writer.add_scalar("distill/chunk_regret", st["regret"], step)
+            r = distill_checkpoint(src, path, labels=labels, minutes=args.distill_minutes,
+                                   seed=args.seed + k - 1, chunks=args.distill_chunks,
+                                   chunk_hands=args.distill_chunk_hands,
+                                   samples=args.distill_samples, workers=args.distill_workers,
+                                   epochs=args.distill_epochs, bid_deals=args.distill_bid_deals,
+                                   hidden=(args.distill_hidden or None) if first else None,
+                                   head_hidden=(args.distill_head_hidden or None) if first
+                                   else None, log=log, teacher=args.distill_teacher,
+                                   bid_samples=args.distill_bid_samples,
+                                   ray_address=args.ray_address or None, on_chunk=on_chunk)
+            rec = dict(r, ppo_iteration=it, round=k)
+            log(f"distilled {path}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min "
+                f"({r['labels_per_second']:.1f} labels/s; the starting policy's regret "
+                f"{r['regret']:.2f} points per card), {r['minutes']:.1f} min in all")
+            if writer is not None:
+                for tag, v in (("distill/round_regret", r["regret"]),
+                               ("distill/round_labels_per_second", r["labels_per_second"]),
+                               ("distill/round_hands", r["hands"])):
+                    if not math.isnan(v):
+                        writer.add_scalar(tag, v, k)
+        records.append(rec)
+        progress["distill_rounds"] = list(records)  # fewer rounds than before drop the others
+        progress["distill"] = rec
+        if save is not None and redo:  # a kept round changes nothing worth a rewrite
+            save()
+        src = path
+    if paths[-1] != out:
+        with open(paths[-1], "rb") as f:  # the final network under the stage's one name
+            write_atomic(out, f.read())
+    net = build_agent(load_checkpoint(out), args.device)
+    return net.eval()
+
+
+__all__ = ["distill_stage", "distill_round_paths", "label_folder_suffix"]

@@ -1,0 +1,144 @@
+"""The trainer's parts: the stages' own modules and the names ``ppo_selfplay`` still
+gives, the run's one clock (``Clock``) and one evaluation helper (``record_eval``)."""
+
+import time
+
+import pytest
+
+import spades_env.training.distill_stage as distill_stage
+import spades_env.training.opponents as opponents
+import spades_env.training.ppo_selfplay as ppo
+import spades_env.training.warm_start as warm_start
+from spades_env.training.config import Args
+
+MOVED = {warm_start: ["collect_teacher_data", "collect_teacher_bids", "collect_teacher_vec",
+                      "concat_data", "seat_priv", "warm_start", "behaviour_clone"],
+         opponents: ["Opponents", "pool_bot_options"],
+         distill_stage: ["distill_stage", "distill_round_paths", "label_folder_suffix"]}
+
+
+def test_moved_names_are_still_importable_from_ppo_selfplay():
+    for module, names in MOVED.items():
+        assert sorted(names) == sorted(module.__all__)
+        for name in names:
+            assert getattr(ppo, name) is getattr(module, name), name
+            assert name in ppo.__all__
+    assert all(hasattr(ppo, name) for name in ppo.__all__)
+
+
+class _FakeTime:
+    def __init__(self, now: float):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_clock_banks_the_seconds_of_a_run_and_of_ppo_across_resumes(monkeypatch):
+    fake = _FakeTime(100.0)
+    monkeypatch.setattr(time, "time", fake)
+    progress = {"seconds": 10.0, "ppo_seconds": 50.0}  # from the run before a resume
+    clock = ppo.Clock(progress)
+    fake.now = 103.0
+    assert clock.total() == 13.0 and progress["seconds"] == 10.0  # read only
+    fake.now = 105.0
+    clock.bank()
+    assert progress["seconds"] == 15.0
+    fake.now = 106.5
+    assert clock.total() == 16.5
+    clock.bank()
+    clock.bank()  # nothing passed since: nothing added twice
+    assert progress["seconds"] == 16.5
+    fake.now = 200.0
+    clock.start_ppo()
+    fake.now = 230.0
+    assert clock.ppo_seconds() == 80.0 and progress["ppo_seconds"] == 80.0
+    fake.now = 231.0
+    assert clock.ppo_seconds() == 81.0
+    fresh = ppo.Clock({"iteration": 0})  # a new run: no seconds yet
+    fake.now = 232.0
+    assert fresh.total() == 1.0
+    fresh.bank()
+    assert fresh.progress["seconds"] == 1.0
+
+
+class _Writer:
+    def __init__(self):
+        self.scalars = []
+
+    def add_scalar(self, tag, value, step):
+        self.scalars.append((tag, value, step))
+
+
+def test_record_eval_appends_the_entry_draws_the_curve_logs_and_keeps_the_best(monkeypatch,
+                                                                             tmp_path):
+    answers = [[{"opponent": "random", "diff": 10.0, "win_rate": 0.75},
+                {"opponent": "easy", "diff": -2.0, "win_rate": 0.5}],   # mean 4.0
+               [{"opponent": "random", "diff": 3.0, "win_rate": 0.5},
+                {"opponent": "easy", "diff": 1.0, "win_rate": 0.5}],    # mean 2.0: not better
+               [{"opponent": "random", "diff": 20.0, "win_rate": 1.0},
+                {"opponent": "easy", "diff": 8.0, "win_rate": 0.75}]]   # final: never "best"
+    calls = []
+
+    def fake_run_eval(agent, args, deals, seed):
+        calls.append((deals, seed))
+        return answers[len(calls) - 1]
+
+    monkeypatch.setattr(ppo, "run_eval", fake_run_eval)
+    fake = _FakeTime(1000.0)
+    monkeypatch.setattr(time, "time", fake)
+    progress = {"iteration": 3, "decisions": 600, "seconds": 5.0}
+    clock = ppo.Clock(progress)
+    fake.now = 1002.0
+    evals, writer, logs = [], _Writer(), []
+    books = dict(clock=clock, evals=evals, writer=writer, ckpt_dir=str(tmp_path), log=logs.append)
+    rows, best = ppo.record_eval(None, Args(), 7, 11, **books, notes={"after": "warm start"})
+    assert rows == answers[0] and best is True and calls == [(7, 11)]
+    assert list(evals[0]) == ["iteration", "decisions", "deals", "rows", "after", "seconds"]
+    assert evals[0] == {"iteration": 3, "decisions": 600, "deals": 7, "rows": answers[0],
+                        "after": "warm start", "seconds": 7.0}
+    assert (progress["best_score"], progress["best_iteration"]) == (4.0, 3)
+    assert writer.scalars == [("eval/diff_vs_random", 10.0, 600),
+                              ("eval/win_rate_vs_random", 0.75, 600),
+                              ("eval/diff_vs_easy", -2.0, 600),
+                              ("eval/win_rate_vs_easy", 0.5, 600)]
+    assert (tmp_path / "curve.png").exists() or logs  # drawn, or why not said
+    progress.update(iteration=5, decisions=1000)
+    writer.scalars.clear()
+    rows, best = ppo.record_eval(None, Args(), 7, 16, **books)
+    assert best is False and (progress["best_score"], progress["best_iteration"]) == (4.0, 3)
+    assert list(evals[1]) == ["iteration", "decisions", "deals", "rows", "seconds"]
+    assert [s[0] for s in writer.scalars][:2] == ["eval/diff_vs_random", "eval/win_rate_vs_random"]
+    writer.scalars.clear()
+    rows, best = ppo.record_eval(None, Args(), 9, 10_011, **books, notes={"network": "PPO"},
+                                 final=True)
+    assert best is False and progress["best_score"] == 4.0  # 14.0 is better, but final
+    assert evals[2] == {"iteration": 5, "decisions": 1000, "deals": 9, "rows": answers[2],
+                        "final": True, "network": "PPO", "seconds": 7.0}
+    assert list(evals[2])[4:6] == ["final", "network"]
+    assert writer.scalars == [("eval/final_diff_vs_random", 20.0, 1000),
+                              ("eval/final_diff_vs_easy", 8.0, 1000)]
+    assert ppo.eval_summary(rows) == "random +20.0 easy +8.0"
+
+
+@pytest.mark.parametrize("pool_size", [0, 2])
+def test_snapshots_are_frozen_copies_and_the_anchor_stays(pool_size):
+    import torch
+
+    from spades_env.agents.model import Agent
+    args = Args(hidden=[8], head_hidden=4, pool_size=pool_size)
+    opp = opponents.Opponents(args, 2)
+    torch.manual_seed(0)
+    net = Agent([8], 4)
+    opp.add_anchor(net)
+    for _ in range(3):
+        opp.add_snapshot(net)
+    assert opp.anchor == 1 and opp.name(1) == "warmstart"
+    assert opp.pool == ([3, 4] if pool_size else [])
+    assert sorted(opp.agents) == ([1, 3, 4] if pool_size else [1])
+    assert opp.next_id == (5 if pool_size else 2)
+    snap = opp.agents[1]
+    assert not snap.training and snap is not net
+    with torch.no_grad():
+        net.trunk[0].weight.add_(1.0)  # the learner moves on; the frozen copy does not
+    assert not torch.equal(snap.trunk[0].weight, net.trunk[0].weight)
