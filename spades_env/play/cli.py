@@ -1,24 +1,23 @@
-"""Command line of the play app: ``spades play`` / ``spades play``.
+"""Command line of the play app: ``spades play`` (the old names ``spades-play`` and ``python -m
+spades_env.play`` run it with a notice).
 
 Serves the app with uvicorn on ``--host``/``--port`` (default ``127.0.0.1:8000``) and opens the
-page in the default browser unless ``--no-browser``. Exit status 2 with a one-line message for an
-unusable database, checkpoint or record file, or a missing ``play`` extra.
+page in the default browser unless ``--no-browser``. Exit status 2 with a one-line ``error:``
+message for an unusable database, checkpoint or record file, an address it cannot listen on, or a
+missing package (naming the extra that installs it); Ctrl-C stops the server with one
+``interrupted`` line and exit status 130.
 """
 
 from __future__ import annotations
 
-import argparse
-import ipaddress
 import sys
-import threading
-import time
-import webbrowser
 
-__all__ = ["main", "main_moved", "build_parser", "is_local_host"]
+__all__ = ["main", "main_moved", "build_parser", "is_local_host", "listen"]
 
 
 def is_local_host(host: str) -> bool:
     """True for ``localhost`` and loopback addresses (``127.x.y.z``, ``::1``)."""
+    import ipaddress
     if host.strip("[]") == "localhost":
         return True
     try:
@@ -30,6 +29,7 @@ def is_local_host(host: str) -> bool:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (``--host``, ``--port``, ``--db``, ``--no-browser``, ``--checkpoint``,
     ``--records``)."""
+    import argparse
     p = argparse.ArgumentParser(
         prog="spades play",
         description="Play Spades in the browser against the bots or a trained checkpoint.")
@@ -48,6 +48,35 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def listen(host: str, port: int) -> list:
+    """Bound sockets for ``host:port``, one per address the name resolves to (as asyncio's
+    ``create_server`` binds them), handed to uvicorn.
+
+    Raises:
+        ValueError: ``cannot listen on HOST:PORT: REASON`` (a port in use, an address not of this
+            machine, a name that does not resolve...); nothing is left bound.
+    """
+    import socket
+    bare = host.strip("[]")
+    shown = f"[{bare}]" if ":" in bare else bare
+    socks = []
+    try:
+        infos = socket.getaddrinfo(bare, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        for family, kind, proto, _name, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            socks.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6 and hasattr(socket, "IPPROTO_IPV6"):
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+    except (OSError, UnicodeError) as e:
+        for sock in socks:
+            sock.close()
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise ValueError(f"cannot listen on {shown}:{port}: {reason}") from None
+    return socks
+
+
 def main_moved() -> int:
     """``spades-play``: the old name of ``spades play``, with a notice (removed in 0.8.0)."""
     print("notice: `spades-play` is now `spades play` (the old name is removed in 0.8.0)",
@@ -56,30 +85,43 @@ def main_moved() -> int:
 
 
 def main(argv=None) -> int:
-    """Run the server until interrupted. Returns the exit status."""
-    args = build_parser().parse_args(argv)
+    """Run the server until interrupted. Returns the exit status (0 stopped, 1 the server did not
+    start, 2 bad input or a missing package, 130 Ctrl-C)."""
     try:
+        return _serve(argv)
+    except KeyboardInterrupt:  # Ctrl-C: while importing, or uvicorn re-raising it after stopping
+        print("interrupted: spades play", file=sys.stderr)
+        return 130
+
+
+def _serve(argv) -> int:
+    args = build_parser().parse_args(argv)
+    for option, value in (("--host", args.host), ("--db", args.db),
+                          ("--checkpoint", args.checkpoint)):
+        if value is not None and not value.strip():
+            print(f"error: {option}: an empty value (give a value, or leave the option out)",
+                  file=sys.stderr)
+            return 2
+    try:
+        import platformdirs  # noqa: F401 - the default --db (app.default_db_path)
         import uvicorn
 
         from .app import LOCAL_HOSTS, create_app, default_db_path
     except ImportError as e:
-        print(f"error: the play app needs the 'play' extra ({e}); install it with "
-              f"pip install 'spades_env[play]'", file=sys.stderr)
+        what = e.name.split(".")[0] if e.name else f"the 'play' extra ({e})"
+        print(f"error: spades play needs {what}, which is not installed: pip install "
+              f"'spades_env[play]' (fastapi, uvicorn, platformdirs)", file=sys.stderr)
         return 2
     if not 1 <= args.port <= 65535:
         print(f"error: --port must be 1..65535, got {args.port}", file=sys.stderr)
         return 2
     local = is_local_host(args.host)
-    if not local:
-        print(f"warning: binding to {args.host}: the game is reachable from other machines, with "
-              f"no password and plain HTTP. Use --host 127.0.0.1 to keep it on this computer.",
-              file=sys.stderr)
-    db = args.db or default_db_path()
+    db = args.db if args.db is not None else default_db_path()
     if args.checkpoint is not None:
         from ..bots import make_bot
         try:
             make_bot(f"checkpoint:{args.checkpoint}")
-        except (ValueError, OSError) as e:
+        except (ValueError, OSError, ImportError) as e:  # ImportError: no torch (says the extra)
             print(f"error: --checkpoint {args.checkpoint}: {e}", file=sys.stderr)
             return 2
     try:
@@ -92,15 +134,24 @@ def main(argv=None) -> int:
         canonical = "localhost" if args.host in ("127.0.0.1", "localhost") else None
         app = create_app(db, checkpoint=args.checkpoint, records=args.records,
                          allowed_hosts=hosts, canonical_host=canonical)
+        sockets = listen(args.host, args.port)  # a port in use: one line, not uvicorn's exit 3
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if not local:
+        print(f"warning: binding to {args.host}: the game is reachable from other machines, with "
+              f"no password and plain HTTP. Use --host 127.0.0.1 to keep it on this computer.",
+              file=sys.stderr)
     shown = "localhost" if args.host in ("127.0.0.1", "localhost") else args.host
     url = f"http://{shown}:{args.port}/"
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port,
                                            log_level="warning"))
     print(f"spades_env play: {url}  (database {db}; Ctrl-C stops)", file=sys.stderr)
     if not args.no_browser:
+        import threading
+        import time
+        import webbrowser
+
         def open_when_ready():
             for _ in range(200):
                 if server.started:
@@ -108,5 +159,9 @@ def main(argv=None) -> int:
                     return
                 time.sleep(0.05)
         threading.Thread(target=open_when_ready, daemon=True).start()
-    server.run()
+    try:
+        server.run(sockets=sockets)
+    finally:
+        for sock in sockets:
+            sock.close()
     return 0 if server.started else 1

@@ -812,8 +812,9 @@ def test_damaged_game_row_answers_a_clear_error(tmp_path):
 def test_cli_warns_off_localhost(monkeypatch, capsys, tmp_path):
     import uvicorn
     ran = {}
-    monkeypatch.setattr(uvicorn.Server, "run", lambda self: ran.setdefault("host",
-                                                                          self.config.host))
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: ran.setdefault(
+        "host", self.config.host))
+    monkeypatch.setattr(cli, "listen", lambda host, port: [])  # no real port taken
     assert cli.main(["--host", "0.0.0.0", "--no-browser", "--db", str(tmp_path / "x.db")]) == 1
     assert ran["host"] == "0.0.0.0"
     assert "warning: binding to 0.0.0.0" in capsys.readouterr().err
