@@ -9,7 +9,7 @@ resume alike:
 |--------------|---------------------------------------------------------------------------|
 | format       | ``"spades_env.ppo_checkpoint"`` (``FORMAT_TAG``; rejects foreign files)    |
 | version      | ``FORMAT_VERSION``                                                         |
-| config       | the training configuration (``training.config.Args``) as a dict            |
+| config       | the training configuration (``spades_env.training.config.Args``) as a dict |
 | model        | the ``Agent`` state dict                                                   |
 | model_shape  | ``{"hidden": [...], "head_hidden": int, "obs_size": int, "critic_hidden": [...]}`` (``Agent`` keyword arguments; no ``obs_size``: 575, observation version 1) |
 | optimizer    | Adam state dict (absent in a shipped, stripped checkpoint)                 |

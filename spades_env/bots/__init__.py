@@ -16,6 +16,14 @@ from .base import Bot, RandomBot
 BOT_LEVELS = ("random", "easy", "medium", "hard", "insane", "expert")
 
 
+def quoted_name(name: str, limit: int = 80) -> str:
+    """``repr(name)`` for a message, cut after ``limit`` characters with the full length said (a
+    pasted file as a bot name must not fill the terminal)."""
+    if len(name) <= limit:
+        return repr(name)
+    return f"{name[:limit]!r}... ({len(name)} characters)"
+
+
 def make_bot(name: str, seed=None, **kwargs) -> Bot:
     """Build a bot by name.
 
@@ -49,24 +57,25 @@ def make_bot(name: str, seed=None, **kwargs) -> Bot:
         import os
         path = name[len("checkpoint:"):]
         if not os.path.isfile(path):
-            raise ValueError(f"bot {name!r}: no checkpoint file at {path!r}")
+            raise ValueError(f"bot {quoted_name(name)}: no checkpoint file at "
+                             f"{quoted_name(path)}")
         try:
             from spades_env.bots.checkpoint_bot import CheckpointBot  # the trained-policy bot (torch)
         except ImportError as e:
             if (e.name or "").split(".")[0] != "torch":
                 raise
-            raise ImportError(f"bot {name!r} needs PyTorch, which is not installed: pip install "
-                              f"'spades_env[torch]' (or torch>=2.2)") from None
+            raise ImportError(f"bot {quoted_name(name)} needs PyTorch, which is not installed: "
+                              f"pip install 'spades_env[torch]' (or torch>=2.2)") from None
         try:
             return CheckpointBot(path, seed=seed, **kwargs)
         except TypeError as e:
-            raise ValueError(f"bad option for bot {name!r}: {e}") from None
+            raise ValueError(f"bad option for bot {quoted_name(name)}: {e}") from None
     else:
-        raise ValueError(
-            f"unknown bot {name!r}; choose one of {list(BOT_LEVELS)} or 'checkpoint:PATH'")
+        raise ValueError(f"unknown bot {quoted_name(name)}; choose one of {list(BOT_LEVELS)} or "
+                         f"'checkpoint:PATH'")
     try:
         return cls(seed=seed, **kwargs)
     except TypeError as e:
-        raise ValueError(f"bad option for bot {name!r}: {e}") from None
+        raise ValueError(f"bad option for bot {quoted_name(name)}: {e}") from None
 
-__all__ = ["Bot", "RandomBot", "make_bot", "BOT_LEVELS", "np"]
+__all__ = ["Bot", "RandomBot", "make_bot", "BOT_LEVELS", "quoted_name", "np"]

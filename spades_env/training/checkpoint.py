@@ -186,9 +186,10 @@ def _check_pool(pool, args, num_envs: int, expected: dict, path) -> None:
 
 def check_resume_state(data: dict, args, path="checkpoint") -> None:
     """Check every training section of a full checkpoint against the resumed run's config ``args``
-    (``training.config.Args``), before the run writes anything: model and ``model_shape`` against
-    ``args``' network, optimizer (parameter ids, moment shapes, finite), progress, eval, env (loaded
-    into a throwaway env of ``args``) and pool (snapshot weights, ids, ``ctrl`` values).
+    (``spades_env.training.config.Args``), before the run writes anything: model and
+    ``model_shape`` against ``args``' network, optimizer (parameter ids, moment shapes, finite),
+    progress, eval, env (loaded into a throwaway env of ``args``) and pool (snapshot weights, ids,
+    ``ctrl`` values).
 
     Raises:
         ValueError: ``PATH: corrupt resume state: SECTION: ...`` (or a stripped checkpoint).
@@ -269,6 +270,13 @@ class RunFolder:
 
     def __repr__(self) -> str:
         return f"RunFolder({self.ckpt_dir!r}, {self.run_dir!r})"
+
+
+def held_runs() -> list[RunFolder]:
+    """The run folders this process holds (opened by ``open_run``, not closed yet), oldest first:
+    after an interrupted ``train``, the run it was writing."""
+    with _held_lock:
+        return list(_held.values())
 
 
 def _lock(ckpt_dir: str):
@@ -423,4 +431,5 @@ def open_run(args, resume: str | None = None, data: dict | None = None,
 
 __all__ = ["save_checkpoint", "load_checkpoint", "build_agent", "check_model", "agent_kwargs",
            "expected_state", "check_state_dict", "check_tensors", "check_resume_state",
-           "check_eval", "open_run", "RunFolder", "FORMAT_TAG", "FORMAT_VERSION", "LOCK_NAME"]
+           "check_eval", "open_run", "held_runs", "RunFolder", "FORMAT_TAG", "FORMAT_VERSION",
+           "LOCK_NAME"]

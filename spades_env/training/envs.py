@@ -244,7 +244,7 @@ def env_hands(env) -> torch.Tensor:
 
 
 def make_env(args, seed: int):
-    """Build the training env for ``args`` (``training.config.Args``).
+    """Build the training env for ``args`` (``spades_env.training.config.Args``).
 
     ``vector_env``: ``scalar`` -> ``ScalarBatchEnv``; ``vector`` -> ``SpadesVectorEnv`` (needs
     ``random_start = 0`` and ``reward_scale = 0.01``, its fixed scale); ``auto`` -> the vector env

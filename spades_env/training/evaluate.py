@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from spades_env import Rules, SpadesGame
-from spades_env.bots import make_bot
+from spades_env.bots import make_bot, quoted_name
 from spades_env.cards import NUM_ACTIONS
 from spades_env.observation import OBS_SIZE, encode
 
@@ -286,11 +286,13 @@ def format_arena_table(results, title: str = "") -> str:
     for opp, r in results:
         a = r.sides[0]
         lo, hi = r.point_diff_ci
+        ci = (f"[{lo:+.1f}, {hi:+.1f}]" if lo == lo and hi == hi  # nan: a single duplicate pair
+              else "none (1 duplicate pair; the interval needs 2)")
         won = (f"{a.games_won}/{r.games} [{100 * a.win_ci[0]:.0f}%, {100 * a.win_ci[1]:.0f}%]"
                if r.mode == "games" else "-")
         sets = f"{a.contracts_set}/{a.contracts}"
         out.append(f"| {opp} | {r.mode} | {r.games} ({a.hands} hands) | "
-                   f"{r.point_diff_per_hand:+.1f} | [{lo:+.1f}, {hi:+.1f}] | {won} | {sets} | "
+                   f"{r.point_diff_per_hand:+.1f} | {ci} | {won} | {sets} | "
                    f"{a.nil_made}/{a.nil_bids} | {a.bags_per_hand:.2f} |")
     return "\n".join(out)
 
@@ -303,10 +305,12 @@ def main(argv=None) -> int:
     p.add_argument("--vs", nargs="+", default=["random", "easy", "medium"],
                    help="opponent bots (make_bot names: random easy medium hard insane expert or "
                         "checkpoint:PATH)")
-    p.add_argument("--games", type=int, default=100,
-                   help="full games to the target per opponent, in duplicate pairs (default 100)")
+    p.add_argument("--games", type=int, default=None,
+                   help="full games to the target per opponent, an even number: duplicate pairs "
+                        "(default 100)")
     p.add_argument("--hands", type=int, default=None,
-                   help="play this many single-hand duplicate deals per opponent instead")
+                   help="play this many single-hand duplicate deals per opponent instead of "
+                        "--games")
     p.add_argument("--seed", type=int, default=1, help="match seed (deals and bots)")
     p.add_argument("--sample", action="store_true", help="sample from the policy (default argmax)")
     p.add_argument("--quiet", action="store_true", help="print only the summary table")
@@ -314,8 +318,19 @@ def main(argv=None) -> int:
                    help="play the pairs as tasks on this Ray cluster (auto or HOST:PORT; the "
                         "checkpoint's path must be readable on every node)")
     ns = p.parse_args(argv)
-    if ns.games < 1 or (ns.hands is not None and ns.hands < 2):
-        p.error("--games must be >= 1 and --hands >= 2")
+    problem = None
+    if ns.games is not None and ns.hands is not None:
+        problem = "give --games (full games) or --hands (single hands), not both"
+    elif ns.games is not None and (ns.games < 2 or ns.games % 2):
+        problem = (f"--games must be an even number >= 2 (full games come in duplicate pairs), "
+                   f"got {ns.games}")
+    elif ns.hands is not None and ns.hands < 2:
+        problem = f"--hands must be >= 2, got {ns.hands}"
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    if ns.games is None and ns.hands is None:
+        ns.games = 100
     if ns.ray is not None and not ns.ray.strip():
         p.error("--ray must be a cluster address (auto, or HOST:PORT)")
     from .checkpoint import load_checkpoint
@@ -329,8 +344,9 @@ def main(argv=None) -> int:
     for opp in ns.vs:  # every opponent before the first match (a typo must not cost a match)
         try:
             make_bot(opp, seed=0)
-        except (ValueError, OSError) as e:
-            print(f"error: --vs {opp}: {e}", file=sys.stderr)
+        except (ValueError, OSError) as e:  # a pasted file as a name is cut (bots.quoted_name)
+            print(f"error: --vs {opp if len(opp) <= 80 else quoted_name(opp)}: {e}",
+                  file=sys.stderr)
             return 2
     results = []
     for opp in ns.vs:
@@ -345,7 +361,7 @@ def main(argv=None) -> int:
             print(r.summary())
             print()
     what = (f"{ns.hands} single-hand duplicate deals" if ns.hands is not None
-            else f"{ns.games + ns.games % 2} full games to {rules.target_score}")
+            else f"{ns.games} full games to {rules.target_score}")
     print(format_arena_table(results, f"{ns.checkpoint} vs bots: {what} per opponent, "
                                       f"seed {ns.seed}, {'sampled' if ns.sample else 'greedy'} "
                                       f"policy"))

@@ -39,14 +39,19 @@ def export_checkpoint(src: str, dst: str, note: str | None = None) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="spades export", description=__doc__.splitlines()[0])
-    p.add_argument("src")
-    p.add_argument("dst")
+    """``spades export SRC DST [--note TEXT]``; returns the exit status (0 written, 2 an error)."""
+    p = argparse.ArgumentParser(
+        prog="spades export",
+        description="Strip a training checkpoint to what playing needs (weights, network shape, "
+                    "config, progress, evaluation results) and write it atomically. The "
+                    "result can be played and evaluated, not resumed.")
+    p.add_argument("src", help="a checkpoint (e.g. checkpoints/default/best.pt)")
+    p.add_argument("dst", help="the stripped checkpoint to write, in an existing folder")
     p.add_argument("--note", default=None, help="free text stored in the file")
     ns = p.parse_args(argv)
     try:
         check_not_input(ns.dst, [ns.src], "destination")  # before reading or writing anything
-        check_output_file(ns.dst, "destination", create_folder=True)
+        check_output_file(ns.dst, "destination")  # a missing folder is refused (as --json is)
         export_checkpoint(ns.src, ns.dst, ns.note)
     except (ValueError, FileNotFoundError, OSError) as e:  # bad file, full disk, a folder...
         print(f"error: {e}", file=sys.stderr)

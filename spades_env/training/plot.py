@@ -5,7 +5,7 @@ checkpoint's ``eval`` list: points per hand of the greedy policy against each ev
 on duplicate deals, with their 95% intervals) twice: against learner decisions (left) and against
 wall-clock minutes (right). The point at 0 decisions is the warm start; the last point, if marked
 ``final``, is the final evaluation. An entry with ``"network": "distilled"`` (the final
-evaluation after the search-distillation stage, ``training.ppo_selfplay.distill_stage``) is drawn
+evaluation after the search-distillation stage, ``spades_env.training.distill_stage``) is drawn
 as a star beside the line, not joined to it. The file is written atomically.
 
 Command line: ``spades plot CHECKPOINT [OUT.png]`` (default: ``curve.png`` beside the
@@ -22,7 +22,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from spades_env.fileio import check_not_input, write_atomic  # noqa: E402
+from spades_env.fileio import check_not_input, check_output_file, write_atomic  # noqa: E402
 
 COLORS = {"random": "tab:gray", "easy": "tab:green", "medium": "tab:blue", "hard": "tab:red",
           "insane": "tab:purple"}
@@ -92,6 +92,7 @@ def plot_curve(eval_results: list[dict], path: str, title: str = "") -> None:
 
 
 def main(argv=None) -> int:
+    """``spades plot CHECKPOINT [OUT]``; returns the exit status (0 written, 2 an error)."""
     from .checkpoint import check_eval, load_checkpoint
     import argparse
     p = argparse.ArgumentParser(prog="spades plot",
@@ -105,6 +106,7 @@ def main(argv=None) -> int:
         check_eval(data.get("eval", []), argv[0])
         out = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(argv[0]), "curve.png")
         check_not_input(out, [argv[0]], "the plot")
+        check_output_file(out, "the plot")  # a missing folder is refused (as --json is)
         plot_curve(data.get("eval", []), out)
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)

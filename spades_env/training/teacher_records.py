@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from spades_env import Rules, SpadesGame
-from spades_env.bots import make_bot
+from spades_env.bots import make_bot, quoted_name
 from spades_env.cards import NUM_ACTIONS
 from spades_env.fileio import write_atomic
 from spades_env.observation import OBS_SIZE, encode
@@ -206,7 +206,7 @@ def check_args(a) -> None:
     try:
         make_bot(a.teacher, seed=0)
     except (ValueError, KeyError, OSError) as e:
-        raise ValueError(f"--teacher {a.teacher!r}: {e}") from None
+        raise ValueError(f"--teacher {quoted_name(a.teacher)}: {e}") from None
 
 
 def merge_folder(folder: str, out: str) -> dict:

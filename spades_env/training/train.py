@@ -4,25 +4,60 @@
 [--overwrite] [--evaluate BOT ... [--evaluate-games N]] [--ray ADDRESS] [--set name=value ...]
 [--<field> value ...]``
 
-Runs ``training.ppo_selfplay.train``: TensorBoard logs in ``runs/<name>/`` (open with
+Runs ``spades_env.training.ppo_selfplay.train``: TensorBoard logs in ``runs/<name>/`` (open with
 ``tensorboard --logdir runs``), checkpoints in ``checkpoints/<name>/`` (``latest.pt``, ``best.pt``),
 a tqdm progress bar, and at the end the evaluation table against ``eval_opponents``.
 
 Before any work every config value, bot name, the device and (with ``--resume``) every section of
 the checkpoint are checked; a run never writes into the folders of an earlier or a running run
 with the same name (it takes ``NAME-2``... unless ``--overwrite``). Errors (bad input, a full disk,
-a folder that cannot be written) end with one ``error: ...`` line and exit status 2.
+a folder that cannot be written, a missing package) end with one ``error: ...`` line and exit
+status 2; Ctrl-C with one ``interrupted: ...`` line naming the checkpoint to resume (or saying
+that none was written yet) and exit status 130.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .config import add_cli, args_from_cli, field_table, resume_base
 
 
+def _empty_value(ns) -> str | None:
+    """The first option given an empty value (``--config ""``, ``--lr ""``, ``--set lr=``), as
+    the message says it; None when there is none. An empty value would otherwise mean "none"
+    (a run from the defaults, a fresh run instead of ``--resume``) or be read as YAML null."""
+    for option, value in (("--config", ns.config), ("--resume", ns.resume)):
+        if value is not None and not value.strip():
+            return f"{option}: an empty value"
+    for name, value in vars(ns).items():
+        if name.startswith("field_") and isinstance(value, str) and not value.strip():
+            return f"--{name[len('field_'):].replace('_', '-')}: an empty value"
+    for pair in ns.set:
+        if "=" in pair and not pair.split("=", 1)[1].strip():
+            return f"--set {pair}: an empty value (write NAME=VALUE)"
+    return None
+
+
+def interrupted_message() -> str:
+    """What ``spades train`` says on Ctrl-C: the checkpoint a ``--resume`` continues from (the
+    run's ``latest.pt``, as last saved), or that the run has written none yet."""
+    from .checkpoint import held_runs
+    runs = held_runs()
+    if not runs:
+        return "interrupted: spades train, before the run started (nothing was written)"
+    run = runs[-1]
+    latest = os.path.join(run.ckpt_dir, "latest.pt")
+    if os.path.isfile(latest):
+        return (f"interrupted: the latest checkpoint is {latest} (its last periodic save); "
+                f"continue with spades train --resume {latest}")
+    return f"interrupted: no checkpoint was written yet (in {run.ckpt_dir})"
+
+
 def main(argv=None) -> int:
+    """``spades train [options]``; returns the exit status (0 done, 2 an error, 130 Ctrl-C)."""
     p = argparse.ArgumentParser(
         prog="spades train",
         description="Self-play PPO for Spades. Any config field can be overridden with "
@@ -51,24 +86,36 @@ def main(argv=None) -> int:
                    help="print the table of config fields (type, allowed values, --resume "
                         "policy, default) and exit")
     ns = p.parse_args(argv)
-    if ns.evaluate_games < 2:
-        p.error("--evaluate-games must be >= 2")
+    if ns.evaluate_games < 2 or ns.evaluate_games % 2:
+        p.error(f"--evaluate-games must be an even number >= 2 (full games come in duplicate "
+                f"pairs), got {ns.evaluate_games}")
     if ns.fields:
         print(field_table())
         return 0
+    empty = _empty_value(ns)
+    if empty:
+        print(f"error: {empty} (give a value, or leave the option out)", file=sys.stderr)
+        return 2
+    try:  # the run's TensorBoard logs (torch.utils.tensorboard) need it: say so before any work
+        import tensorboard  # noqa: F401
+    except ImportError:
+        print("error: spades train needs tensorboard, which is not installed: pip install "
+              "'spades_env[train]' (torch, tensorboard, pyyaml, matplotlib)", file=sys.stderr)
+        return 2
     try:
         base = None
-        if ns.resume:
+        if ns.resume is not None:
             from .checkpoint import load_checkpoint
             base = resume_base(load_checkpoint(ns.resume)["config"], ns.resume)
         args = args_from_cli(ns, base)
         if ns.evaluate:
-            from spades_env.bots import make_bot
+            from spades_env.bots import make_bot, quoted_name
             for opp in ns.evaluate:  # a typo must not cost a training run
                 try:
                     make_bot(opp, seed=0)
-                except ValueError as e:
-                    raise ValueError(f"--evaluate {opp}: {e}") from None
+                except ValueError as e:  # a pasted file as a name is cut (bots.quoted_name)
+                    shown = opp if len(opp) <= 80 else quoted_name(opp)
+                    raise ValueError(f"--evaluate {shown}: {e}") from None
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -79,7 +126,10 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted (the last checkpoint is the latest periodic save)", file=sys.stderr)
+        print(interrupted_message(), file=sys.stderr)
+        from .checkpoint import held_runs
+        for run in held_runs():  # the run's folder lock (the process may go on: a library call)
+            run.close()
         return 130
     print(f"checkpoint: {out['checkpoint']} ({out['iterations']} iterations, "
           f"{out['decisions']} learner decisions, {out['seconds'] / 60:.1f} min)")
