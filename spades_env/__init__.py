@@ -6,23 +6,34 @@ AEC), ``single_agent`` (Gymnasium) and ``vector`` (batched, torch) -> ``arena`` 
 ``integrations``. The trainer (``training``) is built on top and never imported from here.
 """
 
-from .cards import (
-    BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NUM_ACTIONS, NUM_CARDS, Rank, Seat, Suit,
-    action_str, bid_action, card_id, card_str, format_hand, mask_to_cards, parse_card,
-    parse_cards, partner_of, team_of,
-)
-from .engine import IllegalActionError, Phase, PlayerView, SpadesGame
-from .rules import PRESETS, HandResult, Rules, TeamScore, game_outcome, score_hand, trick_winner
+import os
+import sys
 
-__version__ = "0.7.0"
+_COMMAND_SCRIPTS = ("spades", "spades-play")  # the console scripts (pyproject.toml)
+_COMMAND_PACKAGES = ("spades_env", "training")  # python -m spades_env[.X], python -m training.X
 
-__all__ = [
-    "BID_OFFSET", "BLIND_NIL_ACTION", "LOOK_ACTION", "NUM_ACTIONS", "NUM_CARDS", "Rank", "Seat",
-    "Suit", "action_str", "bid_action", "card_id", "card_str", "format_hand", "mask_to_cards",
-    "parse_card", "parse_cards", "partner_of", "team_of", "IllegalActionError", "Phase",
-    "PlayerView", "SpadesGame", "PRESETS", "HandResult", "Rules", "TeamScore", "game_outcome",
-    "score_hand", "trick_winner",
-]
+
+def _started_as_command(orig_argv=None) -> bool:
+    """True when the interpreter was started to run one of the package's commands: the console
+    scripts ``spades`` / ``spades-play``, or ``python -m`` of a module of ``spades_env`` or
+    ``training`` (read from ``sys.orig_argv``; worker processes are started with ``-c``).
+
+    ``import spades_env`` then answers Ctrl-C during its own imports (numpy, Gymnasium) as the
+    commands do: one ``interrupted`` line and exit status 130, not a traceback.
+    """
+    args = list(sys.orig_argv if orig_argv is None else orig_argv)[1:]
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] not in ("-", "--", "-c"):
+        if args[i].startswith("-m"):  # -m MODULE or -mMODULE
+            target = args[i][2:] or (args[i + 1] if i + 1 < len(args) else "")
+            return target.split(".")[0] in _COMMAND_PACKAGES
+        i += 2 if args[i] in ("-W", "-X", "--check-hash-based-pycs") else 1
+    if i >= len(args) or args[i].startswith("-"):  # -c CODE, stdin, the interactive prompt
+        return False
+    name = os.path.basename(args[i])
+    for suffix in ("-script.pyw", "-script.py", ".exe"):  # the Windows launchers
+        name = name.removesuffix(suffix)
+    return name in _COMMAND_SCRIPTS
 
 
 # Gymnasium ids of the single-agent env (``gym.make("Spades-v1")``, ``gym.make_vec``, SB3's
@@ -38,7 +49,30 @@ def _register_gymnasium_ids() -> None:
                      kwargs=dict(kwargs))
 
 
-_register_gymnasium_ids()
+try:  # numpy and Gymnasium take a moment to import: Ctrl-C may land here
+    from .cards import (
+        BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NUM_ACTIONS, NUM_CARDS, Rank, Seat, Suit,
+        action_str, bid_action, card_id, card_str, format_hand, mask_to_cards, parse_card,
+        parse_cards, partner_of, team_of,
+    )
+    from .engine import IllegalActionError, Phase, PlayerView, SpadesGame
+    from .rules import PRESETS, HandResult, Rules, TeamScore, game_outcome, score_hand, trick_winner
+    _register_gymnasium_ids()
+except KeyboardInterrupt:
+    if not _started_as_command():
+        raise
+    print("interrupted", file=sys.stderr)
+    raise SystemExit(130) from None
+
+__version__ = "0.7.0"
+
+__all__ = [
+    "BID_OFFSET", "BLIND_NIL_ACTION", "LOOK_ACTION", "NUM_ACTIONS", "NUM_CARDS", "Rank", "Seat",
+    "Suit", "action_str", "bid_action", "card_id", "card_str", "format_hand", "mask_to_cards",
+    "parse_card", "parse_cards", "partner_of", "team_of", "IllegalActionError", "Phase",
+    "PlayerView", "SpadesGame", "PRESETS", "HandResult", "Rules", "TeamScore", "game_outcome",
+    "score_hand", "trick_winner",
+]
 
 
 def __getattr__(name):

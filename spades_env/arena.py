@@ -39,6 +39,15 @@ callable ``factory(seed) -> player`` (called once per seat, per game, with a der
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # ``python -m spades_env.arena``, the old form of ``spades arena``:
+    import sys  # this file again as the module, its imports under the handling of Ctrl-C
+    try:
+        from spades_env.arena import main_moved
+    except KeyboardInterrupt:
+        print("interrupted: spades arena", file=sys.stderr)
+        sys.exit(130)
+    sys.exit(main_moved())
+
 import argparse
 import json
 import math
@@ -48,13 +57,12 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
-from scipy import stats
 
 from .engine import IllegalActionError, Phase, SpadesGame
 from .rules import Rules
 
 __all__ = ["SideStats", "ArenaResult", "play_match", "write_json_atomic", "write_records_atomic",
-           "jsonable", "main"]
+           "jsonable", "main", "main_moved"]
 
 
 @dataclass
@@ -496,6 +504,7 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
     for k, st in enumerate(sides):
         if mode == "games":
             st.win_rate = wins_half[k] / n_games
+            from scipy import stats
             ci = stats.binomtest(st.games_won, n_games).proportion_ci(0.95, method="exact")
             st.win_ci = (float(ci.low), float(ci.high))
         if st.hands:
@@ -540,6 +549,7 @@ def _mean_ci(d: np.ndarray) -> tuple[float, tuple]:
     """Mean of the per-pair values ``d`` and its Student-t 95% interval (``scipy.stats``)."""
     mean = float(d.mean())
     if len(d) >= 2 and d.std(ddof=1) > 0:
+        from scipy import stats
         lo, hi = stats.t.interval(0.95, len(d) - 1, loc=mean, scale=stats.sem(d))
         return mean, (float(lo), float(hi))
     if len(d) >= 2:
@@ -626,14 +636,15 @@ def main(argv=None) -> int:
         args.games = 200
     from .fileio import check_output_file
     try:  # fail now, not after the whole match
-        if args.json:
+        if args.json is not None:
             check_output_file(args.json, "--json")
-        if args.records:
+        if args.records is not None:
             if not args.records.endswith(".jsonl"):
                 raise ValueError(f"--records {args.records}: the file name must end in .jsonl "
                                  f"(one game record per line, what the replay view reads)")
             check_output_file(args.records, "--records")
-            if args.json and os.path.abspath(args.json) == os.path.abspath(args.records):
+            if args.json is not None and \
+                    os.path.abspath(args.json) == os.path.abspath(args.records):
                 raise ValueError(f"--json and --records name the same file {args.json}")
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -645,7 +656,7 @@ def main(argv=None) -> int:
         result = play_match(args.team0, args.team1, games=args.games, seed=args.seed,
                             rules=rules, hands=args.hands, hand_cap=args.hand_cap,
                             progress=not args.no_progress, workers=args.workers,
-                            ray_address=args.ray, keep_records=bool(args.records))
+                            ray_address=args.ray, keep_records=args.records is not None)
     except (ValueError, OSError, RuntimeError, ImportError) as e:
         # OSError: e.g. checkpoint:PATH with no file there; RuntimeError: a Ray node that cannot
         # import the package (spades_env.ray_cluster.check_cluster)
@@ -655,14 +666,14 @@ def main(argv=None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     print(result.summary())
-    if args.json:
+    if args.json is not None:
         try:
             write_json_atomic(args.json, result.to_dict())
         except OSError as e:  # the message names the file and the reason
             print(f"error: {e}", file=sys.stderr)
             return 2
         print(f"wrote {args.json}")
-    if args.records:
+    if args.records is not None:
         try:
             write_records_atomic(args.records, result.records)
         except OSError as e:
@@ -672,7 +683,15 @@ def main(argv=None) -> int:
     return 0
 
 
-if __name__ == "__main__":  # the old form of ``spades arena``, kept for one version
-    print("notice: `python -m spades_env.arena` is now `spades arena` (the old form is removed "
-          "in 0.8.0)", file=sys.stderr)
-    sys.exit(main())
+def main_moved() -> int:
+    """``python -m spades_env.arena``: the old form of ``spades arena``, with a notice."""
+    from .fileio import quiet_broken_pipe
+    try:
+        print("notice: `python -m spades_env.arena` is now `spades arena` (the old form is "
+              "removed in 0.8.0)", file=sys.stderr)
+        with quiet_broken_pipe():
+            return main()
+    except KeyboardInterrupt:
+        print("interrupted: spades arena", file=sys.stderr)
+        return 130
+

@@ -16,14 +16,14 @@ snake-case spelling ``--total_decisions`` is still accepted).
 | ``plot`` | a run's learning curve as a PNG | ``[train]`` |
 
 A command's module is imported only when it runs, inside the handling of Ctrl-C: an interrupt at
-any point (the imports of torch included) ends with one ``interrupted`` line and exit status 130,
-and a missing extra with one ``error:`` line naming what to install (exit status 2).
+any point (``import spades_env`` and the imports of torch included) ends with one ``interrupted``
+line and exit status 130, and a missing extra with one ``error:`` line naming the package and
+what installs it (exit status 2). Output to a reader that has gone (``spades arena ... | head
+-1``) is dropped and the command finishes its work. An empty argument (``--json ""``) is refused.
 """
 
 from __future__ import annotations
 
-import difflib
-import importlib
 import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -41,6 +41,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 """``{command: (module whose main(argv) runs it, one-line summary)}``."""
 
+EXTRAS: dict[str, str] = {
+    "torch": "torch", "yaml": "train", "tensorboard": "train", "matplotlib": "train",
+    "fastapi": "play", "starlette": "play", "uvicorn": "play", "platformdirs": "play",
+    "ray": "ray",
+}
+"""``{optional package: the extra of pyproject.toml that installs it}``."""
+
+_PIP_NAMES = {"yaml": "pyyaml"}
+_EXTRA_HOLDS = {"train": " (torch, tensorboard, pyyaml, matplotlib)",
+                "play": " (fastapi, uvicorn, platformdirs)"}
+
 
 def usage() -> str:
     """The text of ``spades --help``."""
@@ -51,23 +62,71 @@ def usage() -> str:
     return "\n".join(lines)
 
 
+def missing_extra(error: ImportError) -> str | None:
+    """What to say when an optional package is missing: ``needs PACKAGE, which is not installed:
+    pip install 'spades_env[EXTRA]'``, or None when ``error`` is not about a package of
+    ``EXTRAS``."""
+    top = (getattr(error, "name", None) or "").split(".")[0]
+    if top not in EXTRAS:
+        return None
+    extra = EXTRAS[top]
+    return (f"needs {_PIP_NAMES.get(top, top)}, which is not installed: pip install "
+            f"'spades_env[{extra}]'{_EXTRA_HOLDS.get(extra, '')}")
+
+
+def empty_argument(argv: list[str]) -> str | None:
+    """The message for the first empty argument of ``argv`` (``--json ""``, ``--json=``, an empty
+    file name), None when there is none: no option of any command takes an empty value."""
+    for i, arg in enumerate(argv):
+        if arg.startswith("--") and arg.endswith("=") and arg.count("=") == 1 and len(arg) > 3:
+            return f"{arg} has an empty value (give a value, or leave the option out)"
+        if arg == "" and i and argv[i - 1].startswith("-"):
+            return (f"an empty value after {_shown(argv[i - 1])} (give a value, or leave the "
+                    f"option out)")
+        if arg == "":
+            return "an empty argument (a file name or a value needs at least one character)"
+    return None
+
+
 def run(command: str, argv: list[str]) -> int:
     """Run ``command`` (a key of ``COMMANDS``) with the arguments ``argv``; returns its exit status.
 
     Ctrl-C at any point, the command's imports included, gives one line and 130; a missing
-    optional package one ``error:`` line and 2.
+    optional package one ``error:`` line naming what to install, and an empty argument one
+    ``error:`` line (both 2). Output to a closed pipe is dropped (``fileio.quiet_broken_pipe``).
     """
     module_name = COMMANDS[command][0]
-    try:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as e:
-            print(f"error: spades {command}: {e}", file=sys.stderr)
-            return 2
-        return module.main(argv)
+    try:  # every import inside: Ctrl-C at any point is one line
+        import importlib
+
+        from .fileio import quiet_broken_pipe
     except KeyboardInterrupt:
         print(f"interrupted: spades {command}", file=sys.stderr)
         return 130
+    with quiet_broken_pipe():
+        try:
+            problem = empty_argument(argv)
+            if problem:
+                print(f"error: spades {command}: {problem}", file=sys.stderr)
+                return 2
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError as e:
+                hint = missing_extra(e)
+                print(f"error: spades {command} {hint}" if hint else
+                      f"error: spades {command}: {e}", file=sys.stderr)
+                return 2
+            try:
+                return module.main(argv)
+            except ImportError as e:  # an optional package the command loads as it runs
+                hint = missing_extra(e)
+                if hint is None:
+                    raise
+                print(f"error: spades {command} {hint}", file=sys.stderr)
+                return 2
+        except KeyboardInterrupt:
+            print(f"interrupted: spades {command}", file=sys.stderr)
+            return 130
 
 
 def moved(old: str, command: str, argv: list[str] | None = None) -> int:
@@ -78,26 +137,60 @@ def moved(old: str, command: str, argv: list[str] | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``spades COMMAND [options]``; returns the exit status (0 done, 2 bad input, 130 Ctrl-C)."""
+    """``spades COMMAND [options]``; returns the exit status (0 done, 2 bad input, 130 Ctrl-C).
+
+    ``spades``, ``spades --help`` and ``spades help`` list the commands (the first, with no
+    command, on stderr with status 2, as argparse does); ``spades help COMMAND`` and ``spades -h
+    COMMAND`` show that command's help.
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        if not argv or argv[0] in ("-h", "--help", "help"):
-            print(usage())
-            return 0 if argv else 2
-        if argv[0] == "--version":
-            from . import __version__
-            print(f"spades_env {__version__}")
-            return 0
-        if argv[0] not in COMMANDS:
-            near = difflib.get_close_matches(argv[0], COMMANDS, n=1)
-            hint = f"; did you mean {near[0]!r}?" if near else ""
-            print(f"error: unknown command {argv[0]!r}{hint} (commands: "
-                  f"{', '.join(COMMANDS)})", file=sys.stderr)
-            return 2
+        from .fileio import quiet_broken_pipe
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    return run(argv[0], argv[1:])
+    with quiet_broken_pipe():
+        try:
+            if not argv:
+                print(usage(), file=sys.stderr)
+                print("error: give a command", file=sys.stderr)
+                return 2
+            if argv[0] in ("-h", "--help", "help"):
+                if len(argv) == 1:
+                    print(usage())
+                    return 0
+                if argv[1] in COMMANDS and len(argv) == 2:
+                    argv = [argv[1], "--help"]
+                else:
+                    print(f"error: {argv[0]} takes one command name, got "
+                          f"{' '.join(map(_shown, argv[1:]))} (commands: {', '.join(COMMANDS)})",
+                          file=sys.stderr)
+                    return 2
+            if argv[0] == "--version":
+                if len(argv) > 1:
+                    print(f"error: --version takes no arguments, got "
+                          f"{' '.join(map(_shown, argv[1:]))}", file=sys.stderr)
+                    return 2
+                from . import __version__
+                print(f"spades_env {__version__}")
+                return 0
+            if argv[0] not in COMMANDS:
+                import difflib
+                near = difflib.get_close_matches(argv[0], COMMANDS, n=1)
+                hint = f"; did you mean {near[0]!r}?" if near else ""
+                print(f"error: unknown command {_shown(argv[0])}{hint} (commands: "
+                      f"{', '.join(COMMANDS)})", file=sys.stderr)
+                return 2
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return 130
+        return run(argv[0], argv[1:])
 
 
-__all__ = ["COMMANDS", "main", "run", "moved", "usage"]
+def _shown(arg: str, limit: int = 60) -> str:
+    """``repr(arg)``, cut to ``limit`` characters for a message."""
+    return repr(arg) if len(arg) <= limit else f"{arg[:limit]!r}... ({len(arg)} characters)"
+
+
+__all__ = ["COMMANDS", "EXTRAS", "main", "run", "moved", "usage", "missing_extra",
+           "empty_argument"]

@@ -19,6 +19,8 @@ arena, the play app and the training tools.
   inflated).
 - ``lock_folder``: a folder shared with other runs or users, locked for one writer (never
   through a symlink, owned by this user, not writable by others).
+- ``quiet_broken_pipe``: a command's standard output whose reader has gone (``spades arena ... |
+  head -1``) drops the rest of the text instead of raising ``BrokenPipeError``; the work goes on.
 
 Errors: ``write_atomic`` raises ``WriteError`` (an ``OSError``) whose message names the path and
 the reason ("No space left on device", "File too large", "Is a directory"...);
@@ -27,17 +29,20 @@ the reason ("No space left on device", "File too large", "Is a directory"...);
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
 import stat
+import sys
 import time
 import weakref
 
 __all__ = ["write_atomic", "check_output_file", "clean_stale_temps", "WriteError",
            "STALE_SECONDS", "check_not_input", "files_in", "open_regular", "read_regular",
            "parse_json", "read_npz", "npz_rows", "MAX_NPZ_BYTES", "MAX_NPZ_MEMBERS",
-           "MAX_TEXT_BYTES", "lock_folder", "folder_problem", "FolderLock", "FolderInUse"]
+           "MAX_TEXT_BYTES", "lock_folder", "folder_problem", "FolderLock", "FolderInUse",
+           "quiet_broken_pipe"]
 
 
 class WriteError(OSError):
@@ -791,3 +796,74 @@ def lock_folder(folder: str, name: str = ".lock") -> FolderLock:
     except BaseException:
         os.close(dfd)
         raise
+
+
+# ============================================================================ standard output
+class _ClosedPipeSafe:
+    """``sys.stdout`` as a command sees it inside ``quiet_broken_pipe``: the stream's own methods,
+    except that once the reader is gone its writes are dropped."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.reader_gone = False
+
+    def _drop(self) -> None:
+        # Python's "Note on SIGPIPE": point the descriptor at devnull, so the text still buffered
+        # (and every later flush, at exit too) goes there instead of raising again
+        self.reader_gone = True
+        try:
+            fd = self._stream.fileno()
+            null = os.open(os.devnull, os.O_WRONLY)
+        except (AttributeError, OSError, ValueError):
+            return  # not a descriptor (a captured stream): the writes are dropped here
+        try:
+            os.dup2(null, fd)
+        finally:
+            os.close(null)
+        with contextlib.suppress(OSError, ValueError):
+            self._stream.flush()
+
+    def write(self, text):
+        if not self.reader_gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._drop()
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if not self.reader_gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._drop()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def quiet_broken_pipe():
+    """Run a command's block with a standard output that tolerates a reader who leaves early.
+
+    ``spades arena ... | head -1`` closes the pipe after one line: inside the block the rest of
+    the output is dropped (no ``BrokenPipeError``, no traceback) and the work goes on, so files
+    are still written and the exit status is the command's. ``sys.stdout`` is restored (and
+    flushed) when the block ends; nested blocks share the outer one's stream.
+    """
+    stream = sys.stdout
+    if stream is None or isinstance(stream, _ClosedPipeSafe):
+        yield
+        return
+    safe = _ClosedPipeSafe(stream)
+    sys.stdout = safe
+    try:
+        yield
+    finally:
+        safe.flush()
+        if sys.stdout is safe:
+            sys.stdout = stream

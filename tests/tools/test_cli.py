@@ -35,9 +35,9 @@ def test_every_command_runs_its_modules_main_with_the_rest_of_the_line(monkeypat
 
 
 def test_usage_unknown_command_and_version(capsys):
-    assert cli.main([]) == 2
-    out = capsys.readouterr().out
-    assert out.startswith("usage: spades COMMAND") and "teacher-records" in out
+    assert cli.main([]) == 2  # no command: usage on stderr, as argparse does
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("usage: spades COMMAND") and "teacher-records" in err
     assert cli.main(["--help"]) == 0
     assert cli.main(["evl"]) == 2
     err = capsys.readouterr().err
