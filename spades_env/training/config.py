@@ -875,7 +875,7 @@ def add_cli(parser: argparse.ArgumentParser) -> None:
     would match both (``--gae``: ``--gae-lambda``, ``--gae_lambda``), and a new field would change
     what a prefix means; argparse then refuses any option not written out in full."""
     parser.allow_abbrev = False
-    parser.add_argument("--config", help="YAML config file (fields of training.config.Args)")
+    parser.add_argument("--config", help="YAML config file (fields of spades_env.training.config.Args)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="override a config field (repeatable; NAME in snake or kebab case)")
     for name in _FIELDS:  # kebab case; the field's own snake-case spelling is accepted too
