@@ -139,30 +139,22 @@ def workloads(pkg: str) -> dict:
     except ImportError:
         return out
 
-    def batched():
-        venv = vector.SpadesVectorEnv(num_envs=256, device="cpu", seed=0, threads=1,
-                                      validate=False, copy=False)
-        venv.reset()
-        for _ in range(56):
-            venv.step(venv.sample_actions())
-        t = time.perf_counter()
-        for _ in range(56 * 6):
-            venv.step(venv.sample_actions())
-        return 256 * 56 * 6 / (time.perf_counter() - t)
+    def batched(hands: int, **kw):
+        """Decisions/s of 256 games stepping random legal actions for ``hands`` hands."""
+        def run():
+            venv = vector.SpadesVectorEnv(num_envs=256, device="cpu", seed=0, validate=False,
+                                          copy=False, **kw)
+            venv.reset()
+            for _ in range(56):
+                venv.step(venv.sample_actions())
+            t = time.perf_counter()
+            for _ in range(56 * hands):
+                venv.step(venv.sample_actions())
+            return 256 * 56 * hands / (time.perf_counter() - t)
+        return run
 
-    def batched_torch():
-        venv = vector.SpadesVectorEnv(num_envs=256, device="cpu", seed=0, backend="torch",
-                                      validate=False, copy=False)
-        venv.reset()
-        for _ in range(56):
-            venv.step(venv.sample_actions())
-        t = time.perf_counter()
-        for _ in range(56 * 2):
-            venv.step(venv.sample_actions())
-        return 256 * 56 * 2 / (time.perf_counter() - t)
-
-    out["batched"] = batched
-    out["batched_torch"] = batched_torch
+    out["batched"] = batched(6, threads=1)
+    out["batched_torch"] = batched(2, backend="torch")
     return out
 
 
