@@ -836,6 +836,11 @@ class SpadesGame:
             if not isinstance(d["initial"], dict):
                 raise ValueError("initial must be a dict")
             g._initial = _plain(d["initial"])  # a copy: later edits of d never reach the game
+            # rules saved before a switch existed lack it (it loads off): write them in full, as
+            # a replay records them
+            for holder in (g._initial, g._initial.get("state")):
+                if isinstance(holder, dict) and isinstance(holder.get("rules"), dict):
+                    holder["rules"] = Rules.from_dict(holder["rules"]).to_dict()
             json.dumps(g._initial)  # plain JSON data only, so that the game saves again
         except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError,
                 RecursionError) as e:
