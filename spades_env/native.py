@@ -221,8 +221,8 @@ class SpEnv(ctypes.Structure):
             "cur", "actions", "bids", "trick_obs", "leader", "led", "trick", "tricks", "obs4",
             "hands", "voids", "broken", "mask", "side")] + \
         [(name, ctypes.c_int64) for name in (
-            "o_looked", "o_dealer", "target", "bag_limit", "bag_penalty", "nil_bonus", "has_loss",
-            "loss_threshold", "hands_per_episode", "max_hands", "reward_game")] + \
+            "o_looked", "o_dealer", "target", "bag_limit", "bag_penalty", "nil_bonus", "fnc",
+            "has_loss", "loss_threshold", "hands_per_episode", "max_hands", "reward_game")] + \
         [(name, ctypes.c_void_p) for name in ("owner", "dealer", "scores", "bags", "hand_count")] + \
         [("target_feature", ctypes.c_float), ("threads", ctypes.c_int32)]
 
@@ -513,7 +513,7 @@ def load_kernel():
         lib.sp_openmp.argtypes = []
         lib.sp_openmp.restype = ctypes.c_int
         i64 = ctypes.c_int64
-        lib.sp_playouts.argtypes = [i64, vp, vp, vp, vp, i64, i64, vp, i64, i64, i64, vp]
+        lib.sp_playouts.argtypes = [i64, vp, vp, vp, vp, i64, i64, vp, i64, i64, i64, i64, vp]
         lib.sp_playouts.restype = ctypes.c_int64
         _kernel = lib
         return lib

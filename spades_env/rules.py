@@ -37,6 +37,8 @@ class Rules:
         bag_penalty: points lost each time the bag count reaches ``bag_limit`` (100).
         nil_bonus: points won (or lost) by a Nil (100).
         blind_nil_bonus: points won (or lost) by a Blind Nil (200).
+        failed_nil_tricks_count: the tricks of a failed Nil (or Blind Nil) count toward the
+            partner's contract (made or set, overtricks and bags) instead of being bags only.
 
     Raises:
         ValueError: on construction, for a value out of range (the message names the field).
@@ -50,13 +52,14 @@ class Rules:
     bag_penalty: int = 100
     nil_bonus: int = 100
     blind_nil_bonus: int = 200
+    failed_nil_tricks_count: bool = False
 
     def __post_init__(self):
         for name in ("target_score", "bag_limit", "bag_penalty", "nil_bonus", "blind_nil_bonus"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool):
                 raise ValueError(f"Rules.{name} must be an int, got {v!r}")
-        for name in ("blind_nil", "forced_spade_lead_breaks"):
+        for name in ("blind_nil", "forced_spade_lead_breaks", "failed_nil_tricks_count"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"Rules.{name} must be a bool, got {getattr(self, name)!r}")
         if self.target_score <= 0:
@@ -323,7 +326,8 @@ class TeamScore:
         contract: sum of the non-Nil bids (0 when both bid Nil).
         contract_points: +10*C + overtricks when made, -10*C when set, 0 without contract.
         made: True made, False set, None without contract.
-        bags: bags taken this hand (overtricks plus a failed Nil's tricks).
+        bags: bags taken this hand (overtricks plus a failed Nil's tricks, unless
+            ``failed_nil_tricks_count`` counted them toward the contract).
         nil_points: sum of Nil / Blind Nil bonuses and penalties.
         bag_penalty: points lost to the bag penalty this hand (<= 0).
         hand_points: contract_points + nil_points + bag_penalty.
@@ -435,7 +439,8 @@ def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,
         bids: 4 ints by seat, 0..13; 0 is Nil.
         tricks: 4 ints by seat, tricks taken (sum 13).
         bags_before: 2 ints by team, bag count carried into the hand (0..bag_limit-1).
-        rules: the switches (``nil_bonus``, ``blind_nil_bonus``, ``bag_limit``, ``bag_penalty``).
+        rules: the switches (``nil_bonus``, ``blind_nil_bonus``, ``bag_limit``, ``bag_penalty``,
+            ``failed_nil_tricks_count``).
         blind: 4 bools by seat, True for a Blind Nil (its bid must be 0); default none.
         scores_before: 2 ints by team, totals before the hand (only fills ``TeamScore.total``).
     Returns:
@@ -499,6 +504,7 @@ def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,
         taken = 0
         nil_points = 0
         bags = 0
+        nil_tricks = 0
         for s in seats:
             if bids[s] == 0:
                 bonus = rules.blind_nil_bonus if blind[s] else rules.nil_bonus
@@ -506,10 +512,14 @@ def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,
                     nil_points += bonus
                 else:
                     nil_points -= bonus
-                    bags += tricks[s]  # a failed Nil's tricks are bags only
+                    nil_tricks += tricks[s]
             else:
                 contract += bids[s]
                 taken += tricks[s]
+        if rules.failed_nil_tricks_count and contract > 0:
+            taken += nil_tricks  # they help the partner's contract (overtricks are bags)
+        else:
+            bags += nil_tricks  # a failed Nil's tricks are bags only
         made = None
         contract_points = 0
         if contract > 0:

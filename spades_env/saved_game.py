@@ -221,6 +221,25 @@ def _json(x) -> str | None:
         return None
 
 
+def _full_rules(initial: dict) -> dict:
+    """``initial`` with its rules (``initial["rules"]``, ``initial["state"]["rules"]``) written in
+    full, as the engine records them: a save made before a switch existed lacks that field, which
+    loads as its default (``Rules.from_dict``). Rules that do not read are left for the checks of
+    the starting point to refuse."""
+    out = dict(initial)
+    holders = [out]
+    if isinstance(out.get("state"), dict):
+        out["state"] = dict(out["state"])
+        holders.append(out["state"])
+    for holder in holders:
+        if isinstance(holder.get("rules"), dict):
+            try:
+                holder["rules"] = Rules.from_dict(holder["rules"]).to_dict()
+            except ValueError:
+                pass
+    return out
+
+
 def _compare(d: dict, game, what: str) -> None:
     """Raise unless every field of ``game.to_dict()`` is the same JSON value in ``d``; the
     message names the fields that differ. Not compared: ``rules`` (the game was built with them,
@@ -380,6 +399,8 @@ def load(game_cls, d: dict):
         moves, initial = _list(d["moves"], "moves"), d["initial"]
         if not isinstance(initial, dict):
             raise _corrupt("initial must be a dict")
+        initial = _full_rules(initial)
+        d = {**d, "initial": initial}
         start = _check_start(initial, rules, game_cls, build=bool(moves))
         if moves:
             if start is None:

@@ -59,7 +59,7 @@ static int duck(uint64_t legal, int n, int win) {
 }
 
 static int choose(int p, const uint64_t *h, uint64_t legal, int n, int led, int win, int wseat,
-                  const int *won, const int *nil, const int *contract) {
+                  const int *won, const int *nil, const int *contract, int fnc) {
     int partner = p ^ 2;
     /* Nil bidder */
     if (nil[p] && !won[p]) return duck(legal, n, win);
@@ -101,8 +101,10 @@ static int choose(int p, const uint64_t *h, uint64_t legal, int n, int led, int 
     }
     /* contract play */
     int team = p & 1, ot = team ^ 1;
-    int need = contract[team] - won[team] * !nil[team] - won[team + 2] * !nil[team + 2];
-    int oneed = contract[ot] - won[ot] * !nil[ot] - won[ot + 2] * !nil[ot + 2];
+    /* a Nil bidder's tricks count only with Rules.failed_nil_tricks_count (fnc) */
+    int need = contract[team] - won[team] * (fnc || !nil[team])
+               - won[team + 2] * (fnc || !nil[team + 2]);
+    int oneed = contract[ot] - won[ot] * (fnc || !nil[ot]) - won[ot + 2] * (fnc || !nil[ot + 2]);
     int tleft = 13 - won[0] - won[1] - won[2] - won[3];
     if (need > 0 || (oneed > 0 && tleft - oneed <= SET_MARGIN)) {
         if (n == 0) {
@@ -165,7 +167,7 @@ static int choose(int p, const uint64_t *h, uint64_t legal, int n, int led, int 
 
 /* One play-out (solver.playout) from a position; won[4] is updated in place. */
 static void playout1(uint64_t *h, const int8_t *trick, int n, int leader, int *won, int broken,
-                     const int *nil, const int *contract, int flb) {
+                     const int *nil, const int *contract, int flb, int fnc) {
     int p = (leader + n) & 3, led = -1, win = -1, wseat = -1;
     if (n) {
         led = trick[0] / 13;
@@ -182,8 +184,9 @@ static void playout1(uint64_t *h, const int8_t *trick, int n, int leader, int *w
                __builtin_popcountll(h[2]) + __builtin_popcountll(h[3]);
     while (left) {
         const uint64_t hand = h[p], legal = sp_legal_cards(hand, led, broken);
-        int card = (legal & (legal - 1)) ? choose(p, h, legal, n, led, win, wseat, won, nil, contract)
-                                         : highbit(legal);
+        int card = (legal & (legal - 1))
+                       ? choose(p, h, legal, n, led, win, wseat, won, nil, contract, fnc)
+                       : highbit(legal);
         h[p] = hand & ~(1ULL << card);
         left--;
         broken = sp_spades_broken_after(card, led, broken, flb);
@@ -214,13 +217,13 @@ static void playout1(uint64_t *h, const int8_t *trick, int n, int leader, int *w
  *
  * Shared: the trick in progress trick[0..ntrick) (card ids in play order), its leader (the seat to
  * lead when ntrick == 0), won[4] trick counts by seat, broken, mover (the seat to play), flb
- * (Rules.forced_spade_lead_breaks).
+ * (Rules.forced_spade_lead_breaks), fnc (Rules.failed_nil_tricks_count).
  * Row r: hands[4r..4r+4) masks by seat, bids[4r..4r+4) (0 = Nil), card[r]: the mover's card played
  * first (pimc._finish_trick), or -1 to start at the position as it is.
  * Output: out[4r..4r+4) final trick counts by seat. */
 int64_t sp_playouts(int64_t rows, const uint64_t *hands, const int8_t *bids, const int8_t *card,
                     const int8_t *trick, int64_t ntrick, int64_t leader, const int8_t *won,
-                    int64_t broken, int64_t mover, int64_t flb, int8_t *out) {
+                    int64_t broken, int64_t mover, int64_t flb, int64_t fnc, int8_t *out) {
     for (int64_t r = 0; r < rows; r++) {
         int c = card[r];
         if (c < -1 || c > 51 || (c >= 0 && !((hands[4 * r + mover] >> c) & 1))) return r + 1;
@@ -253,7 +256,7 @@ int64_t sp_playouts(int64_t rows, const uint64_t *hands, const int8_t *bids, con
                 n = 0;
             }
         }
-        playout1(h, t, n, ldr, w, brk, nil, contract, (int)flb);
+        playout1(h, t, n, ldr, w, brk, nil, contract, (int)flb, (int)fnc);
         for (int s = 0; s < 4; s++) out[4 * r + s] = (int8_t)w[s];
     }
     return 0;

@@ -34,10 +34,10 @@ int64_t sp_rule_trick_winner(const int64_t *cards, int64_t leader) {
 void sp_rule_score_team(const int64_t *bids, const int64_t *tricks, const uint8_t *blind,
                         int64_t team, int64_t score_before, int64_t bags_before,
                         int64_t nil_bonus, int64_t blind_nil_bonus, int64_t bag_limit,
-                        int64_t bag_penalty, int64_t *out) {
+                        int64_t bag_penalty, int64_t fnc, int64_t *out) {
     const sp_team_score r = sp_score_team(bids, tricks, blind, (int)team, score_before,
                                           bags_before, nil_bonus, blind_nil_bonus, bag_limit,
-                                          bag_penalty);
+                                          bag_penalty, (int)fnc);
     const int64_t v[9] = {r.contract, r.contract_points, r.made, r.bags, r.nil_points,
                           r.bag_penalty, r.hand_points, r.total, r.bags_after};
     for (int q = 0; q < 9; q++) out[q] = v[q];

@@ -71,7 +71,7 @@ static inline int sp_trick_winner(const int64_t *cards, int leader) {
 
 /* One team's score of a finished hand (docs/rules.md, Scoring a hand; rules.score_hand):
  * bids and tricks by seat (4 each), blind[4] (a Blind Nil, or NULL for none), the team (0 or 1),
- * its score and bags before the hand, and the rules' switches. */
+ * its score and bags before the hand, and the rules' switches (fnc: failed_nil_tricks_count). */
 typedef struct {
     int64_t contract, contract_points, made; /* made: 1, 0 (set) or -1 (no contract) */
     int64_t bags, nil_points, bag_penalty, hand_points, total, bags_after;
@@ -81,20 +81,23 @@ static inline sp_team_score sp_score_team(const int64_t *bids, const int64_t *tr
                                           const uint8_t *blind, int team, int64_t score_before,
                                           int64_t bags_before, int64_t nil_bonus,
                                           int64_t blind_nil_bonus, int64_t bag_limit,
-                                          int64_t bag_penalty) {
+                                          int64_t bag_penalty, int fnc) {
     sp_team_score r;
-    int64_t contract = 0, taken = 0, nil_points = 0, bags = 0;
+    int64_t contract = 0, taken = 0, nil_points = 0, nil_tricks = 0, bags = 0;
     for (int q = team; q < 4; q += 2) {
         if (bids[q] == 0) {
             const int64_t bonus = blind && blind[q] ? blind_nil_bonus : nil_bonus;
             nil_points += tricks[q] == 0 ? bonus : -bonus;
-            bags += tricks[q]; /* a failed Nil's tricks are bags only */
+            nil_tricks += tricks[q];
         } else {
             contract += bids[q];
             taken += tricks[q];
         }
     }
-    const int has = contract > 0, made = has && taken >= contract;
+    const int has = contract > 0;
+    if (fnc && has) taken += nil_tricks; /* they count toward the partner's contract */
+    else bags += nil_tricks;             /* a failed Nil's tricks are bags only */
+    const int made = has && taken >= contract;
     r.contract = contract;
     r.contract_points = made ? 10 * contract + (taken - contract) : (has ? -10 * contract : 0);
     r.made = has ? made : -1;

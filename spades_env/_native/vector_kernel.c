@@ -36,7 +36,8 @@ typedef struct {
     float *side;          /* (N, 4, 5) scores, bags, target by observer */
     /* hand start and end */
     int64_t o_looked, o_dealer;
-    int64_t target, bag_limit, bag_penalty, nil_bonus, has_loss, loss_threshold;
+    int64_t target, bag_limit, bag_penalty, nil_bonus, fnc, has_loss, loss_threshold;
+    /* fnc: Rules.failed_nil_tricks_count */
     int64_t hands_per_episode, max_hands, reward_game; /* 0 = no limit / hand rewards */
     int64_t *owner;       /* (N, 52) seat dealt each card */
     int64_t *dealer;      /* (N,) */
@@ -268,7 +269,7 @@ int64_t sp_end_hands(const sp_env *e, int64_t *rec, int64_t *hist, int64_t cap,
         for (int t = 0; t < 2; t++) { /* rules.h: sp_score_team (no Blind Nil here) */
             const sp_team_score ts = sp_score_team(b, k, NULL, t, e->scores[i * 2 + t],
                                                    e->bags[i * 2 + t], e->nil_bonus, 0,
-                                                   e->bag_limit, e->bag_penalty);
+                                                   e->bag_limit, e->bag_penalty, (int)e->fnc);
             hp[t] = ts.hand_points;
             sc[t] = ts.total;
             int64_t *f = r + 9 + 9 * t;

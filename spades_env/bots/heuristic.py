@@ -348,13 +348,16 @@ class MediumBot(_ScriptedBot):
         poss = possible_holdings(view)
         trick = view.current_trick
 
-        # team needs (a Nil bidder's tricks never count toward the contract)
+        # team needs (a Nil bidder's tricks count toward the contract only with the rule
+        # failed_nil_tricks_count; a Nil that took none adds 0 either way)
+        fnc = view.rules.failed_nil_tricks_count
         my_team = (me, pa)
         contract = sum(bids[s] for s in my_team if bids[s])
-        need = contract - sum(tw[s] for s in my_team if bids[s]) if contract else 0
+        need = contract - sum(tw[s] for s in my_team if bids[s] or fnc) if contract else 0
         opps = OPPONENTS[me]
         opp_contract = sum(bids[s] for s in opps if bids[s])
-        opp_need = opp_contract - sum(tw[s] for s in opps if bids[s]) if opp_contract else 0
+        opp_need = opp_contract - sum(tw[s] for s in opps if bids[s] or fnc) \
+            if opp_contract else 0
         set_mode = self.set_opponents and opp_need > 0 and opp_need >= remaining - 2
         want = need > 0 or set_mode or not self.duck
 
@@ -366,7 +369,7 @@ class MediumBot(_ScriptedBot):
                 nil_opp = s
                 break
         attack = self.attack_nil and nil_opp >= 0 and (need <= 0 or need < remaining - 2)
-        if bids[me] == 0 and not my_nil:
+        if bids[me] == 0 and not my_nil and not fnc:
             want = set_mode  # a failed Nil's tricks are bags only
 
         if not trick:

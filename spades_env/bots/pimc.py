@@ -336,7 +336,8 @@ class PIMCBot(Bot):
             deals = list(self._deals(view, self.samples))
             nc = len(cands)
             rows = [hands for hands, _w in deals for _c in cands]
-            outs = playouts(rows, bids, cands * len(deals), trick, leader, won, broken, me, flb)
+            outs = playouts(rows, bids, cands * len(deals), trick, leader, won, broken, me, flb,
+                            fnc=rules.failed_nil_tricks_count)
             for d, (_hands, w) in enumerate(deals):
                 weight += w
                 for i in range(nc):
@@ -416,7 +417,8 @@ class PIMCBot(Bot):
                 keys.append(tuple(bids))
         nc = len(cands)
         outs = playouts([hands for hands, _w in deals for _c in cands], keys, [-1] * len(keys), [],
-                        leader, (0, 0, 0, 0), False, me, flb)
+                        leader, (0, 0, 0, 0), False, me, flb,
+                        fnc=rules.failed_nil_tricks_count)
         for d, (hands, w) in enumerate(deals):
             for i, b in enumerate(cands):
                 key = keys[d * nc + i]

@@ -68,7 +68,8 @@ def _can_beat(hand: int, win: int, led: int, _legal=legal_cards_mask,
 
 
 def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = False,
-            log: list | None = None, _legal=legal_cards_mask, _beats=BEATS) -> list:
+            log: list | None = None, fnc: bool = False, _legal=legal_cards_mask,
+            _beats=BEATS) -> list:
     """Play the hand to the end with a fast rule-based policy for all four seats.
 
     The policy sees all four hands (it runs on a determinization). Habits: a Nil bidder plays the
@@ -87,6 +88,8 @@ def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = Fals
         bids: 4 ints by seat (0 = Nil).
         flb: ``Rules.forced_spade_lead_breaks``.
         log: optional list; the cards played are appended to it in order (for tests).
+        fnc: ``Rules.failed_nil_tricks_count`` (a failed Nil's tricks count toward its
+            partner's contract, so the policy's trick needs include them).
     Returns:
         list of 4 final trick counts by seat.
     """
@@ -117,7 +120,7 @@ def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = Fals
         if not (legal & (legal - 1)):
             card = legal.bit_length() - 1
         else:
-            card = _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken)
+            card = _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken, fnc)
         # ---- apply
         if log is not None:
             log.append(card)
@@ -180,7 +183,7 @@ def native_playouts() -> bool:
 
 
 def playouts(deals, bids, cards, trick, leader: int, won, broken: bool, mover: int,
-             flb: bool = False, native: bool = True) -> list:
+             flb: bool = False, native: bool = True, fnc: bool = False) -> list:
     """Many ``playout`` calls from one position: row ``r`` plays ``cards[r]`` for ``mover``
     (``finish_trick``), then plays the hand out on ``deals[r]`` with ``bids[r]``.
 
@@ -192,6 +195,7 @@ def playouts(deals, bids, cards, trick, leader: int, won, broken: bool, mover: i
         mover: the seat to play.
         native: use the C play-out when it is available (``native_playouts``); False forces the
             Python one (the reference; the same trick counts).
+        fnc: ``Rules.failed_nil_tricks_count``, as for ``playout``.
     Returns:
         R tuples of 4 final trick counts by seat.
     Raises:
@@ -231,7 +235,7 @@ def playouts(deals, bids, cards, trick, leader: int, won, broken: bool, mover: i
         bad = _kernel.sp_playouts(rows, hands.buffer_info()[0], b.buffer_info()[0],
                                   c.buffer_info()[0], t.buffer_info()[0], len(trick), leader,
                                   w.buffer_info()[0], int(bool(broken)), mover, int(bool(flb)),
-                                  out.buffer_info()[0])
+                                  int(bool(fnc)), out.buffer_info()[0])
         if bad:
             _not_in_hand(deals, cards, mover, bad - 1)
         return [tuple(out[i:i + 4]) for i in range(0, 4 * rows, 4)]
@@ -247,7 +251,7 @@ def playouts(deals, bids, cards, trick, leader: int, won, broken: bool, mover: i
                                               mover, flb)
         else:
             h2, t2, l2, w2, b2 = deals[r], trick, leader, won, broken
-        res.append(tuple(playout(h2, t2, l2, w2, b2, bd, flb)))
+        res.append(tuple(playout(h2, t2, l2, w2, b2, bd, flb, fnc=fnc)))
     return res
 
 
@@ -265,7 +269,7 @@ def _duck(legal: int, n: int, win: int) -> int:
     return high_rank(lose if lose else legal)
 
 
-def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken) -> int:
+def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken, fnc=False) -> int:
     """The play-out policy's card for seat ``p`` (``legal`` has at least 2 cards)."""
     partner = PARTNER[p]
     # ---------------------------------------------------------------- Nil bidder
@@ -315,9 +319,12 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken) -> int:
             return low_rank(legal)
     # ---------------------------------------------------------------- contract play
     team = TEAM[p]
-    need = contract[team] - (won[team] * (not nil[team])) - (won[team + 2] * (not nil[team + 2]))
+    # a Nil bidder's tricks count only with Rules.failed_nil_tricks_count (fnc)
+    need = contract[team] - (won[team] * (fnc or not nil[team])) \
+        - (won[team + 2] * (fnc or not nil[team + 2]))
     ot = team ^ 1
-    oneed = contract[ot] - (won[ot] * (not nil[ot])) - (won[ot + 2] * (not nil[ot + 2]))
+    oneed = contract[ot] - (won[ot] * (fnc or not nil[ot])) \
+        - (won[ot + 2] * (fnc or not nil[ot + 2]))
     tleft = 13 - won[0] - won[1] - won[2] - won[3]
     want = need > 0 or (oneed > 0 and tleft - oneed <= SET_MARGIN)
     if want:

@@ -94,6 +94,7 @@ class NativeBackend:
             mask=ptr(self._mask), side=ptr(self._side),
             o_looked=o["looked"][0], o_dealer=o["dealer"][0], target=r.target_score,
             bag_limit=r.bag_limit, bag_penalty=r.bag_penalty, nil_bonus=r.nil_bonus,
+            fnc=int(r.failed_nil_tricks_count),
             has_loss=int(r.loss_threshold is not None), loss_threshold=r.loss_threshold or 0,
             hands_per_episode=self.hands_per_episode or 0, max_hands=self.max_hands or 0,
             reward_game=int(self.reward == "game"), owner=ptr(self._owner),

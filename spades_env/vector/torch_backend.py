@@ -50,6 +50,9 @@ def score_records(dealer, bids, tricks, bags_before, scores_before, r: Rules):
     nil_points = (nil_ok.long() - (nil & ~nil_ok).long()).sum(1) * r.nil_bonus
     nil_bags = torch.where(nil, k, zero).sum(1)
     has = contract > 0
+    if r.failed_nil_tricks_count:  # a failed Nil's tricks count toward the partner's contract
+        taken = taken + torch.where(has, nil_bags, torch.zeros_like(nil_bags))
+        nil_bags = torch.where(has, torch.zeros_like(nil_bags), nil_bags)
     made = has & (taken >= contract)
     over = taken - contract
     contract_points = torch.where(made, 10 * contract + over,

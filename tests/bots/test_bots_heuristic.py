@@ -202,6 +202,21 @@ def test_medium_takes_the_trick_while_contract_needs_it():
     assert MediumBot().act(g.view(0)) == C("10H")
 
 
+def test_medium_failed_nil_helps_the_partner_only_when_its_tricks_count():
+    # seat 0 bid Nil and has taken 2 tricks (failed); seat 2 bid 4. Standard: a failed Nil's
+    # tricks are bags only, so it ducks; with failed_nil_tricks_count they make the partner's 4
+    # (2 still needed), so it wins the trick as cheaply as it can
+    bids = [_bid(0), _bid(3), _bid(4), _bid(3)]
+    for rules, card in ((Rules(), "5H"), (Rules(failed_nil_tricks_count=True), "10H")):
+        g = _game(DEAL_A, 3, bids + PLAY_A, rules)
+        assert g.view(0).tricks_won == (2, 1, 0, 0)
+        assert MediumBot().act(g.view(0)) == C(card), rules
+
+
+def test_bots_play_legal_games_with_failed_nil_tricks_count():
+    _play_games(["easy", "medium", "hard"], Rules(failed_nil_tricks_count=True), 2, 1, seed=5)
+
+
 def test_medium_overtakes_partners_winning_card_to_cover_nil():
     hands = [
         "AC 10C 4C 2D 3D 4D 5D 6D 7D 8D 9D 10D JD",

@@ -117,3 +117,19 @@ def test_bad_input_is_refused_with_the_reason_on_both_paths(native):
         with pytest.raises(ValueError, match="in turn"):
             playouts([hands], bids, [legal[0]], trick, leader, won, broken, (mover + 1) & 3,
                      native=native)
+
+
+def test_c_playouts_equal_python_playouts_failed_nil_tricks_count():
+    """``fnc`` (``Rules.failed_nil_tricks_count``): the policy counts a failed Nil's tricks in its
+    partner's need, in C as in Python; Nil-heavy bids so failed Nils are common."""
+    rnd = random.Random(5)
+    differ = 0
+    for hands, trick, leader, won, broken, mover, legal in _positions(120, 17, False):
+        bids = [tuple(rnd.choice((0, 0, 0, 2, 3, 4, 6)) for _ in range(4)) for _ in legal]
+        deals = [hands] * len(legal)
+        got = playouts(deals, bids, legal, trick, leader, won, broken, mover, False, fnc=True)
+        want = playouts(deals, bids, legal, trick, leader, won, broken, mover, False,
+                        native=False, fnc=True)
+        assert got == want
+        differ += got != playouts(deals, bids, legal, trick, leader, won, broken, mover, False)
+    assert differ > 0  # the switch does change the policy somewhere

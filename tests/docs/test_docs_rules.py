@@ -90,14 +90,18 @@ _RESULT = {True: "made", False: "set", None: "-"}
 
 
 def scoring_errors(text: str) -> list[str]:
+    """The scoring examples under ``standard`` and those with a ``rules`` column (a switch on)."""
+    rows = [(row, Rules()) for row in table(text, *SCORING)]
+    rows += [(row, parse_rules(row["rules"]))
+             for row in table(text, *SCORING[:1], "rules", *SCORING[1:])]
     errors = []
-    for row in table(text, *SCORING):
+    for row, rules in rows:
         bids, blind = [], []
         for tok in row["bids"].split():
             bids.append(0 if tok in ("Nil", "BNil") else int(tok))
             blind.append(tok == "BNil")
         tricks = [int(t) for t in row["tricks"].split()]
-        teams = score_hand(bids, tricks, _ints(row["bags before"]), Rules(), blind)
+        teams = score_hand(bids, tricks, _ints(row["bags before"]), rules, blind)
         got = {
             "contract": [t.contract for t in teams],
             "result": [_RESULT[t.made] for t in teams],
@@ -426,7 +430,11 @@ MUTATIONS = [
     (scoring_errors, "| S5 | Nil 4 4 3 | 2 4 3 4 | 0 / 0 | 4 / 7 | set / made |",
      "| S5 | Nil 4 4 3 | 2 4 3 4 | 0 / 0 | 6 / 7 | set / made |"),
     (scoring_errors, "| +242 / +70 | 2 / 0 |", "| +242 / +70 | 0 / 0 |"),
-    (scoring_errors, "| 0 / +92 | 0 / 0 | 2 / 2 |", "| 0 / +92 | 0 / 0 | 0 / 2 |"),
+    (scoring_errors, "| 0 / +92 | 0 / 0 | 2 / 2 | 0 / 0 | 0 / +92 | 2 / 2 | both",
+     "| 0 / +92 | 0 / 0 | 0 / 2 | 0 / 0 | 0 / +92 | 2 / 2 | both"),
+    (scoring_errors, "| S14 | failed_nil_tricks_count=True | Nil 4 4 3 |",
+     "| S14 | failed_nil_tricks_count=False | Nil 4 4 3 |"),
+    (scoring_errors, "| +52 / +60 | -100 / 0 | 2 / 0 |", "| +51 / +60 | -100 / 0 | 2 / 0 |"),
     (trick_errors, "| T2 | 1 | KD 2S AD 3D | 2 |", "| T2 | 1 | KD 2S AD 3D | 3 |"),
     (play_errors, "| 2C 2S | 2 | AC | yes |", "| 2C 2S | 2 | AC | no |"),
     (play_errors, "| 0 | KH AH | no |", "| 0 | AH KH 2S | no |"),

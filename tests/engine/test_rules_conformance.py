@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 from tests.doctools import table
-from tests.docs.test_docs_rules import deals, read_doc
+from tests.docs.test_docs_rules import deals, parse_rules, read_doc
 
 from spades_env import Rules, SpadesGame, parse_card, parse_cards
 from spades_env import rules as R
@@ -55,7 +55,7 @@ def c_rules():
            "sp_rule_trick_winner": (i64, [ctypes.POINTER(i64), i64]),
            "sp_rule_score_team": (None, [ctypes.POINTER(i64), ctypes.POINTER(i64),
                                          ctypes.POINTER(ctypes.c_uint8), i64, i64, i64, i64, i64,
-                                         i64, i64, ctypes.POINTER(i64)]),
+                                         i64, i64, i64, ctypes.POINTER(i64)]),
            "sp_rule_game_outcome": (i64, [ctypes.POINTER(i64), i64, i64, i64])}
     out = {}
     for name, (res, args) in sig.items():
@@ -70,7 +70,8 @@ def c_rules():
         res = (ctypes.c_int64 * 9)()
         score((ctypes.c_int64 * 4)(*bids), (ctypes.c_int64 * 4)(*tricks),
               (ctypes.c_uint8 * 4)(*map(int, blind)), team, score_before, bags_before,
-              rules.nil_bonus, rules.blind_nil_bonus, rules.bag_limit, rules.bag_penalty, res)
+              rules.nil_bonus, rules.blind_nil_bonus, rules.bag_limit, rules.bag_penalty,
+              int(rules.failed_nil_tricks_count), res)
         return tuple(res)
 
     out["score_team"] = score_team
@@ -366,15 +367,18 @@ def _team_fields(ts) -> tuple:
 
 
 def test_scoring_worked_examples_in_python_and_c(c_rules):
-    """docs/rules.md's scoring examples S1-S13 (Blind Nil included) through ``score_hand`` and
+    """docs/rules.md's scoring examples S1-S13 (Blind Nil included) and S14-S16 (the switch
+    ``failed_nil_tricks_count``, the table with a ``rules`` column) through ``score_hand`` and
     ``rules.h``'s ``sp_score_team``: the doc's hand points and bags after, and every field
     equal between the two."""
-    rows = table(read_doc(), "id", "bids", "tricks", "bags before", "contract", "result",
-                 "contract points", "Nil points", "bags", "bag penalty", "hand points",
-                 "bags after", "shows")
-    assert len(rows) == 13
-    rules = Rules(blind_nil=True)
-    for r in rows:
+    head = ("id", "bids", "tricks", "bags before", "contract", "result", "contract points",
+            "Nil points", "bags", "bag penalty", "hand points", "bags after", "shows")
+    doc = read_doc()
+    rows = [(r, Rules(blind_nil=True)) for r in table(doc, *head)]
+    switched = table(doc, "id", "rules", *head[1:])
+    assert len(rows) == 13 and [r["id"] for r in switched] == ["S14", "S15", "S16"]
+    rows += [(r, parse_rules(r["rules"])) for r in switched]
+    for r, rules in rows:
         words = r["bids"].split()
         bids = [0 if w in ("Nil", "BNil") else int(w) for w in words]
         blind = [w == "BNil" for w in words]
@@ -393,7 +397,9 @@ def test_scoring_worked_examples_in_python_and_c(c_rules):
 def test_scoring_and_game_end_agree_on_random_hands(c_rules):
     rnd = random.Random(9)
     presets = [Rules(), Rules(blind_nil=True), Rules.preset("house"),
-               Rules(nil_bonus=50, bag_limit=5, bag_penalty=50, loss_threshold=-200)]
+               Rules(nil_bonus=50, bag_limit=5, bag_penalty=50, loss_threshold=-200),
+               Rules(blind_nil=True, failed_nil_tricks_count=True),
+               Rules(failed_nil_tricks_count=True, bag_limit=3)]
     for _ in range(3000):
         rules = rnd.choice(presets)
         tricks = [0, 0, 0, 0]
@@ -416,3 +422,43 @@ def test_scoring_and_game_end_agree_on_random_hands(c_rules):
                          ([-200, 0], 1), ([0, -250], 0), ([499, -199], None)):
         assert R.game_outcome(scores, r) == want
         assert c_rules["game_outcome"](scores, r) == (-1 if want is None else want)
+
+
+@pytest.mark.parametrize("impl", ["reference", "c", "engine", "vector-torch", "vector-native"])
+def test_failed_nil_tricks_count_hand_through_every_implementation(impl, c_rules):
+    """Worked by hand (docs/rules.md, Scoring a hand): seat 0 holds all 13 spades and bids Nil,
+    the other seats bid 3 and hold one suit each, so seat 0 takes every trick. Standard: team 0
+    loses 100 (the Nil) + 30 (seat 2's 3 set) + 100 (13 bags trip the penalty), 3 bags left.
+    With ``failed_nil_tricks_count``: the 13 tricks make seat 2's 3 (+30 + 10 overtricks), 10 bags
+    trip the penalty: -100 + 40 - 100 = -160, 0 bags left. Team 1 (6 bid, no trick): -60."""
+    hands = [cards_to_mask(range(13 * (3 - s), 13 * (4 - s))) for s in range(4)]  # S H D C
+    bids, tricks = [0, 3, 3, 3], [13, 0, 0, 0]
+    for fnc, want in ((False, ((-230, 3), (-60, 0))), (True, ((-160, 0), (-60, 0)))):
+        rules = Rules(failed_nil_tricks_count=fnc)
+        if impl == "reference":
+            got = tuple((t.hand_points, t.bags_after)
+                        for t in R.score_hand(bids, tricks, [0, 0], rules))
+        elif impl == "c":
+            got = tuple(c_rules["score_team"](bids, tricks, [False] * 4, t, 0, 0, rules)[6::2]
+                        for t in (0, 1))
+        elif impl == "engine":
+            g = SpadesGame.from_deal([mask_to_cards(h) for h in hands], 3, rules=rules, seed=0)
+            for b in bids:
+                g.apply(52 + b)
+            while g.hand_results == []:
+                g.apply(g.legal_actions()[-1])
+            got = tuple((t.hand_points, t.bags_after) for t in g.hand_results[0].teams)
+        else:
+            torch = pytest.importorskip("torch")
+            from spades_env.vector import SpadesVectorEnv
+            env = SpadesVectorEnv(1, rules=rules, backend=impl.split("-")[1])
+            holder = torch.tensor([[3 - c // 13 for c in range(52)]])
+            obs, mask, seat = env.reset(holder=holder, dealer=torch.tensor([3]))
+            for b in bids:
+                obs, mask, seat, *_ = env.step(torch.tensor([52 + b]))
+            info = {}
+            while "hand_points" not in info:
+                action = int(mask[0].nonzero()[-1, 0])
+                obs, mask, seat, _r, _d, info = env.step(torch.tensor([action]))
+            got = tuple(zip(info["hand_points"][0].tolist(), info["final_bags"][0].tolist()))
+        assert got == want, (impl, fnc)

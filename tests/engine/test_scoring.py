@@ -212,3 +212,77 @@ def test_rules_presets_and_dict():
     d = Rules()
     assert (d.target_score, d.loss_threshold, d.blind_nil, d.forced_spade_lead_breaks, d.bag_limit,
             d.bag_penalty, d.nil_bonus, d.blind_nil_bonus) == (500, None, False, False, 10, 100, 100, 200)
+
+
+# ---------------------------------------------------------------- failed_nil_tricks_count
+FNC = Rules(failed_nil_tricks_count=True)
+
+
+def test_failed_nil_tricks_count_toward_the_partner_contract():
+    # docs/rules.md S14 (S5's hand): Nil 4 4 3, tricks 2 4 3 4. Off: the Nil's 2 tricks are bags and
+    # seat 2's 3 tricks set the 4 bid (-40 - 100). On: 3 + 2 = 5 >= 4, made with one overtrick.
+    off, _ = score_hand([0, 4, 4, 3], [2, 4, 3, 4], [0, 0])
+    on, t1 = score_hand([0, 4, 4, 3], [2, 4, 3, 4], [0, 0], FNC)
+    assert (off.made, off.contract_points, off.bags, off.hand_points) == (False, -40, 2, -140)
+    assert (on.made, on.contract_points, on.nil_points, on.bags, on.hand_points) == \
+        (True, 41, -100, 1, -59)
+    assert (t1.contract_points, t1.bags, t1.hand_points) == (71, 1, 71)  # no Nil: unchanged
+
+
+def test_failed_nil_tricks_count_blind_nil_and_no_contract():
+    # a failed Blind Nil's trick counts too (S13's hand: 4 + 1 = 5 on a 3 bid: +32, 2 bags)
+    t0, _ = score_hand([0, 4, 3, 4], [1, 4, 4, 4], [0, 0], FNC, blind=[True] + [False] * 3)
+    assert (t0.made, t0.contract_points, t0.nil_points, t0.bags, t0.hand_points) == \
+        (True, 32, -200, 2, -168)
+    # both partners Nil (S16): no contract, the failed Nil's tricks stay bags
+    assert score_hand([0, 4, 0, 5], [0, 6, 2, 5], [0, 0], FNC) == \
+        score_hand([0, 4, 0, 5], [0, 6, 2, 5], [0, 0])
+    # a made Nil (no trick): the switch changes nothing
+    assert score_hand([0, 3, 4, 3], [0, 3, 5, 5], [0, 0], FNC) == \
+        score_hand([0, 3, 4, 3], [0, 3, 5, 5], [0, 0])
+
+
+def test_failed_nil_tricks_count_bags_can_trip_the_penalty():
+    # 8 bags carried; Nil 13 tricks beside a bid of 1 (seat 2 took none): on, 13 - 1 = 12 bags,
+    # 20 in all, two penalties; off, the contract is set and the 13 tricks are bags (21: two too)
+    on, _ = score_hand([0, 4, 1, 4], [13, 0, 0, 0], [8, 0], FNC)
+    assert (on.made, on.contract_points, on.bags, on.bag_penalty, on.bags_after) == \
+        (True, 22, 12, -200, 0)
+    off, _ = score_hand([0, 4, 1, 4], [13, 0, 0, 0], [8, 0])
+    assert (off.made, off.contract_points, off.bags, off.bag_penalty, off.bags_after) == \
+        (False, -10, 13, -200, 1)
+
+
+def test_failed_nil_tricks_count_is_a_checked_saved_switch():
+    assert Rules().failed_nil_tricks_count is False
+    assert all(not r.failed_nil_tricks_count for r in PRESETS.values())
+    with pytest.raises(ValueError, match="failed_nil_tricks_count"):
+        Rules(failed_nil_tricks_count=1)
+    assert Rules.from_dict(FNC.to_dict()) == FNC
+    old = Rules().to_dict()
+    del old["failed_nil_tricks_count"]  # a rules dict saved before the switch existed
+    assert Rules.from_dict(old) == Rules()
+
+
+def test_a_game_saved_before_the_switch_loads_with_it_off():
+    import json
+
+    from spades_env import SpadesGame
+    g = SpadesGame(Rules(), seed=3)
+    for _ in range(30):
+        g.apply(g.legal_actions()[0])
+    d = json.loads(g.to_json())
+    for rules in (d["rules"], d["initial"]["rules"]):
+        del rules["failed_nil_tricks_count"]
+    loaded = SpadesGame.from_json(json.dumps(d))
+    assert loaded.rules == Rules() and loaded.to_dict() == g.to_dict()
+    # a game saved mid-hand and played on keeps a whole state as its starting point
+    d = g.to_dict()
+    d["moves"], d["initial"] = [], {}
+    g = SpadesGame.from_dict(d)
+    for _ in range(5):
+        g.apply(g.legal_actions()[0])
+    d = json.loads(g.to_json())
+    for rules in (d["rules"], d["initial"]["state"]["rules"]):
+        del rules["failed_nil_tricks_count"]
+    assert SpadesGame.from_json(json.dumps(d)).to_dict() == g.to_dict()

@@ -464,3 +464,14 @@ def test_native_deal_matches_stable_argsort_with_ties():
     assert torch.equal(env._owner, want)
     assert env._owner[5].tolist() == [(int(first[5]) + c) % 4 for c in range(52)]
     assert (env._hands.view(64, 4, 52).sum(2) == 13).all()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parity_failed_nil_tricks_count(backend):
+    """``Rules(failed_nil_tricks_count=True)``: random bids include Nils that fail beside a
+    contract, and every score table still matches the scalar engine's (torch and C kernel)."""
+    env = SpadesVectorEnv(200, seed=21, rules=Rules(failed_nil_tricks_count=True), max_hands=2,
+                          backend=backend)
+    stats = _play_and_compare(env, hands=2, seed=9, check_get_game=(0,))
+    assert stats["truncated"] == 200
+
