@@ -66,6 +66,10 @@ TEAM = (0, 1, 0, 1)
 """Each seat's team: seats 0 and 2 are team 0, seats 1 and 3 team 1."""
 OPPONENTS = ((1, 3), (2, 0), (3, 1), (0, 2))
 """Each seat's opponents, the one to its left first: ``(NEXT_SEAT[s], PREV_SEAT[s])``."""
+SEATS_FROM = ((0, 1, 2, 3), (1, 2, 3, 0), (2, 3, 0, 1), (3, 0, 1, 2))
+"""The four seats in turn order (clockwise) from each seat: ``SEATS_FROM[s][i] == (s + i) % 4``;
+``SEATS_FROM[leader]`` pairs with a trick's cards in play order, ``SEATS_FROM[s][1:]`` are the
+other three seats from the one to the left of ``s``."""
 
 
 class Seat(IntEnum):

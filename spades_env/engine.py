@@ -21,7 +21,7 @@ import numpy as np
 
 from .cards import (
     BID_OFFSET, BLIND_NIL_ACTION, FULL_DECK, LOOK_ACTION, MAX_BID, NUM_ACTIONS, NUM_CARDS,
-    action_str, card_str, cards_of_mask, mask_to_cards,
+    NEXT_SEAT, PARTNER, SEATS_FROM, action_str, card_str, cards_of_mask, mask_to_cards,
 )
 from .rules import (
     FAILED_TO_FOLLOW, HandResult, Rules, game_outcome, illegal_card_reason, legal_cards_mask,
@@ -353,19 +353,19 @@ class SpadesGame:
 
     def _deal(self) -> None:
         perm = self.rng.permutation(NUM_CARDS).tolist()
-        first = (self.dealer + 1) & 3
+        first = NEXT_SEAT[self.dealer]
         hands = [0, 0, 0, 0]
         for i in range(4):
             m = 0
             for c in perm[i::4]:  # card i, i+4, ... goes to seat first + i (one at a time)
                 m |= 1 << c
-            hands[(first + i) & 3] = m
+            hands[SEATS_FROM[first][i]] = m
         self._start_hand(hands)
 
     def _start_hand(self, hands) -> None:
         self.hands = list(hands)
         self.phase = Phase.BIDDING
-        self.current_player = (self.dealer + 1) & 3
+        self.current_player = NEXT_SEAT[self.dealer]
         self.bids = [None, None, None, None]
         self.blind = [False, False, False, False]
         self.looked = [not self.rules.blind_nil] * 4
@@ -390,7 +390,7 @@ class SpadesGame:
     def current_trick(self) -> list[tuple[int, int]]:
         """Cards of the current trick in play order as ``(seat, card)``."""
         lead = self.trick_leader
-        return [((lead + i) & 3, c) for i, c in enumerate(self.trick)]
+        return list(zip(SEATS_FROM[lead], self.trick))
 
     @property
     def led_suit(self) -> int | None:
@@ -558,16 +558,15 @@ class SpadesGame:
             self.bids[p] = 0
         else:
             self.bids[p] = action - BID_OFFSET
-        nxt = (p + 1) & 3
-        if nxt != (self.dealer + 1) & 3:
+        nxt = NEXT_SEAT[p]
+        if nxt != NEXT_SEAT[self.dealer]:
             self.current_player = nxt
             return
         # Bidding is over: queue the Blind Nil exchanges, in bidding order.
         q: list[int] = []
-        for i in range(4):
-            s = (self.dealer + 1 + i) & 3
-            if self.blind[s] and not self.blind[(s + 2) & 3]:
-                q += [(s + 2) & 3] * 3 + [s] * 3
+        for s in SEATS_FROM[NEXT_SEAT[self.dealer]]:
+            if self.blind[s] and not self.blind[PARTNER[s]]:
+                q += [PARTNER[s]] * 3 + [s] * 3
         if q:
             self.exchange_queue = q
             self.phase = Phase.EXCHANGE
@@ -576,7 +575,7 @@ class SpadesGame:
             self._start_play()
 
     def _pass_card(self, p: int, card: int) -> None:
-        to = (p + 2) & 3
+        to = PARTNER[p]
         self.hands[p] &= ~(1 << card)
         self.hands[to] |= 1 << card
         self.exchanges.append((p, to, card))
@@ -588,7 +587,7 @@ class SpadesGame:
 
     def _start_play(self) -> None:
         self.phase = Phase.PLAY
-        self.current_player = self.trick_leader = (self.dealer + 1) & 3
+        self.current_player = self.trick_leader = NEXT_SEAT[self.dealer]
 
     def _play_card(self, p: int, card: int) -> None:
         self.moves.append(card)
@@ -608,7 +607,7 @@ class SpadesGame:
                                                      self.rules.forced_spade_lead_breaks)
         trick.append(card)
         if len(trick) < 4:
-            self.current_player = (p + 1) & 3
+            self.current_player = NEXT_SEAT[p]
             return
         w = trick_winner_unchecked(trick, self.trick_leader)
         self.tricks_won[w] += 1
@@ -631,7 +630,7 @@ class SpadesGame:
             self.phase = Phase.GAME_OVER
             self.current_player = -1
             return
-        self.dealer = (self.dealer + 1) & 3
+        self.dealer = NEXT_SEAT[self.dealer]
         self._deal()
 
     # ------------------------------------------------------------------ views
@@ -658,7 +657,7 @@ class SpadesGame:
             seat=seat, rules=self.rules, phase=int(self.phase), current_player=self.current_player,
             dealer=self.dealer, hand=hand, looked=self.looked[seat], bids=tuple(self.bids),
             blind=tuple(self.blind), tricks_won=tuple(self.tricks_won), trick_leader=lead,
-            current_trick=tuple(((lead + i) & 3, c) for i, c in enumerate(self.trick)),
+            current_trick=tuple(zip(SEATS_FROM[lead], self.trick)),
             play_history=tuple(self.plays), played=tuple(self.played), voids=tuple(self.voids),
             known_cards=tuple(known), hand_sizes=tuple(h.bit_count() for h in self.hands),
             spades_broken=self.spades_broken, trick_number=self.trick_number,

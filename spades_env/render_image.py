@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import SUIT_LETTERS, card_str
+from .cards import SUIT_LETTERS, TEAM, card_str
 
 IMAGE_WIDTH = 640
 IMAGE_HEIGHT = 480
@@ -103,7 +103,7 @@ def draw_table(game, viewer: int | None = None) -> np.ndarray:
         pos = (s - bottom) & 3
         x, y = panels[pos]
         to_act = s == game.current_player and not over
-        title = (f"Seat {s} (team {s & 1}){'  dealer' if s == game.dealer else ''}")
+        title = (f"Seat {s} (team {TEAM[s]}){'  dealer' if s == game.dealer else ''}")
         d.text((x, y), title, fill=_HILITE if to_act else _TEXT, font=_font(15))
         d.text((x, y + 18), f"bid {_bid_text(game.bids[s], game.blind[s])}   tricks "
                             f"{game.tricks_won[s]}", fill=_TEXT, font=_font(14))

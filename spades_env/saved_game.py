@@ -32,7 +32,10 @@ import json
 
 import numpy as np
 
-from .cards import BID_OFFSET, BLIND_NIL_ACTION, FULL_DECK, LOOK_ACTION, MAX_BID, NUM_CARDS
+from .cards import (
+    BID_OFFSET, BLIND_NIL_ACTION, FULL_DECK, LOOK_ACTION, MAX_BID, NEXT_SEAT, NUM_CARDS, PARTNER,
+    SEATS_FROM,
+)
 from .rules import HandResult, Rules, game_outcome, score_hand
 
 FORMAT_TAG = "spades_env.game"
@@ -116,7 +119,7 @@ def check_score_tables(tables, rules: Rules) -> None:
     for k, h in enumerate(tables):
         if h.hand_number != k:
             raise ValueError(f"score table {k} has hand number {h.hand_number}")
-        if not 0 <= h.dealer < 4 or (k and h.dealer != (tables[k - 1].dealer + 1) & 3):
+        if not 0 <= h.dealer < 4 or (k and h.dealer != NEXT_SEAT[tables[k - 1].dealer]):
             raise ValueError(f"score table {k}: the dealer does not rotate left hand by hand")
         if any(h.blind) and not rules.blind_nil:
             raise ValueError(f"score table {k} has a Blind Nil, which these rules do not allow")
@@ -179,7 +182,7 @@ def start_game(game_cls, initial: dict | None, rules: Rules | None = None, seed=
             tables = [HandResult.from_dict(h) for h in initial["hand_results"]]
             check_score_tables(tables, g.rules)
             if tables and (*_table_start(tables, len(tables), g.rules),
-                           (tables[-1].dealer + 1) & 3) != (g.scores, g.bags, g.dealer):
+                           NEXT_SEAT[tables[-1].dealer]) != (g.scores, g.bags, g.dealer):
                 raise ValueError("the totals, bags or dealer do not follow the last score table")
             g.hand_results = tables
             g.hand_number = len(tables)
@@ -331,12 +334,12 @@ def _hand_from_fields(game_cls, d: dict, rules: Rules):
     before = tables[:-1] if finished else tables
     if before or finished:
         scores, bags = _table_start(tables, len(before), rules)
-        dealer = (before[-1].dealer + 1) & 3 if before else tables[0].dealer
+        dealer = NEXT_SEAT[before[-1].dealer] if before else tables[0].dealer
     else:
         scores, bags, dealer = d["scores"], d["bags"], d["dealer"]
     deal = [hands[s] | played[s] for s in range(4)]
     for frm, to, c in reversed(passes):
-        if not (0 <= frm < 4 and to == (frm + 2) & 3 and 0 <= c < NUM_CARDS):
+        if not (0 <= frm < 4 and to == PARTNER[frm] and 0 <= c < NUM_CARDS):
             raise _corrupt("bad Blind Nil exchange record")
         if not (deal[to] >> c) & 1:
             raise _corrupt(f"card {c} is not with seat {to}, which it was passed to")
@@ -351,8 +354,7 @@ def _hand_from_fields(game_cls, d: dict, rules: Rules):
     # when the save finished it, is the one the moves append
     g.hand_number = len(before)
     moves = []  # (seat, action) of this hand, in order
-    for i in range(4):
-        s = (dealer + 1 + i) & 3
+    for s in SEATS_FROM[NEXT_SEAT[dealer]]:
         if rules.blind_nil:
             if blind[s]:
                 moves.append((s, BLIND_NIL_ACTION))

@@ -53,7 +53,7 @@ import numpy as np
 
 from spades_env import Rules, SpadesGame
 from spades_env.bots.pimc import MAX_SAMPLES, PIMCBot, best_candidate
-from spades_env.cards import BID_OFFSET
+from spades_env.cards import BID_OFFSET, TEAM
 from spades_env.engine import Phase
 from spades_env.fileio import (check_locked, files_in, locked_identity, npz_rows, read_npz,
                                write_atomic)
@@ -161,13 +161,13 @@ def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int
                 if bid_samples and view.phase == Phase.BIDDING and k < BIDS_PER_HAND:
                     bids, values = search.bid_values(view)
                     out["bid_values"][h, k, bids] = values
-                    if (p & 1) != team:
+                    if TEAM[p] != team:
                         a = BID_OFFSET + bids[best_candidate(list(range(len(bids))), values)]
             else:
                 cards, values = search.card_values(view)
                 if len(cards) > 1:
                     out["values"][h, k, cards] = values
-                if (p & 1) == team:
+                if TEAM[p] == team:
                     a = policy.act(view)
                     if len(cards) > 1:  # the played card's class (equivalence_classes), from
                         # the stored (float16) values, so the fields agree exactly

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from spades_env import Rules, SpadesGame
-from spades_env.cards import NUM_ACTIONS
+from spades_env.cards import NUM_ACTIONS, SEATS_FROM
 from spades_env.observation import OBS_SIZE, encode
 
 
@@ -229,6 +229,13 @@ def masks_to_bool(masks) -> np.ndarray:
     """52-bit hand masks (ints, ``SpadesGame.hands``) -> bool ``[..., 52]`` by card id."""
     m = np.asarray(masks, dtype=np.uint64)
     return (m[..., None] & _BITS) != 0
+
+
+def seat_priv(hands_mask, seat: int) -> np.ndarray:
+    """The other three hands from ``seat``'s side (left, partner, right): bool ``[156]`` from the
+    four 52-bit hand masks of ``SpadesGame.hands`` (the privileged critic's extra input)."""
+    h = masks_to_bool(hands_mask)
+    return h[list(SEATS_FROM[seat][1:])].reshape(-1)
 
 
 def env_hands(env) -> torch.Tensor:

@@ -27,7 +27,7 @@ import torch
 
 from spades_env import Rules, SpadesGame
 from spades_env.bots import make_bot, quoted_name
-from spades_env.cards import NUM_ACTIONS
+from spades_env.cards import NUM_ACTIONS, TEAM
 from spades_env.observation import OBS_SIZE, encode
 
 
@@ -83,7 +83,7 @@ def play_hands(games: list[SpadesGame], agent_team: list[int], net: NetPlayer, b
             g = games[i]
             p = g.current_player
             v = g.view(p)
-            if (p & 1) == agent_team[i]:
+            if TEAM[p] == agent_team[i]:
                 encode(v, obs[len(net_idx)])
                 mask[len(net_idx)] = False
                 mask[len(net_idx), list(v.legal_actions)] = True

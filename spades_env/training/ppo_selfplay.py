@@ -40,7 +40,7 @@ from torch import nn
 from spades_env import Rules
 from spades_env.agents.model import PRIV_SIZE, Agent, privileged_features
 from spades_env.bots import make_bot
-from spades_env.cards import NUM_ACTIONS, NUM_CARDS
+from spades_env.cards import NUM_ACTIONS, NUM_CARDS, TEAM
 from spades_env.observation import OBS_SIZE
 
 from .checkpoint import load_checkpoint, save_checkpoint
@@ -187,7 +187,7 @@ def rollout(env, cur, agent: Agent, opp: Opponents, store: Storage, args: Args,
                     - (team_points(hr.teams[1], args.bag_cost) - hr.teams[1].hand_points))
             for s in range(4):
                 if last[i, s] >= 0:
-                    store.reward[last[i, s]] += r_np[i, s] + (bag_fix if s % 2 == 0 else -bag_fix)
+                    store.reward[last[i, s]] += r_np[i, s] + (bag_fix if TEAM[s] == 0 else -bag_fix)
         for i in np.flatnonzero(d_np):
             for s in range(4):
                 if last[i, s] >= 0:

@@ -31,7 +31,7 @@ from spades_env.cards import NUM_ACTIONS
 from spades_env.fileio import write_atomic
 from spades_env.observation import OBS_SIZE, encode
 
-from .envs import randomize_start
+from .envs import randomize_start, seat_priv
 
 from spades_env.records import HAND_FORMAT as FORMAT  # noqa: F401 - the format is the library's
 from spades_env.records import HAND_VERSION as VERSION
@@ -121,7 +121,6 @@ def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
     ret = np.zeros(D, np.float32)
     priv = np.zeros((D, 3 * 52), bool)
     seats = np.zeros(MOVES_PER_HAND, np.int64)
-    from .envs import masks_to_bool
     for h in range(n):
         g = SpadesGame(rules, seed=int(rec["seed"][h]))
         g.scores = [int(x) for x in rec["scores"][h]]
@@ -135,7 +134,7 @@ def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
             obs[r] = row
             legal = list(v.legal_actions)
             mask[r, legal] = True
-            priv[r] = masks_to_bool(g.hands)[[(p + 1) & 3, (p + 2) & 3, (p + 3) & 3]].reshape(-1)
+            priv[r] = seat_priv(g.hands, p)
             a = int(act[r])
             if a not in v.legal_actions:
                 raise ValueError(f"record {h}: move {k} ({a}) is illegal in the replayed game")

@@ -22,19 +22,12 @@ from torch import nn
 from spades_env import Phase, Rules, SpadesGame
 from spades_env.agents.model import PRIV_SIZE, Agent, privileged_features
 from spades_env.bots import make_bot
-from spades_env.cards import NUM_ACTIONS
+from spades_env.cards import NUM_ACTIONS, TEAM
 from spades_env.observation import OBS_SIZE, encode
 
 from .config import Args
-from .envs import env_hands, masks_to_bool, randomize_start
+from .envs import env_hands, masks_to_bool, randomize_start, seat_priv
 from .teacher_records import team_points
-
-
-def seat_priv(hands_mask, seat: int) -> np.ndarray:
-    """The other three hands from ``seat``'s side (left, partner, right): bool ``[156]`` from the
-    four 52-bit hand masks of ``SpadesGame.hands`` (the privileged critic's extra input)."""
-    h = masks_to_bool(hands_mask)
-    return h[[(seat + 1) & 3, (seat + 2) & 3, (seat + 3) & 3]].reshape(PRIV_SIZE)
 
 
 def collect_teacher_data(teacher: str, hands: int, seed: int, rules: Rules,
@@ -101,7 +94,7 @@ def collect_teacher_data(teacher: str, hands: int, seed: int, rules: Rules,
             d = (team_points(hr.teams[0], bag_cost) - team_points(hr.teams[1], bag_cost)) \
                 * reward_scale
             for r, p in rec[i]:
-                ret_l[r] = d if (p & 1) == 0 else -d
+                ret_l[r] = d if TEAM[p] == 0 else -d
         for r in range(len(obs_l) - sum(len(x) for x in rec), len(obs_l)):
             obs_l[r] = obs_l[r].astype(np.float16)
     return {"obs": np.stack(obs_l).astype(np.float16), "mask": np.stack(mask_l),
