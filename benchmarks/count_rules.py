@@ -47,6 +47,11 @@ SIGNATURES = {
         "c": [r"broken\[i\]\s*=\s*1", r"broken\s*=\s*1;", r"brk\s*=\s*1", r"led\s*!=\s*3\s*;"],
         "torch": [r"_broken\.logical_or_"],
     },
+    "hand scoring (contract made or set)": {
+        "python": [r"10\s*\*\s*contract"],
+        "c": [r"10\s*\*\s*contract"],
+        "torch": [r"10\s*\*\s*contract"],
+    },
     "voids a play shows": {
         "python": [r"\|=\s*0b0111", r"voids\[\w+\]\s*\|=\s*1\s*<<", r"return\s+0b0111",
                    r"1\s*<<\s*led\w*\s+if"],
