@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import time
 
 import numpy as np
 import pytest
 from scipy import stats
 
+import spades_env as se
 from spades_env import Phase, Rules, SpadesGame
 from spades_env.arena import ArenaResult, main, play_match
+from spades_env.arena import main as arena_main
 from spades_env.bots import make_bot
 from spades_env.bots.heuristic import MediumBot
+from tests.helpers import _main, _one_line_error
 
 SHORT = Rules(target_score=150)
 
@@ -360,3 +365,56 @@ def test_cli_checks_bot_names_before_playing(capsys):
     assert main(["--team0", "mediun", "--team1", "easy", "--games", "2"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: unknown bot 'mediun'") and "game/s" not in err and "%|" not in err
+
+
+def test_arena_summary_percentage_matches_games_won():
+    # target 100 with a hand cap of 1: a game ends after hand 1 only if a team reaches 100
+    from spades_env.arena import play_match
+    res = play_match("random", "random", games=20, seed=3, rules=se.Rules(target_score=100),
+                     hand_cap=1)
+    a, b = res.sides
+    assert res.truncated > 0 and a.games_won + b.games_won + res.truncated == 20
+    line = next(ln for ln in res.summary().splitlines() if ln.startswith("games won"))
+    assert f"{a.games_won}/20 ({100 * a.games_won / 20:.1f}%)" in line
+    assert f"{b.games_won}/20 ({100 * b.games_won / 20:.1f}%)" in line
+    assert "win rate, draws as 1/2" in res.summary()
+
+
+def test_arena_cli_bad_json_folder_fails_before_playing(tmp_path, capsys):
+    rc = arena_main(["--team0", "medium", "--team1", "easy", "--games", "2", "--no-progress",
+                     "--json", str(tmp_path / "missing" / "out.json")])
+    assert rc == 2
+    captured = capsys.readouterr()
+    assert "no such folder" in captured.err and "arena:" not in captured.out
+
+
+def test_arena_cli_missing_checkpoint_is_a_clean_error(tmp_path, capsys):
+    rc = arena_main(["--team0", f"checkpoint:{tmp_path / 'nope.pt'}", "--team1", "easy",
+                     "--games", "2", "--no-progress"])
+    assert rc == 2
+    assert "no checkpoint" in capsys.readouterr().err
+
+
+def test_arena_json_target_is_checked_before_the_match(tmp_path, capsys):
+    for target, why in ((str(tmp_path), "is a folder"), (str(tmp_path) + "/", "names a folder"),
+                        ("/proc/spades_arena.json", "cannot write"),
+                        (str(tmp_path / "no" / "x.json"), "no such folder")):
+        t = time.time()
+        r = _main("spades_env.arena", "--team0", "random", "--team1", "random", "--games",
+                  "200", "--no-progress", "--json", target, capsys=capsys)
+        assert why in _one_line_error(r) and r.stdout == ""  # refused before playing
+        assert time.time() - t < 5
+
+
+@pytest.mark.parametrize("umask,mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_arena_json_file_mode_follows_the_umask(tmp_path, capsys, umask, mode):
+    out = tmp_path / "r.json"
+    old = os.umask(umask)
+    try:
+        r = _main("spades_env.arena", "--team0", "random", "--team1", "random", "--games", "2",
+                  "--no-progress", "--json", str(out), capsys=capsys)
+    finally:
+        os.umask(old)
+    assert r.returncode == 0, r.stderr
+    assert os.stat(out).st_mode & 0o777 == mode
+    assert os.listdir(tmp_path) == ["r.json"]

@@ -1,7 +1,9 @@
 """Cards, parsing, formatting and the fixed action id space (docs/rules.md: Notation and action ids)."""
 
+import numpy as np
 import pytest
 
+import spades_env as se
 from spades_env import (
     BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NUM_ACTIONS, Rank, Seat, Suit, action_str,
     bid_action, card_id, card_str, format_hand, mask_to_cards, parse_card, parse_cards,
@@ -107,3 +109,20 @@ def test_seat_tables_follow_the_table_of_docs_rules():
         assert PREV_SEAT[NEXT_SEAT[s]] == s and PARTNER[PARTNER[s]] == s
         assert TEAM[PARTNER[s]] == TEAM[s] and TEAM[NEXT_SEAT[s]] != TEAM[s]
         assert Seat(s).next == NEXT_SEAT[s] and Seat(s).partner == PARTNER[s]
+
+
+def test_bid_action_rejects_non_ints():
+    assert se.bid_action(np.int64(3)) == 55 and type(se.bid_action(np.int64(3))) is int
+    for bad in (3.0, True, None):
+        with pytest.raises(ValueError):
+            se.bid_action(bad)
+
+
+def test_card_helpers_reject_wrong_types_with_value_error():
+    assert se.card_str(np.int64(51)) == "AS" and se.parse_cards(("AS", "10h")) == [51, 34]
+    for bad in (True, None, 3.0):
+        with pytest.raises(ValueError):
+            se.card_str(bad)  # True gave "3C"; None and 3.0 a TypeError
+    for bad in (None, 5):
+        with pytest.raises(ValueError):
+            se.parse_cards(bad)  # was TypeError

@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 
+import spades_env as se
 from spades_env import (
     BLIND_NIL_ACTION, LOOK_ACTION, IllegalActionError, Phase, Rules, SpadesGame, bid_action,
     game_outcome, parse_card, parse_cards,
@@ -20,6 +21,8 @@ SUITS = {s: " ".join(r + s for r in "2 3 4 5 6 7 8 9 10 J Q K A".split()) for s 
 SPADES_AT_0 = [SUITS["S"], SUITS["H"], SUITS["D"], SUITS["C"]]
 # seat 1 all spades
 SPADES_AT_1 = [SUITS["H"], SUITS["S"], SUITS["D"], SUITS["C"]]
+# seat 0 all spades, seat 1 all hearts, seat 2 all diamonds, seat 3 all clubs
+SUIT_HANDS = [[c for c in range(52) if c // 13 == s] for s in (3, 2, 1, 0)]
 
 
 def play_hand(g, bids):
@@ -43,6 +46,14 @@ def random_game(seed, rules, max_hands=50):
         la = g.legal_actions()
         g.apply(la[int(rng.integers(len(la)))])
     return g
+
+
+def _play_suit_hand(g: SpadesGame, bids) -> None:
+    for b in bids:
+        g.apply(se.bid_action(b))
+    hn = g.hand_number
+    while g.hand_number == hn and not g.is_over:
+        g.apply(g.legal_actions()[0])
 
 
 # ---------------------------------------------------------------- game end
@@ -406,6 +417,24 @@ def test_tampered_save_raises_value_error(mutate):
         SpadesGame.from_json(text)
 
 
+def test_game_set_up_mid_way_round_trips_json():
+    # Hand 1 (dealer 3, bids 3 / Nil / Nil / Nil): seat 0 takes all 13 tricks.
+    # Team 0: contract 3 made with 10 overtricks: 30 + 10 = 40, 10 bags -> -100 (0 left),
+    # seat 2's Nil +100: hand 40. Team 1: two Nils made: +200.
+    first = SpadesGame.from_deal(SUIT_HANDS, dealer=3)
+    _play_suit_hand(first, (3, 0, 0, 0))
+    assert first.scores == [40, 200] and first.bags == [0, 0]
+    # Start hand 2 from a given deal carrying the earlier score table, as
+    # SpadesVectorEnv.get_game does, then save and load it.
+    g = SpadesGame.from_deal(SUIT_HANDS, dealer=0, scores=first.scores, bags=first.bags)
+    g.hand_results = list(first.hand_results)
+    g.hand_number = 1
+    g.apply(se.bid_action(2))  # seat 1 bids first (left of dealer 0)
+    g2 = SpadesGame.from_json(g.to_json())  # raised "does not replay" before the fix
+    assert g2.to_dict() == g.to_dict()
+    assert g2.hand_number == 1 and g2.hand_results[0].teams[1].hand_points == 200
+
+
 # ---------------------------------------------------------------- bad input to from_deal
 
 @pytest.mark.parametrize("hands,dealer,kwargs,match", [
@@ -467,3 +496,13 @@ def test_render_view_shows_only_own_hand():
     assert "Known voids: seat 1 void in ♥" in text
     assert "Score: team 0 0 (0 bags)" in text
     assert "Legal:" in text
+
+
+def test_render_of_a_finished_game_names_the_last_hand():
+    # From 480-0, the suit-split hand above gives team 0 +40: 520 wins after one hand.
+    g = SpadesGame.from_deal(SUIT_HANDS, dealer=3, scores=(480, 0))
+    _play_suit_hand(g, (3, 0, 0, 0))
+    assert g.is_over and g.winner == 0 and g.scores == [520, 200]
+    text = str(g)
+    assert text.startswith("Hand 1, dealer: seat 3, phase: game over")  # was "Hand 2"
+    assert "Trick 13: (hand over)" in text and "Trick 14" not in text

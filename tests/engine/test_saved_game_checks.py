@@ -318,3 +318,17 @@ def test_random_edits_of_saved_games_are_refused_or_load_whole():
             g.apply(rng.choice(g.legal_actions()))
         assert SpadesGame.from_json(g.to_json()).to_json() == g.to_json()
     assert refused > 400 and loaded > 20
+
+
+def test_a_saved_game_naming_a_base_class_generator_is_a_value_error():
+    base = json.loads(SpadesGame(seed=0).to_json())
+    for name in ("BitGenerator", "SeedSequence", "Generator", "RandomState", "__class__"):
+        for where in ("rng", "initial"):
+            d = json.loads(json.dumps(base))
+            (d["rng"] if where == "rng" else d["initial"]["rng"])["bit_generator"] = name
+            with pytest.raises(ValueError, match=f"unknown bit generator '{name}'"):
+                SpadesGame.from_json(json.dumps(d))
+    d = json.loads(json.dumps(base))
+    d["rng"]["bit_generator"] = "MT19937"      # a real generator with a foreign state
+    with pytest.raises(ValueError, match="bad MT19937 rng state"):
+        SpadesGame.from_json(json.dumps(d))

@@ -214,3 +214,19 @@ def test_observations_are_copies_and_in_space():
     assert b["observation"].max() <= 1.0
     assert raw.observation_space("player_0").contains(b)
     assert encode(raw.game.view(0)).tolist() == b["observation"].tolist()
+
+
+@pytest.mark.parametrize("fill", [0.0, np.nan, np.inf, -np.inf])
+def test_decode_refuses_vectors_that_are_no_observation(fill):
+    from spades_env.observation import OBS_SIZE, decode
+    with pytest.raises(ValueError, match="not an observation"):
+        decode(np.full(OBS_SIZE, fill))
+
+
+def test_decode_still_reads_real_observations():
+    from spades_env.observation import OBS_SIZE, decode, encode
+    g = SpadesGame(seed=3)
+    row = np.zeros(OBS_SIZE, np.float32)
+    encode(g.view(g.current_player), row)
+    d = decode(row)
+    assert d["bids"] == [(None, False)] * 4 and len(d["hand"]) == 13

@@ -26,6 +26,7 @@ from spades_env.play.replay import (  # noqa: E402
 )
 from spades_env.play.session import HUMAN_SEAT, LINEUPS, GameSession  # noqa: E402
 from spades_env.play.store import Store  # noqa: E402
+from tests.helpers import _run  # noqa: E402
 
 FAST = {k: {"partner": "medium", "opponents": "medium"} for k in ("easy", "medium", "hard",
                                                                    "insane")}
@@ -836,6 +837,18 @@ def test_cli_warns_off_localhost(monkeypatch, capsys, tmp_path):
     assert c.get("http://evil.example:8000/api/config").status_code == 400
     assert cli.is_local_host("127.0.0.1") and cli.is_local_host("localhost")
     assert cli.is_local_host("::1") and not cli.is_local_host("192.168.1.2")
+
+
+def test_play_db_whose_folder_cannot_be_created_is_one_error_line(tmp_path):
+    from spades_env.play.store import Store
+    (tmp_path / "afile").write_text("")
+    db = str(tmp_path / "afile" / "x.sqlite3")
+    with pytest.raises(ValueError, match=r"x\.sqlite3: cannot create its folder .*afile: "):
+        Store(db)
+    r = _run("-m", "spades_env", "play", "--no-browser", "--port", "8131", "--db", db)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().splitlines() == [f"error: {db}: cannot create its folder "
+                                             f"{tmp_path / 'afile'}: File exists"]
 
 
 # ---------------------------------------------------------------------- watch / replays

@@ -338,3 +338,25 @@ def test_score_records_that_outgrow_memory_are_refused_before_the_step(monkeypat
     monkeypatch.undo()
     env.step(env.sample_actions(gen))
     assert env._hist.shape[1] == 16 and int(env._hand_count.max()) == 9
+
+
+def test_rules_integer_switches_are_bounded():
+    """Rules accepted integers beyond int64, which the native kernel wrapped silently."""
+    from spades_env import Rules
+    from spades_env.rules import RULES_INT_MAX
+    for kw in ({"target_score": 2 ** 63}, {"bag_limit": 2 ** 63}, {"nil_bonus": RULES_INT_MAX + 1},
+               {"loss_threshold": -2 ** 63 - 5}):
+        with pytest.raises(ValueError, match="must be at (most|least)"):
+            Rules(**kw)
+    assert Rules(target_score=RULES_INT_MAX, loss_threshold=-RULES_INT_MAX).target_score == 10 ** 6
+
+
+def test_make_bot_rejects_bad_options_and_missing_checkpoint_with_value_error():
+    import pytest
+    from spades_env.bots import make_bot
+    with pytest.raises(ValueError, match="bad option for bot 'random'"):
+        make_bot("random", samples=5)
+    with pytest.raises(ValueError, match="bad option for bot 'easy'"):
+        make_bot("easy", samples=5)
+    with pytest.raises(ValueError, match="no checkpoint file"):
+        make_bot("checkpoint:/nonexistent/agent.pt")

@@ -1,6 +1,16 @@
-"""Checkpoint files: atomic writes, weights_only loads, clean errors on bad files, CheckpointBot."""
+"""Checkpoint files: atomic writes, weights_only loads, clean errors on bad files, CheckpointBot;
+the model shape, weights and tensors checked before anything is built or copied, integrity
+(CRC), foreign and special files, failed writes, stale temp files and file modes, and commands
+that would write over their own input."""
 
+import math
 import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+import zipfile
 
 import numpy as np
 import pytest
@@ -11,6 +21,11 @@ from spades_env.bots import make_bot
 from spades_env.training.checkpoint import build_agent, load_checkpoint, save_checkpoint
 from spades_env.agents.model import Agent
 from spades_env.bots.checkpoint_bot import CheckpointBot
+import spades_env.fileio as fio
+from spades_env.training import config as cfg
+from spades_env.training.ppo_selfplay import train
+from tests.helpers import ROOT, _main, _one_line_error
+from tests.training._runs import QUIET, SHIPPED, _tiny
 
 
 def _payload(agent):
@@ -238,3 +253,263 @@ def test_expected_state_allocates_nothing(monkeypatch):
     with torch.device("meta"):
         ref = Agent(hidden=[8], head_hidden=4)
     assert ref.trunk[0].weight.is_meta
+
+
+def _shipped():
+    d = load_checkpoint(SHIPPED)
+    return {k: v for k, v in d.items() if k not in ("format", "version")}
+
+
+def test_shipped_checkpoint_still_loads_and_plays():
+    bot = make_bot(f"checkpoint:{SHIPPED}")
+    g = SpadesGame(seed=0)
+    a = bot.act(g.view(g.current_player))
+    assert a in g.view(g.current_player).legal_actions
+
+
+@pytest.mark.parametrize("shape,match", [
+    ({"hidden": [-1], "head_hidden": 8}, "hidden"),
+    ({"head_hidden": 8}, "hidden"),
+    ({"hidden": 5, "head_hidden": 8}, "hidden"),
+    ({"hidden": "abc", "head_hidden": 8}, "hidden"),
+    ({"hidden": [64], "head_hidden": 0}, "head_hidden"),
+    ({"hidden": [12000, 12000], "head_hidden": 8}, "parameters"),
+    ({"hidden": [64], "head_hidden": 8, "evil": 1}, "evil"),
+    ([64, 8], "model_shape"),
+])
+def test_checkpoint_model_shape_is_checked_before_anything_is_built(tmp_path, shape, match):
+    p = str(tmp_path / "a.pt")
+    save_checkpoint(p, {**_shipped(), "model_shape": shape})
+    with pytest.raises(ValueError, match=match) as e:
+        make_bot("checkpoint:" + p)
+    assert "a.pt" in str(e.value)
+
+
+def test_huge_model_shape_without_weights_is_refused_at_once(tmp_path):
+    """A 12 KB file asking for 8000x8000 layers used to initialise them (seconds; minutes for
+    20000) before finding no weights; the shapes are now compared on the meta device."""
+    p = str(tmp_path / "huge.pt")
+    save_checkpoint(p, {**_shipped(), "model": {}, "model_shape": {"hidden": [8000, 8000],
+                                                                   "head_hidden": 8}})
+    t = time.time()
+    with pytest.raises(ValueError, match="do not match"):
+        make_bot("checkpoint:" + p)
+    assert time.time() - t < 2.0
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_non_finite_weights_are_refused(tmp_path, bad):
+    d = _shipped()
+    d["model"] = dict(d["model"])
+    k = sorted(d["model"])[1]
+    w = d["model"][k].clone()
+    w.view(-1)[3] = bad
+    d["model"][k] = w
+    p = str(tmp_path / "nan.pt")
+    save_checkpoint(p, d)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        make_bot("checkpoint:" + p)
+
+
+def test_weights_of_another_dtype_are_refused(tmp_path):
+    d = _shipped()
+    d["model"] = {k: v.double() for k, v in d["model"].items()}
+    p = str(tmp_path / "f64.pt")
+    save_checkpoint(p, d)
+    with pytest.raises(ValueError, match="f64.pt.*float64"):
+        load_checkpoint(p)
+
+
+def test_a_checkpoint_config_that_is_not_a_mapping_fails_cleanly(tmp_path, capsys):
+    p = str(tmp_path / "cfg.pt")
+    save_checkpoint(p, {**_shipped(), "config": "garbage"})
+    with pytest.raises(ValueError, match="config"):
+        load_checkpoint(p)
+    r = _main("spades_env.training.evaluate", p, "--vs", "random", "--games", "2", capsys=capsys)
+    assert "cfg.pt" in _one_line_error(r)
+
+
+def test_expanded_tensors_are_refused_before_anything_copies_them(tmp_path):
+    d = _shipped()
+    d["eval"] = [{"rows": [], "x": torch.zeros(1, dtype=torch.int64).expand(200_000_000, 4)}]
+    p = str(tmp_path / "bomb.pt")
+    save_checkpoint(p, d)
+    assert os.path.getsize(p) < 10 * 2**20
+    with pytest.raises(ValueError, match="bomb.pt.*storage"):
+        load_checkpoint(p)
+
+
+def test_checkpoint_sharing_one_list_2_ways_40_deep_is_refused_at_once(tmp_path, tiny):
+    """A 3 KB pickle whose memo shares one list two ways at each of 40 levels is 2**40 paths:
+    check_tensors stops at MAX_NODES values walked and names the file."""
+    from spades_env.agents.checkpoint import load_checkpoint
+    data = torch.load(tiny, weights_only=True)
+    x = []
+    for _ in range(40):
+        x = [x, x]
+    data["eval"] = x
+    p = tmp_path / "bomb.pt"
+    torch.save(data, str(p))
+    t = time.time()
+    with pytest.raises(ValueError, match=r"bomb\.pt: corrupt checkpoint: more than 200000 values"):
+        load_checkpoint(str(p))
+    assert time.time() - t < 5
+
+
+@pytest.mark.parametrize("where", [0.1, 0.5, 0.9])
+def test_a_flipped_bit_in_the_weights_is_detected(tmp_path, where):
+    with zipfile.ZipFile(SHIPPED) as z:
+        recs = sorted((i for i in z.infolist() if i.file_size > 64), key=lambda i: i.file_size)
+    raw = bytearray(open(SHIPPED, "rb").read())
+    for k, rec in enumerate((recs[-1], recs[len(recs) // 2])):
+        off = (rec.header_offset + 30 + len(rec.filename.encode()) + len(rec.extra)
+               + int(rec.file_size * where))
+        bad = bytearray(raw)
+        bad[off] ^= 1 << (k + 3)
+        p = tmp_path / f"flip{k}.pt"
+        p.write_bytes(bytes(bad))
+        with pytest.raises(ValueError, match=f"flip{k}.pt: corrupt checkpoint.*CRC"):
+            load_checkpoint(str(p))
+        with pytest.raises(ValueError, match="CRC"):
+            make_bot(f"checkpoint:{p}")
+
+
+FOREIGN = {
+    "text.pt": b"root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/bin/false\n",
+    "short.pt": b"JmyfxM7",
+    "nul.pt": b"\0" * 4096,
+    "pickle.pt": b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00K\x01.",
+    "json.pt": b'{"format": "spades_env.ppo_checkpoint", "version": 1}',
+}
+
+
+def _zip(path, members, method=zipfile.ZIP_STORED):
+    with zipfile.ZipFile(path, "w", method) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+
+
+def test_foreign_and_corrupt_files_are_value_errors_naming_the_file(tmp_path, capsys):
+    paths = []
+    for name, data in FOREIGN.items():
+        (tmp_path / name).write_bytes(data)
+        paths.append(tmp_path / name)
+    _zip(tmp_path / "emptyzip.pt", {})
+    _zip(tmp_path / "junkzip.pt", {"archive/data.pkl": b"\x80\x02}q\x00.", "archive/x": b"zz"})
+    _zip(tmp_path / "deflated.pt", {"archive/data.pkl": b"\0" * 100_000}, zipfile.ZIP_DEFLATED)
+    torch.save({"format": "spades_env.ppo_checkpoint", "version": 1, "model": {},
+                "model_shape": {}, "config": {}}, tmp_path / "noshape.pt")
+    (tmp_path / "dir.pt").mkdir()
+    raw = open(SHIPPED, "rb").read()
+    (tmp_path / "truncated.pt").write_bytes(raw[: len(raw) // 2])
+    paths += [tmp_path / n for n in ("emptyzip.pt", "junkzip.pt", "deflated.pt", "noshape.pt",
+                                     "dir.pt", "truncated.pt")]
+    for p in paths:
+        with pytest.raises(ValueError) as e:
+            load_checkpoint(str(p))
+        assert p.name in str(e.value), (p.name, e.value)
+        if p.name != "dir.pt":
+            with pytest.raises(ValueError):
+                make_bot(f"checkpoint:{p}")
+    r = _main("spades_env.arena", "--team0", f"checkpoint:{tmp_path / 'text.pt'}", "--team1",
+              "random", "--games", "2", "--no-progress", capsys=capsys)
+    assert "text.pt" in _one_line_error(r)
+
+
+def test_fifos_and_device_files_fail_at_once_instead_of_hanging(tmp_path):
+    """A named pipe given as a config or checkpoint used to block forever in open()."""
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="pipe.yaml: .*not a regular file"):
+        cfg.load_yaml(str(fifo))
+    for p in (str(fifo), "/dev/zero", str(tmp_path)):
+        with pytest.raises(ValueError, match="not a file"):
+            load_checkpoint(p)
+        with pytest.raises(ValueError):
+            train(_tiny(tmp_path), resume=p, **QUIET)
+
+
+def test_checkpoint_file_mode_follows_the_umask(tmp_path):
+    old = os.umask(0o027)
+    try:
+        save_checkpoint(str(tmp_path / "a.pt"), {"model": {}, "model_shape": {}, "config": {}})
+    finally:
+        os.umask(old)
+    assert os.stat(tmp_path / "a.pt").st_mode & 0o777 == 0o640
+
+
+@pytest.mark.slow
+def test_stale_temp_files_of_killed_saves_are_removed(tmp_path, monkeypatch):
+    import spades_env.fileio as fileio
+    folder = tmp_path / "ck"
+    folder.mkdir()
+    child = ("import torch, sys; from spades_env.training.checkpoint import save_checkpoint; "
+             "big = torch.randn(30_000_000); print('saving', flush=True); "
+             f"save_checkpoint({str(folder / 'latest.pt')!r}, {{'model': {{}}, 'model_shape': {{}}, "
+             "'config': {}, 'big': big})")
+    p = subprocess.Popen([sys.executable, "-c", child], cwd=ROOT, stdout=subprocess.PIPE,
+                         text=True)
+    assert p.stdout.readline().strip() == "saving"
+    time.sleep(0.4)
+    p.send_signal(signal.SIGKILL)  # killed in the middle of its save
+    p.wait()
+    old = time.time() - 3600
+    for name in (".tmp_999999999_0a1b2c.pt", ".tmp_kxq81z0w.pt"):  # a dead writer, an old-style
+        (folder / name).write_bytes(b"x" * 1000)
+        os.utime(folder / name, (old, old))
+    live = folder / f".tmp_{os.getpid()}_live.pt"  # a save in progress in a live process
+    live.write_bytes(b"x")
+    os.utime(live, (old, old))
+    monkeypatch.setattr(fileio, "STALE_SECONDS", 0.0)
+    save_checkpoint(str(folder / "other.pt"), {"model": {}, "model_shape": {}, "config": {}})
+    assert sorted(f for f in os.listdir(folder) if f.startswith(".tmp_")) == [live.name]
+
+
+def _cli(module, *argv, **kw):
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    return subprocess.run([sys.executable, "-m", module, *argv], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=300, **kw)
+
+
+@pytest.mark.slow
+def test_write_failures_are_one_clear_error(tmp_path, capsys):
+    # a folder as the export target, a name ending in /, a full disk (a file-size limit here)
+    for dst, why in ((str(tmp_path), "is a folder"), (str(tmp_path) + "/x/", "names a folder")):
+        r = _main("spades_env.training.export", SHIPPED, dst, capsys=capsys)
+        assert why in _one_line_error(r)
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+    r = _cli("spades_env.training.export", SHIPPED, str(tmp_path / "x.pt"), preexec_fn=limit)
+    assert "File too large" in _one_line_error(r)
+    assert os.listdir(tmp_path) == []  # no partial file, no temp file
+    with pytest.raises(OSError, match="could not write .*Is a directory"):
+        save_checkpoint(str(tmp_path), {"model": {}, "model_shape": {}, "config": {}})
+    # a checkpoint folder that cannot be created: one line, exit status 2
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    r = _main("spades_env.training.train", "--config", os.path.join(ROOT, "configs", "smoke.yaml"),
+              "--checkpoint_dir", str(blocker / "ck"), "--runs_dir", str(tmp_path / "runs"),
+              capsys=capsys)
+    assert "file" in _one_line_error(r)
+
+
+def test_no_command_writes_over_its_own_input(tiny, tmp_path):
+    from spades_env.training.export import main as export_main
+    before = open(tiny, "rb").read()
+    assert export_main([tiny, tiny]) == 2
+    os.link(tiny, tmp_path / "hard.pt")       # the same file under another name
+    assert export_main([tiny, str(tmp_path / "hard.pt")]) == 2
+    os.symlink(tiny, tmp_path / "soft.pt")
+    assert export_main([str(tmp_path / "soft.pt"), tiny]) == 2
+    assert open(tiny, "rb").read() == before
+    with pytest.raises(ValueError, match="is the input"):
+        fio.check_not_input(str(tmp_path / "hard.pt"), [tiny])
+    assert fio.check_not_input(str(tmp_path / "new.pt"), [tiny]) == str(tmp_path / "new.pt")
+
+
+def test_export_in_place_message(tiny, capsys):
+    from spades_env.training.export import main as export_main
+    assert export_main([tiny, tiny]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: destination {tiny}: it is the input {tiny} (the same file)")

@@ -1,16 +1,22 @@
-"""Training config: YAML mirrors the dataclass, unknown keys are rejected, the CLI overrides."""
+"""Training config: YAML mirrors the dataclass, unknown keys are rejected, the CLI overrides; every
+field has its row of checks, and hostile values and bad config files are refused from every
+source (YAML aliases, a field set twice and base-60 numbers included)."""
 
 import argparse
 import ast
+import dataclasses
 import glob
 import inspect
+import math
 import os
+import time
 
 import pytest
 import yaml
 
 from spades_env.training import config as cfg
 from spades_env.training.config import Args
+from tests.helpers import _main, _one_line_error
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -168,3 +174,134 @@ def test_each_field_is_declared_once_with_its_check():
     assert (row.kind, row.lo, row.hi, row.resume) == ("float", 0.0, 1.0, "fixed")
     assert cfg.FIELD_CHECKS["total_decisions"].resume == "free"
     assert Args().hidden == [512, 256] and Args().hidden is not Args().hidden  # a fresh list each
+
+
+def test_every_args_field_has_a_row_in_the_table():
+    """A new ``Args`` field must get its type, range and resume policy in FIELD_CHECKS."""
+    assert set(cfg.FIELD_CHECKS) == {f.name for f in dataclasses.fields(cfg.Args)}
+    for name, row in cfg.FIELD_CHECKS.items():
+        assert row.kind in ("int", "float", "bool", "str", "list[int]", "list[str]"), name
+        assert row.resume in ("fixed", "free", "process"), name
+        cfg.check_field(name, getattr(cfg.Args(), name))  # every default passes its own row
+    table = cfg.field_table()
+    assert all(f"| {n} |" in table for n in cfg.FIELD_CHECKS)
+    assert "| max_grad_norm | float | a finite number in (0, 1000000000] |" in table
+
+
+HOSTILE = [
+    ("max_grad_norm", -1.0), ("max_grad_norm", 0.0), ("max_grad_norm", math.inf),
+    ("lr", math.inf), ("lr", math.nan), ("lr", 0.0), ("lr", -1e-4), ("bc_lr", math.inf),
+    ("clip_coef", -1.0), ("clip_coef", 0.0), ("vf_coef", math.nan), ("ent_coef", math.nan),
+    ("ent_coef", -0.5), ("bc_value_coef", math.inf), ("ppo_teacher_coef", -1.0),
+    ("gamma", 1.5), ("gae_lambda", -0.1), ("target_kl", math.nan), ("reward_scale", 0.0),
+    ("random_start", math.nan), ("opponent_share", 2.0), ("max_minutes", -5.0),
+    ("head_hidden", 0), ("head_hidden", -1), ("head_hidden", 10**9), ("head_hidden", True),
+    ("hidden", [True]), ("hidden", [0]), ("hidden", [-3]), ("hidden", [1.5]), ("hidden", "abc"),
+    ("hidden", 5), ("hidden", [64] * 17), ("hidden", [100_000]), ("hidden", [8000, 8000, 8000]),
+    ("bc_batch", 0), ("num_minibatches", 0), ("update_epochs", 0), ("num_envs", 0),
+    ("num_envs", 10**9), ("num_steps", -1), ("total_decisions", 0), ("seed", -1),
+    ("seed", 2**64), ("save_every", 0), ("pool_every", 0), ("pool_size", -1),
+    ("device", "bogus"), ("device", "cuda:x"), ("device", "mps"), ("device", 3),
+    ("name", "../outside"), ("name", "a/b"), ("name", ""), ("name", ".hidden"), ("name", "x" * 200),
+    ("runs_dir", ""), ("checkpoint_dir", "a\0b"),
+    ("pool_bots", ["medum"]), ("pool_bots", "random"), ("pool_bots", [3]),
+    ("eval_opponents", ["checkpoint:"]), ("eval_opponents", ["random"] * 33),
+    ("bc_teacher", "hrad"), ("vector_env", "gpu"), ("rules", "chess"), ("anneal_lr", 1),
+    ("progress", "yes"),
+]
+
+
+@pytest.mark.parametrize("field,value", HOSTILE, ids=[f"{f}={v!r}"[:40] for f, v in HOSTILE])
+def test_hostile_config_values_are_refused_everywhere(tmp_path, field, value):
+    with pytest.raises(ValueError, match=field):
+        cfg.from_dict({field: value})
+    # a config stored in a checkpoint goes through the same rows
+    with pytest.raises(ValueError, match=field):
+        cfg.resume_args({**cfg.to_dict(cfg.Args()), field: value}, cfg.Args(), "x.pt")
+    with pytest.raises(ValueError, match=field):
+        cfg.validate(dataclasses.replace(cfg.Args(), **{field: value}))
+
+
+def test_hostile_values_from_yaml_and_the_command_line(tmp_path, capsys):
+    path = tmp_path / "c.yaml"
+    for text, field in (("max_grad_norm: -1", "max_grad_norm"), ("lr: .inf", "lr"),
+                        ("vf_coef: .nan", "vf_coef"), ("hidden: [64, 0]", "hidden"),
+                        ("name: ../../etc", "name")):
+        path.write_text(text + "\n")
+        with pytest.raises(ValueError, match=field) as e:
+            cfg.load_yaml(str(path))
+        assert "c.yaml" in str(e.value)
+    r = _main("spades_env.training.train", "--max_grad_norm", "-1", capsys=capsys)
+    assert "max_grad_norm" in _one_line_error(r)
+    r = _main("spades_env.training.train", "--set", "hidden=[64, true]", capsys=capsys)
+    assert "hidden" in _one_line_error(r)
+
+
+def test_bad_config_files_are_value_errors_naming_the_file(tmp_path, capsys):
+    cases = {"missing.yaml": None, "dir.yaml": "dir", "binary.yaml": b"\xff\xfe\x00garbage",
+             "deep.yaml": ("[" * 5000 + "]" * 5000).encode(), "list.yaml": b"- 1\n- 2\n",
+             "intkey.yaml": b"1: 2\n", "big.yaml": b"# x\n" * 300_000,
+             "tabs.yaml": b"name: [unclosed\n"}
+    for name, data in cases.items():
+        p = tmp_path / name
+        if data == "dir":
+            p.mkdir()
+        elif data is not None:
+            p.write_bytes(data)
+        with pytest.raises(ValueError) as e:
+            cfg.load_yaml(str(p))
+        assert name in str(e.value), (name, e.value)
+    r = _main("spades_env.training.train", "--config", str(tmp_path / "missing.yaml"), capsys=capsys)
+    assert "missing.yaml" in _one_line_error(r)
+    r = _main("spades_env.training.train", "--lr", "[1,", capsys=capsys)
+    _one_line_error(r)
+
+
+def test_a_config_that_sets_a_field_twice_is_refused(tmp_path):
+    from spades_env.training.config import apply_overrides, Args, load_yaml
+    p = tmp_path / "dup.yaml"
+    p.write_text("name: dup\nlr: 0.0001\ntotal_decisions: 1000\nlr: 0.5\n")
+    with pytest.raises(ValueError, match=f"^{p}: field 'lr' is set twice \\(lines 2 and 4\\)$"):
+        load_yaml(str(p))
+    with pytest.raises(ValueError, match="field 'a' is set twice"):
+        apply_overrides(Args(), ["eval_opponents={a: 1, a: 2}"])
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path):
+    from spades_env.training.config import Args, apply_overrides, load_yaml
+    items = ["&b0 [random, random]"] + [f"&b{i} [*b{i-1}, *b{i-1}]" for i in range(1, 28)]
+    p = tmp_path / "bomb.yaml"
+    p.write_text("name: bomb\neval_opponents: [" + ", ".join(items) + "]\n")
+    t = time.time()
+    with pytest.raises(ValueError, match=r"aliases \(\*b0\) are not allowed in a config"):
+        load_yaml(str(p))
+    with pytest.raises(ValueError, match=r"aliases \(\*x\) are not allowed"):
+        apply_overrides(Args(), ["pool_bots=[&x [random], *x]"])
+    assert time.time() - t < 2
+
+
+def test_a_shared_nested_value_is_refused_without_expanding_it():
+    """A checkpoint's pickled config can hold a list shared 2**30 times: the error must not
+    render it (nor must to_dict ever see it)."""
+    from spades_env.training.config import from_dict
+    x = ["random", "random"]
+    for _ in range(30):
+        x = [x, x]
+    t = time.time()
+    for field in ("eval_opponents", "hidden", "pool_bots"):
+        with pytest.raises(ValueError) as e:
+            from_dict({field: x})
+        assert len(str(e.value)) < 300 and field in str(e.value)
+    assert time.time() - t < 2
+
+
+def test_yaml_base_60_numbers_are_strings_the_field_check_refuses(tmp_path):
+    from spades_env.training.config import load_yaml, parse_value, safe_yaml
+    assert safe_yaml("a: 1:30\nb: 1:30.5\nc: 190\nd: 1.5") == {"a": "1:30", "b": "1:30.5",
+                                                               "c": 190, "d": 1.5}
+    p = tmp_path / "c.yaml"
+    p.write_text("num_envs: 1:30\n")
+    with pytest.raises(ValueError, match=r"c\.yaml: config field 'num_envs' must be an integer, "
+                                         r"got '1:30'"):
+        load_yaml(str(p))
+    assert parse_value("1:30") == "1:30"  # --set num_envs=1:30 is refused by the same check

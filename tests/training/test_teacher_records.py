@@ -1,5 +1,10 @@
 """Teacher records (spades_env/training/teacher_records.py): shipped file valid, reproducible from seeds,
-replayable, corrupt files refused."""
+replayable, corrupt files refused; the command's options, folders and merge targets checked before
+any work, its chunks kept on Ctrl-C, and chunk folders never read as glob patterns."""
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -7,6 +12,10 @@ import pytest
 from spades_env.observation import OBS_SIZE
 from spades_env.training.teacher_records import (MOVES_PER_HAND, generate_chunk, load_records, replay,
                                       save_records, team_points)
+import spades_env.fileio as fio
+import spades_env.records as records
+from tests.helpers import ROOT
+from tests.training._records import _teacher_fields
 
 SHIPPED = "checkpoints/records/hard_records.npz"
 
@@ -62,3 +71,88 @@ def test_corrupt_and_foreign_files_are_value_errors(tmp_path):
     moved["moves"][0, 10] = moved["moves"][0, 11]  # a card played twice
     with pytest.raises(ValueError, match="illegal"):
         replay({**moved, "rules": "standard"})
+
+
+@pytest.mark.parametrize("args,match", [
+    (["--workers", "0"], r"--workers must be an integer in \[1, 64\], got 0"),
+    (["--teacher", "bogus"], "--teacher 'bogus': unknown bot 'bogus'"),
+    (["--chunk-hands", "-1"], "--chunk-hands must be an integer"),
+    (["--seed", "-1"], "--seed must be an integer"),
+    (["--chunks", "0"], r"--chunks must be an integer in \[1, 100000\], got 0"),
+    (["--random-start", "nan"], "--random-start must be a number in"),
+])
+def test_teacher_records_refuses_bad_options_before_any_work(tmp_path, capsys, args, match):
+    from spades_env.training.teacher_records import main
+    folder = tmp_path / "f"
+    base = {"--teacher": "random", "--chunks": "1", "--chunk-hands": "1", "--workers": "1"}
+    for k, v in zip(args[::2], args[1::2]):
+        base[k] = v
+    argv = [x for kv in base.items() for x in kv] + ["--folder", str(folder)]
+    assert main(argv) == 2
+    import re
+    assert re.match(f"error: {match}", capsys.readouterr().err)
+    assert not folder.exists()
+
+
+def test_teacher_records_folder_and_merge_targets(tmp_path, capsys):
+    from spades_env.training.teacher_records import main, save_records
+    (tmp_path / "afile").write_text("x")
+    assert main(["--teacher", "random", "--chunks", "1", "--folder", str(tmp_path / "afile")]) == 2
+    assert "--folder" in capsys.readouterr().err
+    good = tmp_path / "good"
+    rec = {k: v for k, v in _teacher_fields().items() if k in ("seed", "scores", "bags", "moves")}
+    save_records(str(good / "chunk_00000.npz"), rec, "random")
+    outdir = tmp_path / "outdir"
+    outdir.mkdir()
+    assert main(["--merge", str(outdir), "--folder", str(good)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+    assert main(["--merge", str(good / "chunk_00000.npz"), "--folder", str(good)]) == 2
+    assert "is the input" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["afile", "good", "outdir"]
+    assert sorted(os.listdir(good)) == ["chunk_00000.npz"]
+    assert main(["--merge", str(tmp_path / "m.npz"), "--folder", str(tmp_path / "none")]) == 2
+    assert "no chunks" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_teacher_records_ctrl_c_is_one_line_and_keeps_the_chunks(tmp_path):
+    import signal
+    p = subprocess.Popen(
+        [sys.executable, "-m", "spades_env.training.teacher_records", "--teacher", "random", "--chunks",
+         "1000", "--chunk-hands", "20", "--workers", "1", "--folder", str(tmp_path / "f")],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        first = p.stdout.readline()        # a chunk is done
+        assert "chunk_00000.npz" in first
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert p.returncode == 130 and "Traceback" not in err, err
+    assert err.startswith(f"interrupted: the finished chunks are kept in {tmp_path / 'f'}")
+    assert "chunk_00000.npz" in os.listdir(tmp_path / "f")
+    assert ".lock" not in os.listdir(tmp_path / "f")
+
+
+def test_teacher_records_refuses_a_chunk_of_another_teacher(tmp_path):
+    from spades_env.training.teacher_records import _worker, save_records
+    rec = {k: v for k, v in _teacher_fields().items() if k in ("seed", "scores", "bags", "moves")}
+    save_records(str(tmp_path / "chunk_00000.npz"), rec, "random")
+    with pytest.raises(ValueError, match="belongs to another run .teacher 'random'"):
+        _worker(("easy", 2, 7, 0, 0.5, str(tmp_path)))
+
+
+def test_folder_names_are_never_glob_patterns(tmp_path):
+    from spades_env.training.teacher_records import merge_folder, save_records
+    folder = tmp_path / "run [1]?*"
+    folder.mkdir()
+    rec = {k: v for k, v in _teacher_fields().items() if k in ("seed", "scores", "bags", "moves")}
+    save_records(str(folder / "chunk_00000.npz"), rec, "random")
+    save_records(str(folder / "chunk_00001.npz"), rec, "random")
+    (folder / "notes.txt").write_text("x")
+    assert fio.files_in(str(folder), "chunk_", ".npz") == [str(folder / "chunk_00000.npz"),
+                                                      str(folder / "chunk_00001.npz")]
+    out = tmp_path / "merged.npz"
+    assert merge_folder(str(folder), str(out)) == {"hands": 4, "chunks": 2}
+    assert len(records.load_hand_records(str(out))["seed"]) == 4

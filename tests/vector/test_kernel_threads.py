@@ -8,6 +8,8 @@ The chooser is tested on modelled call times (deterministic); the machine's real
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -189,3 +191,42 @@ def test_on_a_noisy_idle_host_two_threads_stay_within_5_percent_of_always_two(se
     times = _host(seed, 40_000, busy=False)
     total, _ = _run(ThreadChooser(2), lambda k, t: times[k][t - 1], 40_000)
     assert total <= 1.05 * sum(b for _, b in times), total / sum(b for _, b in times)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_fork_after_a_multithreaded_kernel_does_not_hang():
+    """A child forked after the kernel ran with threads=2 hung in its next OpenMP region (the
+    kernel shares torch's libgomp, whose thread pool does not survive fork). Such a child now
+    runs serial, in the kernel and in torch."""
+    import time
+    env = SpadesVectorEnv(64, seed=0, threads=2)
+    env.reset()
+    for _ in range(20):
+        env.step(env.sample_actions())
+    pid = os.fork()
+    if pid == 0:  # child: a big torch op and both envs must finish
+        code = 1
+        try:
+            other = SpadesVectorEnv(256, seed=1, threads=2)
+            other.reset()
+            torch.rand(300, 300) @ torch.rand(300, 300)
+            for _ in range(60):
+                env.step(env.sample_actions())
+                other.step(other.sample_actions())
+            code = 0 if env.threads == other.threads == torch.get_num_threads() == 1 else 2
+        finally:
+            os._exit(code)
+    deadline = time.time() + 60
+    status = None
+    while time.time() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung")
+    assert os.waitstatus_to_exitcode(status) == 0
+    if env.threads == 2:  # the parent keeps its threads
+        env.step(env.sample_actions())

@@ -475,3 +475,21 @@ def test_parity_failed_nil_tricks_count(backend):
     stats = _play_and_compare(env, hands=2, seed=9, check_get_game=(0,))
     assert stats["truncated"] == 200
 
+
+def test_vector_native_under_float64_default_dtype():
+    """torch.set_default_dtype(float64) made the native kernel read float64 memory as float32
+    (illegal sampled ids, other deals, float64 rewards)."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        envs = [SpadesVectorEnv(16, seed=2, backend=b) for b in ("native", "torch")]
+        outs = [e.reset() for e in envs]
+        for _ in range(60):
+            assert torch.equal(outs[0][0], outs[1][0]) and torch.equal(outs[0][1], outs[1][1])
+            acts = [e.sample_actions(torch.Generator().manual_seed(1)) for e in envs]
+            assert torch.equal(acts[0], acts[1])
+            assert outs[0][1].gather(1, acts[0][:, None]).all()
+            outs = [e.step(a) for e, a in zip(envs, acts)]
+            assert outs[0][3].dtype == torch.float32 and outs[1][3].dtype == torch.float32
+    finally:
+        torch.set_default_dtype(old)

@@ -155,6 +155,98 @@ def test_an_env_before_its_first_reset_saves_and_loads():
         env.step([52, 52])
 
 
+def test_vector_load_state_dict_corrupt_generator_leaves_state_unchanged():
+    env = SpadesVectorEnv(3, seed=1)
+    env.reset()
+    saved = env.state_dict()
+    env.step(env.current()[1].int().argmax(1))
+    before = env.current()[0].clone()
+    step_before = env.hand_step
+    with pytest.raises(ValueError, match="corrupt"):
+        env.load_state_dict(dict(saved, gen=torch.zeros(3, dtype=torch.uint8)))
+    with pytest.raises(ValueError, match="corrupt"):
+        env.load_state_dict({k: v for k, v in saved.items() if k != "started"})
+    assert env.hand_step == step_before == 1
+    assert torch.equal(env.current()[0], before)
+
+
+def test_vector_corrupt_state_dict_values_are_refused():
+    """A state with a short score history, an out-of-range hand count or seat crashed the
+    native kernel (glibc abort / segfault); every index-like value is range-checked now."""
+    env = SpadesVectorEnv(4, seed=1)
+    env.reset()
+    for _ in range(70):
+        env.step(env.sample_actions())
+    good = env.state_dict()
+    cases = {
+        "_hist": good["_hist"][:1],
+        "_cur": torch.full_like(good["_cur"], 1000),
+        "_hand_count": torch.full_like(good["_hand_count"], -50),
+        "_trick_obs": torch.full_like(good["_trick_obs"], 10 ** 6),
+    }
+    for k, v in cases.items():
+        bad = dict(good, **{k: v})
+        with pytest.raises(ValueError, match="corrupt vector-env state"):
+            env.load_state_dict(bad)
+    bad = dict(good, _hist=good["_hist"].float())
+    with pytest.raises(ValueError, match="_hist"):
+        env.load_state_dict(bad)
+    bad = dict(good, t=True)
+    with pytest.raises(ValueError, match="hand step t must be an int"):
+        env.load_state_dict(bad)
+    env.load_state_dict(good)  # and the good one still loads
+    env.step(env.sample_actions())
+
+
+def test_vector_score_records_do_not_wrap():
+    """Score records were int32: with large switches and no hand cap the totals wrapped after a
+    few hundred hands (a total of -2.2e9 reported as +2.1e9). They are int64 now (here: a game
+    restored after 166 hands whose totals are just past the int32 range plays one more hand), and
+    an old int32 history still loads (widened). The restored state is one the rules reach (every
+    score record is the scoring of its bids and tricks)."""
+    from spades_env import Rules, score_hand
+    # team 0 bids Nil twice and seat 0 takes all 13 tricks: -1e6 + 1e6 (the Nils) and 13 bags at
+    # a bag limit of 1: -13e6 a hand; team 1 is set on 6: -60
+    rules = Rules(bag_limit=1, bag_penalty=10 ** 6, nil_bonus=10 ** 6)
+    bids, tricks, hands = [0, 3, 0, 3], [13, 0, 0, 0], 166
+    for backend in ("native", "torch"):
+        env = SpadesVectorEnv(8, seed=0, max_hands=None, rules=rules, backend=backend)
+        env.reset()
+        state = env.state_dict()
+        SpadesVectorEnv(8, seed=0, max_hands=None, rules=rules, backend=backend).load_state_dict(
+            {**state, "_hist": state["_hist"].to(torch.int32)})  # a version-1.1 state
+        hist = torch.zeros((8, 256, 27), dtype=torch.int64)
+        totals, bags = [0, 0], [0, 0]
+        for h in range(hands):
+            t0, t1 = score_hand(bids, tricks, bags, rules, scores_before=totals)
+            dealer = (state["_dealer"] - hands + h) % 4
+            team = [[t.contract, t.contract_points, -1 if t.made is None else int(t.made), t.bags,
+                     t.nil_points, t.bag_penalty, t.hand_points, t.total, t.bags_after]
+                    for t in (t0, t1)]
+            hist[:, h, 0] = dealer
+            hist[:, h, 1:] = torch.tensor(bids + tricks + team[0] + team[1])
+            totals, bags = [t0.total, t1.total], [t0.bags_after, t1.bags_after]
+        assert totals[0] < -2 ** 31
+        state.update(_hist=hist, _hand_count=torch.full((8,), hands),
+                     _scores=torch.tensor([totals] * 8), _bags=torch.tensor([bags] * 8))
+        side = state["_side"].clone()  # the score features of every observer (mine, theirs)
+        for o in range(4):
+            mine, theirs = totals[o & 1], totals[1 - (o & 1)]
+            side[:, o, 0] = torch.tensor(mine, dtype=torch.float64).div(500).float()
+            side[:, o, 1] = torch.tensor(theirs, dtype=torch.float64).div(500).float()
+        state["_side"] = side
+        env.load_state_dict(state)
+        gen = torch.Generator().manual_seed(0)
+        for _ in range(56):
+            obs, mask, seat, rew, done, info = env.step(env.sample_actions(gen))
+        assert not done.any() and env._hist.dtype == torch.int64
+        for i in range(8):
+            hr = env.get_game(i).hand_results[-1]
+            pts = info["hand_points"][i].tolist()
+            assert [hr.teams[0].total, hr.teams[1].total] == env.scores[i].tolist()
+            assert env.scores[i].tolist() == [totals[0] + pts[0], totals[1] + pts[1]]
+
+
 # ------------------------------------------------------------------ batch size and memory
 def test_the_package_keeps_the_modules_import_paths():
     """What ``spades_env.vector`` offered as one module still imports from the package: the very
