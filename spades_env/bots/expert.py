@@ -46,7 +46,7 @@ import torch
 
 from ..agents import SHIPPED_CHECKPOINT
 from ..agents.checkpoint import build_agent, load_checkpoint
-from ..cards import BID_OFFSET, LOOK_ACTION, NEXT_SEAT, NUM_CARDS
+from ..cards import BID_OFFSET, LOOK_ACTION, NEXT_SEAT, NUM_CARDS, SEATS_FROM, TEAM
 from ..devices import check_device
 from ..engine import Phase, SpadesGame
 from ..observation import OFFSETS, encode
@@ -57,6 +57,7 @@ DEFAULT_CHECKPOINT = SHIPPED_CHECKPOINT
 """the network ``make_bot("expert")`` uses when no ``checkpoint`` is given (the shipped agent)."""
 
 INFERENCE = ("network", "bids", "none")
+LEAVES = ("playout", "critic")
 BID_MODELS = ("network", "formula", "none")
 _HAND = OFFSETS["hand"]
 
@@ -252,6 +253,14 @@ class ExpertBot(PIMCBot):
         min_ess: the power is lowered until the weighted deals' effective sample size is at
             least this fraction (0..1) of the deals drawn (``tempered_weights``).
         floor: weight (0..1) of a uniform choice among the legal actions mixed into the policy.
+        leaf: how a (deal, candidate) pair is valued: ``"playout"`` (default: the rule-based
+            play-out to the end of the hand, as ``insane``) or ``"critic"``: that value mixed with
+            the network's privileged critic right after the candidate card (``critic_values``),
+            ``leaf_weight`` of the critic, while fewer than ``leaf_tricks`` tricks have been
+            played (later the play-outs, and the exact endgame, are better leaves).
+        leaf_weight: the critic's share (0..1) with ``leaf="critic"``.
+        leaf_tricks: with ``leaf="critic"``, the critic is mixed in before this many tricks
+            (0..13) have been played.
         device: torch device of the network. threads: torch CPU threads while scoring.
     Raises:
         ValueError: a bad option or device, no checkpoint at ``checkpoint``, or a corrupt, foreign
@@ -263,13 +272,20 @@ class ExpertBot(PIMCBot):
     def __init__(self, seed=None, checkpoint=None, samples: int = 400, bid_samples: int = 240,
                  endgame_tricks: int = 3, inference: str = "network", inference_factor: int = 4,
                  temper: float = 1.0, floor: float = 0.02, min_ess: float = 0.25,
-                 bid_model: str = "formula", bid_shade: float = 0.5,
+                 bid_model: str = "formula", bid_shade: float = 0.5, leaf: str = "playout",
+                 leaf_weight: float = 0.5, leaf_tricks: int = 8,
                  device: str = "cpu", threads: int | None = 1, **kw):
         if inference not in INFERENCE:
             raise ValueError(f"inference must be one of {list(INFERENCE)}, got {inference!r}")
         if bid_model not in BID_MODELS:
             raise ValueError(f"bid_model must be one of {list(BID_MODELS)}, got {bid_model!r}")
-        for nm, v in (("temper", temper), ("floor", floor), ("min_ess", min_ess)):
+        if leaf not in LEAVES:
+            raise ValueError(f"leaf must be one of {list(LEAVES)}, got {leaf!r}")
+        if isinstance(leaf_tricks, (bool, np.bool_)) or not isinstance(leaf_tricks, (int, np.integer)) \
+                or not 0 <= leaf_tricks <= 13:
+            raise ValueError(f"leaf_tricks must be an int in 0..13, got {leaf_tricks!r}")
+        for nm, v in (("temper", temper), ("floor", floor), ("min_ess", min_ess),
+                      ("leaf_weight", leaf_weight)):
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
                                                                      np.floating)) \
                     or not 0 <= v <= 1:
@@ -300,6 +316,12 @@ class ExpertBot(PIMCBot):
         data = load_checkpoint(path, map_location=device)
         self.likelihood = PolicyLikelihood(build_agent(data, device, path),
                                            None if threads is None else int(threads))
+        if leaf == "critic" and self.likelihood.agent.critic is None:
+            raise ValueError(f"expert: leaf='critic' needs a network with a privileged critic; "
+                             f"{path!r} has none (critic_hidden is empty)")
+        self.leaf = leaf
+        self.leaf_weight = float(leaf_weight)
+        self.leaf_tricks = int(leaf_tricks)
         self._evidence_key = None
         self._evidence = _Evidence()
 
@@ -391,6 +413,81 @@ class ExpertBot(PIMCBot):
         ll = self.likelihood.log_likelihood(ev, np.asarray(deals, dtype=np.uint64), self.floor)
         return tempered_weights(ll[:, first:].sum(-1), self.temper, self.min_ess, base)
 
+    # ------------------------------------------------------------------ leaves
+    def _leaf_values(self, view, cands, deals, playout_values) -> list:
+        """With ``leaf="critic"`` and fewer than ``leaf_tricks`` tricks played (no Blind Nil this
+        hand): ``(1 - leaf_weight)`` of each play-out's value plus ``leaf_weight`` of the critic's
+        (``critic_values``); else the play-outs' values."""
+        if self.leaf != "critic" or view.trick_number >= self.leaf_tricks \
+                or self.leaf_weight == 0 or any(view.blind) or not deals:
+            return playout_values
+        critic = self.critic_values(view, cands, [d for d, _w in deals])
+        w = self.leaf_weight
+        pv = np.asarray(playout_values, dtype=np.float64).reshape(len(deals), len(cands))
+        return ((1 - w) * pv + w * critic).reshape(-1).tolist()
+
+    def position(self, view, deal) -> SpadesGame:
+        """The game at ``view``'s position with the hidden hands of ``deal`` (4 hand masks that
+        agree with ``view``): the hand's public moves replayed on that deal (no Blind Nil
+        exchange this hand)."""
+        g = SpadesGame.from_deal([deal[s] | view.played[s] for s in range(4)], view.dealer,
+                                 view.scores, view.bags, view.rules)
+        first = NEXT_SEAT[view.dealer]
+        moves = [BID_OFFSET + view.bids[s] for s in SEATS_FROM[first]]
+        for a in moves + [c for _s, c in view.play_history]:
+            while g.phase == Phase.BIDDING and not g.looked[g.current_player]:
+                g.apply(LOOK_ACTION)
+            g.apply(a)
+        return g
+
+    @torch.no_grad()
+    def critic_values(self, view, cands, deals) -> np.ndarray:
+        """The privileged critic's value of playing each candidate card, in each deal.
+
+        After the seat plays card ``c`` the next seat to act, ``s``, has an observation whose
+        public part is the same in every deal (encoded once per candidate) and whose hand is that
+        deal's; the critic reads it with the other three hands of the deal (``s``'s privileged
+        input, ``model.privileged_features``) and returns ``s``'s expected hand result, own team
+        minus the other, bags at 10 points, in hundreds of points (the trainer's reward scale).
+
+        Args:
+            view: the deciding seat's ``PlayerView`` in the play phase.
+            cands: card ids it may play.
+            deals: D deals (4 hand masks each, the hands now) that agree with ``view``.
+        Returns:
+            float64 ``[D, len(cands)]``: the value for the deciding seat's team, in points.
+        """
+        me = view.seat
+        agent = self.likelihood.agent
+        g = self.position(view, deals[0])
+        held = _mask_bits(np.asarray(deals, dtype=np.uint64))        # [D, 4, 52]
+        n, size = len(deals), agent.obs_size
+        x = np.empty((len(cands), n, size + 3 * NUM_CARDS), np.float32)
+        sign = np.empty(len(cands))
+        for i, c in enumerate(cands):
+            g2 = g.clone()
+            g2.apply(c)
+            s = g2.current_player
+            obs = encode(g2.view(s))[:size]
+            after = held.copy()
+            after[:, me, c] = False
+            x[i, :, :size] = obs
+            x[i, :, _HAND[0]:_HAND[1]] = after[:, s]
+            x[i, :, size:] = after[:, list(SEATS_FROM[s][1:])].reshape(n, 3 * NUM_CARDS)
+            sign[i] = 100.0 if TEAM[s] == TEAM[me] else -100.0
+        dev = next(agent.parameters()).device
+        before = torch.get_num_threads()
+        threads = self.likelihood.threads
+        limit = threads is not None and before != threads
+        if limit:
+            torch.set_num_threads(threads)
+        try:
+            v = agent.critic(torch.from_numpy(x).to(dev)).squeeze(-1).cpu().numpy()
+        finally:
+            if limit:
+                torch.set_num_threads(before)
+        return (v * sign[:, None]).T.astype(np.float64)
+
     # ------------------------------------------------------------------ deals
     def _deals_unchecked(self, view, n, rnd, sampler, seats) -> list:
         """Two stages: ``insane``'s deals (``inference_factor * n`` drawn, ``n`` resampled by the
@@ -412,4 +509,5 @@ class ExpertBot(PIMCBot):
         return [(d, n * float(x) / total) for d, x in zip(deals, w) if x > 0]
 
 
-__all__ = ["ExpertBot", "PolicyLikelihood", "tempered_weights", "DEFAULT_CHECKPOINT", "INFERENCE"]
+__all__ = ["ExpertBot", "PolicyLikelihood", "tempered_weights", "DEFAULT_CHECKPOINT", "INFERENCE",
+           "LEAVES"]

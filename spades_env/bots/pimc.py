@@ -338,12 +338,20 @@ class PIMCBot(Bot):
             rows = [hands for hands, _w in deals for _c in cands]
             outs = playouts(rows, bids, cands * len(deals), trick, leader, won, broken, me, flb,
                             fnc=rules.failed_nil_tricks_count)
+            values = self._leaf_values(view, cands, deals, [util(o) * sign for o in outs])
             for d, (_hands, w) in enumerate(deals):
                 weight += w
                 for i in range(nc):
-                    totals[i] += w * util(outs[d * nc + i]) * sign
+                    totals[i] += w * values[d * nc + i]
         weight = weight or 1.0
         return cands, [t / weight for t in totals]
+
+    def _leaf_values(self, view, cands, deals, playout_values) -> list:
+        """The value of each (deal, candidate) pair, row ``d * len(cands) + i``, for the seat's
+        team in points, given the play-outs' values in the same order (``HandUtility`` of their
+        trick counts). Here the play-outs' values as they are; ``ExpertBot`` can mix in its
+        network's privileged critic."""
+        return playout_values
 
     def _play(self, view, legal) -> int:
         return best_candidate(*self._card_values(view, legal))

@@ -327,3 +327,83 @@ def test_a_bot_shared_by_two_games_reads_each_game_s_own_moves():
     fresh = small_expert(1).evidence(b.view(seat), list(b.hands))
     assert [x.tolist() for x in ev.obs] == [x.tolist() for x in fresh.obs]
     assert ev.action == fresh.action and ev.action[0] == BID_OFFSET + 5
+
+
+# ---------------------------------------------------------------------------- the critic leaf
+
+def _critic_on_the_real_view(agent, game, card, me):
+    """The critic read directly: the real game after ``card``, the next seat's own observation
+    and the other three real hands, in points for ``me``'s team."""
+    from spades_env.cards import TEAM
+    from spades_env.training.envs import seat_priv
+    g2 = game.clone()
+    g2.apply(card)
+    s = g2.current_player
+    obs = torch.from_numpy(encode(g2.view(s))[None])
+    priv = torch.from_numpy(seat_priv(g2.hands, s).astype(np.float32)[None])
+    with torch.no_grad():
+        v = agent.critic_value(obs, priv).item()
+    return v * (100.0 if TEAM[s] == TEAM[me] else -100.0)
+
+
+@pytest.mark.parametrize("decisions", [5, 18, 31])
+def test_critic_values_of_the_true_deal_are_the_critic_on_the_real_views(decisions):
+    g, _log = _played_game(decisions, decisions)
+    assert g.phase == Phase.PLAY
+    v = g.view(g.current_player)
+    bot = small_expert(0, leaf="critic")
+    true = [g.hands[s] for s in range(4)]
+    other = sample_deals(v, 1, rng=3)[0]
+    cands = list(v.legal_actions)
+    got = bot.critic_values(v, cands, [true, other])
+    assert got.shape == (2, len(cands))
+    for i, c in enumerate(cands):
+        want = _critic_on_the_real_view(bot.likelihood.agent, g, c, v.seat)
+        assert got[0, i] == pytest.approx(want, abs=1e-3)
+    # the other deal is read with its own hands: the same value only by accident
+    assert not np.allclose(got[0], got[1])
+
+
+def test_critic_leaf_mixes_by_its_weight_and_only_early_in_the_hand():
+    g, _log = _played_game(11, 12)
+    v = g.view(g.current_player)
+    cands = list(v.legal_actions)
+    deals = [(list(d), 1.0) for d in sample_deals(v, 3, rng=5)]
+    pv = [float(k) for k in range(len(deals) * len(cands))]
+    half = small_expert(0, leaf="critic", leaf_weight=0.5)
+    critic = half.critic_values(v, cands, [d for d, _w in deals]).reshape(-1)
+    np.testing.assert_allclose(half._leaf_values(v, cands, deals, pv),
+                               0.5 * np.asarray(pv) + 0.5 * critic)
+    assert small_expert(0, leaf="critic", leaf_weight=0.0)._leaf_values(v, cands, deals, pv) == pv
+    assert small_expert(0, leaf="critic", leaf_tricks=v.trick_number)._leaf_values(
+        v, cands, deals, pv) == pv
+    assert small_expert(0)._leaf_values(v, cands, deals, pv) == pv  # leaf="playout"
+
+
+def test_critic_leaf_decision_unchanged_when_hidden_cards_change():
+    for seed in range(3):
+        g, _log = _played_game(seed + 20, 6 + 5 * seed)
+        seat = g.current_player
+        v = g.view(seat)
+        other = sample_deals(v, 1, rng=seed)[0]
+        v2 = _rebuild(v, other).view(seat)
+        assert v2.info_key() == v.info_key()
+        a = small_expert(4, leaf="critic")
+        b = small_expert(4, leaf="critic")
+        assert a.card_values(v) == b.card_values(v2)
+
+
+def test_critic_leaf_bad_options_and_a_network_without_critic(tmp_path):
+    for bad in ({"leaf": "net"}, {"leaf_weight": 1.5}, {"leaf_weight": -0.1},
+                {"leaf_tricks": 14}, {"leaf_tricks": True}, {"leaf_tricks": 2.0}):
+        with pytest.raises(ValueError, match="leaf"):
+            make_bot("expert", seed=1, **bad)
+    data = torch.load(DEFAULT_CHECKPOINT, weights_only=True)
+    data = dict(data, model={k: v for k, v in data["model"].items()
+                             if not k.startswith("critic.")})
+    data["model_shape"] = dict(data["model_shape"], critic_hidden=[])
+    p = tmp_path / "nocritic.pt"
+    torch.save(data, p)
+    make_bot("expert", checkpoint=str(p))  # a network without a critic still plays
+    with pytest.raises(ValueError, match="nocritic.pt.*privileged critic|privileged critic.*nocritic"):
+        make_bot("expert", checkpoint=str(p), leaf="critic")
