@@ -114,6 +114,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--report", action="store_true",
+                    help="play nothing: write the table of the shards in --out so far")
     args = ap.parse_args(argv)
     if args.pairs < 2 or args.shards < 1 or args.pairs % args.shards:
         ap.error("--pairs must be >= 2 and a multiple of --shards")
@@ -126,7 +128,7 @@ def main(argv=None) -> int:
             cache = json.load(f)
     per = args.pairs // args.shards
     jobs = {}
-    for label, name, opts in variants:
+    for label, name, opts in [] if args.report else variants:
         for k in range(args.shards):
             key = json.dumps([name, opts, args.opponent, args.mode, per, args.seed * 1000 + k],
                              sort_keys=True)
@@ -135,7 +137,7 @@ def main(argv=None) -> int:
     print(f"{len(jobs)} shards to play ({len(variants) * args.shards - len(jobs)} cached)",
           flush=True)
     # spawn workers that end with this command (a killed benchmark leaves no orphan playing on)
-    with worker_pool(args.workers, executor=True) as pool:
+    with worker_pool(args.workers if jobs else 1, executor=True) as pool:
         futs = {pool.submit(run_shard, *job): key for key, job in jobs.items()}
         for f in as_completed(futs):
             cache[futs[f]] = f.result()
@@ -143,15 +145,28 @@ def main(argv=None) -> int:
             print(f"done {json.loads(futs[f])}", flush=True)
     rows = []
     first = None
+
+    def key(name, opts, k):
+        return json.dumps([name, opts, args.opponent, args.mode, per, args.seed * 1000 + k],
+                          sort_keys=True)
+
+    # the shards every variant has played (all of them unless the run was stopped: a table of
+    # the shards so far, on the same deals for every variant)
+    done = [k for k in range(args.shards)
+            if all(key(name, opts, k) in cache for _label, name, opts in variants)]
+    if not done:
+        print("no shard played by every variant yet")
+        return 0
+    part = "" if len(done) == args.shards else \
+        f"; so far {len(done)} of the {args.shards} shards, the same ones for every variant"
     lines = [f"`{args.opponent}` as side B, {args.mode} mode, seed {args.seed}, "
-             f"{args.pairs} duplicate pairs per variant ({args.shards} shards)", "",
+             f"{args.pairs} duplicate pairs per variant ({args.shards} shards{part})", "",
              f"| variant | options | pairs | points/hand A-B [95% CI] | "
              f"{'games' if args.mode == 'games' else 'pairs'} won A-B | "
              f"paired vs first [95% CI] | median ms A / B |",
              "|---|---|---|---|---|---|---|"]
     for label, name, opts in variants:
-        res = [cache[json.dumps([name, opts, args.opponent, args.mode, per, args.seed * 1000 + k],
-                                sort_keys=True)] for k in range(args.shards)]
+        res = [cache[key(name, opts, k)] for k in done]
         diffs = np.concatenate([r["pair_diffs"] for r in res])
         if args.mode == "games":
             wins = np.sum([r["wins"] for r in res], axis=0)
