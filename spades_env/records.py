@@ -63,7 +63,7 @@ def check_hand_values(d: dict, where: str, bag_limit: int = 10) -> None:
     """The values of checked hand arrays (``moves``, ``bags``, ``seed``; shapes and dtypes
     already right): every move an action id below ``NUM_ACTIONS``, every bag count in
     ``0..bag_limit-1`` (the rules' ``bag_limit``: reaching it resets the count), no negative seed.
-    Shared by the teacher records and the PIMC label files (``training.distill``).
+    Shared by the teacher records and the PIMC label files (``training.labels``).
 
     Raises:
         ValueError: ``WHERE: field 'NAME' ...``.

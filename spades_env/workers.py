@@ -1,7 +1,7 @@
 """Worker processes that never outlive the command that started them.
 
 Every command that plays or labels in parallel (``spades arena --workers N``,
-``training.distill``'s label workers, ``training.teacher_records``, the benchmarks) takes its
+``training.labelling``'s label workers, ``training.teacher_records``, the benchmarks) takes its
 processes from ``worker_pool``, which holds one rule for all of them: **the workers end with the
 command**, whatever ends it.
 

@@ -10,6 +10,10 @@ Modules:
 - ``warm_start``: behaviour cloning and DAgger on a teacher bot, before PPO.
 - ``opponents``: the opponent pool (bots, snapshots, the warm-start anchor).
 - ``distill_stage``: the search-distillation stage after PPO (``distill`` labels and fits).
+- ``distill``: one round of search distillation: the fit, and ``spades distill``.
+- ``labels``: the PIMC label file (format, writer, checked reader).
+- ``labelling``: producing labels, in worker processes or as Ray tasks.
+- ``distill_targets``: the labels as training rows (soft targets, side-suit relabelling).
 - ``train``: ``spades train`` command line.
 - ``checkpoint``: atomic save, resume checks and run folders (loading is ``spades_env.agents``).
 - ``export``: strip a checkpoint for shipping.

@@ -421,7 +421,7 @@ class Args:
     """labelling processes."""
     distill_bid_deals: int = _field(50000, _int(0, 1_000_000, resume="free"))
     """fresh deals whose bids (the PPO network's own) are rows of the distillation set, so the
-    bids stay where PPO left them (``training.distill.bid_rows``)."""
+    bids stay where PPO left them (``training.distill_targets.bid_rows``)."""
     distill_chunks: int = _field(1000, _int(1, 100_000, resume="free"))
     """most label chunks per round: a round labels until ``distill_minutes`` have passed or this
     many chunks are done, whichever comes first (a cluster config fixes the hands, not the time)."""
@@ -429,7 +429,7 @@ class Args:
     """hands per label chunk (a chunk is the unit of work of a worker or a Ray task, and what a
     stopped round keeps)."""
     distill_teacher: str = _field("hard", _choice("hard", "expert", resume="free"))
-    """the search that labels each round (``training.distill.TEACHERS``): ``hard`` (uniform
+    """the search that labels each round (``training.labels.TEACHERS``): ``hard`` (uniform
     deals), or ``expert`` built on the round's own starting network, so each round's teacher is
     stronger than the last round's."""
     distill_bid_samples: int = _field(0, _int(0, 100_000, resume="free"))
@@ -438,7 +438,7 @@ class Args:
     ray_address: str = _field("", FieldCheck(
         "str", max_len=4096, resume="free", rule='"" (local processes), auto or HOST:PORT'))
     """a Ray cluster (``auto`` or ``HOST:PORT``) for the search-distillation stage's labels
-    (``training.distill.produce_labels``) and the evaluations (``training.evaluate.
+    (``training.labelling.produce_labels``) and the evaluations (``training.evaluate.
     duplicate_match``); "" runs them here (labels in ``distill_workers`` processes)."""
     progress: bool = _field(True, _flag(resume="free"))
     """show a tqdm progress bar."""

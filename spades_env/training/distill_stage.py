@@ -4,7 +4,7 @@ Each round is one ``training.distill.distill_checkpoint``: the round's starting 
 hands, a search (``distill_teacher``) values every decision, and the network learns those values.
 Round 1 starts from the PPO network (widened per ``distill_hidden``), round k from round k-1's.
 This module decides the rounds' files and label folders and which rounds a resumed run keeps;
-``training.distill`` does the labelling and the fitting.
+``training.distill`` does the labelling (``training.labelling``) and the fitting.
 """
 
 from __future__ import annotations

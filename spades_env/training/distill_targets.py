@@ -1,0 +1,273 @@
+"""Training rows from labels: the soft targets the network learns toward at each labelled decision.
+
+A card row's target is ``softmax(values / temperature)`` over the search's candidates (Hinton et
+al. 2015), optionally weighted by the starting policy (``card_targets``'s ``prior``), learned on
+classes of equivalent cards (``equivalence_classes``: cards the search treats as one). Bid rows
+take the search's bid values when it valued them, else the starting network's greedy bid
+(``build_dataset``; ``bid_rows`` adds fresh deals' bids to hold them in place). The side suits
+can be relabelled (``suit_permutation``) without changing the game: the fit's augmentation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from spades_env import Rules, SpadesGame
+from spades_env.cards import BID_OFFSET, is_int
+
+from .envs import randomize_start
+from .labels import BIDS_PER_HAND, NUM_BIDS
+from .teacher_records import MOVES_PER_HAND, replay
+
+
+# ============================================================================= targets
+def equivalence_classes(mask: np.ndarray, valued: np.ndarray) -> np.ndarray:
+    """The class of every legal card: the candidate that stands for it in the search.
+
+    The search values only the lowest card of each run of equivalent cards
+    (``PIMCBot._candidates``: same suit, nothing outstanding between them), so a legal card that
+    has no value belongs to the nearest valued card below it in its suit.
+
+    Args:
+        mask: bool ``[N, >=52]``, the legal actions (only the 52 cards are read).
+        valued: bool ``[N, 52]``, the candidates (cards with a value).
+    Returns:
+        int64 ``[N, 52]``: a card id 0..51 for every legal card, 52 for the others.
+    """
+    mask, valued = np.asarray(mask, bool), np.asarray(valued, bool)
+    if mask.ndim != 2 or mask.shape[1] < 52 or valued.shape != (len(mask), 52):
+        raise ValueError(f"mask must be [N, >=52] and valued [N, 52], got {list(mask.shape)} and "
+                         f"{list(valued.shape)}")
+    n = len(mask)
+    rep = np.full((n, 52), 52, np.int64)
+    cur = np.full(n, 52, np.int64)
+    for c in range(52):
+        if c % 13 == 0:
+            cur[:] = 52
+        cur = np.where(valued[:, c], c, cur)
+        rep[:, c] = np.where(mask[:, c], cur, 52)
+    return rep
+
+
+def _check_temperature(t) -> None:
+    if isinstance(t, bool) or not isinstance(t, (int, float, np.floating, np.integer)) \
+            or not np.isfinite(t) or t <= 0:
+        raise ValueError(f"temperature must be a finite number > 0 (points), got {t!r}")
+
+
+def soft_targets(values: np.ndarray, temperature: float) -> np.ndarray:
+    """``softmax(values / temperature)`` over the valued cards of each row.
+
+    Args:
+        values: float ``[N, 52]`` in points, NaN for cards that are not candidates; every row has
+            at least one value.
+        temperature: points (> 0): a card worth ``temperature`` points more gets ``e`` times the
+            probability.
+    Returns:
+        float32 ``[N, 52]``, rows summing to 1, 0 on NaN cards.
+    Raises:
+        ValueError: a bad temperature or a row with no value.
+    """
+    _check_temperature(temperature)
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 2 or v.shape[1] != 52:
+        raise ValueError(f"values must be [N, 52], got shape {list(v.shape)}")
+    ok = ~np.isnan(v)
+    if not ok.any(1).all():
+        raise ValueError("a row of values has no candidate")
+    z = np.where(ok, v / temperature, -np.inf)
+    z -= z.max(1, keepdims=True)
+    p = np.exp(z)
+    return (p / p.sum(1, keepdims=True)).astype(np.float32)
+
+
+def card_targets(values: np.ndarray, class_probs: np.ndarray, temperature: float,
+                 prior: float) -> np.ndarray:
+    """Card-row targets: ``class_probs ** prior * exp(values / temperature)``, normalised over
+    the valued cards (``build_dataset``'s ``prior``).
+
+    Args:
+        values: float ``[N, 52]``, points, NaN off the candidates.
+        class_probs: float ``[N, 52]``, the reference policy's probability of each candidate's
+            class (``equivalence_classes``), floored at 1e-6.
+        temperature: points (> 0). prior: 0..1.
+    Returns: float32 ``[N, 52]``.
+    """
+    if isinstance(prior, bool) or not isinstance(prior, (int, float, np.floating)) \
+            or not 0.0 <= prior <= 1.0:
+        raise ValueError(f"prior must be a number in [0, 1], got {prior!r}")
+    class_probs = np.asarray(class_probs, dtype=np.float64)
+    if np.isnan(class_probs).any():
+        raise ValueError("class_probs holds NaN")
+    v = np.asarray(values, dtype=np.float64)
+    if prior > 0:
+        v = v + temperature * prior * np.log(np.maximum(class_probs, 1e-6))
+    return soft_targets(v, temperature)
+
+
+def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) -> dict:
+    """Rows to learn from: every bid, and every card decision with a real choice.
+
+    Args:
+        rec: label arrays (``load_labels`` / ``label_chunk``).
+        reference: the starting network (``spades_env.agents.model.Agent``); the bid it plays
+            (greedy) is the bid rows' target.
+        temperature: of ``soft_targets``, in points.
+        prior: 0 gives card rows the plain ``soft_targets``; 1 gives the KL-regularised
+            improvement of the reference policy, ``pi_ref(class) * exp(value / temperature)``
+            normalised (the closed form of maximising value minus ``temperature`` times the KL to
+            ``pi_ref``: Abdolmaleki et al., MPO, 2018; Peng et al., AWR, 2019); in between, the
+            reference's class probability raised to ``prior``. Noisy search values then change a
+            card only where they favour another one by several ``temperature``.
+    Bid rows whose bids the search valued (``bid_values``, ``label_chunk``'s ``bid_samples``)
+    take ``softmax(values / temperature)`` over the valued bids; the others the reference's bid.
+
+    Returns:
+        ``obs`` float32 ``[D, OBS_SIZE]``, ``mask`` bool ``[D, 68]``, ``target`` float32
+        ``[D, 68]``, ``card`` bool ``[D]`` (card row), ``rep`` int64 ``[D, 52]``
+        (``equivalence_classes``; 52 everywhere on bid rows), ``values`` float32 ``[D, 52]``
+        (NaN on bid rows).
+    Raises:
+        ValueError: a move the engine refuses (a corrupt record).
+    """
+    import torch
+    rows = replay(rec)
+    n = len(rec["seed"])
+    values = rec["values"].reshape(n * MOVES_PER_HAND, 52).astype(np.float32)
+    valued = ~np.isnan(values)
+    is_bid = np.zeros((n, MOVES_PER_HAND), bool)
+    is_bid[:, :BIDS_PER_HAND] = True
+    is_bid = is_bid.reshape(-1)
+    card = valued.sum(1) > 1
+    keep = is_bid | card
+    obs = rows["obs"][keep].astype(np.float32)
+    mask = rows["mask"][keep]
+    card, values, valued = card[keep], values[keep], valued[keep]
+    rep = equivalence_classes(mask, valued)
+    ref = np.zeros((len(obs), 68), np.float32)
+    with torch.no_grad():
+        for i in range(0, len(obs), 4096):
+            lg = reference.masked(reference.policy_logits(torch.as_tensor(obs[i:i + 4096])),
+                                  torch.as_tensor(mask[i:i + 4096]))
+            ref[i:i + 4096] = torch.softmax(lg, -1).numpy()
+    target = np.zeros((len(obs), 68), np.float32)
+    bid_rows = np.nonzero(~card)[0]
+    target[bid_rows, ref[bid_rows].argmax(1)] = 1.0  # the greedy policy's bid, kept
+    bv = rec.get("bid_values")
+    if bv is not None:  # bids the search valued: its soft target instead
+        bv = bv.reshape(n * BIDS_PER_HAND, NUM_BIDS).astype(np.float64)
+        searched = ~np.isnan(bv).all(1)
+        if searched.any():
+            # the kept rows are in move order: each hand's 4 bids come first
+            rows_bid = bid_rows[searched]
+            legal = mask[rows_bid, BID_OFFSET:BID_OFFSET + NUM_BIDS]
+            vals = np.where(legal, bv[searched], np.nan)
+            if np.isnan(vals).all(1).any():
+                raise ValueError("labels: a bid's values cover no legal bid (a corrupt record)")
+            target[rows_bid] = 0.0
+            target[rows_bid, BID_OFFSET:BID_OFFSET + NUM_BIDS] = soft_targets(
+                np.pad(vals, ((0, 0), (0, 52 - NUM_BIDS)), constant_values=np.nan), temperature
+            )[:, :NUM_BIDS]
+    cls = np.zeros((int(card.sum()), 53))
+    np.add.at(cls, (np.arange(len(cls))[:, None], rep[card]), ref[card, :52])
+    target[card, :52] = card_targets(values[card], cls[:, :52], temperature, prior)
+    values[~card] = np.nan
+    return {"obs": obs, "mask": mask, "target": target, "card": card, "rep": rep,
+            "values": values}
+
+
+def bid_rows(reference, deals: int, seed: int, random_start: float = 0.5) -> dict:
+    """Bidding rows that hold the reference's bids in place: ``deals`` fresh deals, each seat bids
+    what the reference plays (greedy), and every bid becomes a row whose target is that bid.
+
+    Bids cost no search, so these rows can far outnumber the labelled hands' 4 bids each: the
+    card rows move the shared trunk, and the bids must not move with it.
+
+    Returns ``build_dataset``'s arrays for ``4 * deals`` bid rows.
+    """
+    import torch
+
+    from spades_env.cards import NUM_ACTIONS
+    from spades_env.observation import OBS_SIZE, encode
+    rng = np.random.default_rng([seed, 1 << 20])
+    n = 4 * deals
+    obs = np.zeros((n, OBS_SIZE), np.float32)
+    mask = np.zeros((n, NUM_ACTIONS), bool)
+    target = np.zeros((n, NUM_ACTIONS), np.float32)
+    r = 0
+    for _ in range(deals):
+        g = SpadesGame(Rules(), seed=int(rng.integers(2**63)))
+        if random_start > 0 and rng.random() < random_start:
+            randomize_start(g, rng)
+        for _k in range(BIDS_PER_HAND):
+            view = g.view(g.current_player)
+            encode(view, obs[r])
+            mask[r, list(view.legal_actions)] = True
+            with torch.no_grad():
+                lg = reference.masked(reference.policy_logits(torch.as_tensor(obs[r:r + 1])),
+                                      torch.as_tensor(mask[r:r + 1]))
+            a = int(lg.argmax(-1))
+            target[r, a] = 1.0
+            g.apply(a)
+            r += 1
+    return {"obs": obs, "mask": mask, "target": target, "card": np.zeros(n, bool),
+            "rep": np.full((n, 52), 52, np.int64), "values": np.full((n, 52), np.nan, np.float32)}
+
+
+def concat_rows(a: dict, b: dict) -> dict:
+    """Rows of two ``build_dataset``-style dicts, one after the other."""
+    return {k: np.concatenate([a[k], b[k]]) for k in a}
+
+
+# ============================================================================= augmentation
+SIDE_SUIT_PERMUTATIONS = ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
+"""The six orders of the side suits (clubs 0, diamonds 1, hearts 2); spades (3) stays trump."""
+
+_CARD_PIECES = ("hand", "played", "trick", "exchange")
+
+
+def card_map(perm) -> np.ndarray:
+    """int64 ``[52]``: the id each card takes when side suit ``s`` becomes ``perm[s]``.
+
+    Raises ValueError unless ``perm`` is an order of (0, 1, 2)."""
+    if isinstance(perm, (str, bytes)) or not hasattr(perm, "__len__") or len(perm) != 3 \
+            or not all(is_int(x) for x in perm) or sorted(int(x) for x in perm) != [0, 1, 2]:
+        raise ValueError(f"perm must be an order of the side suits (0, 1, 2), got {perm!r}")
+    suit = [int(x) for x in perm] + [3]
+    c = np.arange(52)
+    return np.array([suit[s] for s in c // 13]) * 13 + c % 13
+
+
+def suit_permutation(perm) -> tuple[np.ndarray, np.ndarray]:
+    """Index arrays that relabel the side suits of observations and actions.
+
+    Renaming the side suits changes nothing in the game (only spades are special: trump, and the
+    rule on leading them), so a position and its relabelled copy have the same values with the
+    cards renamed. ``obs[..., oi]`` is the observation of the relabelled position and
+    ``actions[..., ai]`` (any per-action array: mask, logits, targets) its actions.
+
+    Args:
+        perm: a permutation of (0, 1, 2): side suit ``s`` becomes ``perm[s]``.
+    Returns:
+        ``oi`` int64 ``[OBS_SIZE]``, ``ai`` int64 ``[68]``.
+    """
+    from spades_env.observation import OBS_SIZE, OFFSETS
+    cm = card_map(perm)  # checks perm
+    inv = np.empty(52, np.int64)
+    inv[cm] = np.arange(52)
+    oi = np.arange(OBS_SIZE)
+    for name in _CARD_PIECES:
+        a, b = OFFSETS[name]
+        for k in range(a, b, 52):
+            oi[k:k + 52] = k + inv
+    sinv = np.empty(4, np.int64)
+    sinv[list(perm) + [3]] = np.arange(4)
+    a, _b = OFFSETS["led_suit"]
+    oi[a:a + 4] = a + sinv
+    a, b = OFFSETS["voids"]
+    for k in range(a, b, 4):
+        oi[k:k + 4] = k + sinv
+    ai = np.arange(68)
+    ai[:52] = inv
+    return oi, ai
+
