@@ -36,6 +36,22 @@ def _started_as_command(orig_argv=None) -> bool:
     return name in _COMMAND_SCRIPTS
 
 
+def _command_excepthook(kind, value, tb, _default=sys.excepthook) -> None:
+    """``sys.excepthook`` of a process started as a command (``_started_as_command``): Ctrl-C
+    anywhere, a module's own imports included, prints one ``interrupted`` line (Python then ends
+    the process by SIGINT: exit status 130); a reader that closed the output pipe ends it quietly;
+    anything else prints its traceback as usual."""
+    if issubclass(kind, KeyboardInterrupt):
+        print("interrupted", file=sys.stderr)
+    elif issubclass(kind, BrokenPipeError):
+        try:  # nothing more reaches the closed pipe, nor a second error at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, AttributeError, ValueError):
+            pass
+    else:
+        _default(kind, value, tb)
+
+
 # Gymnasium ids of the single-agent env (``gym.make("Spades-v1")``, ``gym.make_vec``, SB3's
 # ``make_vec_env``). Registering imports gymnasium's registry (not the env itself, nor torch).
 GYM_IDS = {"Spades-v1": {}, "SpadesHand-v1": {"hands_per_episode": 1}}
@@ -48,6 +64,9 @@ def _register_gymnasium_ids() -> None:
             register(id=env_id, entry_point="spades_env.single_agent:SpadesSingleAgentEnv",
                      kwargs=dict(kwargs))
 
+
+if _started_as_command():
+    sys.excepthook = _command_excepthook
 
 try:  # numpy and Gymnasium take a moment to import: Ctrl-C may land here
     from .cards import (

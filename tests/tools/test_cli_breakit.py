@@ -4,6 +4,7 @@ command's own options and stale names. Each test failed on the code before the f
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -178,6 +179,28 @@ def test_python_m_arena_ctrl_c_while_importing_scipy_is_one_line(site):
          "--no-progress"], site, "scipy")
     assert code == 130 and out == ""
     assert err.splitlines()[-1].startswith("interrupted") and "Traceback" not in err
+
+
+@pytest.mark.parametrize("module", ["spades_env.training.evaluate",
+                                    "spades_env.training.teacher_records",
+                                    "spades_env.training.distill"])
+def test_python_m_trainer_modules_ctrl_c_while_importing_torch_is_one_line(module, site):
+    """The trainer's modules import torch at their top, after ``import spades_env``: the
+    process's exception hook (``spades_env._command_excepthook``) answers Ctrl-C there too."""
+    code, out, err = _interrupt_when_importing([PY, "-m", module, "--help"], site, "torch")
+    # Python ends an uncaught Ctrl-C by SIGINT: a shell reads exit status 130
+    assert (code, err, out) == (-signal.SIGINT, "interrupted\n", "")
+
+
+def test_command_excepthook_is_quiet_only_for_ctrl_c_and_closed_pipes(capsys):
+    import spades_env
+    seen = []
+    hook = functools.partial(spades_env._command_excepthook,
+                             _default=lambda *a: seen.append(a[0]))
+    hook(KeyboardInterrupt, KeyboardInterrupt(), None)
+    assert capsys.readouterr().err == "interrupted\n"
+    hook(ValueError, ValueError("x"), None)
+    assert seen == [ValueError]
 
 
 def _wait_for_server(port: int) -> None:
