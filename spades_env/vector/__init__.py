@@ -545,7 +545,12 @@ class SpadesVectorEnv(NativeBackend, TorchBackend):
                              f"(spades_env.observation)")
         if d.get("num_envs") != self.num_envs:
             raise ValueError(f"state has {d.get('num_envs')} envs, this env has {self.num_envs}")
-        if d.get("rules") != self.rules.to_dict() or d.get("reward") != self.reward or \
+        try:  # read as a Rules: a switch added later is absent from older states (its default)
+            same_rules = isinstance(d.get("rules"), dict) \
+                and Rules.from_dict(d["rules"]) == self.rules
+        except ValueError:
+            same_rules = False
+        if not same_rules or d.get("reward") != self.reward or \
                 d.get("hands_per_episode") != self.hands_per_episode or \
                 d.get("max_hands") != self.max_hands:
             raise ValueError("state was saved with other rules / reward / episode settings")

@@ -297,3 +297,25 @@ def test_the_address_space_limit_counts(tmp_path):
     r = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
                        timeout=300)
     assert "num_envs=2000000 needs" in r.stdout, r.stdout + r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_state_saved_before_a_rule_switch_existed_loads_with_it_off(backend):
+    """A state of 0.6.0 has no ``failed_nil_tricks_count`` in its rules: it is the default (off),
+    so it loads into an env with the standard rules and is refused by one with the switch on."""
+    env = SpadesVectorEnv(8, seed=2, backend=backend)
+    gen = torch.Generator().manual_seed(0)
+    env.reset()
+    for _ in range(70):
+        env.step(env.sample_actions(gen))
+    d = env.state_dict()
+    del d["rules"]["failed_nil_tricks_count"]
+    fresh = SpadesVectorEnv(8, seed=9, backend=backend)
+    fresh.load_state_dict(copy.deepcopy(d))
+    assert fresh.get_game(3).to_dict() == env.get_game(3).to_dict()
+    on = SpadesVectorEnv(8, backend=backend, rules=Rules(failed_nil_tricks_count=True))
+    with pytest.raises(ValueError, match="other rules"):
+        on.load_state_dict(copy.deepcopy(d))
+    d["rules"]["failed_nil_tricks_count"] = "no"
+    with pytest.raises(ValueError, match="other rules"):
+        fresh.load_state_dict(d)
