@@ -763,7 +763,8 @@ class SpadesVectorEnv(NativeBackend, TorchBackend):
         scores, bags_after = self._scores, self._bags
         info = {"terminated": terminated, "truncated": truncated, "hand_points": hand_points,
                 "winner": winner, "final_scores": scores.clone(), "final_bags": bags_after.clone()}
-        info["hands"] = HandList(torch.arange(n, device=dev), rec, hand_number)
+        info["hands"] = HandList(torch.arange(n, device=dev), rec, hand_number,
+                                 self.rules.bag_limit)
         final = None
         if any_done:
             done = terminated | truncated

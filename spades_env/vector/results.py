@@ -79,26 +79,34 @@ class FinalResults:
 
 class HandList:
     """Lazy list of ``(env index, HandResult, start bags)`` for the hands that ended in a step
-    (``info["hands"]``); decoded from tensors on first access.
+    (``info["hands"]``); decoded from tensors on first access. The start bags are each team's bag
+    count before the hand: the count after it less the hand's bags, modulo ``bag_limit`` (a bag
+    penalty takes ``bag_limit`` off; the count stays below it).
 
     Args:
         env_ids: ``(k,)`` int64 env indices.
         table_rows: ``(k, HIST_WIDTH)`` int64 score records, one per env.
         hand_numbers: ``(k,)`` int64, each hand's number in its game (0 = the first).
+        bag_limit: ``Rules.bag_limit``.
     """
 
-    def __init__(self, env_ids, table_rows, hand_numbers):
+    def __init__(self, env_ids, table_rows, hand_numbers, bag_limit: int = 10):
         self._ids = env_ids
         self._rows = table_rows
         self._nums = hand_numbers
+        self._limit = bag_limit
         self._items = None
 
     def _load(self):
         if self._items is None:
             rows = self._rows.cpu().numpy()
             nums = self._nums.tolist()
-            self._items = [(i, hand_result(rows[j], nums[j]), (0, 0) if nums[j] == 0 else None)
-                           for j, i in enumerate(self._ids.tolist())]
+            items = []
+            for j, i in enumerate(self._ids.tolist()):
+                h = hand_result(rows[j], nums[j])
+                start = tuple((t.bags_after - t.bags) % self._limit for t in h.teams)
+                items.append((i, h, start))
+            self._items = items
         return self._items
 
     def __len__(self):

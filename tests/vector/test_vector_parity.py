@@ -493,3 +493,25 @@ def test_vector_native_under_float64_default_dtype():
             assert outs[0][3].dtype == torch.float32 and outs[1][3].dtype == torch.float32
     finally:
         torch.set_default_dtype(old)
+
+
+@pytest.mark.parametrize("backend", ["torch", "native"])
+def test_info_hands_start_bags_are_the_bags_before_each_hand(backend):
+    """``info["hands"]`` gives ``(env, HandResult, start bags)``: the start bags of every hand
+    are the previous hand's bags after it (0, 0 for a game's first), with a small bag limit so
+    that penalties are crossed."""
+    rules = Rules(bag_limit=3, bag_penalty=30)
+    env = SpadesVectorEnv(16, seed=4, rules=rules, backend=backend)
+    gen = torch.Generator().manual_seed(1)
+    env.reset()
+    last = {}  # env -> bags after its previous hand (None: a new game starts)
+    checked = crossed = 0
+    for _ in range(56 * 6):
+        _obs, _mask, _seat, _rew, _done, info = env.step(env.sample_actions(gen))
+        for i, h, start in info.get("hands", []):
+            want = (0, 0) if h.hand_number == 0 else last[i]
+            assert start == want, (i, h.hand_number)
+            last[i] = tuple(t.bags_after for t in h.teams)
+            checked += 1
+            crossed += any(t.bag_penalty for t in h.teams)
+    assert checked >= 16 * 5 and crossed > 0
