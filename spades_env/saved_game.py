@@ -92,8 +92,11 @@ def rng_from_state(state: dict) -> np.random.Generator:
     return np.random.Generator(bg)
 
 
+_CORRUPT = "corrupt spades_env saved game: "
+
+
 def _corrupt(msg: str) -> ValueError:
-    return ValueError(f"corrupt spades_env saved game: {msg}")
+    return ValueError(_CORRUPT + msg.replace(_CORRUPT, ""))  # once, also around a nested refusal
 
 
 def _table_start(tables, k: int, rules: Rules) -> tuple[list[int], list[int]]:

@@ -332,3 +332,19 @@ def test_a_saved_game_naming_a_base_class_generator_is_a_value_error():
     d["rng"]["bit_generator"] = "MT19937"      # a real generator with a foreign state
     with pytest.raises(ValueError, match="bad MT19937 rng state"):
         SpadesGame.from_json(json.dumps(d))
+
+
+def test_a_refusal_inside_the_starting_state_names_the_saved_game_once():
+    import json
+    from spades_env import SpadesGame
+    g = SpadesGame(seed=1)
+    g.apply(g.legal_actions()[0])
+    d = g.to_dict()
+    state = json.loads(json.dumps(d))
+    state["initial"], state["moves"] = {}, []
+    state["rules"]["failed_nil_tricks_count"] = "x"
+    d = dict(d, moves=[], initial={"state": state})
+    with pytest.raises(ValueError) as e:
+        SpadesGame.from_dict(d)
+    assert str(e.value) == ("corrupt spades_env saved game: bad initial state (rules: "
+                            "Rules.failed_nil_tricks_count must be a bool, got 'x')")
