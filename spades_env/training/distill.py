@@ -399,9 +399,12 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        kept = len(files_in(folder, "chunk_", ".npz"))
-        print(f"interrupted: {kept} label chunks kept in {folder}; run the same command again to "
-              f"resume", file=sys.stderr)
+        kept = len(files_in(folder, "chunk_", ".npz")) if os.path.isdir(folder) else 0
+        if kept:
+            print(f"interrupted: {kept} label chunks kept in {folder}; run the same command again "
+                  f"to resume", file=sys.stderr)
+        else:
+            print("interrupted: no label chunk was written yet", file=sys.stderr)
         return 130
     print(f"wrote {a.out} ({r['minutes']:.1f} min in all)")
     return 0

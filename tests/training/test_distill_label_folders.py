@@ -105,3 +105,21 @@ def test_distill_refuses_an_also_labels_folder_given_twice_or_its_own(tmp_path, 
     os.link(l1 / "chunk_00000.npz", tmp_path / "chunk_00000.npz")  # a chunk by another name
     with pytest.raises(ValueError, match=r"chunk_00000\.npz' is already read as '.*l1/chunk_"):
         distill_checkpoint(tiny, out, also_labels=[str(l1), str(tmp_path)], **kw)
+
+
+def test_an_interrupt_says_how_many_label_chunks_it_kept(tmp_path, monkeypatch, capsys):
+    from spades_env.training import distill as D
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(D, "distill_checkpoint", interrupted)
+    out = tmp_path / "r.pt"
+    assert D.main(["--from", "x.pt", "--out", str(out)]) == 130
+    assert capsys.readouterr().err == "interrupted: no label chunk was written yet\n"
+    folder = tmp_path / "r_labels"
+    folder.mkdir()
+    (folder / "chunk_00000.npz").write_bytes(b"")
+    assert D.main(["--from", "x.pt", "--out", str(out)]) == 130
+    assert capsys.readouterr().err == (f"interrupted: 1 label chunks kept in {folder}; run the "
+                                       f"same command again to resume\n")
