@@ -15,9 +15,11 @@ snake-case spelling ``--total_decisions`` is still accepted).
 | ``export`` | a checkpoint stripped for shipping | ``[train]`` |
 | ``plot`` | a run's learning curve as a PNG | ``[train]`` |
 
-A command's module is imported only when it runs, inside the handling of Ctrl-C: an interrupt at
-any point (``import spades_env`` and the imports of torch included) ends with one ``interrupted``
-line and exit status 130, and a missing extra with one ``error:`` line naming the package and
+A command's module is imported only when it runs, inside the handling of Ctrl-C: an interrupt
+from the moment ``import spades_env`` starts (the imports of torch included) ends with one
+``interrupted`` line and exit status 130 (in the first few tens of milliseconds, before Python
+reaches the package, and inside a native library's own start-up, the interpreter or that
+library answers it), and a missing extra with one ``error:`` line naming the package and
 what installs it (exit status 2). Output to a reader that has gone (``spades arena ... | head
 -1``) is dropped and the command finishes its work. An empty argument (``--json ""``) is refused.
 """
