@@ -17,7 +17,7 @@ from spades_env.training.distill import (build_dataset, card_targets, distill, e
                               label_chunk, load_labels, save_labels, soft_targets)
 from spades_env.training.envs import randomize_start
 
-pytestmark = pytest.mark.slow  # every test here trains, serves or drives a browser (make test-fast)
+# the slow tests (they train, label or serve) are marked one by one: make test-fast runs the rest
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +77,7 @@ def test_prior_weighted_card_targets_by_hand():
     assert card_targets(v, cp, 3.0, prior=1.0)[0, 9] > 0.9
 
 
+@pytest.mark.slow
 def test_labels_reproducible_and_consistent_with_the_game(tiny, labels):
     again = label_chunk(tiny, 3, seed=5, chunk=0, samples=4)
     for k in ("seed", "scores", "bags", "moves", "agent_team"):
@@ -109,6 +110,7 @@ def test_labels_reproducible_and_consistent_with_the_game(tiny, labels):
     assert searched > 0
 
 
+@pytest.mark.slow
 def test_card_values_labels_match_the_search_on_the_same_view(tiny):
     # the first card decision of a hand, labelled by a search with the chunk's seed, equals what
     # a PIMCBot with that seed computes on the same view
@@ -137,6 +139,7 @@ def _raw(path, labels, **over):
     return str(path)
 
 
+@pytest.mark.slow
 def test_label_files_round_trip_and_bad_files_are_refused(labels, tmp_path):
     p = tmp_path / "l.npz"
     save_labels(str(p), labels, "tiny.pt", 4, seed=5, chunk=0, source_sha256="ab")
@@ -171,6 +174,7 @@ def test_label_files_round_trip_and_bad_files_are_refused(labels, tmp_path):
             load_labels(path)
 
 
+@pytest.mark.slow
 def test_a_chunk_of_another_run_is_refused(tiny, labels, tmp_path):
     from spades_env.training.distill import check_chunk, file_sha256
     sha = file_sha256(tiny)
@@ -208,6 +212,7 @@ def test_bad_inputs_of_the_helpers_are_refused():
 SHIPPED = "checkpoints/shipped/agent.pt"
 
 
+@pytest.mark.slow
 def test_distill_moves_card_play_to_the_search_and_keeps_the_bids():
     # the shipped agent's hands (a random network's bids make every card worth the same)
     labels = label_chunk(SHIPPED, 4, seed=5, chunk=0, samples=8)
@@ -227,6 +232,7 @@ def test_distill_moves_card_play_to_the_search_and_keeps_the_bids():
     assert after["bid_agree"] == 1.0
 
 
+@pytest.mark.slow
 def test_side_suit_relabelling_is_the_observation_of_the_relabelled_game():
     # deal a hand, relabel the side suits of the deal (hearts -> clubs -> diamonds -> hearts) and
     # replay the relabelled moves: every seat's observation and legal actions of the relabelled
@@ -267,6 +273,7 @@ def parse_card_id(text):
     return parse_card(text)
 
 
+@pytest.mark.slow
 def test_bid_rows_hold_the_reference_greedy_bids(tiny):
     from spades_env.training.distill import bid_rows
     net = build_agent(load_checkpoint(tiny), "cpu")
@@ -283,6 +290,7 @@ def test_bid_rows_hold_the_reference_greedy_bids(tiny):
     np.testing.assert_array_equal(again["obs"], rows["obs"])
 
 
+@pytest.mark.slow
 def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_path):
     from spades_env.training.distill import main
     out = tmp_path / "d.pt"
@@ -341,6 +349,7 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
     assert main(["--from", str(tmp_path / "none.pt"), "--out", str(out)]) == 2
 
 
+@pytest.mark.slow
 def test_command_line_refuses_bad_input_before_any_work(tiny, labels, tmp_path, capsys):
     from spades_env.training.distill import file_sha256, main
     out = str(tmp_path / "o.pt")
@@ -389,6 +398,7 @@ def test_command_line_refuses_bad_input_before_any_work(tiny, labels, tmp_path, 
     assert load_checkpoint(out)["distill"]["hands"] == 3
 
 
+@pytest.mark.slow
 def test_a_diverging_run_stops_with_an_error(tiny, labels):
     import copy
     net = build_agent(load_checkpoint(tiny), "cpu")
@@ -398,6 +408,7 @@ def test_a_diverging_run_stops_with_an_error(tiny, labels):
         distill(net, ds, epochs=1, holdout=0.0, log=lambda *_: None)
 
 
+@pytest.mark.slow
 def test_label_chunk_and_save_labels_check_their_arguments(tiny, labels, tmp_path):
     for kw, words in (({"hands": 0}, "hands"), ({"samples": 0}, "samples"),
                       ({"random_start": True}, "random_start"), ({"seed": -1}, "seed"),
@@ -412,6 +423,7 @@ def test_label_chunk_and_save_labels_check_their_arguments(tiny, labels, tmp_pat
         save_labels(str(tmp_path / "x.npz"), labels, "src", "4")
 
 
+@pytest.mark.slow
 def test_equivalence_classes_agree_with_the_game_state(labels):
     # differential check against the positions themselves: a legal card the search did not value
     # belongs to a valued card below it in its suit, and every card ranked between the two is in
@@ -452,6 +464,7 @@ def _nano_run(tmp_path, name, **over):
         "runs_dir": str(tmp_path / "runs"), "checkpoint_dir": str(tmp_path / "ck"), **over})
 
 
+@pytest.mark.slow
 def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_path):
     # configs/long.yaml ends with this stage; the shipped agent came from resuming a finished PPO
     # run with the stage added, so both paths are checked: PPO is not redone, the distilled
@@ -504,6 +517,7 @@ def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_
         == more["iterations"]
 
 
+@pytest.mark.slow
 def test_a_stage_of_several_rounds_chains_them_and_resumes_round_by_round(tmp_path):
     # configs/long.yaml runs three rounds: round k starts from round k-1's file, on its own hands
     # (seed + k - 1), only round 1 widens, distilled.pt is the last round, and a resumed stage
@@ -564,6 +578,7 @@ def test_a_stage_of_several_rounds_chains_them_and_resumes_round_by_round(tmp_pa
             load_checkpoint(ppo["checkpoint"])["progress"]["distill_rounds"]] == [1, 2]
 
 
+@pytest.mark.slow
 def test_a_one_round_stage_resumed_with_two_rounds_keeps_its_network_as_round_1(tmp_path):
     from spades_env.training import config as cfg
     from spades_env.training.ppo_selfplay import train
@@ -588,6 +603,7 @@ def test_a_one_round_stage_resumed_with_two_rounds_keeps_its_network_as_round_1(
     assert open(back["checkpoint"], "rb").read() == first
 
 
+@pytest.mark.slow
 def test_a_distillation_stage_that_cannot_widen_is_refused_before_any_work(tmp_path):
     from spades_env.training import config as cfg
     args = cfg.from_dict({"hidden": [64, 32], "head_hidden": 16, "distill_minutes": 5,
@@ -608,6 +624,7 @@ def test_a_distillation_stage_that_cannot_widen_is_refused_before_any_work(tmp_p
     cfg.check_ready(cfg.from_dict({"rules": "house", "bc_teacher": ""}))  # no stage: fine
 
 
+@pytest.mark.slow
 def test_distill_refuses_to_write_over_its_source(tiny, tmp_path, capsys):
     import shutil
     from spades_env.training.distill import main

@@ -18,7 +18,7 @@ from spades_env.agents.model import Agent
 from spades_env.training.opponents import Opponents
 from spades_env.training.ppo_selfplay import Storage, compute_gae, rollout, train
 
-pytestmark = pytest.mark.slow  # every test here trains, serves or drives a browser (make test-fast)
+# the slow tests (they train, label or serve) are marked one by one: make test-fast runs the rest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -36,6 +36,7 @@ def smoke_run(tmp_path_factory):
     return tmp, args, out
 
 
+@pytest.mark.slow
 def test_smoke_run_logs_and_checkpoints(smoke_run):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     tmp, args, out = smoke_run
@@ -57,6 +58,7 @@ def test_smoke_run_logs_and_checkpoints(smoke_run):
     assert data["eval"][-1]["final"] is True
 
 
+@pytest.mark.slow
 def test_smoke_policy_plays_only_legal_actions(smoke_run):
     _, _, out = smoke_run
     bot = make_bot(f"checkpoint:{out['checkpoint']}")
@@ -70,6 +72,7 @@ def test_smoke_policy_plays_only_legal_actions(smoke_run):
             g.apply(a)
 
 
+@pytest.mark.slow
 def test_smoke_agent_beats_random_clearly(smoke_run):
     # A random policy scores about 0 against random; a working learner is far ahead.
     _, _, out = smoke_run
@@ -84,6 +87,7 @@ def test_smoke_agent_beats_random_clearly(smoke_run):
     assert fresh["diff"] < r["diff"] - 80, (fresh, r)  # measured: untrained +17
 
 
+@pytest.mark.slow
 def test_resume_continues_exactly(tmp_path):
     base = cfg.from_dict({
         "name": "nano", "num_envs": 6, "num_steps": 56, "total_decisions": 1200,
@@ -171,6 +175,7 @@ def test_masked_policy_gives_illegal_actions_zero_probability():
         agent.masked(logits, mask)
 
 
+@pytest.mark.slow
 def test_bid_loss_weight_scales_only_the_bidding_decisions_policy_loss():
     """At the first minibatch the policy is the rollout's (ratio 1), so the clipped loss of each
     decision is -A (A normalised); with weight w on the bids the mean becomes

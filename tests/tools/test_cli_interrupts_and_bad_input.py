@@ -1,6 +1,7 @@
-"""Break-it review of the ``spades`` command: Ctrl-C at any moment of start-up, closed pipes,
-missing extras, the play server's address, the train interrupt message, empty values, the
-command's own options and stale names. Each test failed on the code before the fix."""
+"""The ``spades`` command and the old ``python -m`` forms under careless use: Ctrl-C at any
+moment of start-up, closed pipes, missing extras, the play server's address, the train interrupt
+message, empty values, the command's own options and stale names. Many were found by break-it
+reviews; each failed on the code before its fix."""
 
 from __future__ import annotations
 

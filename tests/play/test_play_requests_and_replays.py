@@ -1,6 +1,7 @@
-"""The play server, round two: bodies and Host headers refused at the door, uploads bounded and off
-the event loop, replays served hand by hand, the hint and the replay analysis (from one seat's
-view only), the list of games to continue, the finished hand behind its score table.
+"""The play server's requests and replays: bodies and Host headers refused at the door, uploads
+bounded and off the event loop, replays served hand by hand, the hint and the replay analysis
+(from one seat's view only), the list of games to continue, the finished hand behind its score
+table.
 """
 
 from __future__ import annotations
