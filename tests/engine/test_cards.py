@@ -99,8 +99,10 @@ def test_seats_and_teams():
 
 def test_seat_tables_follow_the_table_of_docs_rules():
     # docs/rules.md, Table: N(0) E(1) S(2) W(3) clockwise; N-S team 0, E-W team 1
-    from spades_env.cards import NEXT_SEAT, OPPONENTS, PARTNER, PREV_SEAT, TEAM
+    from spades_env.cards import NEXT_SEAT, OPPONENTS, PARTNER, PREV_SEAT, SEATS_FROM, TEAM
     assert NEXT_SEAT == (1, 2, 3, 0)  # East plays after North, North after West
+    # the turn order from each seat: after the dealer West (3), North leads, then East...
+    assert SEATS_FROM[NEXT_SEAT[3]] == (0, 1, 2, 3) and SEATS_FROM[2] == (2, 3, 0, 1)
     assert PREV_SEAT == (3, 0, 1, 2)
     assert PARTNER == (2, 3, 0, 1)
     assert TEAM == (0, 1, 0, 1)
@@ -109,6 +111,8 @@ def test_seat_tables_follow_the_table_of_docs_rules():
         assert PREV_SEAT[NEXT_SEAT[s]] == s and PARTNER[PARTNER[s]] == s
         assert TEAM[PARTNER[s]] == TEAM[s] and TEAM[NEXT_SEAT[s]] != TEAM[s]
         assert Seat(s).next == NEXT_SEAT[s] and Seat(s).partner == PARTNER[s]
+        assert SEATS_FROM[s][0] == s and SEATS_FROM[s][1:] == (NEXT_SEAT[s], PARTNER[s],
+                                                                 PREV_SEAT[s])
 
 
 def test_bid_action_rejects_non_ints():
