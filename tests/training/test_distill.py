@@ -10,25 +10,13 @@ import torch
 
 from spades_env import Rules, SpadesGame
 from spades_env.bots.checkpoint_bot import CheckpointBot
-from spades_env.agents.model import Agent
 from spades_env.bots.pimc import PIMCBot
-from spades_env.training.checkpoint import build_agent, load_checkpoint, save_checkpoint
+from spades_env.training.checkpoint import build_agent, load_checkpoint
 from spades_env.training.distill import (build_dataset, card_targets, distill, equivalence_classes, evaluate_rows,
                               label_chunk, load_labels, save_labels, soft_targets)
 from spades_env.training.envs import randomize_start
 
 # the slow tests (they train, label or serve) are marked one by one: make test-fast runs the rest
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    torch.manual_seed(0)
-    agent = Agent(hidden=[32], head_hidden=16)
-    path = tmp_path_factory.mktemp("distill") / "tiny.pt"
-    save_checkpoint(str(path), {"config": {"name": "t"}, "model": agent.state_dict(),
-                                "model_shape": {"hidden": [32], "head_hidden": 16},
-                                "progress": {"iteration": 0}, "eval": []})
-    return str(path)
 
 
 @pytest.fixture(scope="module")

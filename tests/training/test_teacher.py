@@ -6,30 +6,16 @@ import math
 
 import numpy as np
 import pytest
-import torch
-
 from spades_env import Rules, SpadesGame
 from spades_env.bots.checkpoint_bot import CheckpointBot
 from spades_env.bots.expert import ExpertBot
-from spades_env.agents.model import Agent
 from spades_env.bots.pimc import InsaneBot, PIMCBot
 from spades_env.cards import BID_OFFSET
 from spades_env.engine import Phase
-from spades_env.training.checkpoint import load_checkpoint, save_checkpoint
+from spades_env.training.checkpoint import load_checkpoint
 from spades_env.training.distill import (build_dataset, check_chunk, chunk_stats, file_sha256, label_chunk,
                               load_labels, make_teacher, save_labels)
 from spades_env.training.envs import randomize_start
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    torch.manual_seed(0)
-    agent = Agent(hidden=[32], head_hidden=16)
-    path = tmp_path_factory.mktemp("teacher") / "tiny.pt"
-    save_checkpoint(str(path), {"config": {"name": "t"}, "model": agent.state_dict(),
-                                "model_shape": {"hidden": [32], "head_hidden": 16},
-                                "progress": {"iteration": 0}, "eval": []})
-    return str(path)
 
 
 @pytest.fixture(scope="module")
