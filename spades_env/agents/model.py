@@ -26,6 +26,7 @@ has probability 0; a mask row with no legal action is an error.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import numpy as np
@@ -46,6 +47,22 @@ from spades_env.cards import is_int
 from . import MAX_PARAMS, MAX_WIDTH, PRIV_SIZE, network_params  # also re-exported
 
 NUM_BID_ACTIONS = NUM_ACTIONS - NUM_CARDS  # 16
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None):
+    """Run the block with ``torch.set_num_threads(n)`` and restore the previous count after it
+    (``None``, or the count already set: nothing changes). A bot's forward passes use it so that
+    a match of several bots in one process keeps to its cores."""
+    before = torch.get_num_threads()
+    limit = n is not None and before != n
+    if limit:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        if limit:
+            torch.set_num_threads(before)
 
 
 def privileged_features(hands: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
@@ -261,5 +278,5 @@ def widen(agent: Agent, hidden, head_hidden: int) -> Agent:
     return new
 
 
-__all__ = ["Agent", "widen", "check_widen", "NUM_BID_ACTIONS", "PRIV_SIZE", "MAX_WIDTH", "MAX_PARAMS", "network_params",
+__all__ = ["Agent", "torch_threads", "widen", "check_widen", "NUM_BID_ACTIONS", "PRIV_SIZE", "MAX_WIDTH", "MAX_PARAMS", "network_params",
            "privileged_features"]

@@ -16,6 +16,7 @@ except ImportError:  # the base install has no torch: say what to install
                       name="torch") from None
 
 from ..agents.checkpoint import build_agent, load_checkpoint
+from ..agents.model import torch_threads
 from ..cards import NUM_ACTIONS
 from ..devices import check_device
 from ..observation import encode
@@ -76,16 +77,9 @@ class CheckpointBot(Bot):
         obs = torch.as_tensor(encode(view), device=self.device).unsqueeze(0)
         mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
         mask[0, list(legal)] = True
-        before = torch.get_num_threads()
-        limit = self.threads is not None and before != self.threads
-        if limit:
-            torch.set_num_threads(self.threads)
-        try:
+        with torch_threads(self.threads):
             logits = self.agent.policy_logits(obs)
             logits = self.agent.masked(logits, torch.as_tensor(mask, device=self.device))[0].cpu()
-        finally:
-            if limit:
-                torch.set_num_threads(before)
         p = torch.softmax(logits.double(), -1).numpy()
         return p / p.sum()
 

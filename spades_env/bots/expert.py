@@ -46,6 +46,7 @@ import torch
 
 from ..agents import SHIPPED_CHECKPOINT
 from ..agents.checkpoint import build_agent, load_checkpoint
+from ..agents.model import torch_threads
 from ..cards import BID_OFFSET, LOOK_ACTION, NEXT_SEAT, NUM_CARDS, SEATS_FROM, TEAM
 from ..devices import check_device
 from ..engine import Phase, SpadesGame
@@ -129,15 +130,8 @@ class PolicyLikelihood:
             float64 ``[D, R]``: ``log((1 - floor) * pi(a_r | o_r(d)) + floor / |legal_r(d)|)``,
             ``-inf`` where the action was illegal for the deal's hand.
         """
-        before = torch.get_num_threads()
-        limit = self.threads is not None and before != self.threads
-        if limit:
-            torch.set_num_threads(self.threads)
-        try:
+        with torch_threads(self.threads):
             return self._log_likelihood(ev, deals, floor)
-        finally:
-            if limit:
-                torch.set_num_threads(before)
 
     def _log_likelihood(self, ev, deals, floor):
         n_deals, n_rec = len(deals), len(ev)
@@ -188,6 +182,30 @@ class PolicyLikelihood:
             lp = torch.logaddexp(lp + np.log1p(-floor), np.log(floor) - n_legal.log())
             lp = torch.where(legal.gather(-1, idx[..., None]).squeeze(-1), lp, -np.inf)
         return lp.cpu().numpy()
+
+
+def _hand_moves(view) -> list[tuple[int, int]]:
+    """The public moves of ``view``'s hand so far as ``(seat, action id)``: the bids made, from the
+    dealer's left, then the cards played."""
+    moves = [(s, BID_OFFSET + view.bids[s]) for s in SEATS_FROM[NEXT_SEAT[view.dealer]]
+             if view.bids[s] is not None]
+    return moves + list(view.play_history)
+
+
+def _replay(view, deal, moves, visit=None) -> SpadesGame:
+    """``view``'s hand replayed in the engine with the hidden hands of ``deal`` (4 hand masks that
+    agree with ``view``): ``moves`` (``_hand_moves``) applied in order, each seat's look at its
+    cards taken when its bid is due; ``visit(game, seat, action)`` sees the game before each move.
+    Returns the game after the last move."""
+    g = SpadesGame.from_deal([deal[s] | view.played[s] for s in range(4)], view.dealer,
+                             view.scores, view.bags, view.rules)
+    for s, a in moves:
+        while g.phase == Phase.BIDDING and not g.looked[g.current_player]:
+            g.apply(LOOK_ACTION)
+        if visit is not None:
+            visit(g, s, a)
+        g.apply(a)
+    return g
 
 
 def _ess(w: np.ndarray) -> float:
@@ -345,10 +363,7 @@ class ExpertBot(PIMCBot):
                view.rules)
         if key != self._evidence_key:
             self._evidence_key, self._evidence = key, _Evidence()
-        first = NEXT_SEAT[view.dealer]
-        moves = [(s, BID_OFFSET + view.bids[s]) for s in ((first + i) & 3 for i in range(4))
-                 if view.bids[s] is not None]
-        moves += list(view.play_history)
+        moves = _hand_moves(view)
         ev = self._evidence
         if ev.moves != moves[:len(ev.moves)]:  # another game or hand with the same key
             ev = self._evidence = _Evidence()
@@ -364,27 +379,27 @@ class ExpertBot(PIMCBot):
     def _encode_new(view, deal, moves, ev) -> None:
         """Replay the hand's public moves on ``deal`` and encode the decisions not in ``ev``."""
         me = view.seat
-        start = [deal[s] | view.played[s] for s in range(4)]
-        g = SpadesGame.from_deal(start, view.dealer, view.scores, view.bags, view.rules)
         k = 0
-        for s, a in moves:
-            while g.phase == Phase.BIDDING and not g.looked[g.current_player]:
-                g.apply(LOOK_ACTION)
-            if s != me:
-                if k >= len(ev):
-                    obs = encode(g.view(s))
-                    obs[_HAND[0]:_HAND[1]] = 0.0
-                    ev.obs.append(obs)
-                    ev.seat.append(s)
-                    ev.action.append(a)
-                    ev.played_then.append(g.played[s])
-                    is_bid = g.phase == Phase.BIDDING
-                    ev.is_bid.append(is_bid)
-                    ev.led.append(-1 if is_bid or not g.trick else g.trick[0] // 13)
-                    ev.broken.append(bool(g.spades_broken))
-                    ev.bid_legal.append(g.legal_mask() >> BID_OFFSET if is_bid else 0)
-                k += 1
-            g.apply(a)
+
+        def visit(g, s, a):
+            nonlocal k
+            if s == me:
+                return
+            if k >= len(ev):
+                obs = encode(g.view(s))
+                obs[_HAND[0]:_HAND[1]] = 0.0
+                ev.obs.append(obs)
+                ev.seat.append(s)
+                ev.action.append(a)
+                ev.played_then.append(g.played[s])
+                is_bid = g.phase == Phase.BIDDING
+                ev.is_bid.append(is_bid)
+                ev.led.append(-1 if is_bid or not g.trick else g.trick[0] // 13)
+                ev.broken.append(bool(g.spades_broken))
+                ev.bid_legal.append(g.legal_mask() >> BID_OFFSET if is_bid else 0)
+            k += 1
+
+        _replay(view, deal, moves, visit)
 
     def bid_log_weights(self, view, deals) -> np.ndarray | None:
         """``insane``'s bid model (``bid_likelihood``) of each deal, as log-weights (float64
@@ -430,15 +445,7 @@ class ExpertBot(PIMCBot):
         """The game at ``view``'s position with the hidden hands of ``deal`` (4 hand masks that
         agree with ``view``): the hand's public moves replayed on that deal (no Blind Nil
         exchange this hand)."""
-        g = SpadesGame.from_deal([deal[s] | view.played[s] for s in range(4)], view.dealer,
-                                 view.scores, view.bags, view.rules)
-        first = NEXT_SEAT[view.dealer]
-        moves = [BID_OFFSET + view.bids[s] for s in SEATS_FROM[first]]
-        for a in moves + [c for _s, c in view.play_history]:
-            while g.phase == Phase.BIDDING and not g.looked[g.current_player]:
-                g.apply(LOOK_ACTION)
-            g.apply(a)
-        return g
+        return _replay(view, deal, _hand_moves(view))
 
     @torch.no_grad()
     def critic_values(self, view, cands, deals) -> np.ndarray:
@@ -476,16 +483,8 @@ class ExpertBot(PIMCBot):
             x[i, :, size:] = after[:, list(SEATS_FROM[s][1:])].reshape(n, 3 * NUM_CARDS)
             sign[i] = 100.0 if TEAM[s] == TEAM[me] else -100.0
         dev = next(agent.parameters()).device
-        before = torch.get_num_threads()
-        threads = self.likelihood.threads
-        limit = threads is not None and before != threads
-        if limit:
-            torch.set_num_threads(threads)
-        try:
+        with torch_threads(self.likelihood.threads):
             v = agent.critic(torch.from_numpy(x).to(dev)).squeeze(-1).cpu().numpy()
-        finally:
-            if limit:
-                torch.set_num_threads(before)
         return (v * sign[:, None]).T.astype(np.float64)
 
     # ------------------------------------------------------------------ deals

@@ -223,6 +223,26 @@ def test_checkpoint_bot_decides_on_one_thread_and_restores_the_setting(ckpt, mon
             CheckpointBot(path, threads=bad)
 
 
+def test_torch_threads_restores_the_count_even_after_an_error():
+    """``torch_threads``, the block the checkpoint and expert bots score under: the count inside,
+    the old one after (also when the block raises); ``None`` leaves it alone."""
+    from spades_env.agents.model import torch_threads
+    old = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with torch_threads(1):
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+        with pytest.raises(RuntimeError, match="inside"):
+            with torch_threads(1):
+                raise RuntimeError("inside")
+        assert torch.get_num_threads() == 2
+        with torch_threads(None):
+            assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(old)
+
+
 def test_model_shape_may_not_name_init(ckpt, tmp_path):
     """Regression (found by a helper): ``init`` is an Agent argument but not part of a network's
     shape; a file whose model_shape has it was a TypeError, now the usual ValueError naming it."""
