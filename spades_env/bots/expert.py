@@ -26,7 +26,7 @@ with ``insane``'s settings: a bid, made before any card is played, is ``insane``
 
 Why the bids default to the formula: measured as the mean log-probability that the weighted deals
 give each hidden card's true holder (``benchmarks/bench_expert_belief.py``), the network's bid
-head makes the belief worse than uniform deals when the table bids as the search bots do (its
+head makes the belief no better than uniform deals when the table bids as the search bots do (its
 bids are the network's own, sharper and different), while its card play, distilled from the
 search, sharpens it; the formula for the bids with the network for the cards is best.
 
@@ -264,7 +264,8 @@ class ExpertBot(PIMCBot):
             nil_shade, blind_nil_deficit, verify: as ``PIMCBot`` (defaults: ``insane``'s).
         inference: ``"network"`` (default), ``"bids"`` (``insane``'s ``bid_likelihood``) or
             ``"none"`` (uniform deals, as ``hard``).
-        temper: largest power (0..1) of the likelihood; 0 weights every deal alike.
+        temper: largest power (0..1) of the likelihood; 0 ignores the network (the first
+            stage's counts and the bid model still weigh).
         bid_model: how the bids made weigh with ``inference="network"``: ``"network"`` (the
             network's bid head, tempered with the card plays), ``"formula"`` (``insane``'s
             ``bid_likelihood``, untempered) or ``"none"`` (card plays only).
