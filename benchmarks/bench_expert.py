@@ -128,8 +128,10 @@ def main(argv=None) -> int:
             cache = json.load(f)
     per = args.pairs // args.shards
     jobs = {}
-    for label, name, opts in [] if args.report else variants:
-        for k in range(args.shards):
+    # shard by shard, every variant in turn: a run stopped early leaves the variants on the same
+    # deals (the table below reads the shards all of them have played)
+    for k in range(args.shards):
+        for label, name, opts in [] if args.report else variants:
             key = json.dumps([name, opts, args.opponent, args.mode, per, args.seed * 1000 + k],
                              sort_keys=True)
             if key not in cache:
