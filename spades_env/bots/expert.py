@@ -47,7 +47,7 @@ import torch
 from ..agents import SHIPPED_CHECKPOINT
 from ..agents.checkpoint import build_agent, load_checkpoint
 from ..agents.model import torch_threads
-from ..cards import BID_OFFSET, LOOK_ACTION, NEXT_SEAT, NUM_CARDS, SEATS_FROM, TEAM
+from ..cards import BID_OFFSET, LOOK_ACTION, NEXT_SEAT, NUM_ACTIONS, NUM_CARDS, SEATS_FROM, TEAM
 from ..devices import check_device
 from ..engine import Phase, SpadesGame
 from ..observation import OFFSETS, encode
@@ -280,6 +280,9 @@ class ExpertBot(PIMCBot):
         leaf_weight: the critic's share (0..1) with ``leaf="critic"``.
         leaf_tricks: with ``leaf="critic"``, the critic is mixed in before this many tricks
             (0..13) have been played.
+        prune: candidate pruning by the network's prior: a candidate card whose class of
+            equivalent cards (``PIMCBot._candidates``) the policy plays with probability below
+            ``prune`` (0..1) is not searched; the most probable class always is. 0: off.
         device: torch device of the network. threads: torch CPU threads while scoring.
     Raises:
         ValueError: a bad option or device, no checkpoint at ``checkpoint``, or a corrupt, foreign
@@ -292,7 +295,7 @@ class ExpertBot(PIMCBot):
                  endgame_tricks: int = 3, inference: str = "network", inference_factor: int = 4,
                  temper: float = 1.0, floor: float = 0.02, min_ess: float = 0.25,
                  bid_model: str = "formula", bid_shade: float = 0.5, leaf: str = "playout",
-                 leaf_weight: float = 0.5, leaf_tricks: int = 8,
+                 leaf_weight: float = 0.5, leaf_tricks: int = 8, prune: float = 0.0,
                  device: str = "cpu", threads: int | None = 1, **kw):
         if inference not in INFERENCE:
             raise ValueError(f"inference must be one of {list(INFERENCE)}, got {inference!r}")
@@ -304,7 +307,7 @@ class ExpertBot(PIMCBot):
                 or not 0 <= leaf_tricks <= 13:
             raise ValueError(f"leaf_tricks must be an int in 0..13, got {leaf_tricks!r}")
         for nm, v in (("temper", temper), ("floor", floor), ("min_ess", min_ess),
-                      ("leaf_weight", leaf_weight)):
+                      ("leaf_weight", leaf_weight), ("prune", prune)):
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
                                                                      np.floating)) \
                     or not 0 <= v <= 1:
@@ -341,6 +344,7 @@ class ExpertBot(PIMCBot):
         self.leaf = leaf
         self.leaf_weight = float(leaf_weight)
         self.leaf_tricks = int(leaf_tricks)
+        self.prune = float(prune)
         self._evidence_key = None
         self._evidence = _Evidence()
 
@@ -428,6 +432,37 @@ class ExpertBot(PIMCBot):
             return np.ones(len(deals)) if base is None else np.exp(base - base.max())
         ll = self.likelihood.log_likelihood(ev, np.asarray(deals, dtype=np.uint64), self.floor)
         return tempered_weights(ll[:, first:].sum(-1), self.temper, self.min_ess, base)
+
+    # ------------------------------------------------------------------ candidates
+    @torch.no_grad()
+    def card_prior(self, view, legal) -> np.ndarray:
+        """The network's policy at ``view`` over the cards ``legal`` (float64 ``[52]``, 0 off
+        them), from ``encode(view)`` only (the acting policy, as ``CheckpointBot``)."""
+        agent = self.likelihood.agent
+        dev = next(agent.parameters()).device
+        mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
+        mask[0, list(legal)] = True
+        with torch_threads(self.likelihood.threads):
+            logits = agent.policy_logits(torch.as_tensor(encode(view), device=dev)[None])
+            logits = agent.masked(logits, torch.as_tensor(mask, device=dev))[0].cpu()
+        return torch.softmax(logits.double(), -1).numpy()[:NUM_CARDS]
+
+    def _candidates(self, view, legal) -> list[int]:
+        """``PIMCBot``'s candidates; with ``prune`` > 0, those whose class of equivalent cards
+        has a prior (``card_prior``, summed over the class) below ``prune`` are dropped, the most
+        probable class kept."""
+        cands = super()._candidates(view, legal)
+        if self.prune <= 0 or len(cands) < 2:
+            return cands
+        p = self.card_prior(view, legal)
+        mass = dict.fromkeys(cands, 0.0)
+        cur = cands[0]
+        for c in sorted(legal):  # a card that is not a candidate joins the one below it
+            if c in mass:
+                cur = c
+            mass[cur] += p[c]
+        top = max(cands, key=mass.__getitem__)
+        return [c for c in cands if c == top or mass[c] >= self.prune]
 
     # ------------------------------------------------------------------ leaves
     def _leaf_values(self, view, cands, deals, playout_values) -> list:

@@ -407,3 +407,61 @@ def test_critic_leaf_bad_options_and_a_network_without_critic(tmp_path):
     make_bot("expert", checkpoint=str(p))  # a network without a critic still plays
     with pytest.raises(ValueError, match="nocritic.pt.*privileged critic|privileged critic.*nocritic"):
         make_bot("expert", checkpoint=str(p), leaf="critic")
+
+
+# ---------------------------------------------------------------------------- candidate pruning
+
+def _class_mass_by_hand(view, bot):
+    """The prior of each candidate's class, worked out independently of ``_candidates``: the
+    training's ``equivalence_classes`` maps every legal card to its candidate, and the classes'
+    probabilities are ``CheckpointBot.action_probs`` summed over them."""
+    from spades_env.training.distill_targets import equivalence_classes
+    from spades_env.bots.pimc import PIMCBot
+    legal = sorted(view.legal_actions)
+    cands = PIMCBot._candidates(bot, view, legal)
+    mask = np.zeros((1, 52), bool)
+    mask[0, legal] = True
+    valued = np.zeros((1, 52), bool)
+    valued[0, cands] = True
+    rep = equivalence_classes(mask, valued)[0]
+    p = CheckpointBot(str(DEFAULT_CHECKPOINT)).action_probs(view)
+    mass = {c: float(p[:52][rep == c].sum()) for c in cands}
+    return cands, mass
+
+
+def test_prune_keeps_the_classes_the_network_plays_and_the_most_likely_one():
+    seen_pruned = 0
+    for seed in range(6):
+        g, _log = _played_game(seed + 40, 5 + 7 * seed)
+        v = g.view(g.current_player)
+        if v.phase != Phase.PLAY or len(v.legal_actions) < 2:
+            continue
+        off = small_expert(1)
+        cands, mass = _class_mass_by_hand(v, off)
+        assert off._candidates(v, sorted(v.legal_actions)) == cands  # prune=0: unchanged
+        assert sum(mass.values()) == pytest.approx(1.0, abs=1e-9)
+        np.testing.assert_allclose(off.card_prior(v, v.legal_actions)[:52],
+                                   CheckpointBot(str(DEFAULT_CHECKPOINT)).action_probs(v)[:52],
+                                   rtol=1e-6, atol=1e-9)
+        for prune in (0.05, 0.2):
+            top = max(cands, key=mass.get)
+            want = [c for c in cands if c == top or mass[c] >= prune]
+            got = small_expert(1, prune=prune)._candidates(v, sorted(v.legal_actions))
+            assert got == want
+            seen_pruned += len(got) < len(cands)
+        # prune=1 searches only the network's favourite class: its lowest card is played
+        assert small_expert(1, prune=1.0).act(v) == max(cands, key=mass.get)
+    assert seen_pruned >= 2
+
+
+def test_prune_decision_unchanged_when_hidden_cards_change_and_bad_values():
+    g, _log = _played_game(23, 17)
+    seat = g.current_player
+    v = g.view(seat)
+    other = sample_deals(v, 1, rng=3)[0]
+    v2 = _rebuild(v, other).view(seat)
+    assert v2.info_key() == v.info_key()
+    assert small_expert(4, prune=0.1).card_values(v) == small_expert(4, prune=0.1).card_values(v2)
+    for bad in (-0.1, 1.5, True, "x", float("nan")):
+        with pytest.raises(ValueError, match="prune"):
+            make_bot("expert", seed=1, prune=bad)
