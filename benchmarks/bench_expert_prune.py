@@ -61,14 +61,16 @@ def main(argv=None) -> int:
     for v, _hands in pos:
         t = time.perf_counter()
         cands, values = chooser.card_values(v)
-        secs.append(time.perf_counter() - t)
         if len(cands) < 2:
             continue
+        secs.append(time.perf_counter() - t)
         rc, rv = referee.card_values(v)
         assert rc == cands
         judge = dict(zip(rc, rv))
         mass = class_mass(v, cands, chooser.card_prior(v, v.legal_actions))
         rows.append((cands, values, judge, mass))
+    if len(rows) < 2:
+        ap.error(f"{len(rows)} card decisions with 2 or more candidates: play more --games")
     n_cands = sum(len(r[0]) for r in rows)
     lines = [f"{len(rows)} card decisions with 2 or more candidates ({n_cands} candidates) from "
              f"{args.games} hands of `hard` bots; `expert` chooses (seed 1), a second `expert` "

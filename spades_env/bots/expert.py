@@ -350,7 +350,8 @@ class ExpertBot(PIMCBot):
 
     def __repr__(self) -> str:
         return (f"ExpertBot({self.checkpoint!r}, samples={self.samples}, "
-                f"inference={self.inference!r}, temper={self.temper}, floor={self.floor})")
+                f"inference={self.inference!r}, temper={self.temper}, floor={self.floor}, "
+                f"leaf={self.leaf!r}, prune={self.prune})")
 
     # ------------------------------------------------------------------ evidence
     def evidence(self, view, deal) -> _Evidence:
@@ -437,7 +438,16 @@ class ExpertBot(PIMCBot):
     @torch.no_grad()
     def card_prior(self, view, legal) -> np.ndarray:
         """The network's policy at ``view`` over the cards ``legal`` (float64 ``[52]``, 0 off
-        them), from ``encode(view)`` only (the acting policy, as ``CheckpointBot``)."""
+        them), from ``encode(view)`` only (the acting policy, as ``CheckpointBot``).
+
+        Raises:
+            ValueError: ``legal`` is empty or holds an action that is not a card legal in
+                ``view``.
+        """
+        legal = set(legal)
+        if not legal or not legal <= set(view.legal_actions) or max(legal) >= NUM_CARDS:
+            raise ValueError(f"legal must be a non-empty set of the view's legal cards "
+                             f"{sorted(view.legal_actions)}, got {sorted(legal)!r}")
         agent = self.likelihood.agent
         dev = next(agent.parameters()).device
         mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
@@ -457,7 +467,7 @@ class ExpertBot(PIMCBot):
         p = self.card_prior(view, legal)
         mass = dict.fromkeys(cands, 0.0)
         cur = cands[0]
-        for c in sorted(legal):  # a card that is not a candidate joins the one below it
+        for c in sorted(set(legal)):  # a card that is not a candidate joins the one below it
             if c in mass:
                 cur = c
             mass[cur] += p[c]

@@ -465,3 +465,24 @@ def test_prune_decision_unchanged_when_hidden_cards_change_and_bad_values():
     for bad in (-0.1, 1.5, True, "x", float("nan")):
         with pytest.raises(ValueError, match="prune"):
             make_bot("expert", seed=1, prune=bad)
+
+
+def test_card_prior_refuses_bad_legal_and_prune_counts_a_repeated_card_once():
+    """Regressions (found by a helper): ``card_prior`` took bids, illegal cards and out-of-range
+    ids silently; a card given twice to ``card_values`` counted twice toward its class's prior."""
+    g, _log = _played_game(23, 17)
+    v = g.view(g.current_player)
+    legal = sorted(v.legal_actions)
+    bot = small_expert(1, prune=0.1)
+    illegal = next(c for c in range(52) if c not in legal)
+    for bad in ([], [illegal], [BID_OFFSET + 3], [99]):
+        with pytest.raises(ValueError, match="legal must be"):
+            bot.card_prior(v, bad)
+    g, _log = _played_game(502, 9)  # a card whose class prior is 0.072, under 0.108 (twice: over)
+    v = g.view(g.current_player)
+    legal = sorted(v.legal_actions)
+    bot = small_expert(1, prune=0.108)
+    assert bot._candidates(v, legal) == [26, 28, 32, 34]
+    assert bot._candidates(v, legal + [37]) == [26, 28, 32, 34]
+    assert bot.card_values(v, legal=legal + [37])[0] == [26, 28, 32, 34]
+    assert "prune=0.1" in repr(bot) and "leaf='playout'" in repr(bot)
