@@ -31,20 +31,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench_expert_belief import positions  # noqa: E402
 
 from spades_env.bots import make_bot  # noqa: E402
+from spades_env.bots.expert import class_mass  # noqa: E402
 from spades_env.bots.pimc import best_candidate  # noqa: E402
 from spades_env.engine import Phase  # noqa: E402
 from spades_env.fileio import write_atomic  # noqa: E402
-
-
-def class_mass(view, cands, prior) -> dict:
-    """The prior of each candidate's class of equivalent cards (a legal card that is not a
-    candidate joins the candidate below it in its suit, as ``ExpertBot._candidates``)."""
-    mass, cur = dict.fromkeys(cands, 0.0), cands[0]
-    for c in sorted(view.legal_actions):
-        if c in mass:
-            cur = c
-        mass[cur] += float(prior[c])
-    return mass
 
 
 def main(argv=None) -> int:
@@ -67,7 +57,7 @@ def main(argv=None) -> int:
         rc, rv = referee.card_values(v)
         assert rc == cands
         judge = dict(zip(rc, rv))
-        mass = class_mass(v, cands, chooser.card_prior(v, v.legal_actions))
+        mass = class_mass(v.legal_actions, cands, chooser.card_prior(v, v.legal_actions))
         rows.append((cands, values, judge, mass))
     if len(rows) < 2:
         ap.error(f"{len(rows)} card decisions with 2 or more candidates: play more --games")

@@ -208,6 +208,19 @@ def _replay(view, deal, moves, visit=None) -> SpadesGame:
     return g
 
 
+def class_mass(legal, cands, prior) -> dict:
+    """The prior of each candidate's class of equivalent cards: ``{card: probability}`` for each
+    of ``cands`` (``PIMCBot._candidates`` of ``legal``), a legal card that is not a candidate
+    counted with the candidate below it in its suit; ``prior`` float ``[>=52]`` by card id."""
+    mass = dict.fromkeys(cands, 0.0)
+    cur = cands[0]
+    for c in sorted(set(legal)):
+        if c in mass:
+            cur = c
+        mass[cur] += float(prior[c])
+    return mass
+
+
 def _ess(w: np.ndarray) -> float:
     """Effective sample size ``(sum w)^2 / sum w^2`` of importance weights (Kong 1992)."""
     return float(w.sum() ** 2 / (w * w).sum())
@@ -464,13 +477,7 @@ class ExpertBot(PIMCBot):
         cands = super()._candidates(view, legal)
         if self.prune <= 0 or len(cands) < 2:
             return cands
-        p = self.card_prior(view, legal)
-        mass = dict.fromkeys(cands, 0.0)
-        cur = cands[0]
-        for c in sorted(set(legal)):  # a card that is not a candidate joins the one below it
-            if c in mass:
-                cur = c
-            mass[cur] += p[c]
+        mass = class_mass(legal, cands, self.card_prior(view, legal))
         top = max(cands, key=mass.__getitem__)
         return [c for c in cands if c == top or mass[c] >= self.prune]
 
@@ -554,5 +561,5 @@ class ExpertBot(PIMCBot):
         return [(d, n * float(x) / total) for d, x in zip(deals, w) if x > 0]
 
 
-__all__ = ["ExpertBot", "PolicyLikelihood", "tempered_weights", "DEFAULT_CHECKPOINT", "INFERENCE",
+__all__ = ["ExpertBot", "PolicyLikelihood", "tempered_weights", "class_mass", "DEFAULT_CHECKPOINT", "INFERENCE",
            "LEAVES"]
