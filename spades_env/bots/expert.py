@@ -61,6 +61,9 @@ INFERENCE = ("network", "bids", "none")
 LEAVES = ("playout", "critic")
 BID_MODELS = ("network", "formula", "none")
 _HAND = OFFSETS["hand"]
+BID_PRIOR_FLOOR = 1e-4
+"""lowest probability ``bid_prior`` reads from the network (a bid it never makes costs
+``bid_prior * log(1e-4)``, about 9.2 nats, not an infinite penalty)."""
 
 
 def _mask_bits(masks) -> np.ndarray:
@@ -296,6 +299,10 @@ class ExpertBot(PIMCBot):
         prune: candidate pruning by the network's prior: a candidate card whose class of
             equivalent cards (``PIMCBot._candidates``) the policy plays with probability below
             ``prune`` (0..1) is not searched; the most probable class always is. 0: off.
+        bid_prior: the network's bid prior in the bid search, in points per nat: each candidate
+            bid's value (``bid_values``) gets ``bid_prior * log p(bid)`` added, ``p`` the
+            policy's probability of that bid at the view (floored at ``BID_PRIOR_FLOOR``), so
+            the network decides between bids the search values alike. 0 (default): off.
         device: torch device of the network. threads: torch CPU threads while scoring.
     Raises:
         ValueError: a bad option or device, no checkpoint at ``checkpoint``, or a corrupt, foreign
@@ -309,7 +316,7 @@ class ExpertBot(PIMCBot):
                  temper: float = 1.0, floor: float = 0.02, min_ess: float = 0.25,
                  bid_model: str = "formula", bid_shade: float = 0.5, leaf: str = "playout",
                  leaf_weight: float = 0.5, leaf_tricks: int = 8, prune: float = 0.0,
-                 device: str = "cpu", threads: int | None = 1, **kw):
+                 bid_prior: float = 0.0, device: str = "cpu", threads: int | None = 1, **kw):
         if inference not in INFERENCE:
             raise ValueError(f"inference must be one of {list(INFERENCE)}, got {inference!r}")
         if bid_model not in BID_MODELS:
@@ -325,6 +332,11 @@ class ExpertBot(PIMCBot):
                                                                      np.floating)) \
                     or not 0 <= v <= 1:
                 raise ValueError(f"{nm} must be a number in 0..1, got {v!r}")
+        if isinstance(bid_prior, (bool, np.bool_)) \
+                or not isinstance(bid_prior, (int, float, np.integer, np.floating)) \
+                or not 0 <= bid_prior <= 1000:
+            raise ValueError(f"bid_prior must be a number in 0..1000 (points per nat), got "
+                             f"{bid_prior!r}")
         if floor >= 1:
             raise ValueError(f"floor must be below 1 (1 ignores the network), got {floor!r}")
         if threads is not None and (isinstance(threads, (bool, np.bool_))
@@ -358,13 +370,14 @@ class ExpertBot(PIMCBot):
         self.leaf_weight = float(leaf_weight)
         self.leaf_tricks = int(leaf_tricks)
         self.prune = float(prune)
+        self.bid_prior = float(bid_prior)
         self._evidence_key = None
         self._evidence = _Evidence()
 
     def __repr__(self) -> str:
         return (f"ExpertBot({self.checkpoint!r}, samples={self.samples}, "
                 f"inference={self.inference!r}, temper={self.temper}, floor={self.floor}, "
-                f"leaf={self.leaf!r}, prune={self.prune})")
+                f"leaf={self.leaf!r}, prune={self.prune}, bid_prior={self.bid_prior})")
 
     # ------------------------------------------------------------------ evidence
     def evidence(self, view, deal) -> _Evidence:
@@ -449,9 +462,28 @@ class ExpertBot(PIMCBot):
 
     # ------------------------------------------------------------------ candidates
     @torch.no_grad()
-    def card_prior(self, view, legal) -> np.ndarray:
-        """The network's policy at ``view`` over the cards ``legal`` (float64 ``[52]``, 0 off
+    def policy(self, view, legal) -> np.ndarray:
+        """The network's policy at ``view`` over the actions ``legal`` (float64 ``[68]``, 0 off
         them), from ``encode(view)`` only (the acting policy, as ``CheckpointBot``).
+
+        Raises:
+            ValueError: ``legal`` is empty or holds an action that is not legal in ``view``.
+        """
+        legal = set(legal)
+        if not legal or not legal <= set(view.legal_actions):
+            raise ValueError(f"legal must be a non-empty set of the view's legal actions "
+                             f"{sorted(view.legal_actions)}, got {sorted(legal)!r}")
+        agent = self.likelihood.agent
+        dev = next(agent.parameters()).device
+        mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
+        mask[0, list(legal)] = True
+        with torch_threads(self.likelihood.threads):
+            logits = agent.policy_logits(torch.as_tensor(encode(view), device=dev)[None])
+            logits = agent.masked(logits, torch.as_tensor(mask, device=dev))[0].cpu()
+        return torch.softmax(logits.double(), -1).numpy()
+
+    def card_prior(self, view, legal) -> np.ndarray:
+        """``policy`` over the cards ``legal`` (float64 ``[52]``, 0 off them).
 
         Raises:
             ValueError: ``legal`` is empty or holds an action that is not a card legal in
@@ -461,14 +493,24 @@ class ExpertBot(PIMCBot):
         if not legal or not legal <= set(view.legal_actions) or max(legal) >= NUM_CARDS:
             raise ValueError(f"legal must be a non-empty set of the view's legal cards "
                              f"{sorted(view.legal_actions)}, got {sorted(legal)!r}")
-        agent = self.likelihood.agent
-        dev = next(agent.parameters()).device
-        mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
-        mask[0, list(legal)] = True
-        with torch_threads(self.likelihood.threads):
-            logits = agent.policy_logits(torch.as_tensor(encode(view), device=dev)[None])
-            logits = agent.masked(logits, torch.as_tensor(mask, device=dev))[0].cpu()
-        return torch.softmax(logits.double(), -1).numpy()[:NUM_CARDS]
+        return self.policy(view, legal)[:NUM_CARDS]
+
+    def bid_prior_values(self, view, bids) -> np.ndarray:
+        """``bid_prior * log p(b)`` for each bid ``b`` of ``bids`` (0..13, legal at ``view``),
+        ``p`` the network's policy over the view's legal bids floored at ``BID_PRIOR_FLOOR``:
+        float64 ``[len(bids)]``, in points (at most 0)."""
+        legal = [a for a in view.legal_actions if BID_OFFSET <= a <= BID_OFFSET + 13]
+        p = self.policy(view, legal)
+        logp = np.log(np.maximum(p[[BID_OFFSET + b for b in bids]], BID_PRIOR_FLOOR))
+        return self.bid_prior * logp
+
+    def _bid_values(self, view) -> tuple[list[int], list[float]]:
+        """``PIMCBot``'s bid search; with ``bid_prior`` > 0 each value has
+        ``bid_prior_values`` added."""
+        cands, values = super()._bid_values(view)
+        if self.bid_prior <= 0:
+            return cands, values
+        return cands, (np.asarray(values) + self.bid_prior_values(view, cands)).tolist()
 
     def _candidates(self, view, legal) -> list[int]:
         """``PIMCBot``'s candidates; with ``prune`` > 0, those whose class of equivalent cards
@@ -561,5 +603,6 @@ class ExpertBot(PIMCBot):
         return [(d, n * float(x) / total) for d, x in zip(deals, w) if x > 0]
 
 
-__all__ = ["ExpertBot", "PolicyLikelihood", "tempered_weights", "class_mass", "DEFAULT_CHECKPOINT", "INFERENCE",
+__all__ = ["ExpertBot", "PolicyLikelihood", "tempered_weights", "class_mass", "DEFAULT_CHECKPOINT",
+           "BID_PRIOR_FLOOR", "INFERENCE",
            "LEAVES"]
