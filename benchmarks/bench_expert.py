@@ -68,6 +68,22 @@ def parse_variant(text: str) -> tuple[str, str, dict]:
     return label, "expert", out
 
 
+# options of ``expert`` whose default changed, with the default each cache key assumes when the
+# variant does not give them: a shard cached under an older default is never read as the new one
+KEY_DEFAULTS = {"bid_prior": 1.0}  # 0 before 0.8.0
+
+
+def cache_options(name: str, opts: dict) -> dict:
+    """The options a shard's cache key holds: for ``expert``, ``opts`` with every option of
+    ``KEY_DEFAULTS`` written out (as a float); other bots' options as given."""
+    if name != "expert":
+        return opts
+    out = dict(opts)
+    for key, default in KEY_DEFAULTS.items():
+        out[key] = float(out.get(key, default))
+    return out
+
+
 class Timed:
     """A player that records the wall time of each decision with more than one legal action."""
 
@@ -127,15 +143,19 @@ def main(argv=None) -> int:
         with open(args.out) as f:
             cache = json.load(f)
     per = args.pairs // args.shards
+
+    def key(name, opts, k):
+        return json.dumps([name, cache_options(name, opts), args.opponent, args.mode, per,
+                           args.seed * 1000 + k], sort_keys=True)
+
     jobs = {}
     # shard by shard, every variant in turn: a run stopped early leaves the variants on the same
     # deals (the table below reads the shards all of them have played)
     for k in range(args.shards):
         for label, name, opts in [] if args.report else variants:
-            key = json.dumps([name, opts, args.opponent, args.mode, per, args.seed * 1000 + k],
-                             sort_keys=True)
-            if key not in cache:
-                jobs[key] = (name, opts, args.opponent, args.mode, per, args.seed * 1000 + k)
+            if key(name, opts, k) not in cache:
+                jobs[key(name, opts, k)] = (name, opts, args.opponent, args.mode, per,
+                                            args.seed * 1000 + k)
     print(f"{len(jobs)} shards to play ({len(variants) * args.shards - len(jobs)} cached)",
           flush=True)
     # spawn workers that end with this command (a killed benchmark leaves no orphan playing on)
@@ -147,10 +167,6 @@ def main(argv=None) -> int:
             print(f"done {json.loads(futs[f])}", flush=True)
     rows = []
     first = None
-
-    def key(name, opts, k):
-        return json.dumps([name, opts, args.opponent, args.mode, per, args.seed * 1000 + k],
-                          sort_keys=True)
 
     # the shards every variant has played (all of them unless the run was stopped: a table of
     # the shards so far, on the same deals for every variant)

@@ -34,7 +34,9 @@ def make_teacher(teacher: str, checkpoint: str, samples: int, bid_samples: int, 
 
     ``"hard"`` is ``PIMCBot`` with uniform deals; ``"expert"`` is ``ExpertBot`` on the network
     ``checkpoint`` (``insane``'s bid inference and bid search, deals weighted by that network's
-    likelihood of the other seats' plays).
+    likelihood of the other seats' plays; its bid values include that network's bid prior,
+    ``bid_prior * log p(bid)``, so a bid row's soft target ``softmax(values / temperature)`` is the
+    search's Boltzmann policy times the network's own, ``p ** (bid_prior / temperature)``).
 
     Raises:
         ValueError: an unknown teacher, or a bad checkpoint (``ExpertBot``).

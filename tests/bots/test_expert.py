@@ -486,3 +486,49 @@ def test_card_prior_refuses_bad_legal_and_prune_counts_a_repeated_card_once():
     assert bot._candidates(v, legal + [37]) == [26, 28, 32, 34]
     assert bot.card_values(v, legal=legal + [37])[0] == [26, 28, 32, 34]
     assert "prune=0.1" in repr(bot) and "leaf='playout'" in repr(bot)
+
+
+# ---------------------------------------------------------------------------- the bid prior
+
+def _bid_view(seed: int, before: int):
+    """The view of the seat to bid after ``before`` bids of 3 (cards seen)."""
+    g = SpadesGame(seed=seed)
+    for _ in range(before):
+        g.apply(BID_OFFSET + 3)
+    v = g.view(g.current_player)
+    assert v.phase == Phase.BIDDING and v.looked
+    return v
+
+
+@pytest.mark.parametrize("seed,before", [(0, 0), (7, 2), (11, 3)])
+def test_bid_prior_adds_its_weight_times_the_network_log_probability(seed, before):
+    v = _bid_view(seed, before)
+    probs = CheckpointBot(str(DEFAULT_CHECKPOINT)).action_probs(v)  # the acting policy
+    bids, plain = small_expert(5, bid_prior=0).bid_values(v)
+    for lam in (0.5, 2.0):
+        bids2, got = small_expert(5, bid_prior=lam).bid_values(v)
+        assert bids2 == bids
+        want = [x + lam * np.log(max(probs[BID_OFFSET + b], 1e-4)) for b, x in zip(bids, plain)]
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+        # the bid made is the best of those numbers, the first on a tie
+        best = max(range(len(bids)), key=lambda i: (got[i], -i))
+        assert small_expert(5, bid_prior=lam).act(v) == BID_OFFSET + bids[best]
+    # a weight far above any gap between the search's values bids the network's favourite
+    # (the window holds it here); the default weight is 1
+    fav = int(np.argmax(probs[BID_OFFSET:BID_OFFSET + 14]))
+    assert fav in bids
+    assert small_expert(5, bid_prior=1000).act(v) == BID_OFFSET + fav
+    assert small_expert(5).bid_values(v) == small_expert(5, bid_prior=1).bid_values(v)
+    assert small_expert(5).bid_prior == 1.0
+
+
+def test_bid_prior_decision_unchanged_when_hidden_cards_change_and_bad_values():
+    v = _bid_view(7, 2)
+    other = sample_deals(v, 1, rng=3)[0]
+    v2 = _rebuild(v, other).view(v.seat)
+    assert v2.info_key() == v.info_key()
+    assert small_expert(4, bid_prior=1).bid_values(v) == small_expert(4, bid_prior=1).bid_values(v2)
+    for bad in (-0.5, 1000.5, True, "1", float("nan"), None):
+        with pytest.raises(ValueError, match="bid_prior"):
+            make_bot("expert", seed=1, bid_prior=bad)
+    assert "bid_prior=1.0" in repr(small_expert(1, bid_prior=1))
