@@ -69,6 +69,23 @@ def t_interval(x) -> tuple[float, float, float]:
     return m, m - h, m + h
 
 
+def normal_interval(x) -> tuple[float, float, float]:
+    """Mean and normal 95% interval (mean +- 1.96 standard errors) of the values ``x`` (1-D, at
+    least 2), for the decision-level benchmarks' many per-decision differences."""
+    x = np.asarray(x, dtype=np.float64)
+    m = float(x.mean())
+    h = float(1.96 * x.std(ddof=1) / np.sqrt(len(x)))
+    return m, m - h, m + h
+
+
+def emit_table(lines: list[str], out: str | None) -> None:
+    """Print the Markdown ``lines`` and, when ``out`` is given, write them there atomically."""
+    table = "\n".join(lines) + "\n"
+    print(table)
+    if out:
+        write_atomic(out, table.encode())
+
+
 def run(agent: str, opp: str, seed: int, games: int, workers: int, cache: dict, key_of) -> dict:
     """The cached result of ``agent`` (side A) against ``opp``, or a new match (``play_match``)."""
     key = key_of(agent, opp, seed, games)

@@ -29,12 +29,13 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from bench_agent import emit_table, normal_interval  # noqa: E402
+
 from spades_env import SpadesGame  # noqa: E402
 from spades_env.bots import make_bot  # noqa: E402
 from spades_env.bots.expert import BID_PRIOR_FLOOR  # noqa: E402
 from spades_env.cards import BID_OFFSET  # noqa: E402
 from spades_env.engine import Phase  # noqa: E402
-from spades_env.fileio import write_atomic  # noqa: E402
 
 
 def bid_positions(games: int) -> list:
@@ -98,14 +99,9 @@ def main(argv=None) -> int:
             i0, i = _best(values), _best(values + lam * logp)
             changed += i != i0
             diffs.append(judge[i] - judge[i0])
-        d = np.array(diffs)
-        h = 1.96 * d.std(ddof=1) / np.sqrt(n)
-        lines.append(f"| {lam:g} | {changed / n:.1%} | {d.mean():+.3f} "
-                     f"[{d.mean() - h:+.3f}, {d.mean() + h:+.3f}] |")
-    table = "\n".join(lines) + "\n"
-    print(table)
-    if args.out:
-        write_atomic(args.out, table.encode())
+        m, lo, hi = normal_interval(diffs)
+        lines.append(f"| {lam:g} | {changed / n:.1%} | {m:+.3f} [{lo:+.3f}, {hi:+.3f}] |")
+    emit_table(lines, args.out)
     return 0
 
 

@@ -36,6 +36,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from bench_agent import emit_table, normal_interval  # noqa: E402
+
 from spades_env import Phase, SpadesGame  # noqa: E402
 from spades_env.agents import SHIPPED_CHECKPOINT  # noqa: E402
 from spades_env.agents.checkpoint import build_agent, load_checkpoint  # noqa: E402
@@ -44,7 +46,6 @@ from spades_env.bots import make_bot  # noqa: E402
 from spades_env.bots.pimc import PIMCBot  # noqa: E402
 from spades_env.bots.solver import HandUtility, finish_trick, playouts, solve  # noqa: E402
 from spades_env.cards import NUM_ACTIONS, TEAM  # noqa: E402
-from spades_env.fileio import write_atomic  # noqa: E402
 from spades_env.observation import encode  # noqa: E402
 
 
@@ -126,9 +127,8 @@ def main(argv=None) -> int:
         return exact.max() - exact[int(np.argmax(leaf))]  # argmax: the first best, as act
 
     def ci(x):
-        x = np.asarray(x, dtype=np.float64)
-        h = 1.96 * x.std(ddof=1) / np.sqrt(len(x))
-        return f"{x.mean():+.2f} [{x.mean() - h:+.2f}, {x.mean() + h:+.2f}]"
+        m, lo, hi = normal_interval(x)
+        return f"{m:+.2f} [{lo:+.2f}, {hi:+.2f}]"
 
     lines = [f"{n} card decisions with 4 to {args.max_left} tricks left and more than one "
              f"candidate, from {args.hands} hands of `hard` bots; graded on the true deal against "
@@ -154,10 +154,7 @@ def main(argv=None) -> int:
               f"{np.median([b for _a, b in secs]) * 1000:.1f} ms (unbatched, one thread): "
               f"{np.median([b for _a, b in secs]) / np.median([a for a, _b in secs]):.0f} times "
               f"as long."]
-    table = "\n".join(lines) + "\n"
-    print(table)
-    if args.out:
-        write_atomic(args.out, table.encode())
+    emit_table(lines, args.out)
     return 0
 
 

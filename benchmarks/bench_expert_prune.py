@@ -28,13 +28,13 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from bench_agent import emit_table, normal_interval  # noqa: E402
 from bench_expert_belief import positions  # noqa: E402
 
 from spades_env.bots import make_bot  # noqa: E402
 from spades_env.bots.expert import class_mass  # noqa: E402
 from spades_env.bots.pimc import best_candidate  # noqa: E402
 from spades_env.engine import Phase  # noqa: E402
-from spades_env.fileio import write_atomic  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -82,15 +82,11 @@ def main(argv=None) -> int:
             changed += mine != full
             lost_best += max(cands, key=judge.__getitem__) not in keep
             diffs.append(judge[mine] - judge[full])
-        d = np.array(diffs)
-        h = 1.96 * d.std(ddof=1) / np.sqrt(len(d))
+        m, lo, hi = normal_interval(diffs)
         lines.append(f"| {p:g} | {pruned / n_cands:.1%} | {changed / len(rows):.1%} | "
-                     f"{d.mean():+.3f} [{d.mean() - h:+.3f}, {d.mean() + h:+.3f}] | "
+                     f"{m:+.3f} [{lo:+.3f}, {hi:+.3f}] | "
                      f"{lost_best / len(rows):.1%} |")
-    table = "\n".join(lines) + "\n"
-    print(table)
-    if args.out:
-        write_atomic(args.out, table.encode())
+    emit_table(lines, args.out)
     return 0
 
 
