@@ -20,12 +20,13 @@ from enum import IntEnum
 import numpy as np
 
 from .cards import (
-    BID_OFFSET, BLIND_NIL_ACTION, FULL_DECK, LOOK_ACTION, MAX_BID, NUM_ACTIONS, NUM_CARDS,
+    BID_OFFSET, BLIND_NIL_ACTION, FULL_DECK, LOOK_ACTION, NUM_ACTIONS, NUM_CARDS,
     NEXT_SEAT, PARTNER, SEATS_FROM, action_str, card_str, cards_of_mask, mask_to_cards,
 )
 from .rules import (
-    FAILED_TO_FOLLOW, HandResult, Rules, game_outcome, illegal_card_reason, legal_cards_mask,
-    score_hand, spades_broken_after, trick_winner_unchecked, voids_of_plays,
+    FAILED_TO_FOLLOW, HandResult, Rules, blind_nil_offered, exchange_queue, game_outcome,
+    illegal_bid_reason, illegal_card_reason, legal_bids, legal_cards_mask, score_hand,
+    spades_broken_after, trick_winner_unchecked, voids_of_plays,
 )
 from . import saved_game
 from .saved_game import (
@@ -44,8 +45,6 @@ class Phase(IntEnum):
 
 _PLAY = Phase.PLAY
 _STANDARD = Rules()
-_BID_ACTIONS = tuple(range(BID_OFFSET, BID_OFFSET + MAX_BID + 1))
-_DECIDE_ACTIONS = (BLIND_NIL_ACTION, LOOK_ACTION)
 
 
 class IllegalActionError(ValueError):
@@ -368,7 +367,7 @@ class SpadesGame:
         self.current_player = NEXT_SEAT[self.dealer]
         self.bids = [None, None, None, None]
         self.blind = [False, False, False, False]
-        self.looked = [not self.rules.blind_nil] * 4
+        self.looked = self._looked_at_start()
         self.tricks_won = [0, 0, 0, 0]
         self.trick: list[int] = []
         self.trick_leader = self.current_player
@@ -416,9 +415,8 @@ class SpadesGame:
         if ph == Phase.PLAY:
             return self._play_mask(p)
         if ph == Phase.BIDDING:
-            if not self.looked[p]:
-                return (1 << BLIND_NIL_ACTION) | (1 << LOOK_ACTION)
-            return ((1 << (MAX_BID + 1)) - 1) << BID_OFFSET
+            m = legal_bids(self.rules, p, self.hands[p], self.looked[p], self.bids)
+            return m << BID_OFFSET
         if ph == Phase.EXCHANGE:
             return self.hands[p]
         return 0
@@ -432,7 +430,9 @@ class SpadesGame:
                                                   self.spades_broken))
         ph = self.phase
         if ph == Phase.BIDDING:
-            return list(_BID_ACTIONS) if self.looked[self.current_player] else list(_DECIDE_ACTIONS)
+            p = self.current_player
+            m = legal_bids(self.rules, p, self.hands[p], self.looked[p], self.bids)
+            return [BID_OFFSET + k for k in range(16) if m >> k & 1]
         if ph == Phase.EXCHANGE:
             return mask_to_cards(self.hands[self.current_player])
         return []
@@ -461,23 +461,12 @@ class SpadesGame:
             return f"action {action} is out of range 0..{NUM_ACTIONS - 1}"
         ph = self.phase
         if ph == Phase.BIDDING:
-            if action == BLIND_NIL_ACTION:
-                if not self.rules.blind_nil:
-                    return "Blind Nil is not allowed under these rules"
-                if self.looked[p]:
-                    return "you have already looked at your cards: Blind Nil is bid before looking"
-                return None
-            if action == LOOK_ACTION:
-                if not self.rules.blind_nil:
-                    return "there is no Blind Nil decision under these rules: just bid 0..13"
-                if self.looked[p]:
-                    return "you have already looked at your cards"
-                return None
-            if not self.looked[p]:
-                return "decide first: bid Blind Nil or look at your cards"
             if action < NUM_CARDS:
+                if not self.looked[p]:
+                    return "decide first: bid Blind Nil or look at your cards"
                 return f"it is the bidding phase: bid 0..13, not play {card_str(action)}"
-            return None
+            return illegal_bid_reason(self.rules, action - BID_OFFSET, p, self.hands[p],
+                                      self.looked[p], self.bids)
         if action >= NUM_CARDS:
             what = "the Blind Nil exchange" if ph == Phase.EXCHANGE else "the play"
             return f"bidding is over: it is {what}, play a card, not {action_str(action)}"
@@ -526,7 +515,12 @@ class SpadesGame:
     def _at_hand_start(self) -> bool:
         """Nobody has acted in this hand yet (the point ``from_deal`` starts from)."""
         return self.phase == Phase.BIDDING and self.bids == [None] * 4 \
-            and self.looked == [not self.rules.blind_nil] * 4
+            and self.looked == self._looked_at_start()
+
+    def _looked_at_start(self) -> list:
+        """Who has seen its cards when a hand is dealt: all but the seats offered Blind Nil
+        (``rules.blind_nil_offered``)."""
+        return [not blind_nil_offered(self.rules, s, self.scores) for s in range(4)]
 
     def _record_start(self) -> None:
         """At the first move, record the starting point of the move log in ``initial``: the deal,
@@ -562,11 +556,8 @@ class SpadesGame:
         if nxt != NEXT_SEAT[self.dealer]:
             self.current_player = nxt
             return
-        # Bidding is over: queue the Blind Nil exchanges, in bidding order.
-        q: list[int] = []
-        for s in SEATS_FROM[NEXT_SEAT[self.dealer]]:
-            if self.blind[s] and not self.blind[PARTNER[s]]:
-                q += [PARTNER[s]] * 3 + [s] * 3
+        # Bidding is over: queue the exchanges (rules.exchanges), in bidding order.
+        q = exchange_queue(self.rules, self.bids, self.blind, self.dealer)
         if q:
             self.exchange_queue = q
             self.phase = Phase.EXCHANGE

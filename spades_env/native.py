@@ -36,6 +36,7 @@ import hashlib
 import hmac
 import os
 import platform
+import re
 import shlex
 import shutil
 import stat
@@ -48,7 +49,8 @@ import weakref
 
 from .fileio import clean_stale_temps, write_atomic
 
-__all__ = ["NativeUnavailable", "load_kernel", "SpEnv", "kernel_path"]
+__all__ = ["NativeUnavailable", "load_kernel", "SpEnv", "SpRules", "c_rules", "rules_c_fields",
+           "kernel_path"]
 
 _DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native")
 # compiled together into one library: the batched engine's step and the PIMC bots' play-outs
@@ -211,20 +213,82 @@ class ThreadChooser:
         self._probing = False
 
 
-class SpEnv(ctypes.Structure):
-    """ctypes mirror of ``struct sp_env`` in ``vector_kernel.c`` (same field order)."""
+_C_TYPES = {"int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32, "float": ctypes.c_float}
 
-    _fields_ = [(name, ctypes.c_int64) for name in (
-        "n", "row", "obs_size", "flb", "o_phase", "o_hand", "o_played", "o_trick", "o_led",
-        "o_bids", "o_won", "o_voids", "o_broken", "o_tn", "o_to_act", "o_side")] + \
-        [(name, ctypes.c_void_p) for name in (
-            "cur", "actions", "bids", "trick_obs", "leader", "led", "trick", "tricks", "obs4",
-            "hands", "voids", "broken", "mask", "side")] + \
-        [(name, ctypes.c_int64) for name in (
-            "o_looked", "o_dealer", "target", "bag_limit", "bag_penalty", "nil_bonus", "fnc",
-            "has_loss", "loss_threshold", "hands_per_episode", "max_hands", "reward_game")] + \
-        [(name, ctypes.c_void_p) for name in ("owner", "dealer", "scores", "bags", "hand_count")] + \
-        [("target_feature", ctypes.c_float), ("threads", ctypes.c_int32)]
+
+def _read_source(name: str) -> str:
+    """The text of ``_native/<name>``, comments removed."""
+    with open(os.path.join(_DIR, name), encoding="utf-8") as f:
+        text = f.read()
+    return re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+
+
+def rules_c_fields() -> tuple:
+    """The names of ``SP_RULES_FIELDS`` in ``_native/rules.h``: the C rules struct ``sp_rules``,
+    one ``int64`` per name, in order (the one list of them; ``SpRules`` is built from it)."""
+    text = _read_source("rules.h")
+    m = re.search(r"#define SP_RULES_FIELDS\(X\)((?:[^\n]*\\\n)*[^\n]*)", text)
+    if m is None:
+        raise RuntimeError("_native/rules.h has no SP_RULES_FIELDS list")
+    return tuple(re.findall(r"X\((\w+)\)", m.group(1)))
+
+
+class SpRules(ctypes.Structure):
+    """ctypes mirror of ``sp_rules`` (``_native/rules.h``), built from its field list
+    (``rules_c_fields``); fill it with ``c_rules``."""
+
+    _fields_ = [(name, ctypes.c_int64) for name in rules_c_fields()]
+
+
+def c_rules(rules) -> SpRules:
+    """A ``Rules`` as the C struct: each field of ``SP_RULES_FIELDS`` by name, a bool as 0/1, a
+    ``None`` as 0; ``has_<field>`` is 1 when ``<field>`` is not None.
+
+    Raises:
+        RuntimeError: a C field that names no field of ``Rules`` (the two lists disagree).
+    """
+    values = {}
+    for name, _ in SpRules._fields_:
+        if name.startswith("has_") and hasattr(rules, name[4:]):
+            values[name] = int(getattr(rules, name[4:]) is not None)
+        elif hasattr(rules, name):
+            v = getattr(rules, name)
+            values[name] = 0 if v is None else int(v)
+        else:
+            raise RuntimeError(f"_native/rules.h: SP_RULES_FIELDS names {name!r}, which is not a "
+                               f"field of Rules")
+    return SpRules(**values)
+
+
+def _struct_fields(source: str, name: str) -> list:
+    """The ctypes fields of ``typedef struct { ... } name;`` in ``_native/<source>``: its
+    declarations in order (``int64_t``, ``int32_t``, ``float``, pointers, ``sp_rules``)."""
+    text = _read_source(source)
+    m = re.search(r"typedef struct \{([^}]*)\}\s*" + name + r"\s*;", text)
+    if m is None:
+        raise RuntimeError(f"_native/{source} has no struct {name}")
+    out = []
+    for decl in m.group(1).split(";"):
+        decl = decl.strip()
+        if not decl:
+            continue
+        ctype, rest = decl.split(None, 1)
+        for var in rest.split(","):
+            var = var.strip()
+            if var.startswith("*"):
+                out.append((var.lstrip("* "), ctypes.c_void_p))
+            elif ctype == "sp_rules":
+                out.append((var, SpRules))
+            else:
+                out.append((var, _C_TYPES[ctype]))
+    return out
+
+
+class SpEnv(ctypes.Structure):
+    """ctypes mirror of ``sp_env`` in ``_native/vector_kernel.c``, read from that struct's
+    declaration (the one list of its fields)."""
+
+    _fields_ = _struct_fields("vector_kernel.c", "sp_env")
 
 
 def _cache_dir() -> str:

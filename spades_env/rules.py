@@ -15,7 +15,10 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .cards import NON_SPADES_MASK, SPADES_MASK, SUIT_MASKS, SUIT_NAMES, Suit, is_int
+from .cards import (
+    MAX_BID, NON_SPADES_MASK, PARTNER, SEATS_FROM, NEXT_SEAT, SPADES_MASK, SUIT_MASKS, SUIT_NAMES,
+    Suit, is_int,
+)
 
 
 # Bound on the size of every integer switch, so that game totals stay far inside the int64 score
@@ -39,6 +42,14 @@ class Rules:
         blind_nil_bonus: points won (or lost) by a Blind Nil (200).
         failed_nil_tricks_count: the tricks of a failed Nil (or Blind Nil) count toward the
             partner's contract (made or set, overtricks and bags) instead of being bags only.
+        blind_nil_deficit: with ``blind_nil``, Blind Nil is offered only to a team that trails
+            by at least this many points (0: always).
+        min_team_bid: the bids of a partnership must add up to at least this ("board", 4; Nil
+            counts 0); 0 = off, at most 10.
+        suicide: in each partnership exactly one partner bids Nil (a Blind Nil is a Nil).
+        mirror: each player bids the number of spades it holds (Nil with none).
+        whiz: each player bids the number of spades it holds, or Nil.
+        bid_total_not_13: the last bidder may not bring the four bids to a total of exactly 13.
 
     Raises:
         ValueError: on construction, for a value out of range (the message names the field).
@@ -53,15 +64,26 @@ class Rules:
     nil_bonus: int = 100
     blind_nil_bonus: int = 200
     failed_nil_tricks_count: bool = False
+    blind_nil_deficit: int = 0
+    min_team_bid: int = 0
+    suicide: bool = False
+    mirror: bool = False
+    whiz: bool = False
+    bid_total_not_13: bool = False
 
     def __post_init__(self):
         for name in ("target_score", "bag_limit", "bag_penalty", "nil_bonus", "blind_nil_bonus"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool):
                 raise ValueError(f"Rules.{name} must be an int, got {v!r}")
-        for name in ("blind_nil", "forced_spade_lead_breaks", "failed_nil_tricks_count"):
+        for name in _BOOL_FIELDS:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"Rules.{name} must be a bool, got {getattr(self, name)!r}")
+        for name, hi in (("blind_nil_deficit", RULES_INT_MAX), ("min_team_bid", 10)):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= hi:
+                raise ValueError(f"Rules.{name} must be an int 0..{hi}, got {v!r}")
+        self._check_combinations()
         if self.target_score <= 0:
             raise ValueError(f"Rules.target_score must be positive, got {self.target_score}")
         if self.bag_limit <= 0:
@@ -83,6 +105,25 @@ class Rules:
                 raise ValueError(
                     f"Rules.loss_threshold ({lt}) must be below target_score ({self.target_score})"
                 )
+
+    def _check_combinations(self) -> None:
+        """Refuse switches that cannot hold together (each message names both fields)."""
+        forced = [n for n in ("mirror", "whiz") if getattr(self, n)]
+        pairs = [("mirror", "whiz"), ("mirror", "suicide"), ("whiz", "suicide"),
+                 ("suicide", "bid_total_not_13"), ("mirror", "bid_total_not_13"),
+                 ("whiz", "bid_total_not_13"), ("blind_nil", "mirror"), ("blind_nil", "whiz"),
+                 ("blind_nil", "suicide")]
+        for a, b in pairs:
+            if getattr(self, a) and getattr(self, b):
+                raise ValueError(f"Rules.{a} and Rules.{b} cannot both be on: "
+                                 f"{_WHY_NOT[a, b]}")
+        if forced and self.min_team_bid:
+            raise ValueError(f"Rules.{forced[0]} and Rules.min_team_bid cannot both be on: the "
+                             f"cards decide a {forced[0]} bid, so a team minimum could leave no "
+                             f"legal bid")
+        if self.blind_nil_deficit and not self.blind_nil:
+            raise ValueError("Rules.blind_nil_deficit needs Rules.blind_nil on (it limits when "
+                             "Blind Nil is offered)")
 
     def to_dict(self) -> dict:
         """The switches as a plain dict (field name -> value); ``from_dict`` inverts it."""
@@ -109,12 +150,189 @@ class Rules:
 
 
 _RULES_FIELDS = tuple(f.name for f in fields(Rules))
+_BOOL_FIELDS = ("blind_nil", "forced_spade_lead_breaks", "failed_nil_tricks_count", "suicide",
+                "mirror", "whiz", "bid_total_not_13")
+_WHY_NOT = {
+    ("mirror", "whiz"): "both decide the bid from the spades held, differently",
+    ("mirror", "suicide"): "a mirror bid is the spades held, so a partnership could not bid "
+                           "exactly one Nil",
+    ("whiz", "suicide"): "a whiz bid is Nil or the spades held, so a partnership could be left "
+                         "without a legal bid",
+    ("suicide", "bid_total_not_13"): "the last bidder could be forced to a Nil that makes 13",
+    ("mirror", "bid_total_not_13"): "a mirror bid is forced and could make 13",
+    ("whiz", "bid_total_not_13"): "a whiz bidder without spades has only Nil, which could make 13",
+    ("blind_nil", "mirror"): "a mirror bid is made from the cards (no Blind Nil in mirror)",
+    ("blind_nil", "whiz"): "a whiz bid is made from the cards (no Blind Nil in whiz)",
+    ("blind_nil", "suicide"): "suicide has no Blind Nil (its Nil is part of the bidding rule)",
+}
 
 PRESETS = {
     "standard": Rules(),
     "short": Rules(target_score=250),
     "house": Rules(target_score=500, loss_threshold=-200, blind_nil=True),
+    "suicide": Rules(target_score=500, loss_threshold=-200, suicide=True, min_team_bid=4),
+    "mirror": Rules(target_score=500, loss_threshold=-200, mirror=True),
+    "whiz": Rules(target_score=500, loss_threshold=-200, whiz=True),
 }
+"""The named rule sets (docs/rules.md, Presets, which cites the source of each)."""
+
+
+# ----------------------------------------------------------------------------- bidding
+BID_NUMBERS = (1 << (MAX_BID + 1)) - 1
+"""``legal_bids`` bits of the bids 0..13 (bit ``b``: bid ``b``; 0 is Nil)."""
+BLIND_NIL_BIT = MAX_BID + 1
+"""``legal_bids`` bit of Blind Nil (action id ``BID_OFFSET + BLIND_NIL_BIT``, 66)."""
+LOOK_BIT = MAX_BID + 2
+"""``legal_bids`` bit of looking at the cards (action id ``BID_OFFSET + LOOK_BIT``, 67)."""
+
+
+def _own_bids(rules: Rules, hand: int) -> int:
+    """The bids (bits 0..13) the seat's own cards allow: ``mirror`` the spades held, ``whiz`` the
+    spades held or Nil, else any."""
+    if rules.mirror or rules.whiz:
+        n = (hand & SPADES_MASK).bit_count()
+        return 1 << n | (1 if rules.whiz else 0)
+    return BID_NUMBERS
+
+
+def _team_ok(rules: Rules, a: int, b: int) -> bool:
+    """Whether the two bids of a partnership may stand together (``min_team_bid``,
+    ``suicide``)."""
+    return a + b >= rules.min_team_bid and (not rules.suicide or (a == 0) != (b == 0))
+
+
+def _first_partner_bids(rules: Rules) -> int:
+    """The bids (bits 0..13) a partnership's first bidder may make: those its partner can still
+    complete under the team rules (the partner's cards unknown)."""
+    return sum(1 << b for b in range(MAX_BID + 1)
+               if any(_team_ok(rules, b, c) for c in range(MAX_BID + 1)))
+
+
+def legal_bids(rules: Rules, seat: int, hand: int, looked: bool, bids) -> int:
+    """The bids ``seat`` may make now (docs/rules.md, Bidding and House rules), as a 16-bit mask:
+    bit ``b`` (0..13) the bid ``b`` (0 = Nil), bit 14 Blind Nil, bit 15 looking at the cards;
+    the action id of bit ``k`` is ``BID_OFFSET + k`` (52 + k).
+
+    A seat that has seen its cards bids what its cards allow (``mirror``, ``whiz``) and what keeps
+    its partnership legal: the second partner to bid completes the team's bids
+    (``min_team_bid``, ``suicide``), the first bids only what the partner can still complete;
+    with ``bid_total_not_13`` the last bidder may not make the four bids total 13. A seat offered
+    Blind Nil that has not looked (``blind_nil_offered``) decides first: Blind Nil (when a Nil
+    would be legal now) or look.
+
+    Args:
+        rules: the switches.
+        seat: the bidder, 0..3.
+        hand: its 52-bit hand mask (read only under ``mirror`` and ``whiz``).
+        looked: whether the bidder has seen its cards.
+        bids: 4 entries by seat, ``None`` (not bid yet) or 0..13.
+    Returns:
+        The mask; never 0 (``Rules`` refuses the switches that could leave no legal bid).
+    """
+    allowed = BID_NUMBERS if not looked else _own_bids(rules, hand)
+    if rules.min_team_bid or rules.suicide:
+        partner = bids[PARTNER[seat]]
+        if partner is None:
+            allowed &= _first_partner_bids(rules)
+        else:
+            allowed &= sum(1 << b for b in range(MAX_BID + 1) if _team_ok(rules, partner, b))
+    if rules.bid_total_not_13:
+        others = [bids[s] for s in range(4) if s != seat]
+        if None not in others and 0 <= 13 - sum(others) <= MAX_BID:
+            allowed &= ~(1 << (13 - sum(others)))
+    if not looked:
+        return (1 << BLIND_NIL_BIT if allowed & 1 else 0) | 1 << LOOK_BIT
+    return allowed
+
+
+def blind_nil_offered(rules: Rules, seat: int, scores) -> bool:
+    """Whether ``seat`` decides Blind Nil before seeing its cards this hand: ``blind_nil`` on and
+    its team trailing by at least ``blind_nil_deficit`` points when that is set (``scores``: the
+    2 team totals; 0 offers it always)."""
+    if not rules.blind_nil:
+        return False
+    if not rules.blind_nil_deficit:
+        return True
+    team = seat & 1
+    return scores[1 - team] - scores[team] >= rules.blind_nil_deficit
+
+
+def illegal_bid_reason(rules: Rules, bit: int, seat: int, hand: int, looked: bool,
+                       bids) -> str | None:
+    """Why the bid action of ``legal_bids`` bit ``bit`` (the action id less 52: 0..13 a bid, 14
+    Blind Nil, 15 look) is illegal for ``seat`` now, as the engine says it to a player, or None
+    when it is legal. The arguments are ``legal_bids``'s."""
+    if (legal_bids(rules, seat, hand, looked, bids) >> bit) & 1:
+        return None
+    if bit == BLIND_NIL_BIT:
+        if not rules.blind_nil:
+            return "Blind Nil is not allowed under these rules"
+        if looked:
+            return "you have already looked at your cards: Blind Nil is bid before looking"
+        bit = 0  # a Nil would break a bidding rule: say which below
+    elif bit == LOOK_BIT:
+        if not rules.blind_nil:
+            return "there is no Blind Nil decision under these rules: just bid 0..13"
+        return "you have already looked at your cards"
+    elif not looked:
+        return "decide first: bid Blind Nil or look at your cards"
+    what = "Nil" if bit == 0 else f"a bid of {bit}"
+    if looked and not (_own_bids(rules, hand) >> bit) & 1:
+        n = (hand & SPADES_MASK).bit_count()
+        return (f"{what} is not allowed: under mirror you bid your spades ({n})" if rules.mirror
+                else f"{what} is not allowed: under whiz you bid your spades ({n}) or Nil")
+    partner = bids[PARTNER[seat]]
+    if rules.suicide and partner is not None:
+        return (f"{what} is not allowed: under suicide exactly one partner bids Nil, and your "
+                f"partner bid {'Nil' if partner == 0 else partner}")
+    if rules.min_team_bid and partner is not None:
+        return (f"{what} is not allowed: your partnership must bid at least "
+                f"{rules.min_team_bid} (your partner bid {'Nil' if partner == 0 else partner})")
+    if rules.min_team_bid or rules.suicide:
+        if not (_first_partner_bids(rules) >> bit) & 1:
+            return (f"{what} is not allowed: your partner could not complete a legal partnership "
+                    f"bid" + (f" (suicide: one Nil, and at least {rules.min_team_bid} together)"
+                              if rules.suicide else
+                              f" (at least {rules.min_team_bid} together)"))
+    return f"{what} is not allowed: the four bids may not add up to 13"
+
+
+# ----------------------------------------------------------------------------- the exchange
+def exchanges(rules: Rules, bids, blind, dealer: int) -> tuple:
+    """The card exchanges after the bidding (docs/rules.md, Blind Nil): ``((nil_seat, count),
+    ...)`` in bidding order. In each, the partner of ``nil_seat`` first passes it ``count`` cards,
+    then ``nil_seat`` passes ``count`` cards back. A Blind Nil bidder whose partner did not also
+    bid Blind Nil exchanges 3 cards.
+
+    Args:
+        rules: the switches.
+        bids: the 4 finished bids by seat (0..13).
+        blind: 4 bools by seat, Blind Nil.
+        dealer: the dealer (the seat left of it bid first).
+    """
+    return tuple((s, 3) for s in SEATS_FROM[NEXT_SEAT[dealer]]
+                 if blind[s] and not blind[PARTNER[s]])
+
+
+def exchange_queue(rules: Rules, bids, blind, dealer: int) -> list:
+    """The seats that pass, one entry per card in passing order (``exchanges``: the partner's
+    cards, then the Nil bidder's), or [] when nobody exchanges."""
+    q: list = []
+    for s, n in exchanges(rules, bids, blind, dealer):
+        q += [PARTNER[s]] * n + [s] * n
+    return q
+
+
+def passes_for_nil(rules: Rules, seat: int, bids, blind, dealer: int) -> bool:
+    """Whether ``seat`` passes in an exchange as the Nil bidder (it sends back its dangerous high
+    cards) rather than as the partner (it sends low cards). Raises ``ValueError`` when ``seat``
+    takes part in no exchange."""
+    for s, _ in exchanges(rules, bids, blind, dealer):
+        if seat == s:
+            return True
+        if seat == PARTNER[s]:
+            return False
+    raise ValueError(f"seat {seat} takes part in no exchange this hand")
 
 
 # ----------------------------------------------------------------------------- card play
@@ -596,8 +814,10 @@ def game_outcome(scores, rules: Rules) -> int | None:
     return 0 if scores[0] > scores[1] else 1
 
 
-__all__ = ["Rules", "PRESETS", "trick_winner", "trick_winner_unchecked", "card_beats", "BEATS",
+__all__ = ["Rules", "PRESETS", "legal_bids", "illegal_bid_reason", "blind_nil_offered",
+           "BID_NUMBERS", "BLIND_NIL_BIT", "LOOK_BIT", "exchanges", "exchange_queue",
+           "passes_for_nil", "trick_winner", "trick_winner_unchecked", "card_beats", "BEATS",
            "cards_that_beat", "legal_cards_mask", "illegal_card_reason", "failed_to_follow",
            "FAILED_TO_FOLLOW", "voids_revealed", "VOIDS_REVEALED", "spades_broken_after",
-           "voids_of_plays", "legal_cards_batch", "LEGAL_CARDS_BY_SUITS", "TeamScore", "HandResult",
-           "score_hand", "game_outcome", "SPADES_MASK"]
+           "voids_of_plays", "legal_cards_batch", "LEGAL_CARDS_BY_SUITS", "TeamScore",
+           "HandResult", "score_hand", "game_outcome", "SPADES_MASK"]

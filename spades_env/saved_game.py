@@ -357,8 +357,9 @@ def _hand_from_fields(game_cls, d: dict, rules: Rules):
     # when the save finished it, is the one the moves append
     g.hand_number = len(before)
     moves = []  # (seat, action) of this hand, in order
+    offered = [not x for x in g.looked]  # rules.blind_nil_offered, at the hand's start
     for s in SEATS_FROM[NEXT_SEAT[dealer]]:
-        if rules.blind_nil:
+        if offered[s]:
             if blind[s]:
                 moves.append((s, BLIND_NIL_ACTION))
                 continue

@@ -29,21 +29,23 @@ int64_t sp_rule_trick_winner(const int64_t *cards, int64_t leader) {
     return sp_trick_winner(cards, (int)leader);
 }
 
+uint64_t sp_rule_legal_bids(const sp_rules *rules, int64_t seat, uint64_t hand, int64_t looked,
+                            const int64_t *bids) {
+    return sp_legal_bids(rules, (int)seat, hand, (int)looked, bids);
+}
+
 /* sp_score_team into out[9]: contract, contract_points, made (1, 0, -1), bags, nil_points,
  * bag_penalty, hand_points, total, bags_after. */
 void sp_rule_score_team(const int64_t *bids, const int64_t *tricks, const uint8_t *blind,
                         int64_t team, int64_t score_before, int64_t bags_before,
-                        int64_t nil_bonus, int64_t blind_nil_bonus, int64_t bag_limit,
-                        int64_t bag_penalty, int64_t fnc, int64_t *out) {
+                        const sp_rules *rules, int64_t *out) {
     const sp_team_score r = sp_score_team(bids, tricks, blind, (int)team, score_before,
-                                          bags_before, nil_bonus, blind_nil_bonus, bag_limit,
-                                          bag_penalty, (int)fnc);
+                                          bags_before, rules);
     const int64_t v[9] = {r.contract, r.contract_points, r.made, r.bags, r.nil_points,
                           r.bag_penalty, r.hand_points, r.total, r.bags_after};
     for (int q = 0; q < 9; q++) out[q] = v[q];
 }
 
-int64_t sp_rule_game_outcome(const int64_t *scores, int64_t target, int64_t has_loss,
-                             int64_t loss_threshold) {
-    return sp_game_outcome(scores, target, (int)has_loss, loss_threshold);
+int64_t sp_rule_game_outcome(const int64_t *scores, const sp_rules *rules) {
+    return sp_game_outcome(scores, rules);
 }

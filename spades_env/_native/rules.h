@@ -1,8 +1,8 @@
 /* The rules of Spades in C, written once for the batched kernel (vector_kernel.c) and the search
  * bots' play-outs (playout.c): the card play (docs/rules.md, Play), hand scoring and the end of the
  * game. The Python reference is
- * spades_env/rules.py (legal_cards_mask, card_beats, cards_that_beat, spades_broken_after,
- * voids_revealed, trick_winner_unchecked, score_hand, game_outcome), and
+ * spades_env/rules.py (legal_bids, legal_cards_mask, card_beats, cards_that_beat,
+ * spades_broken_after, voids_revealed, trick_winner_unchecked, score_hand, game_outcome), and
  * tests/engine/test_rules_conformance.py holds every implementation to it.
  *
  * Hands are 52-bit masks (bit = card id suit * 13 + rank, spades = suit 3); led is the suit led to
@@ -12,7 +12,23 @@
 
 #include <stdint.h>
 
+/* The rules' switches as C reads them: one int64 per field of spades_env.rules.Rules, in this
+ * list, the one list of them (native.py builds the ctypes mirror sp_rules from it and fills it by
+ * field name: a bool as 0/1, None as 0 with has_<field> 0). A new Rules field is a new X here. */
+#define SP_RULES_FIELDS(X) \
+    X(target_score) X(has_loss_threshold) X(loss_threshold) X(blind_nil) \
+    X(forced_spade_lead_breaks) X(bag_limit) X(bag_penalty) X(nil_bonus) X(blind_nil_bonus) \
+    X(failed_nil_tricks_count) X(blind_nil_deficit) X(min_team_bid) X(suicide) X(mirror) X(whiz) \
+    X(bid_total_not_13)
+#define SP_RULES_INT64(name) int64_t name;
+typedef struct {
+    SP_RULES_FIELDS(SP_RULES_INT64)
+} sp_rules;
+
 #define SP_ALL52 ((1ULL << 52) - 1)
+#define SP_BID_NUMBERS 0x3FFFu /* legal bids bits 0..13: the bids 0 (Nil) .. 13 */
+#define SP_BLIND_NIL_BIT 14
+#define SP_LOOK_BIT 15
 #define SP_SUIT(s) (0x1FFFULL << (13 * (s)))
 #define SP_NON_SPADES (SP_SUIT(0) | SP_SUIT(1) | SP_SUIT(2))
 
@@ -28,6 +44,48 @@ static inline uint64_t sp_legal_cards(uint64_t hand, int led, int broken) {
         return ns ? ns : hand;
     }
     return hand;
+}
+
+/* Whether a partnership's two bids a and b may stand together (min_team_bid, suicide). */
+static inline int sp_team_ok(const sp_rules *r, int64_t a, int64_t b) {
+    return a + b >= r->min_team_bid && (!r->suicide || ((a == 0) != (b == 0)));
+}
+
+/* The bids seat may make now (docs/rules.md, Bidding and House rules; rules.legal_bids): a 16-bit
+ * mask, bit b (0..13) the bid b, bit 14 Blind Nil, bit 15 look at the cards (action id 52 + bit).
+ * hand: the seat's cards (read under mirror and whiz); looked: whether it has seen them; bids[4]
+ * by seat, -1 for not bid yet. */
+static inline uint32_t sp_legal_bids(const sp_rules *r, int seat, uint64_t hand, int looked,
+                                     const int64_t *bids) {
+    uint32_t allowed = SP_BID_NUMBERS;
+    if (looked && (r->mirror || r->whiz)) {
+        int n = 0; /* the spades held (portable: no compiler builtin) */
+        for (uint64_t x = hand & SP_SUIT(3); x; x &= x - 1) n++;
+        allowed = 1u << n | (r->whiz ? 1u : 0u);
+    }
+    if (r->min_team_bid || r->suicide) {
+        const int64_t partner = bids[seat ^ 2];
+        uint32_t team = 0;
+        for (int b = 0; b <= 13; b++) {
+            int ok = 0;
+            if (partner >= 0) ok = sp_team_ok(r, partner, b);
+            else
+                for (int c = 0; c <= 13 && !ok; c++) ok = sp_team_ok(r, b, c);
+            team |= (uint32_t)ok << b;
+        }
+        allowed &= team;
+    }
+    if (r->bid_total_not_13) {
+        int64_t sum = 0, known = 1;
+        for (int s = 0; s < 4; s++)
+            if (s != seat) {
+                if (bids[s] < 0) known = 0;
+                sum += bids[s];
+            }
+        if (known && sum <= 13) allowed &= ~(1u << (13 - sum));
+    }
+    if (!looked) return (allowed & 1u ? 1u << SP_BLIND_NIL_BIT : 0u) | 1u << SP_LOOK_BIT;
+    return allowed;
 }
 
 /* Whether card takes the trick from winning (the card winning it so far): a higher card of the
@@ -71,7 +129,7 @@ static inline int sp_trick_winner(const int64_t *cards, int leader) {
 
 /* One team's score of a finished hand (docs/rules.md, Scoring a hand; rules.score_hand):
  * bids and tricks by seat (4 each), blind[4] (a Blind Nil, or NULL for none), the team (0 or 1),
- * its score and bags before the hand, and the rules' switches (fnc: failed_nil_tricks_count). */
+ * its score and bags before the hand, and the rules. */
 typedef struct {
     int64_t contract, contract_points, made; /* made: 1, 0 (set) or -1 (no contract) */
     int64_t bags, nil_points, bag_penalty, hand_points, total, bags_after;
@@ -79,9 +137,10 @@ typedef struct {
 
 static inline sp_team_score sp_score_team(const int64_t *bids, const int64_t *tricks,
                                           const uint8_t *blind, int team, int64_t score_before,
-                                          int64_t bags_before, int64_t nil_bonus,
-                                          int64_t blind_nil_bonus, int64_t bag_limit,
-                                          int64_t bag_penalty, int fnc) {
+                                          int64_t bags_before, const sp_rules *rules) {
+    const int64_t nil_bonus = rules->nil_bonus, blind_nil_bonus = rules->blind_nil_bonus;
+    const int64_t bag_limit = rules->bag_limit, bag_penalty = rules->bag_penalty;
+    const int fnc = (int)rules->failed_nil_tricks_count;
     sp_team_score r;
     int64_t contract = 0, taken = 0, nil_points = 0, nil_tricks = 0, bags = 0;
     for (int q = team; q < 4; q += 2) {
@@ -114,8 +173,9 @@ static inline sp_team_score sp_score_team(const int64_t *bids, const int64_t *tr
 
 /* The winner after a complete hand (docs/rules.md, End of the game; rules.game_outcome): 0, 1,
  * or -1 to play on (also for equal totals when both teams reached an ending condition). */
-static inline int sp_game_outcome(const int64_t *scores, int64_t target, int has_loss,
-                                  int64_t loss_threshold) {
+static inline int sp_game_outcome(const int64_t *scores, const sp_rules *rules) {
+    const int64_t target = rules->target_score, loss_threshold = rules->loss_threshold;
+    const int has_loss = (int)rules->has_loss_threshold;
     int reached[2], lost[2];
     for (int t = 0; t < 2; t++) {
         reached[t] = scores[t] >= target;

@@ -15,7 +15,8 @@
 #include "rules.h"
 
 typedef struct {
-    int64_t n, row, obs_size, flb;
+    int64_t n, row, obs_size;
+    sp_rules rules;       /* the switches (rules.h: SP_RULES_FIELDS) */
     /* observation offsets (spades_env.observation.OFFSETS starts) */
     int64_t o_phase, o_hand, o_played, o_trick, o_led, o_bids, o_won, o_voids, o_broken, o_tn,
         o_to_act, o_side;
@@ -36,8 +37,6 @@ typedef struct {
     float *side;          /* (N, 4, 5) scores, bags, target by observer */
     /* hand start and end */
     int64_t o_looked, o_dealer;
-    int64_t target, bag_limit, bag_penalty, nil_bonus, fnc, has_loss, loss_threshold;
-    /* fnc: Rules.failed_nil_tricks_count */
     int64_t hands_per_episode, max_hands, reward_game; /* 0 = no limit / hand rewards */
     int64_t *owner;       /* (N, 52) seat dealt each card */
     int64_t *dealer;      /* (N,) */
@@ -69,6 +68,21 @@ static void play_mask(const sp_env *e, int64_t i, int led) {
     memset(m + NCARDS, 0, NACT - NCARDS);
 }
 
+/* The legal bids of the seat to act in game i into its action mask (rules.h: sp_legal_bids; no
+ * Blind Nil decision here: every seat has seen its cards). */
+static void bid_mask(const sp_env *e, int64_t i) {
+    const int64_t p = e->cur[i];
+    uint64_t hand = 0;
+    if (e->rules.mirror || e->rules.whiz) { /* the bid reads the spades held */
+        const uint8_t *h = e->hands + i * 4 * NCARDS + p * NCARDS;
+        for (int c = 39; c < NCARDS; c++) hand |= (uint64_t)h[c] << c;
+    }
+    const uint32_t legal = sp_legal_bids(&e->rules, (int)p, hand, 1, e->bids + i * 4);
+    uint8_t *m = e->mask + i * NACT;
+    memset(m, 0, NCARDS);
+    for (int b = 0; b < NACT - NCARDS; b++) m[NCARDS + b] = (uint8_t)((legal >> b) & 1);
+}
+
 /* Apply actions a[i] at hand step t (0..55) in every game. Bidding steps and card plays, trick
  * completion included; the scoring at the end of the hand (t == 55) is left to the caller.
  * Every id is first checked against the phase (a bid 52..65 while bidding, a card 0..51 in play),
@@ -98,6 +112,7 @@ int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
             }
             p = (p + 1) & 3;
             e->cur[i] = p;
+            if (t < 3) bid_mask(e, i);
             if (t == 3) { /* the player left of the dealer leads */
                 e->leader[i] = p;
                 for (int o = 0; o < 4; o++) {
@@ -135,7 +150,7 @@ int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
             }
         }
         e->broken[i] = (uint8_t)sp_spades_broken_after((int)act, led_before, e->broken[i],
-                                                       (int)e->flb);
+                                                       (int)e->rules.forced_spade_lead_breaks);
         for (int o = 0; o < 4; o++) ob[o * row + e->o_broken] = e->broken[i];
         e->trick[i * 4 + pos] = act;
         if (pos < 3) {
@@ -236,15 +251,13 @@ void sp_start_hands(const sp_env *e, const float *u, const int64_t *holder) {
             r[e->o_dealer + ((dealer - o) & 3)] = 1;
             const int mine = o & 1, theirs = 1 - mine;
             float *sd = e->side + (i * 4 + o) * 5;
-            sd[0] = (float)((double)e->scores[i * 2 + mine] / (double)e->target);
-            sd[1] = (float)((double)e->scores[i * 2 + theirs] / (double)e->target);
-            sd[2] = (float)((double)e->bags[i * 2 + mine] / (double)e->bag_limit);
-            sd[3] = (float)((double)e->bags[i * 2 + theirs] / (double)e->bag_limit);
+            sd[0] = (float)((double)e->scores[i * 2 + mine] / (double)e->rules.target_score);
+            sd[1] = (float)((double)e->scores[i * 2 + theirs] / (double)e->rules.target_score);
+            sd[2] = (float)((double)e->bags[i * 2 + mine] / (double)e->rules.bag_limit);
+            sd[3] = (float)((double)e->bags[i * 2 + theirs] / (double)e->rules.bag_limit);
             sd[4] = e->target_feature;
         }
-        uint8_t *m = e->mask + i * NACT;
-        memset(m, 0, NACT);
-        memset(m + NCARDS, 1, 14); /* bids 0 (Nil) .. 13 */
+        bid_mask(e, i);
     }
 }
 
@@ -268,8 +281,7 @@ int64_t sp_end_hands(const sp_env *e, int64_t *rec, int64_t *hist, int64_t cap,
         int64_t hp[2], sc[2];
         for (int t = 0; t < 2; t++) { /* rules.h: sp_score_team (no Blind Nil here) */
             const sp_team_score ts = sp_score_team(b, k, NULL, t, e->scores[i * 2 + t],
-                                                   e->bags[i * 2 + t], e->nil_bonus, 0,
-                                                   e->bag_limit, e->bag_penalty, (int)e->fnc);
+                                                   e->bags[i * 2 + t], &e->rules);
             hp[t] = ts.hand_points;
             sc[t] = ts.total;
             int64_t *f = r + 9 + 9 * t;
@@ -285,7 +297,7 @@ int64_t sp_end_hands(const sp_env *e, int64_t *rec, int64_t *hist, int64_t cap,
         memcpy(hist + (i * cap + hc) * 27, r, 27 * sizeof(int64_t));
         e->hand_count[i] = hc + 1;
         /* end of the game (rules.h: sp_game_outcome) */
-        const int64_t w = sp_game_outcome(sc, e->target, (int)e->has_loss, e->loss_threshold);
+        const int64_t w = sp_game_outcome(sc, &e->rules);
         winner[i] = w;
         const int term = w >= 0 || (e->hands_per_episode && hc + 1 >= e->hands_per_episode);
         const int trunc = !term && e->max_hands && hc + 1 >= e->max_hands;

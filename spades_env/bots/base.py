@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cards import BID_OFFSET, MAX_BID
+from ..rules import exchanges
+
 
 class Bot:
     """A player that decides from one seat's ``PlayerView``.
@@ -44,6 +47,34 @@ def check_flag(name: str, v) -> bool:
     if not isinstance(v, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {v!r}")
     return bool(v)
+
+
+def legal_bid_numbers(view) -> list[int]:
+    """The bids 0..13 (0 = Nil; numbers, not action ids) among ``view.legal_actions``, ascending:
+    what ``rules.legal_bids`` allows the seat now."""
+    return [a - BID_OFFSET for a in view.legal_actions if BID_OFFSET <= a <= BID_OFFSET + MAX_BID]
+
+
+def nearest_legal_bid(view, bid: int) -> int:
+    """The action id of the legal bid (``legal_bid_numbers``) closest to ``bid`` (0..13), the
+    lower on a tie: how a bot keeps its wanted bid inside what the rules allow.
+
+    Raises:
+        ValueError: the view has no legal bid (not its turn to bid, or a Blind Nil decision).
+    """
+    numbers = legal_bid_numbers(view)
+    if not numbers:
+        raise ValueError(f"seat {view.seat} has no legal bid now")
+    return BID_OFFSET + min(numbers, key=lambda b: (abs(b - bid), b))
+
+
+def exchanged_seats(view) -> frozenset:
+    """The seats whose hands changed in this hand's exchanges (``rules.exchanges``): after the
+    bids, so their bids no longer describe the cards they hold."""
+    if any(b is None for b in view.bids):
+        return frozenset()
+    return frozenset(s for n, _ in exchanges(view.rules, view.bids, view.blind, view.dealer)
+                     for s in (n, (n + 2) % 4))
 
 
 class RandomBot(Bot):

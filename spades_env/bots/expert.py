@@ -57,6 +57,7 @@ from ..devices import check_device
 from ..engine import Phase, SpadesGame
 from ..observation import OFFSETS, encode
 from ..rules import legal_cards_batch
+from .base import exchanged_seats
 from .pimc import PIMCBot, bid_likelihood
 
 DEFAULT_CHECKPOINT = SHIPPED_CHECKPOINT
@@ -535,7 +536,7 @@ class ExpertBot(PIMCBot):
         hand): ``(1 - leaf_weight)`` of each play-out's value plus ``leaf_weight`` of the critic's
         (``critic_values``); else the play-outs' values."""
         if self.leaf != "critic" or view.trick_number >= self.leaf_tricks \
-                or self.leaf_weight == 0 or any(view.blind) or not deals:
+                or self.leaf_weight == 0 or any(view.blind) or exchanged_seats(view) or not deals:
             return playout_values
         critic = self.critic_values(view, cands, [d for d, _w in deals])
         w = self.leaf_weight
@@ -594,8 +595,8 @@ class ExpertBot(PIMCBot):
         bid model), then each distinct one weighted by the network's likelihood of the cards
         played, its count kept as an untempered base. The weighted deals are returned as they are
         (no second resampling, which would only lose distinct deals)."""
-        if self.inference != "network" or any(view.blind):
-            # a Blind Nil exchange changed hands after the bids: insane's inference (which skips
+        if self.inference != "network" or any(view.blind) or exchanged_seats(view):
+            # an exchange changed hands after the bids: insane's inference (which skips
             # those seats), or no inference at all
             return super()._deals_unchecked(view, n, rnd, sampler, seats)
         if self.bid_model != "formula":

@@ -35,8 +35,8 @@ from ..cards import (
     PREV_SEAT, SPADES_MASK, SUIT_MASKS, TEAM,
 )
 from ..engine import Phase
-from ..rules import card_beats
-from .base import Bot, check_flag, check_probability
+from ..rules import card_beats, passes_for_nil
+from .base import Bot, check_flag, check_probability, legal_bid_numbers, nearest_legal_bid
 from .knowledge import can_beat, current_winner, higher_in_suit, possible_holdings
 
 __all__ = ["EasyBot", "MediumBot", "medium_trick_estimate", "medium_nil_safe", "easy_trick_count"]
@@ -228,10 +228,11 @@ class _ScriptedBot(Bot):
 
 
 def _exchange_card(view) -> int:
-    """One card to pass in the Blind Nil exchange: the Nil bidder passes its highest card (spades
-    count as the highest), its partner passes its lowest card (low non-spades first)."""
+    """One card to pass in an exchange (``rules.exchanges``): the Nil bidder passes its highest
+    card (spades count as the highest), its partner passes its lowest card (low non-spades
+    first)."""
     hand = view.hand
-    if view.blind[view.seat]:
+    if passes_for_nil(view.rules, view.seat, view.bids, view.blind, view.dealer):
         if hand & SPADES_MASK and (hand >> 39).bit_length() - 1 >= 8:
             return _highest(hand)  # a spade 10 or higher is a sure danger
         return _highest_rank(hand)
@@ -257,7 +258,7 @@ class EasyBot(_ScriptedBot):
         self.careless = check_probability("careless", careless)
 
     def _bid(self, view) -> int:
-        return BID_OFFSET + easy_trick_count(view.hand)
+        return nearest_legal_bid(view, easy_trick_count(view.hand))
 
     def _play(self, view) -> int:
         legal = view.legal_actions
@@ -326,14 +327,14 @@ class MediumBot(_ScriptedBot):
     def _bid(self, view) -> int:
         hand = view.hand
         partner_bid = view.bids[PARTNER[view.seat]]
-        if partner_bid != 0 and medium_nil_safe(hand):
+        if partner_bid != 0 and 0 in legal_bid_numbers(view) and medium_nil_safe(hand):
             return BID_OFFSET
         est = medium_trick_estimate(hand)
         if partner_bid is not None and partner_bid >= 5:
             bid = int(est)  # partner bid high: bid honestly, no hopeful trick
         else:
             bid = int(est + 0.5)
-        return BID_OFFSET + max(1, min(13, bid))
+        return nearest_legal_bid(view, max(1, min(13, bid)))
 
     # ------------------------------------------------------------ play
     def _play(self, view) -> int:

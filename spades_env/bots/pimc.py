@@ -42,7 +42,8 @@ from ..cards import (
     BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NEXT_SEAT, PARTNER, PREV_SEAT, TEAM,
 )
 from ..engine import Phase
-from .base import Bot, check_flag, check_probability
+from ..rules import passes_for_nil
+from .base import Bot, check_flag, check_probability, exchanged_seats, legal_bid_numbers
 from .sampler import DealSampler, as_random, check_deal
 from .solver import ABOVE, BELOW, HandUtility, high_rank, low_rank, estimate_tricks, \
     finish_trick, nil_risk, playouts, solve
@@ -210,11 +211,10 @@ class PIMCBot(Bot):
         rnd = as_random(self.rng)
         sampler = DealSampler(view)
         seats = []
+        changed = exchanged_seats(view)  # hands changed in an exchange after the bids
         for s in range(4):
-            if s == view.seat or view.bids[s] is None or view.blind[s]:
+            if s == view.seat or view.bids[s] is None or view.blind[s] or s in changed:
                 continue
-            if view.blind[PARTNER[s]]:
-                continue  # hand changed in the Blind Nil exchange after the bid
             seats.append(s)
         if not self.infer_bids:
             seats = []
@@ -367,7 +367,12 @@ class PIMCBot(Bot):
         cands = list(range(lo, hi + 1))
         if nil_risk(hand) < 4.0 and estimate_tricks(hand) < 3.5:
             cands.insert(0, 0)
-        return cands
+        legal = legal_bid_numbers(view)
+        kept = [b for b in cands if b in legal]
+        if kept:
+            return kept
+        # the rules forbid the whole window (e.g. a minimum team bid): the legal bids nearest it
+        return sorted(sorted(legal, key=lambda b: min(abs(b - lo), abs(b - hi)))[:2])
 
     def bid_values(self, view) -> tuple[list[int], list[float]]:
         """The bid search's estimate of every candidate bid, the numbers ``act`` bids from.
@@ -462,12 +467,12 @@ class PIMCBot(Bot):
         return LOOK_ACTION
 
     def _pass(self, view) -> int:
-        """Blind Nil exchange: the Blind Nil bidder passes its highest card (spades first), its
-        partner passes its lowest card (non-spades first)."""
+        """An exchange (``rules.exchanges``): the Nil bidder passes its highest card (spades
+        first), its partner passes its lowest card (non-spades first)."""
         hand = view.hand
         if not hand:
             raise ValueError("no card to pass")
-        if view.blind[view.seat]:
+        if passes_for_nil(view.rules, view.seat, view.bids, view.blind, view.dealer):
             return high_rank(hand)
         return low_rank(hand)
 

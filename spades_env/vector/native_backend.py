@@ -81,8 +81,8 @@ class NativeBackend:
         o, r = OFFSETS, self.rules
         ptr = lambda x: x.data_ptr()  # noqa: E731  (tensors allocated once, updated in place)
         self._spenv = native.SpEnv(
-            n=self.num_envs, row=ROW, obs_size=OBS_SIZE,
-            flb=int(self.rules.forced_spade_lead_breaks), o_phase=o["phase"][0],
+            n=self.num_envs, row=ROW, obs_size=OBS_SIZE, rules=native.c_rules(r),
+            o_phase=o["phase"][0],
             o_hand=o["hand"][0], o_played=o["played"][0], o_trick=o["trick"][0],
             o_led=o["led_suit"][0], o_bids=o["bids"][0], o_won=o["tricks_won"][0],
             o_voids=o["voids"][0], o_broken=o["spades_broken"][0], o_tn=TRICK_NUMBER,
@@ -92,10 +92,7 @@ class NativeBackend:
             trick=ptr(self._trick), tricks=ptr(self._tricks), obs4=ptr(self._obs4),
             hands=ptr(self._hands), voids=ptr(self._voids), broken=ptr(self._broken),
             mask=ptr(self._mask), side=ptr(self._side),
-            o_looked=o["looked"][0], o_dealer=o["dealer"][0], target=r.target_score,
-            bag_limit=r.bag_limit, bag_penalty=r.bag_penalty, nil_bonus=r.nil_bonus,
-            fnc=int(r.failed_nil_tricks_count),
-            has_loss=int(r.loss_threshold is not None), loss_threshold=r.loss_threshold or 0,
+            o_looked=o["looked"][0], o_dealer=o["dealer"][0],
             hands_per_episode=self.hands_per_episode or 0, max_hands=self.max_hands or 0,
             reward_game=int(self.reward == "game"), owner=ptr(self._owner),
             dealer=ptr(self._dealer), scores=ptr(self._scores), bags=ptr(self._bags),

@@ -26,6 +26,45 @@ from ..rules import Rules
 from .layout import ROW, SIDE, TRICK_NUMBER, TRICKS_WON
 
 
+def legal_bids_batch(rules: Rules, seat: torch.Tensor, bids: torch.Tensor,
+                     spades: torch.Tensor | None = None) -> torch.Tensor:
+    """The torch form of ``rules.legal_bids`` for bidders that have seen their cards (the batched
+    engine has no Blind Nil decision): ``(N, 16)`` bool, column ``k`` the action id
+    ``BID_OFFSET + k`` (0..13 the bids, 14 Blind Nil, 15 look).
+
+    Args:
+        rules: the switches.
+        seat: ``(N,)`` int64, the bidder of each game.
+        bids: ``(N, 4)`` int64 by seat, -1 for not bid yet.
+        spades: ``(N,)`` int64, the spades the bidder holds (needed under ``mirror`` and
+            ``whiz``).
+    """
+    n, dev = seat.shape[0], seat.device
+    out = torch.zeros((n, NUM_ACTIONS - BID_OFFSET), dtype=torch.bool, device=dev)
+    b = torch.arange(MAX_BID + 1, device=dev)
+    allowed = out[:, :MAX_BID + 1]
+    if rules.mirror or rules.whiz:
+        allowed.copy_(b[None, :] == spades[:, None])
+        if rules.whiz:
+            allowed[:, 0] = True
+    else:
+        allowed.fill_(True)
+    if rules.min_team_bid or rules.suicide:
+        partner = bids.gather(1, (seat ^ 2)[:, None])  # (N, 1)
+
+        def team_ok(x, y):
+            ok = x + y >= rules.min_team_bid
+            return ok & ((x == 0) != (y == 0)) if rules.suicide else ok
+
+        first = team_ok(b[:, None], b[None, :]).any(1)  # (14,): a partner can complete it
+        allowed &= torch.where(partner >= 0, team_ok(partner, b[None, :]), first[None, :])
+    if rules.bid_total_not_13:
+        others = bids.sum(1) - bids.gather(1, seat[:, None])[:, 0]
+        known = (bids >= 0).sum(1) == 3
+        allowed &= ~(known[:, None] & (b[None, :] == 13 - others[:, None]))
+    return out
+
+
 def score_records(dealer, bids, tricks, bags_before, scores_before, r: Rules):
     """Score one hand in every game with tensor ops (docs/rules.md, Scoring a hand; the formulas of
     ``rules.score_hand`` without Blind Nil).
@@ -152,9 +191,6 @@ class _Consts:
         self.card_val = t(val.reshape(-1))
         self.suit_cards = t(suit_of[None, :] == np.arange(4)[:, None])
         self.non_spades = t(suit_of != 3)
-        bid_mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        bid_mask[BID_OFFSET:BID_OFFSET + MAX_BID + 1] = True
-        self.bid_mask = t(bid_mask)
         self.row4 = torch.arange(n, device=dev) * 4
         self.seats = torch.arange(4, device=dev)
         self.deal_seat = t(cards % 4)
@@ -226,6 +262,8 @@ class TorchBackend:
             obs.scatter_(1, idx, c.zeros4)  # "not yet bid" slot off
             obs.scatter_(1, idx.add_((1 + bid)[:, None]), c.ones4)
             p.add_(1).bitwise_and_(3)
+            if t < 3:
+                self._bid_mask()
             if t == 3:  # bidding over: the player left of the dealer (= p now) leads
                 self._leader.copy_(p)
                 self._v_phase_bid.zero_()
@@ -385,7 +423,17 @@ class TorchBackend:
         side[:, :, 0:2] = (self._scores[:, rel].double() / r.target_score).float()
         side[:, :, 2:4] = (self._bags[:, rel].double() / r.bag_limit).float()
         side[:, :, 4] = float(np.float32(r.target_score / 500.0))
-        self._mask.copy_(c.bid_mask.expand(n, NUM_ACTIONS))
+        self._bid_mask()
+
+    def _bid_mask(self) -> None:
+        """The legal bids of the seat to act in every game (``legal_bids_batch``) as the mask."""
+        self._mask_cards.zero_()
+        r, spades = self.rules, None
+        if r.mirror or r.whiz:  # the bid reads the spades the bidder holds
+            hands = self._hands.view(self.num_envs, 4, NUM_CARDS)
+            spades = hands[torch.arange(self.num_envs, device=self.device), self._cur, 39:]
+            spades = spades.sum(1, dtype=torch.int64)
+        self._mask_rest.copy_(legal_bids_batch(r, self._cur, self._bids, spades))
 
     def _score_torch(self):
         """Score every game's hand with tensor ops; update scores, bags, hand counts and the

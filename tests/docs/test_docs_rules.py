@@ -26,7 +26,8 @@ from spades_env import (
     Seat, SpadesGame, TeamScore, action_str, bid_action, card_str, game_outcome, parse_card,
     parse_cards, partner_of, score_hand, team_of, trick_winner,
 )
-from spades_env.cards import MAX_BID
+from spades_env import rules as R
+from spades_env.cards import MAX_BID, cards_to_mask
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOC = os.path.join(ROOT, "docs", "rules.md")
@@ -276,7 +277,13 @@ def _num(s: str) -> int:
     return int(s.replace(",", ""))
 
 
+# a field only allowed beside another (docs/rules.md, House rules): checked with it on
+_NEEDS = {"blind_nil_deficit": {"blind_nil": True}}
+
+
 def _accepts(**kw) -> bool:
+    for k in list(kw):
+        kw.update(_NEEDS.get(k, {}))
     try:
         Rules(**kw)
     except ValueError:
@@ -396,9 +403,68 @@ def reference_errors(text: str) -> list[str]:
     return errors
 
 
+# --------------------------------------------------------------------------- house rules
+HOUSE_BIDS = ("id", "rules", "next bidder's hand", "bids so far (seat 1, 2, 3)",
+              "legal bids of the next bidder")
+
+
+def _bid_set(cell: str) -> set:
+    """``"0, 4..13"`` -> {0, 4, 5, ..., 13}."""
+    out = set()
+    for part in (p.strip() for p in cell.split(",")):
+        lo, _, hi = part.partition("..")
+        out |= set(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def house_bidding_errors(text: str) -> list[str]:
+    """Each row through ``rules.legal_bids`` and through the engine: a deal (seeded) that gives
+    the next bidder the row's hand and lets the earlier seats make the row's bids, those bids
+    played from dealer 0, then the engine's legal actions compared with the row."""
+    errors = []
+    rows = table(text, *HOUSE_BIDS)
+    if len(rows) < 8:
+        errors.append(f"only {len(rows)} worked bidding examples")
+    rng = np.random.default_rng(0)
+    for row in rows:
+        rules = parse_rules(row["rules"])
+        hand = cards_to_mask(parse_cards(row["next bidder's hand"]))
+        made = row["bids so far (seat 1, 2, 3)"]
+        made = [] if made == "(none)" else [int(b) for b in made.split(",")]
+        want = _bid_set(row["legal bids of the next bidder"])
+        seat = 1 + len(made)
+        bids = [None] * 4
+        for k, b in enumerate(made):
+            bids[1 + k] = b
+        got = R.legal_bids(rules, seat % 4, hand, True, bids)
+        if {b for b in range(14) if got >> b & 1} != want:
+            errors.append(f"{row['id']}: legal_bids gives "
+                          f"{sorted(b for b in range(14) if got >> b & 1)}")
+            continue
+        rest = [c for c in range(52) if not hand >> c & 1]
+        for _ in range(2000):  # a deal in which the earlier bids are legal
+            rng.shuffle(rest)
+            masks = [cards_to_mask(rest[13 * k:13 * k + 13]) for k in range(3)]
+            hands = masks[:seat - 1] + [hand] + masks[seat - 1:]
+            hands = hands[3:] + hands[:3]  # by seat: 1, 2, 3, 0 -> 0, 1, 2, 3
+            g = SpadesGame.from_deal(hands, dealer=0, rules=rules)
+            try:
+                for b in made:
+                    g.apply(52 + b)
+            except ValueError:
+                continue
+            legal = {a - 52 for a in g.legal_actions()}
+            if legal != want:
+                errors.append(f"{row['id']}: the engine allows {sorted(legal)}")
+            break
+        else:
+            errors.append(f"{row['id']}: no deal found in which the earlier bids are legal")
+    return errors
+
+
 CHECKS = (scoring_errors, trick_errors, play_errors, blind_nil_errors, dealer_errors, end_errors,
           rules_field_errors, preset_errors, notation_errors, seat_errors, score_table_errors,
-          reference_errors)
+          reference_errors, house_bidding_errors)
 
 
 # --------------------------------------------------------------------------- tests
@@ -457,6 +523,10 @@ MUTATIONS = [
     (seat_errors, "| 2 | SOUTH | 0 | 0 | 3 |", "| 2 | SOUTH | 0 | 0 | 1 |"),
     (score_table_errors, "| `bags_after` |", "| `bags_carried` |"),
     (reference_errors, "| S3 |\n| contract |", "| S31 |\n| contract |"),
+    (house_bidding_errors, "| 2, 0, 2 | 4..13 |", "| 2, 0, 2 | 3..13 |"),
+    (house_bidding_errors, "| 5, 4, 0 | 0 |", "| 5, 4, 0 | 0, 4 |"),
+    (house_bidding_errors, "| 3, 2 | 0, 3 |", "| 3, 2 | 3 |"),
+    (house_bidding_errors, "| 4, 3, 2 | 0..3, 5..13 |", "| 4, 3, 2 | 0..13 |"),
 ]
 
 

@@ -46,17 +46,20 @@ def c_rules():
         lib = load_kernel()
     except NativeUnavailable as e:
         pytest.skip(f"no C kernel here: {e}")
+    from spades_env.native import SpRules, c_rules as to_c
     i64, u64 = ctypes.c_int64, ctypes.c_uint64
-    sig = {"sp_rule_legal_cards": (u64, [u64, i64, i64]),
+    rp = ctypes.POINTER(SpRules)
+    sig = {"sp_rule_legal_bids": (u64, [rp, i64, u64, i64, ctypes.POINTER(i64)]),
+           "sp_rule_legal_cards": (u64, [u64, i64, i64]),
            "sp_rule_card_beats": (i64, [i64, i64]),
            "sp_rule_cards_that_beat": (u64, [u64, i64]),
            "sp_rule_spades_broken_after": (i64, [i64, i64, i64, i64]),
            "sp_rule_voids_revealed": (i64, [i64, i64, i64]),
            "sp_rule_trick_winner": (i64, [ctypes.POINTER(i64), i64]),
            "sp_rule_score_team": (None, [ctypes.POINTER(i64), ctypes.POINTER(i64),
-                                         ctypes.POINTER(ctypes.c_uint8), i64, i64, i64, i64, i64,
-                                         i64, i64, i64, ctypes.POINTER(i64)]),
-           "sp_rule_game_outcome": (i64, [ctypes.POINTER(i64), i64, i64, i64])}
+                                         ctypes.POINTER(ctypes.c_uint8), i64, i64, i64, rp,
+                                         ctypes.POINTER(i64)]),
+           "sp_rule_game_outcome": (i64, [ctypes.POINTER(i64), rp])}
     out = {}
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -70,15 +73,17 @@ def c_rules():
         res = (ctypes.c_int64 * 9)()
         score((ctypes.c_int64 * 4)(*bids), (ctypes.c_int64 * 4)(*tricks),
               (ctypes.c_uint8 * 4)(*map(int, blind)), team, score_before, bags_before,
-              rules.nil_bonus, rules.blind_nil_bonus, rules.bag_limit, rules.bag_penalty,
-              int(rules.failed_nil_tricks_count), res)
+              ctypes.byref(to_c(rules)), res)
         return tuple(res)
 
     out["score_team"] = score_team
     outcome = out["game_outcome"]
-    out["game_outcome"] = lambda scores, r: outcome(
-        (ctypes.c_int64 * 2)(*scores), r.target_score, r.loss_threshold is not None,
-        r.loss_threshold if r.loss_threshold is not None else 0)
+    out["game_outcome"] = lambda scores, r: outcome((ctypes.c_int64 * 2)(*scores),
+                                                    ctypes.byref(to_c(r)))
+    bids_c = out["legal_bids"]
+    out["legal_bids"] = lambda r, seat, hand, looked, bids: bids_c(
+        ctypes.byref(to_c(r)), seat, hand, int(looked),
+        (ctypes.c_int64 * 4)(*[-1 if b is None else b for b in bids]))
     return out
 
 
@@ -462,3 +467,125 @@ def test_failed_nil_tricks_count_hand_through_every_implementation(impl, c_rules
                 obs, mask, seat, _r, _d, info = env.step(torch.tensor([action]))
             got = tuple(zip(info["hand_points"][0].tolist(), info["final_bags"][0].tolist()))
         assert got == want, (impl, fnc)
+
+
+# ----------------------------------------------------------------------------- bids and exchanges
+_BIDDING_RULES = [Rules(), Rules(blind_nil=True), Rules(min_team_bid=4),
+                  Rules(min_team_bid=10, bid_total_not_13=True, blind_nil=True),
+                  Rules(suicide=True), Rules(suicide=True, min_team_bid=4), Rules(mirror=True),
+                  Rules(whiz=True), Rules(bid_total_not_13=True),
+                  Rules(blind_nil=True, blind_nil_deficit=100)]
+
+
+def _random_bidding(rng):
+    """A random point in a bidding: (rules, seat, hand, looked, bids so far)."""
+    rules = _BIDDING_RULES[int(rng.integers(len(_BIDDING_RULES)))]
+    hand = cards_to_mask(rng.choice(52, 13, replace=False).tolist())
+    dealer = int(rng.integers(4))
+    n = int(rng.integers(4))  # bids made so far, from the seat left of the dealer
+    bids = [None] * 4
+    for k in range(n):  # earlier bids: each a legal one (by the reference) from a random hand
+        s = (dealer + 1 + k) % 4
+        other = cards_to_mask(rng.choice(52, 13, replace=False).tolist())
+        legal = R.legal_bids(rules, s, other, True, bids)
+        bids[s] = int(rng.choice([b for b in range(14) if legal >> b & 1]))
+    seat = (dealer + 1 + n) % 4
+    looked = not rules.blind_nil or bool(rng.random() < 0.7)
+    return rules, seat, hand, looked, bids
+
+
+def test_legal_bids_agree_in_python_c_and_torch(c_rules):
+    """``rules.legal_bids`` (the reference) against ``rules.h``'s ``sp_legal_bids`` and the torch
+    backend's ``legal_bids_batch`` (bidders who have seen their cards) at 500 random points of a
+    bidding; the hand-worked values first: a seat that has looked bids 0..13, one still to decide
+    under Blind Nil chooses Blind Nil (66) or look (67)."""
+    import torch
+    from spades_env.vector.torch_backend import legal_bids_batch
+
+    assert R.legal_bids(Rules(), 0, 0, True, [None] * 4) == (1 << 14) - 1
+    assert R.legal_bids(Rules(blind_nil=True), 1, 0, False, [3, None, None, None]) == 0b11 << 14
+    rng = np.random.default_rng(5)
+    for _ in range(3000):
+        rules, seat, hand, looked, bids = _random_bidding(rng)
+        want = R.legal_bids(rules, seat, hand, looked, bids)
+        assert want, (rules, seat, bids)  # never no legal bid
+        assert c_rules["legal_bids"](rules, seat, hand, looked, bids) == want, (rules, seat, bids)
+        if looked:
+            spades = torch.tensor([(hand >> 39).bit_count()])
+            got = legal_bids_batch(rules, torch.tensor([seat]),
+                                   torch.tensor([[-1 if b is None else b for b in bids]]),
+                                   spades)[0]
+            assert sum(int(v) << k for k, v in enumerate(got.tolist())) == want
+
+
+def test_the_engine_asks_legal_bids_and_explains_each_refusal():
+    """The engine's legal actions while bidding are ``legal_bids`` shifted to action ids, and
+    every other bid action is refused with ``illegal_bid_reason``'s words."""
+    rng = np.random.default_rng(11)
+    for seed in range(80):
+        g = SpadesGame(_BIDDING_RULES[seed % len(_BIDDING_RULES)], seed=seed)
+        while g.phase == 0:
+            p = g.current_player
+            want = R.legal_bids(g.rules, p, g.hands[p], g.looked[p], g.bids)
+            assert g.legal_mask() == want << 52
+            assert g.legal_actions() == [52 + k for k in range(16) if want >> k & 1]
+            for k in range(16):
+                why = g.explain_illegal(52 + k)
+                assert (why is None) == bool(want >> k & 1)
+                if why is not None:
+                    assert why == R.illegal_bid_reason(g.rules, k, p, g.hands[p], g.looked[p], g.bids)
+            acts = g.legal_actions()
+            g.apply(acts[int(rng.integers(len(acts)))])
+
+
+def test_exchanges_worked_examples():
+    """docs/rules.md, Blind Nil: a Blind Nil bidder whose partner did not also bid Blind Nil
+    exchanges 3 cards, the partner passing first; exchanges come in bidding order (left of the
+    dealer first); two partners both Blind Nil exchange nothing."""
+    r = Rules(blind_nil=True)
+    blind = [False, True, False, True]  # seats 1 and 3 are partners: no exchange
+    assert R.exchanges(r, [4, 0, 3, 0], blind, 0) == ()
+    blind = [True, False, False, True]  # seats 0 and 3, of two teams
+    # dealer 1: bidding order 2, 3, 0, 1 -> seat 3's exchange first
+    assert R.exchanges(r, [0, 4, 3, 0], blind, 1) == ((3, 3), (0, 3))
+    assert R.exchange_queue(r, [0, 4, 3, 0], blind, 1) == [1, 1, 1, 3, 3, 3, 2, 2, 2, 0, 0, 0]
+    assert R.passes_for_nil(r, 3, [0, 4, 3, 0], blind, 1)
+    assert not R.passes_for_nil(r, 1, [0, 4, 3, 0], blind, 1)
+    with pytest.raises(ValueError, match="no exchange"):
+        R.passes_for_nil(r, 0, [0, 4, 3, 0], [False] * 4, 1)
+
+
+def test_the_c_rules_struct_is_the_rules_fields():
+    """``SP_RULES_FIELDS`` (rules.h) names every ``Rules`` field once (plus ``has_`` flags for the
+    optional ones), and ``c_rules`` fills each from the ``Rules`` by name."""
+    from dataclasses import fields
+
+    from spades_env.native import c_rules, rules_c_fields
+    names = rules_c_fields()
+    assert len(set(names)) == len(names)
+    py = {f.name for f in fields(Rules)}
+    assert {n for n in names if not n.startswith("has_")} == py
+    r = Rules(target_score=250, loss_threshold=-200, blind_nil=True, bag_penalty=50)
+    c = c_rules(r)
+    assert (c.target_score, c.has_loss_threshold, c.loss_threshold, c.blind_nil,
+            c.bag_penalty) == (250, 1, -200, 1, 50)
+    assert c_rules(Rules()).has_loss_threshold == 0
+
+
+def test_blind_nil_offered_only_to_a_team_trailing_enough():
+    """``blind_nil_deficit`` (docs/rules.md, House rules): 0 offers Blind Nil to every seat, a
+    leading team included; 100 only to the seats of a team at least 100 behind, who then decide
+    before looking while the others bid with their cards seen."""
+    r0 = Rules(blind_nil=True)
+    assert all(R.blind_nil_offered(r0, s, (170, 94)) for s in range(4))
+    r = Rules(blind_nil=True, blind_nil_deficit=100)
+    assert [R.blind_nil_offered(r, s, (0, 100)) for s in range(4)] == [True, False, True, False]
+    assert [R.blind_nil_offered(r, s, (0, 99)) for s in range(4)] == [False] * 4
+    g = SpadesGame.from_deal([cards_to_mask(range(13 * k, 13 * k + 13)) for k in range(4)],
+                             dealer=3, scores=(0, 150), rules=r)
+    assert g.looked == [False, True, False, True]
+    assert g.legal_actions() == [66, 67]  # seat 0, of the trailing team
+    g.apply(67)
+    g.apply(52 + 3)
+    assert g.current_player == 1 and g.legal_actions() == list(range(52, 66))  # no decision
+    assert "already looked" in g.explain_illegal(66)
