@@ -28,7 +28,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from .cards import AGENTS
-from .engine import IllegalActionError
+from .engine import IllegalActionError, ResetNeededError
 
 __all__ = ["BotSeatsEnv"]
 
@@ -190,7 +190,11 @@ class BotSeatsEnv(AECEnv, EzPickle):
         Raises:
             IllegalActionError: an illegal action (state unchanged).
             ValueError: a bot returned an illegal action.
+            ResetNeededError: called before ``reset()``, or after the episode ended
+                (no agent left).
         """
+        if self.game is None or not self.agents:
+            raise ResetNeededError("BotSeatsEnv", ended=self.game is not None)
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)

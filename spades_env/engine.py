@@ -51,6 +51,20 @@ class IllegalActionError(ValueError):
     """An action that the rules do not allow now; the message says why. State is unchanged."""
 
 
+class ResetNeededError(RuntimeError, AssertionError):
+    """An env's ``step`` before the first ``reset()``, or (``ended=True``) after the episode
+    ended and every agent was removed: ``spades_v1.raw_env()``, ``BotSeatsEnv``,
+    ``integrations.TurnCreditWrapper`` (``spades_v1.env()`` warns and ignores a step after the
+    end, as PettingZoo's order-enforcing wrapper does). Also ``spades_v1.ResetNeededError``. A
+    ``RuntimeError``, and an ``AssertionError`` as PettingZoo's order-enforcing wrapper raises;
+    nothing is changed."""
+
+    def __init__(self, what: str = "the env", ended: bool = False):
+        super().__init__(f"{what}: step() after the episode ended (every agent is done and "
+                         f"removed); call reset() to start a new episode" if ended else
+                         f"{what}: reset() needs to be called before step()")
+
+
 def make_rng(seed) -> np.random.Generator:
     """The game's generator from ``seed``: ``None`` (fresh entropy), an int >= 0, a
     ``np.random.SeedSequence`` or a ``np.random.Generator`` (used as is).

@@ -234,7 +234,9 @@ class SpadesSingleAgentEnv(gymnasium.Env):
             IllegalActionError: an illegal action with ``illegal_action="raise"``.
         """
         if self._done:
-            raise RuntimeError("the episode is over: call reset() before step()")
+            raise RuntimeError("the episode is over: call reset() before step()"
+                               if self._env.game is not None else
+                               "reset() needs to be called before step()")
         env = self._env
         why = None
         if isinstance(action, np.ndarray) and action.shape == () \

@@ -167,7 +167,7 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 from .cards import AGENTS, NUM_ACTIONS
-from .engine import IllegalActionError, SpadesGame
+from .engine import IllegalActionError, ResetNeededError, SpadesGame
 from .observation import (  # noqa: F401 - the encoders, re-exported (their home is observation)
     HISTORY_OFFSET, HISTORY_SIZE, HISTORY_SLOT, OBS_SIZE, OFFSETS, IncrementalEncoder, encode,
     encode_full, encode_history,
@@ -233,7 +233,8 @@ def parallel_env(**kwargs):
     ``step`` raises ``ResetNeededError`` before the first ``reset()`` (as the AEC env does), and
     ``ValueError`` naming the agent to act for actions that are not a dict, lack that agent or
     name an agent that is not in ``possible_agents``; an action out of range raises the AEC
-    env's ``ActionOutOfSpaceError``."""
+    env's ``ActionOutOfSpaceError``. After the episode ended (``agents`` empty) it returns five
+    empty dicts, as PettingZoo's ``aec_to_parallel`` does (its turn-based wrapper returns four)."""
     from pettingzoo.utils.conversions import turn_based_aec_to_parallel_wrapper
 
     class TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):
@@ -253,6 +254,8 @@ def parallel_env(**kwargs):
                                      f"{list(self.possible_agents)} and {who!r} is to act")
                 if who not in actions:
                     raise ValueError(f"parallel_env(): the actions lack {who!r}, the agent to act")
+            else:  # the episode is over: the five values of a step, all empty
+                return {}, {}, {}, {}, {}
             return super().step(actions)
 
     return TurnBasedParallelEnv(env(**kwargs))
@@ -493,11 +496,14 @@ class raw_env(AECEnv, EzPickle):
             IllegalActionError: the action is not legal now (the reason is in the message); the
                 state is unchanged.
             ValueError: a non-None action for an agent that is already done.
-            ResetNeededError: called before ``reset()``.
+            ResetNeededError: called before ``reset()``, or after the episode ended (no agent
+                left); the state is unchanged.
         """
         agent = getattr(self, "agent_selection", None)
         if agent is None:
             raise ResetNeededError("raw_env")
+        if not self.agents:
+            raise ResetNeededError("raw_env", ended=True)
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
         game = self.game
@@ -640,15 +646,6 @@ class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
             self._terminated = True
         else:
             raw.step(action)
-
-
-class ResetNeededError(RuntimeError, AssertionError):
-    """``step`` was called before the first ``reset()`` (of ``raw_env()``, ``env()`` or a wrapper
-    such as ``integrations.TurnCreditWrapper``). A ``RuntimeError``, and an ``AssertionError`` as
-    PettingZoo's order-enforcing wrapper raises; nothing is changed."""
-
-    def __init__(self, what: str = "the env"):
-        super().__init__(f"{what}: reset() needs to be called before step()")
 
 
 class ActionOutOfSpaceError(ValueError, AssertionError):

@@ -181,11 +181,13 @@ class TurnCreditWrapper(AECEnv):
 
     def step(self, action):
         """Step the wrapped env; the rewards are held until the seat's next turn (class
-        docstring). Raises ``spades_v1.ResetNeededError`` before ``reset()``."""
+        docstring). Raises ``spades_v1.ResetNeededError`` before ``reset()`` and after the
+        episode ended (no agent left)."""
         agent = getattr(self, "agent_selection", None)
-        if agent is None or not self._pending:
+        if agent is None or not self._pending or not self.agents:
             from ..spades_v1 import ResetNeededError
-            raise ResetNeededError("TurnCreditWrapper")
+            raise ResetNeededError("TurnCreditWrapper", ended=agent is not None
+                                   and bool(self._pending))
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)  # PettingZoo's dead-step protocol after the end
         if self._in_final:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from spades_env import Rules, SpadesGame
-from spades_env.cards import BID_OFFSET, is_int
+from spades_env.cards import BID_OFFSET, action_str, card_str, is_int
 
 from .envs import randomize_start
 from .labels import BIDS_PER_HAND, NUM_BIDS
@@ -128,16 +128,23 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) 
         (``equivalence_classes``; 52 everywhere on bid rows), ``values`` float32 ``[D, 52]``
         (NaN on bid rows).
     Raises:
-        ValueError: a move the engine refuses (a corrupt record).
+        ValueError: a move the engine refuses, or a value on a card or bid the seat cannot play
+            there (a corrupt record; ``labels.load_labels`` refuses such a file).
     """
     import torch
-    rows = replay(rec)
+    rows = replay(rec, where="labels")
     n = len(rec["seed"])
     values = rec["values"].reshape(n * MOVES_PER_HAND, 52).astype(np.float32)
     valued = ~np.isnan(values)
     is_bid = np.zeros((n, MOVES_PER_HAND), bool)
     is_bid[:, :BIDS_PER_HAND] = True
     is_bid = is_bid.reshape(-1)
+    off = valued & ~rows["mask"][:, :52]
+    if off.any():  # values of an unchecked record (load_labels refuses them: check_legal)
+        r, c = (int(x) for x in np.argwhere(off)[0])
+        raise ValueError(f"labels: hand {r // MOVES_PER_HAND}, decision {r % MOVES_PER_HAND}: "
+                         f"field 'values' holds a value on card {card_str(c)} (card {c}), which "
+                         f"that seat cannot play there (a corrupt record)")
     card = valued.sum(1) > 1
     keep = is_bid | card
     obs = rows["obs"][keep].astype(np.float32)
@@ -161,9 +168,15 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) 
             # the kept rows are in move order: each hand's 4 bids come first
             rows_bid = bid_rows[searched]
             legal = mask[rows_bid, BID_OFFSET:BID_OFFSET + NUM_BIDS]
-            vals = np.where(legal, bv[searched], np.nan)
-            if np.isnan(vals).all(1).any():
-                raise ValueError("labels: a bid's values cover no legal bid (a corrupt record)")
+            off = ~legal & ~np.isnan(bv[searched])
+            if off.any():
+                r, b = (int(x) for x in np.argwhere(off)[0])
+                r = int(np.flatnonzero(searched)[r])
+                raise ValueError(f"labels: hand {r // BIDS_PER_HAND}, decision "
+                                 f"{r % BIDS_PER_HAND}: field 'bid_values' holds a value on "
+                                 f"{action_str(BID_OFFSET + b)}, which that seat cannot bid "
+                                 f"there (a corrupt record)")
+            vals = bv[searched]
             target[rows_bid] = 0.0
             target[rows_bid, BID_OFFSET:BID_OFFSET + NUM_BIDS] = soft_targets(
                 np.pad(vals, ((0, 0), (0, 52 - NUM_BIDS)), constant_values=np.nan), temperature

@@ -23,8 +23,9 @@ import io
 
 import numpy as np
 
+from spades_env import Rules, SpadesGame
 from spades_env.bots.pimc import MAX_SAMPLES
-from spades_env.cards import is_int
+from spades_env.cards import BID_OFFSET, TEAM, action_str, is_int
 from spades_env.fileio import npz_rows, read_npz, write_atomic
 from spades_env.records import check_hand_values
 
@@ -130,6 +131,75 @@ def _check_fields(d: dict, where: str) -> dict:
     return out
 
 
+def _names(actions) -> str:
+    return ", ".join(action_str(int(a)) for a in actions)
+
+
+def check_legal(rec: dict, where: str) -> None:
+    """Replay every hand of checked label arrays (``_check_fields``) through the engine and refuse
+    anything the rules do not allow at its decision: a move that is illegal there, a card value
+    (``values``) on a card the seat cannot play, a bid value (``bid_values``) on a bid it cannot
+    make, and a ``regret`` that is not the policy's: one on a decision of the search team, one
+    whose played card has no valued class (``distill_targets.equivalence_classes``), or one that
+    is not the best value minus that class's value.
+
+    Raises:
+        ValueError: ``WHERE: hand H, decision K (seat S): field 'NAME' ...`` naming the card or
+            bid (the first one found).
+    """
+    rules = Rules()
+    values, bid_values = rec["values"], rec["bid_values"]
+    valued, bid_valued = ~np.isnan(values), ~np.isnan(bid_values)
+    regret = rec["regret"]
+    for h in range(len(rec["seed"])):
+        g = SpadesGame(rules, seed=int(rec["seed"][h]))
+        g.scores = [int(x) for x in rec["scores"][h]]
+        g.bags = [int(x) for x in rec["bags"][h]]
+        for k in range(MOVES_PER_HAND):
+            p = g.current_player
+            legal = g.legal_actions()
+            at = f"{where}: hand {h}, decision {k} (seat {p})"
+            a = int(rec["moves"][h, k])
+            if a not in legal:
+                raise ValueError(f"{at}: field 'moves': {action_str(a)} (action {a}) is "
+                                 f"illegal there (legal: {_names(legal)})")
+            if k < BIDS_PER_HAND:
+                bad = [BID_OFFSET + int(b) for b in np.flatnonzero(bid_valued[h, k])
+                       if BID_OFFSET + int(b) not in legal]
+                if bad:
+                    raise ValueError(f"{at}: field 'bid_values' holds a value on "
+                                     f"{action_str(bad[0])}, which that seat cannot bid there "
+                                     f"(legal: {_names(legal)})")
+            else:
+                bad = [int(c) for c in np.flatnonzero(valued[h, k]) if int(c) not in legal]
+                if bad:
+                    raise ValueError(f"{at}: field 'values' holds a value on card "
+                                     f"{action_str(bad[0])} (card {bad[0]}), which that seat "
+                                     f"cannot play there (legal: {_names(legal)})")
+                if not np.isnan(regret[h, k]):
+                    _check_regret(values[h, k], valued[h, k], float(regret[h, k]), a,
+                                  TEAM[p] == int(rec["agent_team"][h]), at)
+            g.apply(a)
+
+
+def _check_regret(v, valued, r: float, played: int, policy: bool, at: str) -> None:
+    """A known regret (``check_legal``): the policy's, of a played card with a valued class, and
+    the best value minus that class's value (float16, as ``labelling.label_chunk`` stores it)."""
+    if not policy:
+        raise ValueError(f"{at}: field 'regret' holds a value on a decision of the search "
+                         f"team (regret is the policy team's)")
+    cls = next((c for c in range(played, played - played % 13 - 1, -1) if valued[c]), None)
+    if cls is None:
+        raise ValueError(f"{at}: field 'regret' holds a value but the played card "
+                         f"{action_str(played)} has no valued class")
+    v32 = v[valued].astype(np.float32)
+    want = float(np.float16(v32.max() - np.float32(v[cls])))
+    if abs(r - want) > 1e-3 * abs(want) + 0.01:
+        raise ValueError(f"{at}: field 'regret' is {r:g} but the values give {want:g} (the best "
+                         f"value minus that of the played card {action_str(played)}'s class "
+                         f"{action_str(cls)})")
+
+
 MAX_LABEL_HANDS = 100_000
 """most hands one label file may hold (``load_labels``; about 6 KB a hand)."""
 
@@ -159,8 +229,9 @@ def load_labels(path: str) -> dict:
     Returns the eight arrays plus ``source``, ``source_sha256``, ``teacher`` (str),
     ``samples``, ``bid_samples``, ``run_seed``, ``chunk`` (int) and ``rules`` (str).
     Raises:
-        ValueError: a missing, foreign or corrupt file, an unknown field, or arrays of the wrong
-            shape, dtype or values, naming ``path`` and the field.
+        ValueError: a missing, foreign or corrupt file, an unknown field, arrays of the wrong
+            shape, dtype or values, naming ``path`` and the field, or a move, value or regret
+            the rules do not allow at its decision (``check_legal``).
     """
     d = read_npz(path, "PIMC label file", _label_layout(path))
     if str(d["format"]) != FORMAT:
@@ -194,6 +265,7 @@ def load_labels(path: str) -> dict:
     if bid_samples > 0 and not bids_valued.all():
         raise ValueError(f"{path}: field 'bid_values': a bid without values though "
                          f"'bid_samples' is {bid_samples}")
+    check_legal(out, path)
     out.update(source=str(d.get("source", "")), samples=int(d.get("samples", 0)),
                run_seed=int(d.get("run_seed", -1)), chunk=int(d.get("chunk", -1)),
                source_sha256=str(d.get("source_sha256", "")), rules=rules, teacher=teacher,

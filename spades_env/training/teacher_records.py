@@ -27,7 +27,7 @@ import numpy as np
 
 from spades_env import Rules, SpadesGame
 from spades_env.bots import make_bot, quoted_name
-from spades_env.cards import NUM_ACTIONS
+from spades_env.cards import NUM_ACTIONS, action_str
 from spades_env.fileio import write_atomic
 from spades_env.observation import OBS_SIZE, encode
 
@@ -98,7 +98,7 @@ def team_points(ts, bag_cost: float = 0.0) -> float:
 
 
 def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
-           limit: int | None = None) -> dict:
+           limit: int | None = None, where: str = "records") -> dict:
     """Rebuild the imitation data set by replaying records through the engine.
 
     Every decision becomes a row: the acting seat's observation (from ``game.view(seat)`` only),
@@ -108,8 +108,13 @@ def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
     Returns ``obs`` [D, OBS_SIZE] float16, ``mask`` [D, 68] bool, ``action`` [D] int64,
     ``ret`` [D] float32, ``priv`` [D, 156] bool (the other three hands from the acting seat's side,
     for the privileged critic only), with D = 56 * hands.
+    A record carries no values but its moves: each is checked against the replayed game's legal
+    actions before its row is used.
+
     Raises:
-        ValueError: a recorded move that the engine refuses (a corrupt or foreign record).
+        ValueError: a recorded move that the engine refuses (a corrupt or foreign record):
+            ``WHERE: hand H, decision K (seat S): field 'moves': CARD (action A) is not legal
+            there (legal: ...)``, with ``where`` the file's path when the caller gives it.
     """
     rules = Rules.preset(rec.get("rules", "standard"))
     n = len(rec["seed"]) if limit is None else min(limit, len(rec["seed"]))
@@ -137,7 +142,9 @@ def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
             priv[r] = seat_priv(g.hands, p)
             a = int(act[r])
             if a not in v.legal_actions:
-                raise ValueError(f"record {h}: move {k} ({a}) is illegal in the replayed game")
+                raise ValueError(f"{where}: hand {h}, decision {k} (seat {p}): field 'moves': "
+                                 f"{action_str(a)} (action {a}) is illegal there (legal: "
+                                 f"{', '.join(action_str(x) for x in legal)})")
             seats[k] = p
             g.apply(a)
         hr = g.hand_results[0]

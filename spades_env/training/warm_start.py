@@ -260,7 +260,7 @@ def warm_start(agent: Agent, args: Args, writer=None, log=print) -> dict:
     if args.bc_records:
         from .teacher_records import load_records, replay
         rec = load_records(args.bc_records)
-        records = replay(rec, args.reward_scale, args.bag_cost)
+        records = replay(rec, args.reward_scale, args.bag_cost, where=args.bc_records)
         log(f"warm start: replayed {len(records['action'])} decisions of 4x {rec['teacher']} "
             f"from {args.bc_records} in {time.time() - t0:.0f}s")
     vec = False

@@ -23,8 +23,12 @@ def test_version_is_the_same_in_pyproject_package_and_changelog():
     assert m and m.group(1) == spades_env.__version__ == "0.8.0"
     with open(os.path.join(ROOT, "CHANGELOG.md"), encoding="utf-8") as f:
         changelog = f.read()
-    # the newest entry is this version
-    assert re.findall(r"^## (\S+)", changelog, re.M)[0] == spades_env.__version__
+    # the newest entry is this version, below at most an "Unreleased" section at the top
+    heads = re.findall(r"^## (\S+)", changelog, re.M)
+    if heads[0] == "Unreleased":
+        heads = heads[1:]
+    assert "Unreleased" not in heads
+    assert heads[0] == spades_env.__version__
 
 
 def test_observation_version_and_sizes():

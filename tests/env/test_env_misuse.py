@@ -69,3 +69,90 @@ def test_env_history_must_be_a_bool():
         with pytest.raises(ValueError, match="history must be True or False"):
             spades_v1.env(history=bad)
     assert spades_v1.env(history=False).observation_space("player_0")["observation"].shape == (679,)
+
+
+def _play_to_the_end(e):
+    """Every agent to its end (legal actions, then the dead steps) of a one-hand episode."""
+    while e.agents:
+        ag = e.agent_selection
+        done = e.terminations[ag] or e.truncations[ag]
+        e.step(None if done else int(np.flatnonzero(e.observe(ag)["action_mask"])[0]))
+
+
+def test_aec_step_after_the_episode_ended_is_a_clear_error_and_changes_nothing():
+    import warnings
+    from functools import partial
+
+    from spades_env.bot_seats import BotSeatsEnv
+    from spades_env.integrations import TurnCreditWrapper
+    ended = r"{}: step\(\) after the episode ended \(every agent is done and removed\); call " \
+            r"reset\(\) to start a new episode"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import spades_env.spades_v0 as v0
+    for make, who in ((lambda: spades_v1.raw_env(hands_per_episode=1), "raw_env"),
+                      (lambda: v0.raw_env(hands_per_episode=1), "raw_env"),
+                      (lambda: TurnCreditWrapper(spades_v1.env(hands_per_episode=1)),
+                       "TurnCreditWrapper"),
+                      (lambda: BotSeatsEnv({"player_1": "random"},
+                                           partial(spades_v1.raw_env, hands_per_episode=1)),
+                       "BotSeatsEnv")):
+        e = make()
+        e.reset(seed=2)
+        _play_to_the_end(e)
+        moves = len(e.unwrapped.game.moves) if who != "BotSeatsEnv" else len(e.game.moves)
+        for action in (None, 5):
+            with pytest.raises(spades_v1.ResetNeededError, match=ended.format(who)) as err:
+                e.step(action)
+            assert isinstance(err.value, AssertionError) and isinstance(err.value, RuntimeError)
+        assert e.agents == [] and e.terminations == {} and e.rewards == {}
+        assert len((e.game if who == "BotSeatsEnv" else e.unwrapped.game).moves) == moves == 56
+        e.reset(seed=2)  # and a reset starts the next episode
+        assert len(e.agents) == (3 if who == "BotSeatsEnv" else 4)
+    b = BotSeatsEnv({"player_1": "random"}, spades_v1.raw_env)
+    with pytest.raises(spades_v1.ResetNeededError,
+                       match=r"BotSeatsEnv: reset\(\) needs to be called before step\(\)"):
+        b.step(55)
+
+
+def test_env_warns_and_ignores_a_step_after_the_end_as_pettingzoos_wrapper_does(caplog):
+    e = spades_v1.env(hands_per_episode=1)
+    e.reset(seed=2)
+    _play_to_the_end(e)
+    caplog.clear()
+    assert e.step(None) is None and e.step(5) is None
+    assert [r.getMessage() for r in caplog.records] == [
+        "[WARNING]: step() called after all agents are terminated or truncated. Should reset() "
+        "first."] * 2
+    assert e.agents == [] and len(e.unwrapped.game.moves) == 56
+
+
+def test_parallel_step_after_the_end_gives_five_empty_dicts():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = spades_v1.parallel_env(hands_per_episode=1)
+        obs, _ = p.reset(seed=4)
+        while p.agents:
+            acts = {a: int(np.flatnonzero(obs[a]["action_mask"])[0]) for a in p.agents
+                    if obs[a]["action_mask"].any()}
+            obs, *_ = p.step(acts)
+        for actions in ({}, {"player_0": 5}):
+            obs, rew, term, trunc, info = p.step(actions)
+            assert (obs, rew, term, trunc, info) == ({}, {}, {}, {}, {})
+        assert p.agents == [] and len(p.aec_env.unwrapped.game.moves) == 56
+
+
+def test_single_agent_step_before_reset_and_after_the_end_say_which():
+    env = SpadesSingleAgentEnv(seat=0, hands_per_episode=1)
+    with pytest.raises(RuntimeError, match=r"^reset\(\) needs to be called before step\(\)$"):
+        env.step(55)
+    env.reset(seed=1)
+    done = False
+    while not done:
+        _, _, term, trunc, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+        done = term or trunc
+    moves = len(env.game.moves)
+    with pytest.raises(RuntimeError, match=r"^the episode is over: call reset\(\) before step"):
+        env.step(55)
+    assert len(env.game.moves) == moves
