@@ -634,8 +634,12 @@ def main(argv=None) -> int:
         return 2
     if args.games is None:
         args.games = 200
-    from .fileio import check_output_file
+    from .bots import bot_inputs
+    from .fileio import check_output_file, check_outputs_apart
     try:  # fail now, not after the whole match
+        # no output may be (or sit in) a file the match reads: a checkpoint:PATH of either side
+        check_outputs_apart({"--json": args.json, "--records": args.records},
+                            bot_inputs("--team0", args.team0) + bot_inputs("--team1", args.team1))
         if args.json is not None:
             check_output_file(args.json, "--json")
         if args.records is not None:
@@ -644,7 +648,7 @@ def main(argv=None) -> int:
                                  f"(one game record per line, what the replay view reads)")
             check_output_file(args.records, "--records")
             if args.json is not None and \
-                    os.path.abspath(args.json) == os.path.abspath(args.records):
+                    os.path.realpath(args.json) == os.path.realpath(args.records):
                 raise ValueError(f"--json and --records name the same file {args.json}")
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -11,6 +11,9 @@ arena, the play app and the training tools.
 - ``check_output_file(path)``: before any long work, make sure ``path`` can be written: not a
   folder, not a name ending in a separator, an existing folder we can create files in (probed by
   creating and removing a temp file, which also catches read-only file systems).
+- ``check_outputs_apart(outputs, inputs)`` (and ``check_not_input``): before any work, refuse an
+  output that is, holds or lies inside a file or folder the command reads (any spelling, symbolic
+  or hard link), with one line naming both.
 
 - ``open_regular`` / ``read_regular``: read only regular files (a FIFO, a device or a folder is
   refused without blocking); ``parse_json``: JSON text, every failure a ``ValueError``;
@@ -39,7 +42,8 @@ import time
 import weakref
 
 __all__ = ["write_atomic", "check_output_file", "clean_stale_temps", "WriteError",
-           "STALE_SECONDS", "check_not_input", "files_in", "open_regular", "read_regular",
+           "STALE_SECONDS", "check_not_input", "check_outputs_apart", "files_in", "open_regular",
+           "read_regular",
            "parse_json", "read_npz", "npz_rows", "MAX_NPZ_BYTES", "MAX_NPZ_MEMBERS",
            "MAX_TEXT_BYTES", "lock_folder", "folder_problem", "FolderLock", "FolderInUse",
            "quiet_broken_pipe"]
@@ -304,26 +308,80 @@ def check_output_file(path: str, what: str = "output file", create_folder: bool 
 
 def check_not_input(path: str, inputs, what: str = "output file") -> str:
     """Refuse an output ``path`` that is one of the command's ``inputs`` (the same name after
-    resolving links, or the same file by device and inode): no command writes over its own input.
+    resolving links, or the same file by device and inode), a folder holding one, or a path
+    inside one (``check_outputs_apart``): no command writes over its own input.
 
     Returns:
         ``path``.
     Raises:
         ValueError: ``WHAT PATH: it is the input INPUT (the same file), which would be lost;
-            choose another name``.
+            choose another name`` (or the folder forms of ``check_outputs_apart``).
     """
-    real = os.path.realpath(path)
-    for src in inputs:
-        same = os.path.realpath(src) == real
-        if not same:
-            try:
-                same = os.path.samefile(src, path)
-            except (OSError, ValueError):
-                same = False
-        if same:
-            raise ValueError(f"{what} {path}: it is the input {src} (the same file), which "
-                             f"would be lost; choose another name")
+    check_outputs_apart([(what, path)], [("", src) for src in inputs])
     return path
+
+
+def _lineage(path: str) -> list[tuple[str, tuple | None]]:
+    """``path`` resolved (``realpath``) and each folder above it, with its ``(st_dev, st_ino)``
+    (None where nothing exists): the same file or folder is found under any spelling, through
+    symbolic links, hard links and bind mounts."""
+    chain = []
+    p = os.path.realpath(path)
+    while True:
+        try:
+            st = os.stat(p)
+            key = (st.st_dev, st.st_ino)
+        except (OSError, ValueError):
+            key = None
+        chain.append((p, key))
+        parent = os.path.dirname(p)
+        if parent == p:
+            return chain
+        p = parent
+
+
+def _same(a: tuple[str, tuple | None], b: tuple[str, tuple | None]) -> bool:
+    return a[0] == b[0] or (a[1] is not None and a[1] == b[1])
+
+
+def _pairs(named) -> list[tuple[str, str]]:
+    items = named.items() if hasattr(named, "items") else named
+    return [(str(k), os.fspath(v)) for k, v in items if v is not None and os.fspath(v) != ""]
+
+
+def check_outputs_apart(outputs, inputs) -> None:
+    """Refuse, before any work, an output that is, holds or lies inside something the command
+    reads.
+
+    Args:
+        outputs: ``{label: path}`` (or ``(label, path)`` pairs) of each file or folder written,
+            e.g. ``{"--json": "x.json"}``; a None or empty path is skipped.
+        inputs: ``{how: path}`` (or pairs) of each file or folder read; ``how`` says how it was
+            named (``"--team0 checkpoint:x.pt"``; ``""``: nothing more than the path).
+    Paths are compared resolved (``./x``, ``x``, symbolic links) and by device and inode (hard
+    links, bind mounts), for every folder above them too.
+    Raises:
+        ValueError: one line naming both: ``LABEL PATH: it is the input INPUT read by HOW (the
+            same file), which would be lost; choose another name``, ``... it is a folder holding
+            the input ...`` or ``... it lies inside the folder of the input ...``.
+    """
+    ins = [(how, src, _lineage(src)) for how, src in _pairs(inputs)]
+    for label, path in _pairs(outputs):
+        out = _lineage(path)
+        for how, src, chain in ins:
+            named = f"the input {src}"  # the path once: "read by --team0 checkpoint:x.pt"
+            if how:
+                named = f"the input read by {how}" if src in how else f"{named} read by {how}"
+            if _same(out[0], chain[0]):
+                kind = "folder" if os.path.isdir(src) else "file"
+                raise ValueError(f"{label} {path}: it is {named} (the same {kind}), which would "
+                                 f"be lost; choose another name")
+            if any(_same(out[0], up) for up in chain[1:]):
+                raise ValueError(f"{label} {path}: it is a folder holding {named}, which could "
+                                 f"be written over; choose another folder")
+            if any(_same(chain[0], up) for up in out[1:]):
+                raise ValueError(f"{label} {path}: it lies inside the folder of "
+                                 f"{named}, which would be changed; choose a path outside it")
 
 
 def files_in(folder: str, prefix: str, suffix: str) -> list[str]:

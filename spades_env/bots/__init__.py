@@ -78,4 +78,30 @@ def make_bot(name: str, seed=None, **kwargs) -> Bot:
     except TypeError as e:
         raise ValueError(f"bad option for bot {quoted_name(name)}: {e}") from None
 
-__all__ = ["Bot", "RandomBot", "make_bot", "BOT_LEVELS", "quoted_name", "np"]
+
+def bot_files(name) -> list[str]:
+    """The files a bot named ``name`` reads when it is made: ``[PATH]`` for
+    ``checkpoint:PATH``, the shipped network (``agents.SHIPPED_CHECKPOINT``) for ``expert``,
+    ``[]`` for the others (and for a name that is not a bot: ``make_bot`` says what is wrong).
+    A command refuses an output that is one of them (``fileio.check_outputs_apart``)."""
+    if not isinstance(name, str):
+        return []
+    if name.startswith("checkpoint:"):
+        return [name[len("checkpoint:"):]] if len(name) > len("checkpoint:") else []
+    if name == "expert":
+        from spades_env.agents import SHIPPED_CHECKPOINT  # no torch: the path only
+        return [str(SHIPPED_CHECKPOINT)]
+    return []
+
+
+def bot_inputs(option: str, names) -> list[tuple[str, str]]:
+    """``(how, path)`` pairs for ``fileio.check_outputs_apart``: each file read by the bots
+    ``names`` (one name or a list) given with ``option``, e.g. ``("--team0 checkpoint:x.pt",
+    "x.pt")``."""
+    names = [names] if isinstance(names, str) else list(names or [])
+    return [(f"{option} {quoted_name(n) if len(n) > 80 else n}", f) for n in names
+            for f in bot_files(n)]
+
+
+__all__ = ["Bot", "RandomBot", "make_bot", "BOT_LEVELS", "quoted_name", "bot_files",
+           "bot_inputs", "np"]

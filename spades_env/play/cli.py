@@ -3,7 +3,8 @@ spades_env.play`` run it with a notice).
 
 Serves the app with uvicorn on ``--host``/``--port`` (default ``127.0.0.1:8000``) and opens the
 page in the default browser unless ``--no-browser``. Exit status 2 with a one-line ``error:``
-message for an unusable database, checkpoint or record file, an address it cannot listen on, or a
+message for an unusable database, checkpoint or record file (a database that is one of the files
+the app reads is refused before it is opened), an address it cannot listen on, or a
 missing package (naming the extra that installs it); Ctrl-C stops the server with one
 ``interrupted`` line and exit status 130.
 """
@@ -117,6 +118,15 @@ def _serve(argv) -> int:
         return 2
     local = is_local_host(args.host)
     db = args.db if args.db is not None else default_db_path()
+    from ..bots import bot_inputs
+    from ..fileio import check_outputs_apart
+    try:  # the store is written: never a checkpoint or record file the app reads
+        check_outputs_apart({"--db": db}, [("--checkpoint", args.checkpoint)]
+                            + [("--records", r) for r in args.records]
+                            + bot_inputs("the level", "expert"))  # the shipped network
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if args.checkpoint is not None:
         from ..bots import make_bot
         try:

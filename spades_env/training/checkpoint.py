@@ -25,7 +25,7 @@ from spades_env.agents.checkpoint import (  # noqa: F401 - the loading half, re-
     FORMAT_TAG, FORMAT_VERSION, agent_kwargs, build_agent, check_model, check_state_dict,
     check_tensors, checkpoint_error, expected_state, load_checkpoint)
 from spades_env.fileio import (FolderInUse, FolderLock, WriteError, check_not_input,
-                               check_output_file,
+                               check_output_file, check_outputs_apart,
                                clean_stale_temps, files_in, folder_problem, lock_folder,
                                write_atomic)
 
@@ -328,15 +328,19 @@ def _occupied(ckpt_dir: str, run_dir: str, resume: str | None) -> str | None:
     return None
 
 
-def _run_inputs(args) -> list[str]:
-    """The files a run reads: ``init_from``, ``bc_records`` and every ``checkpoint:PATH`` bot."""
-    bots = [args.bc_teacher, *args.pool_bots, *args.eval_opponents]
-    return [p for p in (args.init_from, args.bc_records) if p] + \
-        [b[len("checkpoint:"):] for b in bots if b.startswith("checkpoint:")]
+def _run_inputs(args, resume: bool = False) -> list[tuple[str, str]]:
+    """``(how, path)`` of the files a run reads: ``init_from`` and ``bc_records`` (not again on a
+    resume: the warm start is done) and the files of its bots (``bots.bot_inputs``)."""
+    from spades_env.bots import bot_inputs
+    files = [] if resume else [(f"--{f.replace('_', '-')}", getattr(args, f))
+                               for f in ("init_from", "bc_records") if getattr(args, f)]
+    return files + bot_inputs("--bc-teacher", args.bc_teacher or []) + \
+        bot_inputs("--pool-bots", args.pool_bots) + \
+        bot_inputs("--eval-opponents", args.eval_opponents)
 
 
 def open_run(args, resume: str | None = None, data: dict | None = None,
-             overwrite: bool = False, log=print) -> RunFolder:
+             overwrite: bool = False, log=print, inputs=()) -> RunFolder:
     """Check everything a run needs, then give it its folders, before any work.
 
     1. ``training.config.check_ready(args)``: every field, the device, every bot name (a
@@ -352,7 +356,10 @@ def open_run(args, resume: str | None = None, data: dict | None = None,
        Neither folder may be a symbolic link, another user's or writable by every user
        (``spades_env.fileio.lock_folder`` / ``folder_problem``): such a folder is never written
        (skipped like a busy one; refused for a resume or ``overwrite``).
-    4. stale temp files of killed saves in the checkpoint folder are removed; the TensorBoard
+    4. neither folder taken is, holds or lies inside a file the run reads (``init_from``,
+       ``bc_records``, a bot's checkpoint, ``inputs``: ``(how, path)`` pairs such as the
+       ``--config`` file; ``fileio.check_outputs_apart``); the checkpoint resumed may lie in it.
+    5. stale temp files of killed saves in the checkpoint folder are removed; the TensorBoard
        folder is checked writable.
 
     Returns:
@@ -397,13 +404,18 @@ def open_run(args, resume: str | None = None, data: dict | None = None,
         with _held_lock:
             _held[key] = run
         try:
+            read = _run_inputs(args, data is not None) + list(inputs)
+            doomed = []
             if why:  # overwrite
-                gone = []
                 doomed = [p for p in ([os.path.join(ckpt_dir, n) for n in ("latest.pt", "best.pt")]
                                       + ([] if data is not None else _event_files(run_dir)))
                           if os.path.exists(p) and not _same_file(p, resume)]
                 for p in doomed:  # no command removes or writes over its own input
-                    check_not_input(p, _run_inputs(args), "--overwrite would remove")
+                    check_not_input(p, [q for _, q in read], "--overwrite would remove")
+            check_outputs_apart([("the checkpoint folder", ckpt_dir),
+                                 ("the TensorBoard folder", run_dir)], read)
+            if why:
+                gone = []
                 for p in doomed:
                     os.unlink(p)
                     gone.append(os.path.basename(p))

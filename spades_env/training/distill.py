@@ -236,14 +236,16 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
         ValueError: a bad value (naming it), a source trained on other rules, widths that
             ``check_widen`` refuses, no chunk finished within ``minutes``, or an ``also_labels``
             folder or chunk given twice (same device and inode: another name, a symbolic or
-            hard link), or that is this run's own label folder.
+            hard link), or that is this run's own label folder; an ``out`` or label folder
+            that is, holds or lies inside ``src`` or an ``also_labels`` folder
+            (``fileio.check_outputs_apart``, before any work).
         FileNotFoundError, OSError: a missing source, an output that cannot be written.
     """
     import copy
 
     import torch
     torch.set_num_threads(1)
-    from spades_env.fileio import check_not_input, check_output_file
+    from spades_env.fileio import check_output_file, check_outputs_apart
 
     from .checkpoint import build_agent, load_checkpoint, save_checkpoint
     a = argparse.Namespace(minutes=minutes, chunks=chunks, chunk_hands=chunk_hands,
@@ -253,6 +255,10 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     folder = labels or os.path.splitext(out)[0] + "_labels"
     t0 = time.time()
     check_args(a)
+    # before any work: --out and the label folder are not (and hold nothing) read here; the label
+    # folder is read too, as the labels of this run to resume, so it is an output only
+    check_outputs_apart([("--out", out), ("--labels" if labels else "the label folder", folder)],
+                        [("--from", src)] + [("--also-labels", f) for f in also_labels])
     if ray_address is not None:  # before any work: Ray installed, the address answers
         from spades_env.ray_cluster import check_address
         check_address(ray_address)
@@ -263,7 +269,6 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                          f"standard-rules hands")
     net = build_agent(data, "cpu")
     shape = _wider_shape(hidden, head_hidden, net)
-    check_not_input(out, [src], "--out")
     check_output_file(out, "output checkpoint", create_folder=True)
     extra_files = []
     seen = {}  # (st_dev, st_ino) of each folder and chunk read -> how it was named

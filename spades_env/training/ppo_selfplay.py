@@ -513,7 +513,8 @@ def make_payload(args, agent, opt, progress, env, opp, eval_results, full=True) 
 
 
 # ============================================================================= train
-def train(args: Args, resume: str | None = None, log=print, overwrite: bool = False) -> dict:
+def train(args: Args, resume: str | None = None, log=print, overwrite: bool = False,
+          inputs=()) -> dict:
     """Run warm start (optional) and PPO per ``args``; returns the final evaluation and paths.
 
     Args:
@@ -522,6 +523,8 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
             differs, ``training.config.resume_args`` applies the safe changes and refuses others).
         overwrite: replace an earlier run of the same name (``training.checkpoint.open_run``;
             default: take a free name ``NAME-2``...).
+        inputs: ``(how, path)`` of other files the run was made from (the ``--config`` file):
+            the run's folders may not be or hold them (``open_run``).
     Returns:
         ``{"eval": [rows], "checkpoint": path, "decisions": int, "iterations": int, "seconds"}``.
     """
@@ -535,7 +538,7 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
             raise ValueError(f"{resume}: a stripped (shipped) checkpoint cannot be resumed")
         args = resume_args(data["config"], args, resume, log)
     # every value, bot, device and resume section checked; the run's folders locked (may rename)
-    run = open_run(args, resume, data, overwrite=overwrite, log=log)
+    run = open_run(args, resume, data, overwrite=overwrite, log=log, inputs=inputs)
     args, ckpt_dir = run.args, run.ckpt_dir
     seed_everything(args.seed, args.torch_threads)
     writer = SummaryWriter(run.run_dir)

@@ -220,14 +220,15 @@ def merge_folder(folder: str, out: str) -> dict:
 
     Raises:
         ValueError: no chunks, a bad chunk, chunks of different teachers, or an ``out`` that is
-            a folder, one of the chunks or cannot be written (checked before reading).
+            a folder, one of the chunks, inside ``folder`` or cannot be written (checked before
+            reading).
         OSError: ``out`` could not be written (nothing is left behind).
     """
-    from spades_env.fileio import check_not_input, check_output_file, files_in
+    from spades_env.fileio import check_output_file, check_outputs_apart, files_in
     paths = files_in(folder, "chunk_", ".npz")
     if not paths:
         raise ValueError(f"no chunks (chunk_*.npz) in {folder}")
-    check_not_input(out, paths, "--merge")
+    check_outputs_apart([("--merge", out)], [("", q) for q in paths] + [("--folder", folder)])
     check_output_file(out, "--merge", create_folder=True)
     rec = merge_chunks(paths)
     save_records(out, {k: rec[k] for k in ("seed", "scores", "bags", "moves")}, rec["teacher"],
@@ -257,7 +258,11 @@ def main(argv=None) -> int:
                   f"({os.path.getsize(a.merge) / 1e6:.2f} MB)")
             return 0
         check_args(a)
-        from spades_env.fileio import FolderInUse, check_output_file, lock_folder
+        from spades_env.bots import bot_inputs
+        from spades_env.fileio import (FolderInUse, check_output_file, check_outputs_apart,
+                                       lock_folder)
+        # the chunk folder must not be (or hold) the teacher's checkpoint: before the lock file
+        check_outputs_apart([("--folder", a.folder)], bot_inputs("--teacher", a.teacher))
         try:
             lock = lock_folder(a.folder)
         except FolderInUse as e:

@@ -121,7 +121,8 @@ def main(argv=None) -> int:
         return 2
     from .ppo_selfplay import train
     try:
-        out = train(args, resume=ns.resume, overwrite=ns.overwrite)
+        out = train(args, resume=ns.resume, overwrite=ns.overwrite,
+                    inputs=[("--config", ns.config)] if getattr(ns, "config", None) else [])
     except (ValueError, FileNotFoundError, OSError) as e:  # bad input, full disk, permissions
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -99,11 +99,16 @@ def test_distill_refuses_an_also_labels_folder_given_twice_or_its_own(tmp_path, 
             ([str(l1), str(tmp_path / "alias")], r"alias' is the folder already given as "
                                                  r"--also-labels '.*l1'"),
             ([str(l1), f"{l1}/../l1"], r"l1/\.\./l1' is the folder already given"),
-            ([str(own)], r"own' is this run's own --labels folder")):
+            ([str(own)], r"--labels .*own: it is the input .*own read by --also-labels "
+                         r"\(the same folder\)")):
         with pytest.raises(ValueError, match=message):
             distill_checkpoint(tiny, out, also_labels=twice, **kw)
-    os.link(l1 / "chunk_00000.npz", tmp_path / "chunk_00000.npz")  # a chunk by another name
+    (tmp_path / "l2").mkdir()  # a chunk by another name (a folder apart from --out)
+    os.link(l1 / "chunk_00000.npz", tmp_path / "l2" / "chunk_00000.npz")
     with pytest.raises(ValueError, match=r"chunk_00000\.npz' is already read as '.*l1/chunk_"):
+        distill_checkpoint(tiny, out, also_labels=[str(l1), str(tmp_path / "l2")], **kw)
+    with pytest.raises(ValueError, match=r"--out .*out\.pt: it lies inside the folder of the "
+                                         r"input .* read by --also-labels"):
         distill_checkpoint(tiny, out, also_labels=[str(l1), str(tmp_path)], **kw)
 
 
