@@ -368,6 +368,11 @@ def _seat_names(labels, rot: int) -> list[str]:
     return out
 
 
+GAME_HANDS = 25
+"""hands a full game is counted as when the arena estimates one duplicate pair's work (most
+games to 500 end within 20 hands; ``hand_cap`` when lower)."""
+
+
 def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
                rules: Rules | None = None, hands: int | None = None, hand_cap: int = 100,
                progress: bool = False, names: tuple | None = None,
@@ -399,7 +404,9 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
         keep_records: keep every game as a game record of the play app's replay view in
             ``result.records`` (see the module docstring; ``write_records_atomic`` writes them).
     Raises:
-        ValueError: a bad count, an unknown bot name, or a player returning an illegal action
+        ValueError: a bad count, an unknown bot name, a search bot whose one duplicate pair or
+            whose workers together would cost more than ``bots.work.LIMITS`` (checked before
+            any worker starts), or a player returning an illegal action
             (``IllegalActionError``).
     """
     rules = rules if rules is not None else Rules()
@@ -435,9 +442,14 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
                                  "object or factory player cannot be shared between processes); "
                                  f"got {spec!r}")
     from .bots import make_bot
+    from .bots.work import check_task
     for spec in (team0, team1):  # a bad name or checkpoint fails now, before any game is played
         if isinstance(spec, str):
-            make_bot(spec, seed=0)
+            work = getattr(make_bot(spec, seed=0), "work", None)
+            if work is not None:  # a search bot: one pair's work and the workers' memory
+                check_task(f"arena player {spec}", work,
+                           2 * (1 if mode == "hands" else min(hand_cap, GAME_HANDS)), 2,
+                           1 if ray_address is not None else min(workers, pairs))
     labels = names or (_player_label(team0), _player_label(team1))
     sides = (SideStats(name=str(labels[0])), SideStats(name=str(labels[1])))
     root = np.random.SeedSequence(seed)

@@ -32,7 +32,9 @@ def make_bot(name: str, seed=None, **kwargs) -> Bot:
         seed: int / None / ``np.random.Generator`` for the bot's own RNG.
         kwargs: level-specific options (e.g. ``samples=`` for ``hard``/``insane``).
     Raises:
-        ValueError: unknown name, an option the level does not take, or a missing checkpoint.
+        ValueError: unknown name, an option the level does not take, search options whose
+            product makes one decision too costly (``bots.work.LIMITS``, docs/bots.md, Limits),
+            or a missing checkpoint.
     """
     if not isinstance(name, str):
         raise ValueError(f"bot name must be a string, got {name!r}")

@@ -59,6 +59,7 @@ from ..observation import OFFSETS, encode
 from ..rules import legal_cards_batch
 from .base import exchanged_seats
 from .pimc import PIMCBot, bid_likelihood
+from .work import check_work
 
 DEFAULT_CHECKPOINT = SHIPPED_CHECKPOINT
 """the network ``make_bot("expert")`` uses when no ``checkpoint`` is given (the shipped agent)."""
@@ -312,8 +313,9 @@ class ExpertBot(PIMCBot):
             network all but never makes needs a 9.2-point better search value); 0: off.
         device: torch device of the network. threads: torch CPU threads while scoring.
     Raises:
-        ValueError: a bad option or device, no checkpoint at ``checkpoint``, or a corrupt, foreign
-            or mis-shaped checkpoint (named).
+        ValueError: a bad option or device, no checkpoint at ``checkpoint``, a corrupt, foreign
+            or mis-shaped checkpoint (named), or options whose product, with the network's rows,
+            makes one decision cost more than ``work.LIMITS`` (docs/bots.md, Limits).
     """
 
     name = "expert"
@@ -378,8 +380,26 @@ class ExpertBot(PIMCBot):
         self.leaf_tricks = int(leaf_tricks)
         self.prune = float(prune)
         self.bid_prior = float(bid_prior)
+        # PIMCBot checked the search alone; now with the network's rows and their width
+        self.work = check_work(self.name, self.work_estimate(self.network_work()))
         self._evidence_key = None
         self._evidence = _Evidence()
+
+    def network_work(self) -> dict:
+        """The network's part of ``work_estimate``: which rows a decision sends through it and
+        their bytes (float32; the first layer's output kept beside the later ones)."""
+        agent = self.likelihood.agent
+
+        def floats(module):
+            return 0 if module is None else sum(
+                m.out_features for m in module.modules() if isinstance(m, torch.nn.Linear))
+
+        card = self.inference == "network"
+        return {"row_bytes": 4 * (2 * floats(agent.trunk) + floats(agent.play_head)),
+                "critic_bytes": 4 * (agent.obs_size + 3 * NUM_CARDS + 2 * floats(agent.critic)),
+                "card_rows": card, "bid_rows": card and self.bid_model == "network",
+                "critic": self.leaf == "critic" and self.leaf_weight > 0 and self.leaf_tricks > 0,
+                "policy": self.prune > 0 or self.bid_prior > 0}
 
     def __repr__(self) -> str:
         return (f"ExpertBot({self.checkpoint!r}, samples={self.samples}, "

@@ -47,6 +47,7 @@ from .base import Bot, check_flag, check_probability, exchanged_seats, legal_bid
 from .sampler import DealSampler, as_random, check_deal
 from .solver import ABOVE, BELOW, HandUtility, high_rank, low_rank, estimate_tricks, \
     finish_trick, nil_risk, playouts, solve
+from .work import check_work, search_work
 
 __all__ = ["PIMCBot", "HardBot", "InsaneBot", "best_candidate", "bid_likelihood", "estimate_bid",
            "resample"]
@@ -137,7 +138,10 @@ class PIMCBot(Bot):
         verify: check every sampled deal against the view (``sampler.check_deal``) and raise
             ``AssertionError`` on a contradiction (for tests; costs a little time).
     Raises:
-        ValueError: a non-positive sample count.
+        ValueError: an option out of its range, or options whose product makes one decision
+            cost more than ``work.LIMITS`` (``work.search_work``; docs/bots.md, Limits).
+
+    ``bot.work`` is the ``work.WorkEstimate`` of its costliest decision.
     """
 
     name = "pimc"
@@ -174,7 +178,15 @@ class PIMCBot(Bot):
         self.bid_shade = check_probability("bid_shade", bid_shade)
         self.nil_shade = check_probability("nil_shade", nil_shade)
         self.verify = check_flag("verify", verify)
+        # the options' product, checked before any decision (docs/bots.md, Limits)
+        self.work = check_work(self.name, self.work_estimate())
         self._utils: dict = {}  # the hand's HandUtility, reused by every card of the hand
+
+    def work_estimate(self, network: dict | None = None):
+        """``work.search_work`` of this bot's options: the cost of its costliest decision
+        (deals, play-outs, network rows, bytes, seconds) and of one seat's hand."""
+        return search_work(self.samples, self.bid_samples, self.endgame_tricks, self.infer_bids,
+                           self.inference_factor, self.bid_window, network)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(samples={self.samples}, bid_samples={self.bid_samples}, "

@@ -579,6 +579,41 @@ def validate(args: Args) -> None:
     if params > MAX_PARAMS:
         raise ValueError(f"bad config: hidden {args.hidden} with head_hidden {args.head_hidden} "
                          f"makes a network of {params} parameters; at most {MAX_PARAMS}")
+    check_search_work(args)
+
+
+def check_search_work(args: Args) -> None:
+    """The search bots' options together (``spades_env.bots.work``): the pool's ``hard`` and
+    ``insane`` with ``pool_search_samples``, and the distillation teacher with
+    ``distill_samples`` / ``distill_bid_samples`` (one chunk of ``distill_chunk_hands`` hands,
+    ``distill_workers`` at once), within ``LIMITS`` (docs/bots.md, Limits).
+
+    Raises:
+        ValueError: ``bad config: FIELDS: ...`` with the estimate and the limit.
+    """
+    from spades_env.bots.work import check_task, check_work, search_work
+    if args.pool_search_samples:
+        card, bid = (int(x) for x in args.pool_search_samples)
+        for name in sorted({b for b in args.pool_bots if b in ("hard", "insane")}):
+            try:
+                check_work(name, search_work(card, bid, infer_bids=name == "insane"))
+            except ValueError as e:
+                raise ValueError(f"bad config: pool_search_samples: {e}") from None
+    if args.distill_minutes > 0:
+        expert = args.distill_teacher == "expert"
+        widths = list(args.distill_hidden or args.hidden)
+        head = args.distill_head_hidden or args.head_hidden
+        net = {"row_bytes": 4 * (2 * sum(widths) + head + 52), "card_rows": True,
+               "policy": True} if expert else None  # the network the round starts from
+        est = search_work(args.distill_samples, max(1, args.distill_bid_samples),
+                          infer_bids=expert, network=net)
+        try:
+            check_task(f"distill_teacher {args.distill_teacher}", est, args.distill_chunk_hands,
+                       4, 1 if args.ray_address else min(args.distill_workers,
+                                                         args.distill_chunks))
+        except ValueError as e:
+            raise ValueError(f"bad config: distill_samples/distill_bid_samples/"
+                             f"distill_chunk_hands: {e}") from None
 
 
 def check_ready(args: Args) -> None:

@@ -52,8 +52,8 @@ from spades_env.fileio import files_in
 from .distill_targets import (SIDE_SUIT_PERMUTATIONS, bid_rows, build_dataset,  # noqa: F401
                               card_map, card_targets, concat_rows, equivalence_classes,
                               soft_targets, suit_permutation)
-from .labelling import (RAY_RETRIES, label_chunk, lock_labels, make_teacher,  # noqa: F401
-                        produce_labels)
+from .labelling import (RAY_RETRIES, check_label_work, label_chunk, lock_labels,  # noqa: F401
+                        make_teacher, produce_labels)
 from .labels import (BIDS_PER_HAND, FORMAT, MAX_LABEL_HANDS, NUM_BIDS, TEACHERS,  # noqa: F401
                      VERSION, check_chunk, chunk_stats, file_sha256, load_labels, merge_labels,
                      save_labels)
@@ -268,6 +268,9 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
         raise ValueError(f"{src} was trained on rules {rules!r}; the labels are "
                          f"standard-rules hands")
     net = build_agent(data, "cpu")
+    # the teacher's options together and one chunk's work, before any work
+    check_label_work(src, teacher, samples, bid_samples, chunk_hands,
+                     1 if ray_address is not None else min(workers, chunks))
     shape = _wider_shape(hidden, head_hidden, net)
     check_output_file(out, "output checkpoint", create_folder=True)
     extra_files = []

@@ -50,6 +50,22 @@ def make_teacher(teacher: str, checkpoint: str, samples: int, bid_samples: int, 
     raise ValueError(f"teacher must be one of {list(TEACHERS)}, got {teacher!r}")
 
 
+def check_label_work(checkpoint: str, teacher: str, samples: int, bid_samples: int,
+                     chunk_hands: int, workers: int):
+    """The teacher's ``work.WorkEstimate`` once one label chunk (``chunk_hands`` hands, the
+    search valuing every seat's decisions) and ``workers`` processes labelling at once fit
+    ``spades_env.bots.work.LIMITS``; called before any worker starts.
+
+    Raises:
+        ValueError: the estimate over a limit (naming the options, the estimate and the limit),
+            or what ``make_teacher`` raises.
+    """
+    from spades_env.bots.work import check_task
+    bot = make_teacher(teacher, checkpoint, int(samples), int(bid_samples), 0)
+    check_task(f"labelling with {teacher}", bot.work, int(chunk_hands), 4, int(workers))
+    return bot.work
+
+
 def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int = 40,
                 random_start: float = 0.5, teacher: str = "hard", bid_samples: int = 0) -> dict:
     """Play ``hands`` single hands, the checkpoint's policy (greedy) against a search team, and
@@ -264,11 +280,15 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
     call), ``label_seconds`` and ``regret`` (mean over the chunks' hands).
 
     Raises:
-        ValueError: a chunk in ``folder`` that is corrupt or from another run; Ray missing or
-            the cluster unreachable;
+        ValueError: a teacher or chunk over ``bots.work.LIMITS`` (``check_label_work``, before
+            any worker starts); a chunk in ``folder`` that is corrupt or from another run; Ray
+            missing or the cluster unreachable;
             ``spades_env.fileio.FolderReplaced`` when the locked folder was moved or replaced
             while the chunks were made.
     """
+    # the teacher's options together and one chunk's work, before any folder, worker or task
+    check_label_work(checkpoint, teacher, samples, bid_samples, chunk_hands,
+                     1 if ray_address is not None else min(workers, chunks))
     os.makedirs(folder, exist_ok=True)
     spec = {"checkpoint": checkpoint, "sha": file_sha256(checkpoint), "hands": chunk_hands,
             "seed": seed, "samples": samples, "random_start": random_start, "teacher": teacher,
