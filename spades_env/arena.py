@@ -59,7 +59,7 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 
 from .engine import IllegalActionError, Phase, SpadesGame
-from .rules import Rules
+from .rules import PRESETS, Rules
 
 __all__ = ["SideStats", "ArenaResult", "play_match", "write_json_atomic", "write_records_atomic",
            "jsonable", "main", "main_moved"]
@@ -621,7 +621,10 @@ def _parse_args(argv):
     p.add_argument("--hands", type=int, default=None,
                    help="play this many single-hand deals (each twice) instead of full games")
     p.add_argument("--seed", type=int, default=1, help="match seed")
-    p.add_argument("--rules", default="standard", help="rules preset: standard, short, house")
+    p.add_argument("--rules", default="standard", metavar="RULES",
+                   help=f"the rules: a preset ({', '.join(PRESETS)}), a preset and fields "
+                        f"('house,min_team_bid=4') or a mapping ('{{preset: house, "
+                        f"min_team_bid: 4}}'); docs/rules.md")
     p.add_argument("--target", type=int, default=None, help="override the target score")
     p.add_argument("--hand-cap", type=int, default=100, help="hands before a game is truncated")
     p.add_argument("--json", default=None, help="also write the full result to this JSON file")
@@ -666,7 +669,7 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
-        rules = Rules.preset(args.rules)
+        rules = Rules.parse(args.rules)
         if args.target is not None:
             rules = Rules.from_dict({**rules.to_dict(), "target_score": args.target})
         result = play_match(args.team0, args.team1, games=args.games, seed=args.seed,

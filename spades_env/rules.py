@@ -141,12 +141,82 @@ class Rules:
         return cls(**d)
 
     @classmethod
+    def parse(cls, spec) -> "Rules":
+        """A rules mapping as a ``Rules`` (docs/rules.md, Variant switches): a ``Rules`` (as is);
+        a preset name (``"house"``); a preset and fields as text (``"house,min_team_bid=4"``, or
+        fields alone on ``standard``: ``"mirror=True"``), or as a mapping
+        (``{"preset": "house", "min_team_bid": 4}``, also its text ``"{preset: house,
+        min_team_bid: 4}"``); ``preset`` defaults to ``standard``.
+
+        Raises:
+            ValueError: an unknown preset (the presets listed) or field, a value out of range,
+                or switches that cannot hold together (the message names the field).
+        """
+        if isinstance(spec, Rules):
+            return spec
+        if isinstance(spec, str):
+            text = spec.strip()
+            if text.startswith("{") and text.endswith("}"):
+                text = text[1:-1]
+            fields_given: dict = {}
+            preset = None
+            for tok in (t.strip() for t in text.split(",")):
+                if not tok:
+                    continue
+                sep = "=" if "=" in tok else (":" if ":" in tok else None)
+                if sep is None:
+                    if preset is not None:
+                        raise ValueError(f"rules {spec!r}: two presets ({preset!r}, {tok!r})")
+                    preset = tok
+                    continue
+                k, v = (x.strip().strip("'\"") for x in tok.split(sep, 1))
+                fields_given[k] = _rule_value(k, v)
+            if "preset" in fields_given:
+                if preset is not None:
+                    raise ValueError(f"rules {spec!r}: two presets")
+                preset = fields_given.pop("preset")
+            spec = {"preset": preset or "standard", **fields_given}
+        if not isinstance(spec, dict):
+            raise ValueError(f"rules must be a Rules, a preset name ({', '.join(PRESETS)}) or a "
+                             f"mapping {{preset: ..., field: value}}, got {type(spec).__name__}")
+        spec = dict(spec)
+        base = cls.preset(spec.pop("preset", "standard"))
+        if not spec:
+            return base
+        return cls.from_dict({**base.to_dict(), **spec})
+
+    def spec(self) -> str:
+        """These rules as the shortest text ``parse`` reads back: a preset name when they are
+        one, else ``standard`` and the fields that differ (``"standard,min_team_bid=4"``)."""
+        for name, r in PRESETS.items():
+            if r == self:
+                return name
+        base = PRESETS["standard"].to_dict()
+        return ",".join(["standard"] + [f"{k}={v}" for k, v in self.to_dict().items()
+                                        if base[k] != v])
+
+    @classmethod
     def preset(cls, name: str) -> "Rules":
         """Named presets: ``standard`` (docs/rules.md defaults), ``short`` (target 250), ``house``
         (target 500, loss at -200, Blind Nil on)."""
         if not isinstance(name, str) or name not in PRESETS:
             raise ValueError(f"unknown rules preset {name!r}; known: {sorted(PRESETS)}")
         return PRESETS[name]
+
+
+def _rule_value(name: str, text: str):
+    """A field's value written in a rules text: an int, ``True``/``False``/``None`` (any case),
+    or, for ``preset``, the name."""
+    if name == "preset":
+        return text
+    low = text.lower()
+    if low in ("true", "false", "none", "null"):
+        return {"true": True, "false": False}.get(low)
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"rules field {name}: {text!r} is not an int, true, false or none") \
+            from None
 
 
 _RULES_FIELDS = tuple(f.name for f in fields(Rules))

@@ -25,7 +25,7 @@ What a load checks, in order, before anything is built from the file (every fail
 2. ``torch.load(weights_only=True)``: no code runs; any error of the unpickler is mapped;
 3. no tensor claims more elements than its storage holds (a zero-stride tensor in a small file
    could otherwise ask for gigabytes when copied);
-4. the format tag and version; ``config`` a mapping whose ``rules`` is a preset;
+4. the format tag and version; ``config`` a mapping whose ``rules`` is a rules mapping (``Rules.parse``);
 5. ``model_shape``: the keyword arguments of ``Agent``, widths in range (``check_widths``) and the
    whole network under ``MAX_PARAMS``;
 6. ``model``: exactly the names, shapes and dtypes of that network (computed on the ``meta``
@@ -184,9 +184,15 @@ def load_checkpoint(path: str, map_location="cpu") -> dict:
         raise checkpoint_error(path, f"corrupt checkpoint: config must be a mapping of field names, got "
                          f"{type(cfg).__name__}")
     if "rules" in cfg:
-        from spades_env.rules import PRESETS
-        if not isinstance(cfg["rules"], str) or cfg["rules"] not in PRESETS:
-            raise checkpoint_error(path, f"stored config: rules must be a Rules preset ({', '.join(PRESETS)}), "
+        from spades_env.rules import PRESETS, Rules
+        try:
+            ok = isinstance(cfg["rules"], str) and len(cfg["rules"]) <= 400 \
+                and Rules.parse(cfg["rules"]) is not None
+        except ValueError:
+            ok = False
+        if not ok:
+            raise checkpoint_error(path, f"stored config: rules must be a rules mapping (a preset: "
+                                         f"{', '.join(PRESETS)}, and fields), "
                              f"got {str(cfg['rules'])[:60]!r}")
     for key, kind in (("progress", dict), ("eval", list)):
         if key in data and not isinstance(data[key], kind):

@@ -50,6 +50,8 @@ class FieldCheck:
             or None when the value is fine.
         ready: start-up test (``check_ready``) of the whole value: a file that must exist, a bot
             that must load, a device that must be present; returns an error phrase or None.
+        normalize: the value as the field stores it, before any check (a YAML mapping as
+            text); None keeps it.
         resume: ``"fixed"`` (a resumed run keeps the checkpoint's value; another is refused),
             ``"free"`` (``--resume`` may change it) or ``"process"`` (belongs to one process: never
             taken from a checkpoint).
@@ -66,6 +68,7 @@ class FieldCheck:
     ready: Callable[[object], str | None] | None = None
     resume: str = "fixed"
     rule: str = ""
+    normalize: Callable[[object], object] | None = None
 
     def describe(self) -> str:
         """The allowed values in words, e.g. ``an integer in [1, 1048576]``."""
@@ -184,10 +187,18 @@ def _records_ready(v: str) -> str | None:
 def _rules(v: str) -> str | None:
     from spades_env import Rules
     try:
-        Rules.preset(v)
+        Rules.parse(v)
     except (ValueError, KeyError) as e:
         return str(e)
     return None
+
+
+def _rules_text(v):
+    """A rules mapping of a YAML config (``{preset: house, min_team_bid: 4}``) as the text
+    ``Rules.parse`` reads (``house,min_team_bid=4``); anything else as it is."""
+    if isinstance(v, dict):
+        return ",".join(f"{k}={x}" for k, x in v.items())
+    return v
 
 
 def _choice(*options, resume="fixed") -> FieldCheck:
@@ -251,8 +262,11 @@ class Args:
     num_steps: int = _field(64, _int(1, 1 << 20))
     """steps per environment per PPO iteration (rollout length); batch = num_envs * num_steps."""
     rules: str = _field("standard", FieldCheck(
-        "str", check=_rules, rule="a Rules preset: standard, short or house"))
-    """rules preset name (``spades_env.Rules.preset``): standard, short or house."""
+        "str", check=_rules, max_len=400, normalize=_rules_text,
+        rule="a rules mapping: a preset, a preset and fields or {preset: ..., field: value}"))
+    """the rules (``spades_env.Rules.parse``): a preset name (``standard``, ``short``, ``house``,
+    ``suicide``, ``mirror``, ``whiz``), a preset and fields (``house,min_team_bid=4``) or a mapping
+    (``{preset: house, min_team_bid: 4}``); docs/rules.md."""
     hands_per_episode: int = _field(1, _int(1, 10_000))
     """hands per episode; the game is cut (truncated) after this many hands."""
     random_start: float = _field(0.5, _num(0, 1))
@@ -482,6 +496,8 @@ def _coerce(name: str, value):
         ValueError: a value of the wrong type, naming the field.
     """
     row = FIELD_CHECKS[name]
+    if row.normalize is not None:
+        value = row.normalize(value)
     try:
         if row.kind.startswith("list["):
             if not isinstance(value, (list, tuple)):
@@ -639,7 +655,8 @@ def check_ready(args: Args) -> None:
                          f"{args.reward_scale})")
     if args.distill_minutes > 0:
         # what the stage after PPO would refuse, refused before PPO
-        if args.rules != "standard":
+        from spades_env import Rules
+        if Rules.parse(args.rules) != Rules():
             raise ValueError(f"bad config: distill_minutes: the search-distillation stage labels "
                              f"standard-rules hands; this run's rules are {args.rules!r} (set "
                              f"distill_minutes: 0)")

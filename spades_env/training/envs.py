@@ -260,7 +260,7 @@ def make_env(args, seed: int):
     0-0); in the full training loop the vector env steps faster (``benchmarks/bench_train.py``),
     so ``vector_env: vector`` with ``random_start: 0`` is the choice when speed matters more.
     """
-    rules = Rules.preset(args.rules)
+    rules = Rules.parse(args.rules)
     want = args.vector_env == "vector" or (args.vector_env == "auto"
                                             and str(args.device).startswith("cuda"))
     if want:

@@ -25,7 +25,7 @@ import sys
 import numpy as np
 import torch
 
-from spades_env import Rules, SpadesGame
+from spades_env import PRESETS, Rules, SpadesGame
 from spades_env.bots import make_bot, quoted_name
 from spades_env.cards import NUM_ACTIONS, TEAM
 from spades_env.observation import OBS_SIZE, encode
@@ -312,6 +312,10 @@ def main(argv=None) -> int:
                    help="play this many single-hand duplicate deals per opponent instead of "
                         "--games")
     p.add_argument("--seed", type=int, default=1, help="match seed (deals and bots)")
+    p.add_argument("--rules", default=None, metavar="RULES",
+                   help=f"the rules to play (default: the checkpoint's own): a preset "
+                        f"({', '.join(PRESETS)}), a preset and fields ('house,min_team_bid=4') "
+                        f"or a mapping ('{{preset: house, min_team_bid: 4}}'); docs/rules.md")
     p.add_argument("--sample", action="store_true", help="sample from the policy (default argmax)")
     p.add_argument("--quiet", action="store_true", help="print only the summary table")
     p.add_argument("--ray", default=None, metavar="ADDRESS",
@@ -340,7 +344,13 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     torch.set_num_threads(1)
-    rules = Rules.preset(data["config"].get("rules", "standard"))  # checked by load_checkpoint
+    rules = Rules.parse(data["config"].get("rules", "standard"))  # checked by load_checkpoint
+    if ns.rules is not None:
+        try:
+            rules = Rules.parse(ns.rules)
+        except ValueError as e:
+            print(f"error: --rules: {e}", file=sys.stderr)
+            return 2
     for opp in ns.vs:  # every opponent before the first match (a typo must not cost a match)
         try:
             make_bot(opp, seed=0)

@@ -371,7 +371,7 @@ def run_eval(agent: Agent, args: Args, deals: int, seed: int) -> list[dict]:
     agent.eval()
     net = NetPlayer(agent, args.device, greedy=True)
     rows = [duplicate_match(net, o, args.slow_eval_deals if o in SLOW_BOTS else deals, seed=seed,
-                            rules=Rules.preset(args.rules), ray_address=args.ray_address or None)
+                            rules=Rules.parse(args.rules), ray_address=args.ray_address or None)
             for o in args.eval_opponents]
     agent.train()
     return rows

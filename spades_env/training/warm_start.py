@@ -254,7 +254,7 @@ def warm_start(agent: Agent, args: Args, writer=None, log=print) -> dict:
 
     Returns a summary dict (data size, final accuracy and losses, seconds per part).
     """
-    rules = Rules.preset(args.rules)
+    rules = Rules.parse(args.rules)
     t0 = time.time()
     records = None
     if args.bc_records:
@@ -264,7 +264,7 @@ def warm_start(agent: Agent, args: Args, writer=None, log=print) -> dict:
         log(f"warm start: replayed {len(records['action'])} decisions of 4x {rec['teacher']} "
             f"from {args.bc_records} in {time.time() - t0:.0f}s")
     vec = False
-    if args.random_start == 0 and args.rules == "standard" and args.vector_env != "scalar":
+    if args.random_start == 0 and Rules.parse(args.rules) == Rules() and args.vector_env != "scalar":
         try:
             import spades_env.vector  # noqa: F401 - the batched engine (native or torch)
             vec = True

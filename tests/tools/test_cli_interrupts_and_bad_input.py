@@ -266,7 +266,7 @@ def test_train_to_a_closed_pipe_goes_on_training(tmp_path):
         import sys
         import spades_env.training.ppo_selfplay as ppo
         from spades_env.cli import main
-        def train(args, resume=None, overwrite=False, log=print):
+        def train(args, resume=None, overwrite=False, log=print, **kw):
             for i in range(5000):
                 print("progress line", i)
             open({str(done)!r}, "w").write("finished")
@@ -331,9 +331,9 @@ def test_train_interrupt_says_which_checkpoint_exists(written, tmp_path, monkeyp
     from spades_env.training import train as train_cli
     from spades_env.training.checkpoint import held_runs, open_run
 
-    def interrupted_train(args, resume=None, overwrite=False, log=print):
+    def interrupted_train(args, resume=None, overwrite=False, log=print, inputs=()):
         if written != "nothing":
-            run = open_run(args, resume, overwrite=overwrite, log=log)
+            run = open_run(args, resume, overwrite=overwrite, log=log, inputs=inputs)
             if written == "latest":
                 with open(os.path.join(run.ckpt_dir, "latest.pt"), "wb") as f:
                     f.write(b"saved")

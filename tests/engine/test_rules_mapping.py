@@ -1,0 +1,85 @@
+"""A rules mapping (docs/rules.md, Variant switches): ``Rules.parse`` and ``Rules.spec``, and the
+commands and the trainer's config that take one (``spades arena --rules``, ``spades eval
+--rules``, ``rules:`` in a YAML config)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from spades_env import PRESETS, Rules
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.mark.parametrize("spec,want", [
+    ("house", Rules(loss_threshold=-200, blind_nil=True)),
+    ("house,min_team_bid=4", Rules(loss_threshold=-200, blind_nil=True, min_team_bid=4)),
+    ("{preset: house, min_team_bid: 4}", Rules(loss_threshold=-200, blind_nil=True,
+                                              min_team_bid=4)),
+    ('{"preset": "short", "bid_total_not_13": true}', Rules(target_score=250,
+                                                            bid_total_not_13=True)),
+    ({"preset": "suicide", "target_score": 300}, Rules(target_score=300, loss_threshold=-200,
+                                                       suicide=True, min_team_bid=4)),
+    ({"mirror": True}, Rules(mirror=True)),
+    ("mirror=True, loss_threshold=None", Rules(mirror=True)),
+])
+def test_parse_reads_a_preset_and_fields(spec, want):
+    assert Rules.parse(spec) == want
+    assert Rules.parse(Rules.parse(spec).spec()) == want  # spec() reads back
+
+
+def test_spec_is_the_preset_name_or_the_fields_that_differ():
+    assert [Rules.parse(n).spec() for n in PRESETS] == list(PRESETS)
+    assert Rules(min_team_bid=4, target_score=250).spec() == "standard,target_score=250," \
+                                                            "min_team_bid=4"
+
+
+@pytest.mark.parametrize("spec,words", [
+    ("nope", "unknown rules preset 'nope'; known: ['house', 'mirror', 'short', 'standard', "
+             "'suicide', 'whiz']"),
+    ("house,foo=1", "unknown rules field(s): ['foo']"),
+    ("house,min_team_bid=four", "rules field min_team_bid: 'four' is not an int"),
+    ("mirror,whiz=true", "Rules.mirror and Rules.whiz cannot both be on"),
+    ("house,short", "two presets"),
+    (7, "rules must be a Rules, a preset name (standard, short, house, suicide, mirror, whiz)"),
+])
+def test_parse_refuses_with_the_reason(spec, words):
+    with pytest.raises(ValueError) as e:
+        Rules.parse(spec)
+    assert words in str(e.value)
+
+
+def _spades(*args):
+    return subprocess.run([sys.executable, "-m", "spades_env", *args], capture_output=True,
+                          text=True, timeout=240, cwd=ROOT)
+
+
+def test_arena_takes_a_rules_mapping_and_lists_the_presets_in_its_help():
+    """``spades arena --rules`` under a preset with a field changed: every bid of the match
+    records keeps suicide's one Nil per partnership."""
+    h = _spades("arena", "--help")
+    assert h.returncode == 0
+    assert all(name in " ".join(h.stdout.split()) for name in PRESETS)
+    r = _spades("arena", "--team0", "medium", "--team1", "easy", "--hands", "2",
+                "--no-progress", "--rules", "{preset: suicide, target_score: 300}")
+    assert r.returncode == 0, r.stderr
+    bad = _spades("arena", "--team0", "easy", "--team1", "easy", "--hands", "2", "--no-progress",
+                  "--rules", "suicide,whiz=true")
+    assert bad.returncode == 2
+    assert "Rules.whiz and Rules.suicide cannot both be on" in bad.stderr.replace("\n", " ") or \
+        "Rules.suicide" in bad.stderr
+
+
+def test_a_config_takes_a_rules_mapping():
+    """``rules:`` in a YAML config may be a mapping; the config stores it as the text
+    ``Rules.parse`` reads, and a bad one is refused naming the field."""
+    pytest.importorskip("yaml")
+    from spades_env.training.config import from_dict
+    a = from_dict({"rules": {"preset": "mirror", "target_score": 300}})
+    assert Rules.parse(a.rules) == Rules(target_score=300, loss_threshold=-200, mirror=True)
+    with pytest.raises(ValueError, match="bad config: rules"):
+        from_dict({"rules": {"preset": "mirror", "whiz": True}})
