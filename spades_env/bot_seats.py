@@ -184,6 +184,16 @@ class BotSeatsEnv(AECEnv, EzPickle):
             k = self.possible_agents.index(self._last)
             self.agent_selection = self.possible_agents[(k + 1) % len(self.possible_agents)]
 
+    def last(self, observe: bool = True):
+        """PettingZoo's ``AECEnv.last`` for ``agent_selection``.
+
+        Raises:
+            ResetNeededError: before ``reset()``, or after the episode ended (no agent left).
+        """
+        if self.game is None or not self.agents:
+            raise ResetNeededError("BotSeatsEnv", ended=self.game is not None, call="last()")
+        return super().last(observe)
+
     def step(self, action):
         """Take ``action`` for ``agent_selection``, then let the bots play.
 

@@ -52,17 +52,18 @@ class IllegalActionError(ValueError):
 
 
 class ResetNeededError(RuntimeError, AssertionError):
-    """An env's ``step`` before the first ``reset()``, or (``ended=True``) after the episode
-    ended and every agent was removed: ``spades_v1.raw_env()``, ``BotSeatsEnv``,
-    ``integrations.TurnCreditWrapper`` (``spades_v1.env()`` warns and ignores a step after the
-    end, as PettingZoo's order-enforcing wrapper does). Also ``spades_v1.ResetNeededError``. A
+    """An env's ``step`` (or ``last``: ``call``) before the first ``reset()``, or
+    (``ended=True``) after the episode ended and every agent was removed:
+    ``spades_v1.raw_env()``, ``BotSeatsEnv``, ``integrations.TurnCreditWrapper``
+    (``spades_v1.env()`` warns and ignores a step after the end, as PettingZoo's order-enforcing
+    wrapper does, and refuses ``last()`` then). Also ``spades_v1.ResetNeededError``. A
     ``RuntimeError``, and an ``AssertionError`` as PettingZoo's order-enforcing wrapper raises;
     nothing is changed."""
 
-    def __init__(self, what: str = "the env", ended: bool = False):
-        super().__init__(f"{what}: step() after the episode ended (every agent is done and "
+    def __init__(self, what: str = "the env", ended: bool = False, call: str = "step()"):
+        super().__init__(f"{what}: {call} after the episode ended (every agent is done and "
                          f"removed); call reset() to start a new episode" if ended else
-                         f"{what}: reset() needs to be called before step()")
+                         f"{what}: reset() needs to be called before {call}")
 
 
 def make_rng(seed) -> np.random.Generator:

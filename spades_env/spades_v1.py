@@ -488,6 +488,19 @@ class raw_env(AECEnv, EzPickle):
             raise RuntimeError("call reset() before state()")
         return encode_state(self.game)
 
+    def last(self, observe: bool = True):
+        """``(observation, cumulative reward, terminated, truncated, info)`` of
+        ``agent_selection`` (PettingZoo's ``AECEnv.last``).
+
+        Raises:
+            ResetNeededError: before ``reset()``, or after the episode ended (no agent left)."""
+        agent = getattr(self, "agent_selection", None)
+        if agent is None:
+            raise ResetNeededError("raw_env", call="last()")
+        if not self.agents:
+            raise ResetNeededError("raw_env", ended=True, call="last()")
+        return super().last(observe)
+
     # ------------------------------------------------------------------ step
     def step(self, action):
         """Take ``action`` (an int action id) for ``agent_selection``.
@@ -684,6 +697,8 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
         raw = self._raw
+        if not raw.agents:  # PettingZoo's would raise a bare KeyError of the last agent
+            raise ResetNeededError("env()", ended=True, call="last()")
         agent = raw.agent_selection
         obs = self.env.observe(agent) if observe else None
         return (obs, raw._cumulative_rewards[agent], raw.terminations[agent],

@@ -179,6 +179,15 @@ class TurnCreditWrapper(AECEnv):
             obs["action_mask"] = np.ones_like(obs["action_mask"])
         return obs
 
+    def last(self, observe: bool = True):
+        """PettingZoo's ``AECEnv.last`` for ``agent_selection``; raises
+        ``spades_v1.ResetNeededError`` before ``reset()`` and after the episode ended."""
+        agent = getattr(self, "agent_selection", None)
+        if agent is None or not self.agents:
+            from ..spades_v1 import ResetNeededError
+            raise ResetNeededError("TurnCreditWrapper", ended=agent is not None, call="last()")
+        return super().last(observe)
+
     def step(self, action):
         """Step the wrapped env; the rewards are held until the seat's next turn (class
         docstring). Raises ``spades_v1.ResetNeededError`` before ``reset()`` and after the

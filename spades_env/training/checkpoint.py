@@ -24,7 +24,7 @@ import torch
 from spades_env.agents.checkpoint import (  # noqa: F401 - the loading half, re-exported
     FORMAT_TAG, FORMAT_VERSION, agent_kwargs, build_agent, check_model, check_state_dict,
     check_tensors, checkpoint_error, expected_state, load_checkpoint)
-from spades_env.fileio import (FolderInUse, FolderLock, WriteError, check_not_input,
+from spades_env.fileio import (FolderInUse, FolderLock, WriteError,
                                check_output_file, check_outputs_apart,
                                clean_stale_temps, files_in, folder_problem, lock_folder,
                                write_atomic)
@@ -411,7 +411,7 @@ def open_run(args, resume: str | None = None, data: dict | None = None,
                                       + ([] if data is not None else _event_files(run_dir)))
                           if os.path.exists(p) and not _same_file(p, resume)]
                 for p in doomed:  # no command removes or writes over its own input
-                    check_not_input(p, [q for _, q in read], "--overwrite would remove")
+                    check_outputs_apart([("--overwrite would remove", p)], read)
             check_outputs_apart([("the checkpoint folder", ckpt_dir),
                                  ("the TensorBoard folder", run_dir)], read)
             if why:

@@ -632,6 +632,30 @@ def check_search_work(args: Args) -> None:
                              f"distill_chunk_hands: {e}") from None
 
 
+def check_warm_start_work(args: Args) -> None:
+    """The warm start's teacher (``bc_teacher`` a search bot: ``hard``, ``insane``, ``expert``)
+    on its ``bc_hands`` hands and ``bc_dagger_rounds`` x ``bc_dagger_hands`` DAgger hands, every
+    seat's decisions searched, within one unit of work (``bots.work.check_task``; the stage is
+    not resumable); nothing is checked when ``init_from`` replaces the stage.
+
+    Raises:
+        ValueError: ``bad config: bc_teacher/bc_hands/...: ...`` with the estimate and the limit.
+    """
+    if not args.bc_teacher or args.init_from or args.bc_hands <= 0:
+        return
+    from spades_env.bots import make_bot
+    from spades_env.bots.work import check_task
+    work = getattr(make_bot(args.bc_teacher, seed=0), "work", None)
+    if work is None:
+        return
+    hands = args.bc_hands + args.bc_dagger_rounds * args.bc_dagger_hands
+    try:
+        check_task(f"bc_teacher {args.bc_teacher}", work, hands, 4, 1)
+    except ValueError as e:
+        raise ValueError(f"bad config: bc_teacher/bc_hands/bc_dagger_rounds/bc_dagger_hands: "
+                         f"{e}") from None
+
+
 def check_ready(args: Args) -> None:
     """The start-up checks of a run, before any work: every row's ``ready`` test (the device is
     present, every ``checkpoint:PATH`` bot in ``bc_teacher``, ``pool_bots`` and
@@ -653,6 +677,7 @@ def check_ready(args: Args) -> None:
                          f"starts every game at 0-0 and scales rewards by 0.01: it needs "
                          f"random_start 0 (got {args.random_start}) and reward_scale 0.01 (got "
                          f"{args.reward_scale})")
+    check_warm_start_work(args)
     if args.distill_minutes > 0:
         # what the stage after PPO would refuse, refused before PPO
         from spades_env import Rules

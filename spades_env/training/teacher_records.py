@@ -196,7 +196,8 @@ _LIMITS = (  # option, kind, low, high
 
 def check_args(a) -> None:
     """Every option of the command line, before any work: numbers in range (finite), the
-    teacher a bot that loads, the folder a folder (or absent).
+    teacher a bot that loads, one chunk of a search teacher and the workers together within
+    ``bots.work.LIMITS`` (``check_task``), the folder a folder (or absent).
 
     Raises:
         ValueError: naming the option and the value.
@@ -210,7 +211,12 @@ def check_args(a) -> None:
     if os.path.lexists(a.folder) and not os.path.isdir(a.folder):
         raise ValueError(f"--folder {a.folder}: exists and is not a folder")
     try:
-        make_bot(a.teacher, seed=0)
+        bot = make_bot(a.teacher, seed=0)
+        work = getattr(bot, "work", None)
+        if work is not None:  # a search teacher: one chunk (4 seats) and the workers together
+            from spades_env.bots.work import check_task
+            check_task(f"--chunk-hands {a.chunk_hands} --workers {a.workers}", work,
+                       int(a.chunk_hands), 4, int(min(a.workers, a.chunks)))
     except (ValueError, KeyError, OSError) as e:
         raise ValueError(f"--teacher {quoted_name(a.teacher)}: {e}") from None
 

@@ -119,10 +119,14 @@ def main(argv=None) -> int:
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    from spades_env.bots import bot_inputs
+
     from .ppo_selfplay import train
+    # read after training, so the run's folders must not hold them (--overwrite removes best.pt)
+    read = ([("--config", ns.config)] if getattr(ns, "config", None) else []) + \
+        bot_inputs("--evaluate", ns.evaluate or [])
     try:
-        out = train(args, resume=ns.resume, overwrite=ns.overwrite,
-                    inputs=[("--config", ns.config)] if getattr(ns, "config", None) else [])
+        out = train(args, resume=ns.resume, overwrite=ns.overwrite, inputs=read)
     except (ValueError, FileNotFoundError, OSError) as e:  # bad input, full disk, permissions
         print(f"error: {e}", file=sys.stderr)
         return 2

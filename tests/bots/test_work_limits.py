@@ -147,6 +147,28 @@ def test_arena_checks_the_workers_together_before_starting_them(monkeypatch, cap
     assert "arena player hard: 2 workers x" in line and "over the limit of" in line, line
 
 
+def test_teacher_records_refuses_a_chunk_over_the_limit_before_any_worker(tmp_path, monkeypatch,
+                                                                          capsys):
+    # teacher-records started its workers on a chunk of 100,000 insane hands (about 100 hours)
+    _no_workers(monkeypatch)
+    folder = tmp_path / "recs"
+    t = time.perf_counter()
+    r = _main("spades_env.training.teacher_records", "--teacher", "insane", "--chunks", "1",
+              "--chunk-hands", "100000", "--workers", "1", "--folder", str(folder),
+              capsys=capsys)
+    line = _one_line_error(r)
+    assert time.perf_counter() - t < 30
+    assert line.startswith("error: --teacher 'insane': --chunk-hands 100000"), line
+    assert "100000 hands x 4 seats" in line and "per unit of work, over the limit" in line, line
+    assert not folder.exists()
+    monkeypatch.setitem(work.LIMITS, "parallel_bytes", 1000)  # and the workers' memory together
+    r = _main("spades_env.training.teacher_records", "--teacher", "hard", "--chunks", "4",
+              "--chunk-hands", "1", "--workers", "2", "--folder", str(folder), capsys=capsys)
+    line = _one_line_error(r)
+    assert "2 workers x" in line and "over the limit of" in line, line
+    assert not folder.exists()
+
+
 def test_training_config_checks_the_search_options_together():
     pytest.importorskip("yaml")
     import dataclasses
@@ -158,6 +180,23 @@ def test_training_config_checks_the_search_options_together():
     with pytest.raises(ValueError, match=r"bad config: pool_search_samples: insane: samples="
                                          r"100000 x inference_factor=4 .* over the limit of"):
         validate(bad)
+
+
+def test_training_config_checks_the_warm_start_teacher_together():
+    # bc_teacher insane with 100,000 warm-start hands (about 100 hours) passed every check
+    pytest.importorskip("yaml")
+    import dataclasses
+
+    from spades_env.training.config import Args, check_ready
+    bad = dataclasses.replace(Args(), device="cpu", bc_teacher="insane", bc_hands=100_000)
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match=r"^bad config: bc_teacher/bc_hands/bc_dagger_rounds/"
+                                         r"bc_dagger_hands: bc_teacher insane: 104000 hands x 4 "
+                                         r"seats .* over the limit of 14,400"):
+        check_ready(bad)
+    assert time.perf_counter() - t < 10
+    check_ready(dataclasses.replace(bad, bc_teacher="medium"))  # no search: no estimate
+    check_ready(dataclasses.replace(bad, bc_teacher="hard", bc_hands=2000))  # about an hour
 
 
 def test_docs_state_the_limits():

@@ -156,3 +156,38 @@ def test_single_agent_step_before_reset_and_after_the_end_say_which():
     with pytest.raises(RuntimeError, match=r"^the episode is over: call reset\(\) before step"):
         env.step(55)
     assert len(env.game.moves) == moves
+
+
+def test_last_before_reset_and_after_the_end_is_a_clear_error():
+    # last() after the end was a bare KeyError: 'player_1' (the last agent removed)
+    import re
+    import warnings
+    from functools import partial
+
+    from spades_env.bot_seats import BotSeatsEnv
+    from spades_env.integrations import TurnCreditWrapper
+    for make, who in ((lambda: spades_v1.raw_env(hands_per_episode=1), "raw_env"),
+                      (lambda: spades_v1.env(hands_per_episode=1), "env()"),
+                      (lambda: TurnCreditWrapper(spades_v1.env(hands_per_episode=1)),
+                       "TurnCreditWrapper"),
+                      (lambda: BotSeatsEnv({"player_1": "random"},
+                                           partial(spades_v1.raw_env, hands_per_episode=1)),
+                       "BotSeatsEnv")):
+        e = make()
+        if who != "env()":  # env() keeps PettingZoo's own error before reset
+            with pytest.raises(spades_v1.ResetNeededError,
+                               match=re.escape(f"{who}: reset() needs to be called before "
+                                               f"last()")):
+                e.last()
+        e.reset(seed=2)
+        _play_to_the_end(e)
+        for _ in range(2):
+            with pytest.raises(spades_v1.ResetNeededError,
+                               match="^" + re.escape(f"{who}: last() after the episode ended "
+                                                     f"(every agent is done and removed); "
+                                                     f"call reset()")):
+                e.last()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            e.reset(seed=2)
+        assert e.last()[2] is False  # a reset starts the next episode

@@ -124,6 +124,27 @@ def test_train_refuses_a_run_folder_holding_what_it_reads(ck, tmp_path, capsys, 
     assert not {"latest.pt", "best.pt", "warmstart.pt"} & set(os.listdir(run))  # no work
 
 
+def test_train_refuses_a_run_folder_holding_an_evaluate_opponent(ck, tmp_path, capsys,
+                                                                  monkeypatch):
+    # --evaluate checkpoint:X was not an input: with --overwrite the run removed X (best.pt of
+    # the earlier run), trained, then evaluated against its own new best.pt under that name
+    pytest.importorskip("tensorboard")
+    monkeypatch.chdir(tmp_path)  # short names: the message names the option in full
+    run = tmp_path / "cks" / "nano"
+    run.mkdir(parents=True)
+    best = run / "best.pt"
+    shutil.copyfile(ck, best)
+    before = best.read_bytes()
+    _refused(capsys, ["train", "--config", os.path.join(ROOT, "configs", "smoke.yaml"),
+                      "--checkpoint-dir", "cks", "--runs-dir", "runs", "--name", "nano",
+                      "--total-decisions", "100", "--overwrite", "--evaluate",
+                      "checkpoint:cks/nano/best.pt"],
+             "--overwrite would remove cks/nano/best.pt: it is the input read by --evaluate "
+             "checkpoint:cks/nano/best.pt (the same file)", seconds=60)
+    assert best.read_bytes() == before
+    assert not {"latest.pt", "warmstart.pt"} & set(os.listdir(run))  # no work
+
+
 # --------------------------------------------------------------------------- spades distill
 def _distill(src, out, *extra):
     return ["distill", "--from", str(src), "--out", str(out), "--minutes", "0.05", "--chunks",
