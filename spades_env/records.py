@@ -97,10 +97,9 @@ def load_hand_records(path: str) -> dict:
     except ValueError as e:
         raise ValueError(f"{path}: field 'rules': {e}") from None
     check_hand_values(d, path, rules.bag_limit)
-    blind_nil = rules.blind_nil
-    if blind_nil:
-        raise ValueError(f"{path}: field 'rules': {str(d['rules'])!r} has Blind Nil; a hand "
-                         f"record holds {MOVES_PER_HAND} moves (no Blind Nil)")
+    if rules.has_exchanges:
+        raise ValueError(f"{path}: field 'rules': {str(d['rules'])!r} exchanges cards after the "
+                         f"bids; a hand record holds {MOVES_PER_HAND} moves (no exchange)")
     return {"seed": d["seed"], "scores": d["scores"], "bags": d["bags"], "moves": d["moves"],
             "teacher": str(d["teacher"]), "rules": str(d["rules"])}
 

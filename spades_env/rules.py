@@ -50,6 +50,9 @@ class Rules:
         mirror: each player bids the number of spades it holds (Nil with none).
         whiz: each player bids the number of spades it holds, or Nil.
         bid_total_not_13: the last bidder may not bring the four bids to a total of exactly 13.
+        nil_pass: after the bidding, a Nil bidder (not Blind) whose partner did not also bid Nil
+            exchanges this many cards with the partner (1..3; 0 = off): the partner passes
+            first, then the Nil bidder passes back.
 
     Raises:
         ValueError: on construction, for a value out of range (the message names the field).
@@ -70,6 +73,7 @@ class Rules:
     mirror: bool = False
     whiz: bool = False
     bid_total_not_13: bool = False
+    nil_pass: int = 0
 
     def __post_init__(self):
         for name in ("target_score", "bag_limit", "bag_penalty", "nil_bonus", "blind_nil_bonus"):
@@ -79,7 +83,8 @@ class Rules:
         for name in _BOOL_FIELDS:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"Rules.{name} must be a bool, got {getattr(self, name)!r}")
-        for name, hi in (("blind_nil_deficit", RULES_INT_MAX), ("min_team_bid", 10)):
+        for name, hi in (("blind_nil_deficit", RULES_INT_MAX), ("min_team_bid", 10),
+                         ("nil_pass", 3)):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= hi:
                 raise ValueError(f"Rules.{name} must be an int 0..{hi}, got {v!r}")
@@ -106,6 +111,12 @@ class Rules:
                     f"Rules.loss_threshold ({lt}) must be below target_score ({self.target_score})"
                 )
 
+    @property
+    def has_exchanges(self) -> bool:
+        """Whether cards may change hands after the bidding (``blind_nil`` or ``nil_pass``): a
+        hand may then hold more than 56 moves."""
+        return self.blind_nil or self.nil_pass > 0
+
     def _check_combinations(self) -> None:
         """Refuse switches that cannot hold together (each message names both fields)."""
         forced = [n for n in ("mirror", "whiz") if getattr(self, n)]
@@ -121,6 +132,9 @@ class Rules:
             raise ValueError(f"Rules.{forced[0]} and Rules.min_team_bid cannot both be on: the "
                              f"cards decide a {forced[0]} bid, so a team minimum could leave no "
                              f"legal bid")
+        if self.nil_pass and self.suicide:
+            raise ValueError("Rules.nil_pass and Rules.suicide cannot both be on: suicide's Nil is "
+                             "forced on one partner of every team, so every hand would exchange")
         if self.blind_nil_deficit and not self.blind_nil:
             raise ValueError("Rules.blind_nil_deficit needs Rules.blind_nil on (it limits when "
                              "Blind Nil is offered)")
@@ -369,10 +383,11 @@ def illegal_bid_reason(rules: Rules, bit: int, seat: int, hand: int, looked: boo
 
 # ----------------------------------------------------------------------------- the exchange
 def exchanges(rules: Rules, bids, blind, dealer: int) -> tuple:
-    """The card exchanges after the bidding (docs/rules.md, Blind Nil): ``((nil_seat, count),
-    ...)`` in bidding order. In each, the partner of ``nil_seat`` first passes it ``count`` cards,
-    then ``nil_seat`` passes ``count`` cards back. A Blind Nil bidder whose partner did not also
-    bid Blind Nil exchanges 3 cards.
+    """The card exchanges after the bidding (docs/rules.md, Blind Nil and House rules):
+    ``((nil_seat, count), ...)`` in bidding order. In each, the partner of ``nil_seat`` first
+    passes it ``count`` cards, then ``nil_seat`` passes ``count`` cards back. A Blind Nil bidder
+    whose partner did not also bid Blind Nil exchanges 3 cards; with ``nil_pass``, a Nil bidder
+    whose partner did not also bid Nil (blind or not) exchanges ``nil_pass`` cards.
 
     Args:
         rules: the switches.
@@ -380,8 +395,13 @@ def exchanges(rules: Rules, bids, blind, dealer: int) -> tuple:
         blind: 4 bools by seat, Blind Nil.
         dealer: the dealer (the seat left of it bid first).
     """
-    return tuple((s, 3) for s in SEATS_FROM[NEXT_SEAT[dealer]]
-                 if blind[s] and not blind[PARTNER[s]])
+    out = []
+    for s in SEATS_FROM[NEXT_SEAT[dealer]]:
+        if blind[s] and not blind[PARTNER[s]]:
+            out.append((s, 3))
+        elif rules.nil_pass and bids[s] == 0 and not blind[s] and bids[PARTNER[s]] != 0:
+            out.append((s, rules.nil_pass))
+    return tuple(out)
 
 
 def exchange_queue(rules: Rules, bids, blind, dealer: int) -> list:

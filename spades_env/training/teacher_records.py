@@ -48,8 +48,9 @@ def generate_chunk(teacher: str, hands: int, seed: int, chunk: int,
     Raises ValueError for a rules preset with Blind Nil (hands would not be 56 moves).
     """
     rules = Rules.preset(rules_preset)
-    if rules.blind_nil:
-        raise ValueError("teacher records need a rules preset without Blind Nil")
+    if rules.has_exchanges:
+        raise ValueError("teacher records need rules without card exchanges (Blind Nil, Nil "
+                         "passing): a hand record holds 56 moves")
     rng = np.random.default_rng([seed, chunk])
     bots = [make_bot(teacher, seed=int(rng.integers(2**31))) for _ in range(4)]
     out = {"seed": np.zeros(hands, np.int64), "scores": np.zeros((hands, 2), np.int16),

@@ -8,7 +8,8 @@ the observation and legal action mask of the seat to act. The observation is exa
 float32, bit for bit): a policy trained on one engine plays on the other. Action ids are
 ``spades_env.cards``' (0..51 cards, 52 + b bid b, 52 = Nil).
 
-**Blind Nil is not supported here** (``Rules(blind_nil=True)`` raises ``ValueError``): use the
+**Blind Nil and Nil passing are not supported here** (``Rules(blind_nil=True)`` or ``nil_pass``
+raises ``ValueError``: no card exchange after the bids): use the
 scalar engine (``spades_env.SpadesGame`` / the AEC env) for it.
 
 API (N = ``num_envs``)
@@ -127,7 +128,8 @@ class SpadesVectorEnv(NativeBackend, TorchBackend):
             present; else ``ValueError``).
         seed: int in 0..2**64-1; seeds the one CPU ``torch.Generator`` that draws every deal and
             first dealer.
-        rules: a ``Rules`` (default ``standard``); ``blind_nil=True`` raises ``ValueError``.
+        rules: a ``Rules`` (default ``standard``); ``blind_nil=True`` or ``nil_pass`` raises
+            ``ValueError``.
         hands_per_episode: end an episode after this many hands (terminated, no winner), or
             ``None`` (at most ``MAX_HANDS_LIMIT``).
         max_hands: end a game after this many hands (a truncation), or ``None`` for no cap (at
@@ -175,10 +177,11 @@ class SpadesVectorEnv(NativeBackend, TorchBackend):
         rules = rules if rules is not None else Rules()
         if not isinstance(rules, Rules):
             raise ValueError(f"rules must be a spades_env.Rules, got {type(rules).__name__}")
-        if rules.blind_nil:
-            raise ValueError("SpadesVectorEnv does not implement Blind Nil "
-                             "(Rules(blind_nil=True)); use the scalar engine "
-                             "(SpadesGame / spades_v1) for that variant")
+        if rules.has_exchanges:
+            raise ValueError("SpadesVectorEnv does not implement card exchanges after the bids "
+                             "(Blind Nil, Nil passing: Rules.blind_nil, Rules.nil_pass): every "
+                             "hand is 56 steps here; "
+                             "use the scalar engine (SpadesGame / spades_v1) for those variants")
         for name, v in (("hands_per_episode", hands_per_episode), ("max_hands", max_hands)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
                                   or not 1 <= v <= MAX_HANDS_LIMIT):

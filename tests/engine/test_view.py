@@ -152,3 +152,53 @@ def test_voids_recorded_when_failing_to_follow():
         g.apply(parse_card(t))
     for s in range(4):
         assert g.view(s).voids == (0, 0, 1 << 2, 0)  # seat 2 shown void in hearts
+
+
+@pytest.mark.parametrize("rules", [
+    Rules(nil_pass=2), Rules(nil_pass=3, blind_nil=True), Rules(mirror=True), Rules(whiz=True),
+    Rules(suicide=True, min_team_bid=4), Rules(min_team_bid=4, bid_total_not_13=True)],
+    ids=["nil_pass", "nil_pass+blind", "mirror", "whiz", "suicide", "board-not13"])
+@pytest.mark.parametrize("seed", range(12))
+def test_view_under_house_rules_unchanged_when_unseen_cards_reshuffled(rules, seed):
+    """Each house rule (docs/rules.md, House rules): the view still depends only on what the seat
+    may know; with Nil passing that includes the cards its partner passed it and the cards it
+    passed, and nothing of the other team's exchange."""
+    steps = 4 + seed * 5
+    g = random_state(seed, rules, steps)
+    rng = np.random.default_rng(seed + 11)
+    for seat in range(4):
+        v = g.view(seat)
+        for _ in range(2):
+            hands = reshuffle_unseen(g, seat, rng)
+            assert hands is not None
+            k = g.clone()
+            k.hands = hands
+            assert k.view(seat) == v
+
+
+def test_nil_pass_cards_are_seen_by_the_two_partners_only():
+    """Nil passing (``nil_pass=2``): seat 0 bids Nil, its partner (seat 2) passes 2 cards, seat 0
+    passes 2 back. Seat 0 knows the 2 it gave (while seat 2 holds them), seat 2 the 2 it gave;
+    seats 1 and 3 know none, and their views do not change when those cards are swapped."""
+    from spades_env.cards import cards_to_mask
+    hands = [cards_to_mask(range(13 * k, 13 * k + 13)) for k in range(4)]  # clubs..spades
+    g = SpadesGame.from_deal(hands, dealer=3, rules=Rules(nil_pass=2))
+    for b in (0, 3, 4, 3):  # seat 0 Nil, then 3, 4, 3
+        g.apply(bid_action(b))
+    assert g.phase == Phase.EXCHANGE and g.current_player == 2
+    g.apply(26)  # 2H from seat 2
+    g.apply(27)  # 3H
+    assert g.current_player == 0
+    g.apply(12)  # AC back
+    g.apply(11)  # KC
+    assert g.phase == Phase.PLAY
+    v0, v2, v1 = g.view(0), g.view(2), g.view(1)
+    assert v0.known_cards == (0, 0, (1 << 12) | (1 << 11), 0)
+    assert v2.known_cards == ((1 << 26) | (1 << 27), 0, 0, 0)
+    assert v1.known_cards == (0, 0, 0, 0) and g.view(3).known_cards == (0, 0, 0, 0)
+    assert v1.exchange == () and len(v0.exchange) == 4 == len(v2.exchange)
+    k = g.clone()  # swap a passed card between seats 0 and 2 with an unpassed one: 1 and 3 blind
+    k.hands[0] ^= (1 << 26) | (1 << 28)  # 2H (passed to 0) for 4H (still 2's)
+    k.hands[2] ^= (1 << 26) | (1 << 28)
+    assert k.view(1) == v1 and k.view(3) == g.view(3)
+    assert k.view(0) != v0

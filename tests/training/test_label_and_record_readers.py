@@ -130,7 +130,7 @@ def test_the_npz_fields_are_checked_before_the_data_is_read(tmp_path):
     ("no_moves", r"field 'moves' missing or not uint8\[2, 56\]"),
     ("bad_move", "field 'moves' holds an action id >= 68"),
     ("negative_bags", "field 'bags' holds a negative bag count"),
-    ("blind_nil_rules", "field 'rules': 'house' has Blind Nil"),
+    ("blind_nil_rules", "field 'rules': 'house' exchanges cards after the bids"),
     ("unknown_rules", "field 'rules': unknown rules preset 'bogus'"),
 ])
 def test_teacher_records_missing_or_odd_fields_are_value_errors_naming_the_file(tmp_path, case,
