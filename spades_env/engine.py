@@ -175,7 +175,8 @@ class PlayerView:
         cache = self.__dict__
         known = cache.get("_known_voids")
         if known is None:
-            shown = voids_of_plays(self.play_history, self.rules.forced_spade_lead_breaks)
+            shown = voids_of_plays(self.play_history, self.rules.forced_spade_lead_breaks,
+                                   self.rules.spades_lead_any_time)
             known = cache["_known_voids"] = tuple(v | w for v, w in zip(self.voids, shown))
         return known
 
@@ -386,7 +387,7 @@ class SpadesGame:
         self.tricks_won = [0, 0, 0, 0]
         self.trick: list[int] = []
         self.trick_leader = self.current_player
-        self.spades_broken = False
+        self.spades_broken = self.rules.spades_lead_any_time  # docs/rules.md, House rules
         self.played = [0, 0, 0, 0]
         self.voids = [0, 0, 0, 0]
         self.trick_number = 0

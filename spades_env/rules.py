@@ -50,6 +50,8 @@ class Rules:
         mirror: each player bids the number of spades it holds (Nil with none).
         whiz: each player bids the number of spades it holds, or Nil.
         bid_total_not_13: the last bidder may not bring the four bids to a total of exactly 13.
+        spades_lead_any_time: spades may be led from the first trick on (they count as broken
+            from the start of every hand).
         nil_pass: after the bidding, a Nil bidder (not Blind) whose partner did not also bid Nil
             exchanges this many cards with the partner (1..3; 0 = off): the partner passes
             first, then the Nil bidder passes back.
@@ -74,6 +76,7 @@ class Rules:
     whiz: bool = False
     bid_total_not_13: bool = False
     nil_pass: int = 0
+    spades_lead_any_time: bool = False
 
     def __post_init__(self):
         for name in ("target_score", "bag_limit", "bag_penalty", "nil_bonus", "blind_nil_bonus"):
@@ -135,6 +138,10 @@ class Rules:
         if self.nil_pass and self.suicide:
             raise ValueError("Rules.nil_pass and Rules.suicide cannot both be on: suicide's Nil is "
                              "forced on one partner of every team, so every hand would exchange")
+        if self.spades_lead_any_time and self.forced_spade_lead_breaks:
+            raise ValueError("Rules.spades_lead_any_time and Rules.forced_spade_lead_breaks cannot "
+                             "both be on: spades are broken from the start, so no lead breaks "
+                             "them")
         if self.blind_nil_deficit and not self.blind_nil:
             raise ValueError("Rules.blind_nil_deficit needs Rules.blind_nil on (it limits when "
                              "Blind Nil is offered)")
@@ -235,7 +242,7 @@ def _rule_value(name: str, text: str):
 
 _RULES_FIELDS = tuple(f.name for f in fields(Rules))
 _BOOL_FIELDS = ("blind_nil", "forced_spade_lead_breaks", "failed_nil_tricks_count", "suicide",
-                "mirror", "whiz", "bid_total_not_13")
+                "mirror", "whiz", "bid_total_not_13", "spades_lead_any_time")
 _WHY_NOT = {
     ("mirror", "whiz"): "both decide the bid from the spades held, differently",
     ("mirror", "suicide"): "a mirror bid is the spades held, so a partnership could not bid "
@@ -490,16 +497,18 @@ def spades_broken_after(card: int, led_suit: int, spades_broken: bool,
     return forced_spade_lead_breaks if led_suit < 0 else led_suit != 3
 
 
-def voids_of_plays(plays, forced_spade_lead_breaks: bool) -> tuple:
+def voids_of_plays(plays, forced_spade_lead_breaks: bool, broken_at_start: bool = False) -> tuple:
     """The voids every seat has shown in a hand's plays so far: 4 suit masks by seat
     (``voids_revealed`` of each play, spades breaking by ``spades_broken_after``).
 
     Args:
         plays: ``(seat, card)`` pairs in play order from the hand's first lead (the tricks of
             4, then the current trick's cards).
+        broken_at_start: spades count as broken from the first lead (``spades_lead_any_time``):
+            a spade lead then shows nothing.
     """
     voids = [0, 0, 0, 0]
-    broken = False
+    broken = broken_at_start
     for i in range(0, len(plays), 4):
         led = -1
         for seat, card in plays[i:i + 4]:

@@ -19,7 +19,7 @@
     X(target_score) X(has_loss_threshold) X(loss_threshold) X(blind_nil) \
     X(forced_spade_lead_breaks) X(bag_limit) X(bag_penalty) X(nil_bonus) X(blind_nil_bonus) \
     X(failed_nil_tricks_count) X(blind_nil_deficit) X(min_team_bid) X(suicide) X(mirror) X(whiz) \
-    X(bid_total_not_13) X(nil_pass)
+    X(bid_total_not_13) X(nil_pass) X(spades_lead_any_time)
 #define SP_RULES_INT64(name) int64_t name;
 typedef struct {
     SP_RULES_FIELDS(SP_RULES_INT64)

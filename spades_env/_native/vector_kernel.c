@@ -235,7 +235,7 @@ void sp_start_hands(const sp_env *e, const float *u, const int64_t *holder) {
             e->trick[i * 4 + q] = 0;
         }
         memset(e->trick_obs + i * 16, 0, 16 * sizeof(int64_t));
-        e->broken[i] = 0;
+        e->broken[i] = (uint8_t)(e->rules.spades_lead_any_time != 0); /* broken from the start */
         e->cur[i] = first;
         e->leader[i] = first;
         e->led[i] = 0;
@@ -246,6 +246,7 @@ void sp_start_hands(const sp_env *e, const float *u, const int64_t *holder) {
             uint8_t *r = ob + o * row;
             r[e->o_phase] = 1; /* bidding */
             r[e->o_looked] = 1;
+            r[e->o_broken] = e->broken[i];
             memcpy(r + e->o_hand, h + o * NCARDS, NCARDS);
             for (int q = 0; q < 4; q++) r[e->o_bids + 16 * q] = 1; /* not yet bid */
             r[e->o_dealer + ((dealer - o) & 3)] = 1;

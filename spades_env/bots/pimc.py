@@ -442,7 +442,7 @@ class PIMCBot(Bot):
                 keys.append(tuple(bids))
         nc = len(cands)
         outs = playouts([hands for hands, _w in deals for _c in cands], keys, [-1] * len(keys), [],
-                        leader, (0, 0, 0, 0), False, me, flb,
+                        leader, (0, 0, 0, 0), rules.spades_lead_any_time, me, flb,
                         fnc=rules.failed_nil_tricks_count)
         for d, (hands, w) in enumerate(deals):
             for i, b in enumerate(cands):

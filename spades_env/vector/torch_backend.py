@@ -403,7 +403,7 @@ class TorchBackend:
         self._tricks.zero_()
         self._trick.zero_()
         self._trick_obs.zero_()
-        self._broken.zero_()
+        self._broken.fill_(self.rules.spades_lead_any_time)  # broken from the start
         self._cur.copy_(first)
         self._leader.copy_(first)
         self._led.zero_()
@@ -413,6 +413,7 @@ class TorchBackend:
         v.zero_()
         v[:, :, o["phase"][0]] = 1  # bidding
         v[:, :, o["looked"][0]] = 1
+        v[:, :, o["spades_broken"][0]] = int(self.rules.spades_lead_any_time)
         v[:, :, o["hand"][0]:o["hand"][1]] = self._hands.view(n, 4, NUM_CARDS)
         v[:, :, o["bids"][0]:o["bids"][1]].view(n, 4, 4, BID_SLOTS)[..., 0] = 1  # not yet bid
         v[:, :, o["dealer"][0]:o["dealer"][1]] = _take(c.onehot, self._dealer).view(n, 4, 4)

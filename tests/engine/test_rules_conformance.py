@@ -208,7 +208,7 @@ def _reference_walk(hands, dealer, rules, plays):
     """The position after ``plays`` by the Python rules alone: (to act, its hand, led, broken)."""
     hands = list(hands)
     leader = (dealer + 1) & 3
-    broken, trick = False, []
+    broken, trick = rules.spades_lead_any_time, []  # docs/rules.md, House rules
     for card in plays:
         p = (leader + len(trick)) & 3
         led = trick[0] // 13 if trick else -1
@@ -243,7 +243,8 @@ def _vector_walk(backend, hands, dealer, rules, plays):
 def test_worked_play_examples_in_every_implementation(impl, c_rules):
     table = deals(read_doc())
     rows = _play_rows()
-    assert [r["id"] for r in rows] == ["B1", "B2", "B3", "B4", "C1", "C2", "C3", "C4", "C5", "C6"]
+    assert [r["id"] for r in rows] == ["B1", "B2", "B3", "B4", "C1", "C2", "C3", "C4", "C5", "C6",
+                                      "C7", "C8"]
     for r in rows:
         dealer, hands = table[r["deal"]]
         masks = [cards_to_mask(h) for h in hands]
@@ -589,3 +590,21 @@ def test_blind_nil_offered_only_to_a_team_trailing_enough():
     g.apply(52 + 3)
     assert g.current_player == 1 and g.legal_actions() == list(range(52, 66))  # no decision
     assert "already looked" in g.explain_illegal(66)
+
+
+def test_spades_lead_any_time_shows_no_void_and_runs_in_every_engine():
+    """``spades_lead_any_time`` (docs/rules.md, House rules): spades count as broken from the
+    start, so a spade lead at the first trick is legal and shows no void (``voids_of_plays``
+    with ``broken_at_start``), in the engine's ``known_voids`` as in the reference."""
+    assert R.voids_of_plays([(0, 51)], False) == (0b0111, 0, 0, 0)  # standard: only spades
+    assert R.voids_of_plays([(0, 51)], False, broken_at_start=True) == (0, 0, 0, 0)
+    r = Rules(spades_lead_any_time=True)
+    with pytest.raises(ValueError, match="spades_lead_any_time and Rules.forced_spade_lead"):
+        Rules(spades_lead_any_time=True, forced_spade_lead_breaks=True)
+    g = SpadesGame.from_deal([cards_to_mask(range(13 * k, 13 * k + 13)) for k in (3, 0, 1, 2)],
+                             dealer=3, rules=r)  # seat 0 holds the spades
+    for _ in range(4):
+        g.apply(52 + 3)
+    assert g.spades_broken and g.legal_actions() == list(range(39, 52))
+    g.apply(51)  # AS led
+    assert g.view(1).known_voids == (0, 0, 0, 0)
