@@ -55,6 +55,9 @@ class Rules:
         nil_pass: after the bidding, a Nil bidder (not Blind) whose partner did not also bid Nil
             exchanges this many cards with the partner (1..3; 0 = off): the partner passes
             first, then the Nil bidder passes back.
+        bags_score_points: overtricks (bags) score a point each (``True``); ``False``: a made
+            contract scores exactly 10 per trick bid, its bags still counted toward the bag
+            penalty ("bags don't count as points").
 
     Raises:
         ValueError: on construction, for a value out of range (the message names the field).
@@ -77,6 +80,7 @@ class Rules:
     bid_total_not_13: bool = False
     nil_pass: int = 0
     spades_lead_any_time: bool = False
+    bags_score_points: bool = True
 
     def __post_init__(self):
         for name in ("target_score", "bag_limit", "bag_penalty", "nil_bonus", "blind_nil_bonus"):
@@ -242,7 +246,8 @@ def _rule_value(name: str, text: str):
 
 _RULES_FIELDS = tuple(f.name for f in fields(Rules))
 _BOOL_FIELDS = ("blind_nil", "forced_spade_lead_breaks", "failed_nil_tricks_count", "suicide",
-                "mirror", "whiz", "bid_total_not_13", "spades_lead_any_time")
+                "mirror", "whiz", "bid_total_not_13", "spades_lead_any_time",
+                "bags_score_points")
 _WHY_NOT = {
     ("mirror", "whiz"): "both decide the bid from the spades held, differently",
     ("mirror", "suicide"): "a mirror bid is the spades held, so a partnership could not bid "
@@ -641,7 +646,8 @@ class TeamScore:
         blind: whether each of those bids was Blind Nil.
         tricks: tricks taken by each partner, same order.
         contract: sum of the non-Nil bids (0 when both bid Nil).
-        contract_points: +10*C + overtricks when made, -10*C when set, 0 without contract.
+        contract_points: +10*C + overtricks when made (+10*C alone without
+            ``bags_score_points``), -10*C when set, 0 without contract.
         made: True made, False set, None without contract.
         bags: bags taken this hand (overtricks plus a failed Nil's tricks, unless
             ``failed_nil_tricks_count`` counted them toward the contract).
@@ -762,7 +768,7 @@ def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,
         tricks: 4 ints by seat, tricks taken (sum 13).
         bags_before: 2 ints by team, bag count carried into the hand (0..bag_limit-1).
         rules: the switches (``nil_bonus``, ``blind_nil_bonus``, ``bag_limit``, ``bag_penalty``,
-            ``failed_nil_tricks_count``).
+            ``failed_nil_tricks_count``, ``bags_score_points``).
         blind: 4 bools by seat, True for a Blind Nil (its bid must be 0); default none.
         scores_before: 2 ints by team, totals before the hand (only fills ``TeamScore.total``).
     Returns:
@@ -847,7 +853,9 @@ def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,
         if contract > 0:
             if taken >= contract:
                 made = True
-                contract_points = 10 * contract + (taken - contract)
+                contract_points = 10 * contract
+                if rules.bags_score_points:
+                    contract_points += taken - contract
                 bags += taken - contract
             else:
                 made = False

@@ -19,7 +19,7 @@
     X(target_score) X(has_loss_threshold) X(loss_threshold) X(blind_nil) \
     X(forced_spade_lead_breaks) X(bag_limit) X(bag_penalty) X(nil_bonus) X(blind_nil_bonus) \
     X(failed_nil_tricks_count) X(blind_nil_deficit) X(min_team_bid) X(suicide) X(mirror) X(whiz) \
-    X(bid_total_not_13) X(nil_pass) X(spades_lead_any_time)
+    X(bid_total_not_13) X(nil_pass) X(spades_lead_any_time) X(bags_score_points)
 #define SP_RULES_INT64(name) int64_t name;
 typedef struct {
     SP_RULES_FIELDS(SP_RULES_INT64)
@@ -158,7 +158,9 @@ static inline sp_team_score sp_score_team(const int64_t *bids, const int64_t *tr
     else bags += nil_tricks;             /* a failed Nil's tricks are bags only */
     const int made = has && taken >= contract;
     r.contract = contract;
-    r.contract_points = made ? 10 * contract + (taken - contract) : (has ? -10 * contract : 0);
+    /* overtricks score a point each unless Rules.bags_score_points is off (bags count anyway) */
+    const int64_t over_points = rules->bags_score_points ? taken - contract : 0;
+    r.contract_points = made ? 10 * contract + over_points : (has ? -10 * contract : 0);
     r.made = has ? made : -1;
     r.bags = bags + (made ? taken - contract : 0);
     r.nil_points = nil_points;

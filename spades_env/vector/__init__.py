@@ -2,8 +2,9 @@
 
 ``SpadesVectorEnv`` plays the ``standard`` rules of ``docs/rules.md`` (with the switches
 ``target_score``, ``loss_threshold``, ``forced_spade_lead_breaks``, ``bag_limit``, ``bag_penalty``,
-``nil_bonus``, ``failed_nil_tricks_count``) in every game of a batch, and returns, for every game,
-the observation and legal action mask of the seat to act. The observation is exactly
+``nil_bonus``, ``failed_nil_tricks_count``, ``bags_score_points``, the bidding house rules) in
+every game of a batch, and returns, for every game, the observation and legal action mask of the
+seat to act. The observation is exactly
 ``spades_env.observation.encode`` of that seat's ``PlayerView`` (same ``PIECES``/``OFFSETS`` table,
 float32, bit for bit): a policy trained on one engine plays on the other. Action ids are
 ``spades_env.cards``' (0..51 cards, 52 + b bid b, 52 = Nil).

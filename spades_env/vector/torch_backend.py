@@ -73,7 +73,8 @@ def score_records(dealer, bids, tricks, bags_before, scores_before, r: Rules):
         dealer: ``(N,)`` int64 seats.
         bids, tricks: ``(N, 4)`` int64 by seat.
         bags_before, scores_before: ``(N, 2)`` int64 by team.
-        r: the ``Rules`` (bag limit and penalty, Nil bonus).
+        r: the ``Rules`` (bag limit and penalty, Nil bonus, ``failed_nil_tricks_count``,
+            ``bags_score_points``).
     Returns:
         ``(records (N, 27), hand_points (N, 2), scores after (N, 2), bags after (N, 2))``, int64
         on the inputs' device (records in the columns of ``layout.HIST_FIELDS``).
@@ -94,7 +95,8 @@ def score_records(dealer, bids, tricks, bags_before, scores_before, r: Rules):
         nil_bags = torch.where(has, torch.zeros_like(nil_bags), nil_bags)
     made = has & (taken >= contract)
     over = taken - contract
-    contract_points = torch.where(made, 10 * contract + over,
+    points = 10 * contract + over if r.bags_score_points else 10 * contract  # bags worth a point
+    contract_points = torch.where(made, points,
                                   torch.where(has, -10 * contract, torch.zeros_like(contract)))
     bags_hand = nil_bags + torch.where(made, over, torch.zeros_like(over))
     total_bags = bags_before + bags_hand

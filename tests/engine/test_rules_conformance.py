@@ -373,8 +373,9 @@ def _team_fields(ts) -> tuple:
 
 
 def test_scoring_worked_examples_in_python_and_c(c_rules):
-    """docs/rules.md's scoring examples S1-S13 (Blind Nil included) and S14-S16 (the switch
-    ``failed_nil_tricks_count``, the table with a ``rules`` column) through ``score_hand`` and
+    """docs/rules.md's scoring examples S1-S13 (Blind Nil included) and S14-S19 (the switches
+    ``failed_nil_tricks_count``, ``bags_score_points``: the table with a ``rules`` column)
+    through ``score_hand`` and
     ``rules.h``'s ``sp_score_team``: the doc's hand points and bags after, and every field
     equal between the two."""
     head = ("id", "bids", "tricks", "bags before", "contract", "result", "contract points",
@@ -382,7 +383,8 @@ def test_scoring_worked_examples_in_python_and_c(c_rules):
     doc = read_doc()
     rows = [(r, Rules(blind_nil=True)) for r in table(doc, *head)]
     switched = table(doc, "id", "rules", *head[1:])
-    assert len(rows) == 13 and [r["id"] for r in switched] == ["S14", "S15", "S16"]
+    assert len(rows) == 13
+    assert [r["id"] for r in switched] == ["S14", "S15", "S16", "S17", "S18", "S19"]
     rows += [(r, parse_rules(r["rules"])) for r in switched]
     for r, rules in rows:
         words = r["bids"].split()
@@ -405,7 +407,9 @@ def test_scoring_and_game_end_agree_on_random_hands(c_rules):
     presets = [Rules(), Rules(blind_nil=True), Rules.preset("house"),
                Rules(nil_bonus=50, bag_limit=5, bag_penalty=50, loss_threshold=-200),
                Rules(blind_nil=True, failed_nil_tricks_count=True),
-               Rules(failed_nil_tricks_count=True, bag_limit=3)]
+               Rules(failed_nil_tricks_count=True, bag_limit=3),
+               Rules(bags_score_points=False, bag_limit=3),
+               Rules(blind_nil=True, failed_nil_tricks_count=True, bags_score_points=False)]
     for _ in range(3000):
         rules = rnd.choice(presets)
         tricks = [0, 0, 0, 0]
@@ -428,6 +432,36 @@ def test_scoring_and_game_end_agree_on_random_hands(c_rules):
                          ([-200, 0], 1), ([0, -250], 0), ([499, -199], None)):
         assert R.game_outcome(scores, r) == want
         assert c_rules["game_outcome"](scores, r) == (-1 if want is None else want)
+
+
+def test_scoring_worked_examples_in_torch():
+    """The scoring examples without Blind Nil (the batched engine has none), with and without a
+    ``rules`` column, through the torch backend's ``score_records``: every team figure equal to
+    ``score_hand``'s, for each scoring switch (S14-S19 included)."""
+    torch = pytest.importorskip("torch")
+    from spades_env.vector.torch_backend import score_records
+    head = ("id", "bids", "tricks", "bags before", "contract", "result", "contract points",
+            "Nil points", "bags", "bag penalty", "hand points", "bags after", "shows")
+    doc = read_doc()
+    rows = [(r, Rules()) for r in table(doc, *head)]
+    rows += [(r, parse_rules(r["rules"])) for r in table(doc, "id", "rules", *head[1:])]
+    checked = 0
+    for r, rules in rows:
+        if "BNil" in r["bids"]:
+            continue
+        bids = [0 if w == "Nil" else int(w) for w in r["bids"].split()]
+        tricks = [int(x) for x in r["tricks"].split()]
+        before = [int(x) for x in r["bags before"].split("/")]
+        teams = R.score_hand(bids, tricks, before, rules, scores_before=(40, -30))
+        rec, points, scores, bags_after = score_records(
+            torch.tensor([0]), torch.tensor([bids]), torch.tensor([tricks]),
+            torch.tensor([before]), torch.tensor([[40, -30]]), rules)
+        got = rec[0, 9:].view(2, 9).tolist()
+        assert got == [list(_team_fields(ts)) for ts in teams], r["id"]
+        assert points[0].tolist() == [ts.hand_points for ts in teams], r["id"]
+        assert bags_after[0].tolist() == [ts.bags_after for ts in teams], r["id"]
+        checked += 1
+    assert checked == 17
 
 
 @pytest.mark.parametrize("impl", ["reference", "c", "engine", "vector-torch", "vector-native"])

@@ -476,6 +476,17 @@ def test_parity_failed_nil_tricks_count(backend):
     assert stats["truncated"] == 200
 
 
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parity_bags_score_points(backend):
+    """``Rules(bags_score_points=False)`` (docs/rules.md, House rules): made contracts score no
+    point for their overtricks, which still trip the bag penalty (a small ``bag_limit`` so that
+    they do); every score table matches the scalar engine's (torch and C kernel)."""
+    env = SpadesVectorEnv(200, seed=25, rules=Rules(bags_score_points=False, bag_limit=3),
+                          max_hands=2, backend=backend)
+    stats = _play_and_compare(env, hands=2, seed=11, check_get_game=(0,))
+    assert stats["truncated"] == 200
+
 def test_vector_native_under_float64_default_dtype():
     """torch.set_default_dtype(float64) made the native kernel read float64 memory as float32
     (illegal sampled ids, other deals, float64 rewards)."""
