@@ -23,8 +23,9 @@ def test_version_is_the_same_in_pyproject_package_and_changelog():
     assert m and m.group(1) == spades_env.__version__ == "0.8.0"
     with open(os.path.join(ROOT, "CHANGELOG.md"), encoding="utf-8") as f:
         changelog = f.read()
-    # the newest entry is this version
-    assert re.findall(r"^## (\S+)", changelog, re.M)[0] == spades_env.__version__
+    # the newest version entry is this version (an Unreleased section may come first)
+    entries = [v for v in re.findall(r"^## (\S+)", changelog, re.M) if v != "Unreleased"]
+    assert entries[0] == spades_env.__version__
 
 
 def test_observation_version_and_sizes():
