@@ -43,10 +43,9 @@ import weakref
 
 __all__ = ["write_atomic", "check_output_file", "clean_stale_temps", "WriteError",
            "STALE_SECONDS", "check_not_input", "check_outputs_apart", "files_in", "open_regular",
-           "read_regular",
-           "parse_json", "read_npz", "npz_rows", "MAX_NPZ_BYTES", "MAX_NPZ_MEMBERS",
-           "MAX_TEXT_BYTES", "lock_folder", "folder_problem", "FolderLock", "FolderInUse",
-           "quiet_broken_pipe"]
+           "read_regular", "parse_json", "read_npz", "npz_rows", "TooManyRecords", "MAX_NPZ_BYTES",
+           "MAX_NPZ_MEMBERS", "MAX_TEXT_BYTES", "lock_folder", "folder_problem", "FolderLock",
+           "FolderInUse", "quiet_broken_pipe"]
 
 
 class WriteError(OSError):
@@ -514,10 +513,12 @@ def _zip_entry_count(f) -> int | None:
     return int(count)
 
 
-def read_npz(path: str, what: str, layout, max_bytes: int = MAX_NPZ_BYTES) -> dict:
+def read_npz(path: str, what: str, layout, max_bytes: int = MAX_NPZ_BYTES,
+             data: bytes | None = None) -> dict:
     """Read an ``.npz`` archive of untrusted origin: every member checked before any is inflated.
 
-    1. ``path`` must be a regular file (``open_regular``) and a zip archive of at most
+    1. ``path`` must be a regular file (``open_regular``; with ``data`` given, the archive is
+       those bytes and ``path`` only names it in messages) and a zip archive of at most
        ``MAX_NPZ_MEMBERS`` members, all ``NAME.npy``, each name once, declaring at most
        ``max_bytes`` in all;
     2. each member's ``.npy`` header is read (a few hundred bytes): no object dtype, and its
@@ -536,8 +537,10 @@ def read_npz(path: str, what: str, layout, max_bytes: int = MAX_NPZ_BYTES) -> di
     """
     import zipfile
 
+    import io
+
     import numpy as np
-    f = open_regular(path, what)
+    f = open_regular(path, what) if data is None else io.BytesIO(bytes(data))
     try:
         members = _zip_entry_count(f)
         if members is not None and members > MAX_NPZ_MEMBERS:
@@ -610,14 +613,20 @@ def read_npz(path: str, what: str, layout, max_bytes: int = MAX_NPZ_BYTES) -> di
         f.close()
 
 
+class TooManyRecords(ValueError):
+    """``npz_rows``: a file declares more records than its reader's limit."""
+
+
 def npz_rows(headers: dict, name: str, where: str, most: int) -> int:
     """The length of the 1-d field ``name`` in ``read_npz`` headers (the number of records),
-    at most ``most``; raises ValueError naming ``where`` and the field."""
+    at most ``most``; raises ValueError naming ``where`` and the field (``TooManyRecords`` past
+    ``most``)."""
     got = headers.get(name)
     if got is None or len(got[0]) != 1:
         raise ValueError(f"{where}: field {name!r} missing or not a 1-d array")
     if got[0][0] > most:
-        raise ValueError(f"{where}: field {name!r} declares {got[0][0]} records; at most {most}")
+        raise TooManyRecords(f"{where}: field {name!r} declares {got[0][0]} records; at most "
+                             f"{most}")
     return int(got[0][0])
 
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .cards import NUM_ACTIONS
-from .fileio import npz_rows, parse_json, read_npz, read_regular, write_atomic
+from .fileio import TooManyRecords, npz_rows, parse_json, read_npz, read_regular, write_atomic
 from .rules import Rules
 
 if TYPE_CHECKING:
@@ -48,9 +48,9 @@ MAX_HAND_RECORDS = 10_000_000
 """most hands one records file may hold (``load_hand_records``; 70 bytes a hand)."""
 
 
-def _hand_layout(path: str):
+def _hand_layout(path: str, most: int = MAX_HAND_RECORDS):
     def layout(headers):
-        n = npz_rows(headers, "seed", path, MAX_HAND_RECORDS)
+        n = npz_rows(headers, "seed", path, most)
         scalars = {"format": ("U", True), "version": ("iu", True), "teacher": ("U", True),
                    "rules": ("U", True)}
         arrays = {"seed": ((n,), np.int64), "scores": ((n, 2), np.int16),
@@ -79,17 +79,19 @@ def check_hand_values(d: dict, where: str, bag_limit: int = 10) -> None:
         raise ValueError(f"{where}: field 'seed' holds a negative seed ({int(d['seed'].min())})")
 
 
-def load_hand_records(path: str) -> dict:
+def load_hand_records(path: str, data: bytes | None = None,
+                      max_hands: int = MAX_HAND_RECORDS) -> dict:
     """Read a records file (``spades_env.fileio.read_npz``: only the known fields, sizes checked
     before anything is inflated, special files refused); returns the four arrays plus
-    ``teacher`` and ``rules`` (str).
+    ``teacher`` and ``rules`` (str). With ``data``, the file's bytes are those (an upload) and
+    ``path`` only names it; ``max_hands`` bounds the hands before any array is read.
 
     Raises:
         ValueError: missing, foreign or corrupt file, a missing field, a field of the wrong kind,
             dtype, shape or values (``check_hand_values``, a rules preset that is unknown or has
             Blind Nil), or an unknown field; the message names ``path``.
     """
-    d = read_npz(path, "teacher-records file", _hand_layout(path))
+    d = read_npz(path, "teacher-records file", _hand_layout(path, max_hands), data=data)
     if str(d["format"]) != HAND_FORMAT or int(d["version"]) != HAND_VERSION:
         raise ValueError(f"{path}: not a {HAND_FORMAT} file of version {HAND_VERSION}")
     try:
@@ -104,22 +106,50 @@ def load_hand_records(path: str) -> dict:
             "teacher": str(d["teacher"]), "rules": str(d["rules"])}
 
 
-def read_game_record_file(path: str) -> list[tuple[object, str]]:
-    """The JSON values of a game-record file, each with where it was found: one per non-empty
-    line of a ``.jsonl`` file (``"PATH: line N"``), else the whole file
-    (``"PATH: not a spades_env game record"``). Only a regular file is read
-    (``spades_env.fileio.read_regular``: never a FIFO or device, at most ``MAX_TEXT_BYTES``).
-    The values are not checked as records here (the caller does: ``SpadesGame.from_dict``).
+def read_game_records(data, where: str, most: int | None = None) -> list[tuple[object, str]]:
+    """The JSON values of a game-record file's bytes, each with where it was found: the whole
+    text when it is one JSON value (``WHERE``), else JSON lines, one value per non-empty line
+    (``"WHERE: line N"``), when the first line is a JSON value by itself. The format is read off
+    the content, never the file's name, so a file reads the same whoever gives it (the play app's
+    ``--records`` and its upload, ``read_game_record_file``). The text must be UTF-8 (a BOM is
+    allowed). The values are not checked as records here (the caller does).
 
     Raises:
-        ValueError: an unreadable or special file, or invalid JSON (also invalid UTF-8 or JSON
-            nested too deeply for the parser), naming the file and, for JSONL, the line.
+        ValueError: not UTF-8, no value, invalid JSON (also JSON nested too deeply for the
+            parser), naming ``where`` and, for JSON lines, the line;
+            ``spades_env.fileio.TooManyRecords``: more than ``most`` lines.
     """
-    text = read_regular(path, "game-record file")
-    if path.endswith(".jsonl"):
-        return [(parse_json(line, f"{path}: line {i + 1}"), f"{path}: line {i + 1}")
-                for i, line in enumerate(text.splitlines()) if line.strip()]
-    return [(parse_json(text, f"{path}: not a spades_env game record"), path)]
+    try:
+        text = bytes(data).decode("utf-8-sig") if not isinstance(data, str) else data
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{where}: not a spades_env game record: not UTF-8 text ({e})") from None
+    lines = [(i, ln) for i, ln in enumerate(text.splitlines()) if ln.strip()]
+    if not lines:
+        raise ValueError(f"{where}: no game in the file")
+    try:
+        return [(parse_json(text, f"{where}: not a spades_env game record"), where)]
+    except ValueError as whole:
+        if len(lines) < 2:
+            raise
+        try:
+            parse_json(lines[0][1], where)
+        except ValueError:
+            raise whole from None
+    if most is not None and len(lines) > most:
+        raise TooManyRecords(f"{where}: {len(lines)} lines; at most {most} games are read from "
+                             f"one file")
+    return [(parse_json(ln, f"{where}: line {i + 1}"), f"{where}: line {i + 1}")
+            for i, ln in lines]
+
+
+def read_game_record_file(path: str) -> list[tuple[object, str]]:
+    """``read_game_records`` of the file ``path``. Only a regular file is read
+    (``spades_env.fileio.read_regular``: never a FIFO or device, at most ``MAX_TEXT_BYTES``).
+
+    Raises:
+        ValueError: an unreadable or special file, or what ``read_game_records`` refuses.
+    """
+    return read_game_records(read_regular(path, "game-record file"), path)
 
 
 DEFAULT_PLAYERS = ("North", "East", "South", "West")
@@ -152,4 +182,4 @@ def write_game_record(path: str, game: SpadesGame, players=DEFAULT_PLAYERS) -> N
 
 __all__ = ["DEFAULT_PLAYERS", "RECORD_FORMAT", "RECORD_VERSION", "game_record", "write_game_record", "HAND_FORMAT",
            "HAND_VERSION", "MOVES_PER_HAND", "MAX_HAND_RECORDS", "load_hand_records", "check_hand_values",
-           "read_game_record_file"]
+           "read_game_record_file", "read_game_records"]

@@ -10,26 +10,33 @@ and validated strictly; a request without a usable Host header is refused (``Hos
 refusal is an HTTP error whose JSON ``detail`` says what was wrong, and leaves the game unchanged.
 
 Replays are served hand by hand (``replay.ReplayGame``): every answer is about the size of what
-the page shows. CPU-heavy work never runs on the event loop: the routes are plain functions
-(FastAPI runs them in its thread pool) and the upload, which must read its body asynchronously,
-hands the parsing to ``run_in_threadpool``; an upload is bounded by moves before it is loaded.
+the page shows, and a game is indexed once, so a request replays a bounded number of moves.
+CPU-heavy work never runs on the event loop: the light routes are plain functions (FastAPI runs
+them in its thread pool); the replay routes, the upload and the hint run in a small pool of their
+own (``HeavyWork``), with at most ``HEAVY_PER_CLIENT`` requests in flight per client (429 with
+``Retry-After`` beyond), so one client's burst never holds another client's requests. A record
+is read by one reader (``replay.read_records``) and refused by one error path
+(``record_refusal``: 422, or 413 past a size limit), the same on every route.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import re
 import secrets
 import sqlite3
+import sys
 import threading
 import urllib.parse
-from collections import OrderedDict
+from collections import OrderedDict, deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
 
 import numpy as np
 from fastapi import Body, Depends, FastAPI, Request, Response
-from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
@@ -43,7 +50,10 @@ from .session import (
 )
 from .store import Store
 
-__all__ = ["create_app", "MAX_BODY", "MAX_UPLOAD", "COOKIE", "LOCAL_HOSTS", "UPLOADS_KEPT"]
+__all__ = ["create_app", "MAX_BODY", "MAX_UPLOAD", "COOKIE", "LOCAL_HOSTS", "UPLOADS_KEPT",
+           "HEAVY_WORKERS", "HEAVY_PER_CLIENT", "HEAVY_QUEUED", "SWITCH_INTERVAL", "ANALYSES_KEPT",
+           "HeavyWork",
+           "record_refusal"]
 
 MAX_BODY = 4096
 """Largest request body (bytes) of every route but the record upload."""
@@ -56,6 +66,19 @@ COOKIE = "spades_player"
 CACHE_GAMES = 32
 """Games kept loaded in memory (the store stays the truth; a stale copy is reloaded)."""
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+HEAVY_WORKERS = 2
+"""Threads of the pool that runs the replay routes, the upload and the hint (``HeavyWork``);
+a client runs one request at a time, so one is always free for another client."""
+HEAVY_PER_CLIENT = 4
+"""Most of those requests one client (its player cookie, else its address) has in flight, one
+running and the others waiting their turn; one more is answered 429 with ``Retry-After``."""
+HEAVY_QUEUED = 16
+"""Most of those requests in flight from all clients together (503 with ``Retry-After``)."""
+SWITCH_INTERVAL = 0.001
+"""The interpreter's thread switch interval (s) once heavy work runs (``sys.setswitchinterval``,
+process-wide, never raised): how long the event loop may wait for a heavy thread's turn."""
+ANALYSES_KEPT = 256
+"""Replay analyses kept (the newest), by replay and move: asking again costs nothing."""
 _PLAYER_RE = re.compile(r"[A-Za-z0-9_-]{16,64}")
 _STATIC = resources.files("spades_env.play") / "static"
 
@@ -154,11 +177,11 @@ class HostCheck:
 _HOST_RE = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::(?P<port>[0-9]{1,5}))?")
 
 
-async def _send_error(send, status: int, detail: str) -> None:
+async def _send_error(send, status: int, detail: str, headers=()) -> None:
     body = json.dumps({"detail": detail}).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode())]})
+                            (b"content-length", str(len(body)).encode()), *headers]})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -180,6 +203,176 @@ class ActionIn(_Strict):
 
 class SeqIn(_Strict):
     seq: StrictInt | None = None
+
+
+class Busy(Refused):
+    """A request refused for now (429: the client's limit; 503: the server's), with the seconds
+    to wait in ``Retry-After``."""
+
+    def __init__(self, status: int, message: str, retry_after: int = 1):
+        super().__init__(status, message)
+        self.headers = {"Retry-After": str(retry_after)}
+
+
+class HeavyWork:
+    """The pool of the CPU-heavy routes (replays, uploads, hints): ``workers`` threads of its
+    own, so the event loop and FastAPI's shared pool stay free for every other request.
+
+    A client (``_client_key``) runs one request at a time, its others wait their turn in order
+    (a waiting request costs nothing; one whose client went away is dropped unrun), and it may
+    have at most ``per_client`` in flight, running or waiting: one more is refused at once
+    (429); all clients together at most ``most`` (503). With more workers than one, a client's
+    burst never takes every thread (nor, under the GIL, more than one thread's share of the
+    interpreter), so another client's request starts at once. Starting the pool lowers the
+    interpreter's switch interval to ``SWITCH_INTERVAL``.
+    """
+
+    def __init__(self, workers: int = HEAVY_WORKERS, per_client: int = HEAVY_PER_CLIENT,
+                 most: int = HEAVY_QUEUED):
+        self.workers = workers
+        self.pool: ThreadPoolExecutor | None = None  # started at first use, again after close
+        self.per_client = per_client
+        self.most = most
+        self._lock = threading.Lock()
+        self._in_flight: dict[str, int] = {}  # client -> requests running or waiting
+        self._waiting: dict[str, deque] = {}  # client (while one of its requests runs) -> jobs
+
+    def refusal(self, client: str) -> "Busy | None":
+        """The ``Busy`` a new request of ``client`` would get now, or None."""
+        if self._in_flight.get(client, 0) >= self.per_client:
+            return Busy(429, f"too many replay, upload or hint requests at once: at most "
+                             f"{self.per_client} per client; try again in a second")
+        if sum(self._in_flight.values()) >= self.most:
+            return Busy(503, "the server is busy with replays; try again in a second")
+        return None
+
+    def _submit(self, client: str, job) -> None:
+        """Run ``job`` (under ``_lock``), the client's only running request."""
+        if self.pool is None:
+            # a heavy thread holds the interpreter lock for its whole time slice: at 1 ms
+            # instead of 5, the event loop (every other request) waits 1 ms for it each time
+            sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
+            self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="spades-play-heavy")
+        self.pool.submit(self._work, client, *job)
+
+    def _work(self, client: str, fut: Future, fn, args) -> None:
+        result = error = None
+        run = fut.set_running_or_notify_cancel()  # False: its client went away meanwhile
+        try:
+            if run:
+                try:
+                    result = fn(*args)
+                except BaseException as e:  # noqa: BLE001 - handed to the awaiting route
+                    error = e
+        finally:
+            with self._lock:  # its place is free before its answer is handed on
+                n = self._in_flight.get(client, 0) - 1
+                if n > 0:
+                    self._in_flight[client] = n
+                else:
+                    self._in_flight.pop(client, None)
+                waiting = self._waiting.get(client)
+                if waiting:
+                    try:
+                        self._submit(client, waiting.popleft())
+                    except RuntimeError:  # the pool was closed: the rest is not run
+                        self._waiting.pop(client, None)
+                else:
+                    self._waiting.pop(client, None)
+        if run:
+            if error is not None:
+                fut.set_exception(error)
+            else:
+                fut.set_result(result)
+
+    async def run(self, client: str, fn, *args):
+        """``fn(*args)`` in the pool, for ``client``, after its earlier requests; the result.
+
+        Raises:
+            Busy: 429 when ``client`` has ``per_client`` requests in flight, 503 when all
+                clients together have ``most``.
+        """
+        fut: Future = Future()
+        job = (fut, fn, args)
+        with self._lock:
+            busy = self.refusal(client)
+            if busy is not None:
+                raise busy
+            self._in_flight[client] = self._in_flight.get(client, 0) + 1
+            if client in self._waiting:
+                self._waiting[client].append(job)
+            else:
+                self._waiting[client] = deque()
+                try:
+                    self._submit(client, job)
+                except BaseException:
+                    self._in_flight[client] -= 1
+                    if not self._in_flight[client]:
+                        self._in_flight.pop(client)
+                    self._waiting.pop(client, None)
+                    raise
+        return await asyncio.wrap_future(fut)
+
+    def close(self) -> None:
+        """Stop the pool (work not started is dropped); the next request starts a new one."""
+        with self._lock:
+            pool, self.pool = self.pool, None
+            for client, waiting in self._waiting.items():
+                for fut, _fn, _args in waiting:
+                    fut.cancel()
+            self._waiting.clear()
+            self._in_flight.clear()
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _client_key(cookie: str | None, address: str | None) -> str:
+    """Who a request is from, for ``HeavyWork``'s limit: its player cookie, else (no usable
+    cookie: every such request would get a new player id) its address."""
+    if cookie and _PLAYER_RE.fullmatch(cookie):
+        return "player:" + cookie
+    return "addr:" + (address or "?")
+
+
+def _is_heavy(method: str, path: str) -> bool:
+    """A request of a ``HeavyWork`` route: a replay's summary, hand or analysis, the upload, a
+    hint."""
+    if path.startswith("/api/watch/"):
+        return not path.endswith("/record")
+    return method == "GET" and path.startswith("/api/games/") and path.endswith("/hint")
+
+
+class HeavyGate:
+    """ASGI middleware: a request of a heavy route from a client already at its ``HeavyWork``
+    limit is answered here (429 or 503, ``Retry-After``), before routing and before an upload's
+    body is read, so a client's flood of refused requests costs the server little. The route
+    still admits each request itself (``HeavyWork.run``); this is only the cheap early answer."""
+
+    def __init__(self, app, heavy: HeavyWork):
+        self.app = app
+        self.heavy = heavy
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and _is_heavy(scope["method"], scope["path"]):
+            cookie = None
+            for k, v in scope.get("headers", ()):
+                if k == b"cookie":
+                    for part in v.decode("latin-1").split(";"):
+                        name, _, value = part.strip().partition("=")
+                        if name == COOKIE:
+                            cookie = value
+            client = scope.get("client")
+            busy = self.heavy.refusal(_client_key(cookie, client[0] if client else None))
+            if busy is not None:
+                return await _send_error(send, busy.status, busy.message,
+                                         [(b"retry-after", b"1")])
+        return await self.app(scope, receive, send)
+
+
+def record_refusal(e: ValueError) -> Refused:
+    """The one answer to a record (or a game of it) the replay view refuses, on every route:
+    413 past a size limit (``replay.TooLarge``), else 422, with the reason."""
+    return Refused(413 if isinstance(e, replay.TooLarge) else 422, str(e))
 
 
 def _validation_message(exc: RequestValidationError) -> str:
@@ -232,22 +425,38 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
         if analysis_checkpoint == "default":
             analysis_checkpoint = checkpoint or default_checkpoint()
         analyst = Analyst(analysis_checkpoint)
-    uploads: OrderedDict[str, tuple[str, list]] = OrderedDict()  # token -> (player, games)
-    upload_work = threading.BoundedSemaphore(2)  # uploads parsed at once
+    uploads: OrderedDict[str, tuple[str, replay.RecordSource]] = OrderedDict()  # token -> ...
+    heavy = HeavyWork()
+    analyses: OrderedDict[tuple, dict] = OrderedDict()  # (kind, ref, game, move) -> answer
+    analyses_lock = threading.Lock()
 
-    app = FastAPI(title="spades_env play", docs_url=None, redoc_url=None, openapi_url=None)
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        yield
+        heavy.close()
+
+    app = FastAPI(title="spades_env play", docs_url=None, redoc_url=None, openapi_url=None,
+                  lifespan=lifespan)
     app.state.store = store
     app.state.bots = bots
     app.state.lineups = table
     app.state.analyst = analyst
+    app.state.heavy = heavy
+    app.state.sources = sources
     app.add_middleware(BodyLimit, limit=MAX_BODY, upload_limit=MAX_UPLOAD,
                        upload_path="/api/watch/upload")
+    app.add_middleware(HeavyGate, heavy=heavy)
     app.add_middleware(HostCheck, allowed=list(allowed_hosts or (*LOCAL_HOSTS, "testserver")),
                        canonical=canonical_host)
 
     @app.exception_handler(Refused)
     async def _refused(request: Request, exc: Refused):
-        return JSONResponse({"detail": exc.message}, status_code=exc.status)
+        return JSONResponse({"detail": exc.message}, status_code=exc.status,
+                            headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(replay.RecordError)
+    async def _record(request: Request, exc: replay.RecordError):
+        return await _refused(request, record_refusal(exc))
 
     @app.exception_handler(sqlite3.Error)
     async def _database(request: Request, exc: sqlite3.Error):
@@ -258,13 +467,18 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
     async def _invalid(request: Request, exc: RequestValidationError):
         return JSONResponse({"detail": _validation_message(exc)}, status_code=422)
 
-    def player_id(request: Request, response: Response) -> str:
+    async def player_id(request: Request, response: Response) -> str:
+        # async: no blocking work, so no trip through the thread pool for every request
         pid = request.cookies.get(COOKIE)
         if not pid or not _PLAYER_RE.fullmatch(pid):
             pid = secrets.token_urlsafe(24)
             response.set_cookie(COOKIE, pid, max_age=10 * 365 * 86400, httponly=True,
                                 samesite="strict", path="/")
         return pid
+
+    def client_key(request: Request) -> str:
+        return _client_key(request.cookies.get(COOKIE),
+                           request.client.host if request.client else None)
 
     cache: OrderedDict[str, GameSession] = OrderedDict()  # sessions by game id, newest last
 
@@ -311,7 +525,7 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
 
     # ------------------------------------------------------------------ games
     @app.get("/api/config")
-    def config(player: str = Depends(player_id)):
+    async def config(player: str = Depends(player_id)):
         return {"levels": [{"key": k, **{r: _label(v) for r, v in table[k].items()}}
                            for k in levels],
                 "targets": list(TARGETS), "blind_nil_option": True,
@@ -385,9 +599,12 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
         return mutate(game_id, player, lambda s: s.next_hand())
 
     @app.get("/api/games/{game_id}/hint")
-    def hint(game_id: str, player: str = Depends(player_id)):
+    async def hint(game_id: str, request: Request, player: str = Depends(player_id)):
         """What the checkpoint and the search bot think of the player's decision, from the
         player's own view only (``game.view(2)``); only on the player's turn."""
+        return await heavy.run(client_key(request), _hint, game_id, player)
+
+    def _hint(game_id: str, player: str) -> dict:
         with lock:
             s = load(game_id, player)
             g = s.game
@@ -416,7 +633,8 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
                 continue
         return {"games": games,
                 "records": [{"key": f"file/{i}", "name": src.name, "kind": src.kind,
-                             "games": src.count} for i, src in enumerate(sources)]}
+                             "games": src.count, "refused": len(src.refused)}
+                            for i, src in enumerate(sources)]}
 
     def finished(game_id: str, player: str) -> GameSession:
         s = load(game_id, player)
@@ -431,28 +649,16 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
         if kind == "game":
             with lock:
                 s = finished(ref, player)
-            rg = s.__dict__.get("_replay")
-            if rg is None:
-                rg = s.__dict__["_replay"] = replay.ReplayGame.of_game(
-                    s.game, replay.seat_labels(s.row.lineup),
-                    title=f"{s.row.difficulty}, {s.row.target} points")
+                rg = s.__dict__.get("_replay")
+                if rg is None:
+                    rg = s.__dict__["_replay"] = replay.ReplayGame.of_game(
+                        s.game, replay.seat_labels(s.row.lineup),
+                        title=f"{s.row.difficulty}, {s.row.target} points")
             return rg
         if kind == "file":
             if not ref.isdigit() or not 0 <= int(ref) < len(sources):
                 raise Refused(404, f"no record file {ref}")
-            src = sources[int(ref)]
-            try:
-                key = (int(ref), game)
-                rg = file_games.get(key)
-                if rg is None:
-                    rg = file_games[key] = src.game(game)
-                    while len(file_games) > 16:
-                        file_games.popitem(last=False)
-                return rg
-            except replay.TooLarge as e:
-                raise Refused(413, str(e)) from None
-            except ValueError as e:
-                raise Refused(422, str(e)) from None
+            return sources[int(ref)].game(game)
         if kind == "upload":
             with lock:
                 entry = uploads.get(ref)
@@ -460,20 +666,14 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
                     raise Refused(404, "unknown upload: it is kept for the newest "
                                        f"{UPLOADS_KEPT} uploads only; open the file again")
                 uploads.move_to_end(ref)
-            games = entry[1]
-            if not 0 <= game < len(games):
-                raise Refused(422, f"the upload holds {len(games)} game(s); {game} is out of "
-                                   f"range")
-            return games[game]
+            return entry[1].game(game)
         raise Refused(404, f"no replay source {kind!r}")
-
-    file_games: OrderedDict = OrderedDict()
 
     def _summary(rg: replay.ReplayGame) -> dict:
         try:
             out = rg.summary()
         except ValueError as e:
-            raise Refused(422, str(e)) from None
+            raise record_refusal(e) from None
         out["hand"] = 0
         out.update(_page(rg, 0))
         return out
@@ -484,7 +684,7 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
         except IndexError as e:
             raise Refused(404, str(e)) from None
         except ValueError as e:
-            raise Refused(422, str(e)) from None
+            raise record_refusal(e) from None
 
     @app.get("/api/watch/game/{game_id}/record")
     def game_record(game_id: str, player: str = Depends(player_id)):
@@ -495,61 +695,79 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
             "Content-Disposition": f'attachment; filename="spades-{game_id[:8]}.json"'})
 
     @app.get("/api/watch/{kind}/{ref}")
-    def watch_summary(kind: str, ref: str, game: int = 0, player: str = Depends(player_id)):
+    async def watch_summary(kind: str, ref: str, request: Request, game: int = 0,
+                            player: str = Depends(player_id)):
         """The replay's summary (players, hands, frame count) and the frames of its first hand."""
-        return _summary(replay_game(kind, ref, game, player))
+        return await heavy.run(client_key(request),
+                               lambda: _summary(replay_game(kind, ref, game, player)))
 
     @app.get("/api/watch/{kind}/{ref}/hand/{hand}")
-    def watch_hand(kind: str, ref: str, hand: int, game: int = 0,
-                   player: str = Depends(player_id)):
+    async def watch_hand(kind: str, ref: str, hand: int, request: Request, game: int = 0,
+                         player: str = Depends(player_id)):
         """The frames of one hand of the replay."""
-        return _page(replay_game(kind, ref, game, player), hand)
+        return await heavy.run(client_key(request),
+                               lambda: _page(replay_game(kind, ref, game, player), hand))
 
     @app.get("/api/watch/{kind}/{ref}/analysis")
-    def watch_analysis(kind: str, ref: str, move: int, game: int = 0,
-                       player: str = Depends(player_id)):
+    async def watch_analysis(kind: str, ref: str, move: int, request: Request, game: int = 0,
+                             player: str = Depends(player_id)):
         """The decision of move ``move`` (0-based) seen from the acting seat's view: the
         checkpoint's probabilities and the search bot's card values, the move played marked."""
-        rg = replay_game(kind, ref, game, player)
-        total = rg.hands()[-1]["end"]
-        if not 0 <= move < total:
-            raise Refused(404, f"no move {move}: the replay has {total}")
-        g = rg.state_at(move)
-        seat = g.current_player
-        return {"move": move, "seat": seat, "player": rg.players[seat],
-                "analysis": analyst.analyse(g.view(seat), (move, 11), played=rg.moves[move])}
+        return await heavy.run(client_key(request), _analysis, kind, ref, move, game, player)
+
+    def _analysis(kind: str, ref: str, move: int, game: int, player: str) -> dict:
+        rg = replay_game(kind, ref, game, player)  # checks the player may see it
+        key = (kind, ref, game, move)
+        with analyses_lock:
+            out = analyses.get(key)
+            if out is not None:
+                analyses.move_to_end(key)
+                return out
+        try:
+            total = rg.hands()[-1]["end"]
+            if not 0 <= move < total:
+                raise Refused(404, f"no move {move}: the replay has {total}")
+            g = rg.state_at(move)
+            seat = g.current_player
+            out = {"move": move, "seat": seat, "player": rg.players[seat],
+                   "analysis": analyst.analyse(g.view(seat), (move, 11),
+                                               played=rg.moves[move])}
+        except ValueError as e:
+            raise record_refusal(e) from None
+        with analyses_lock:
+            analyses[key] = out
+            while len(analyses) > ANALYSES_KEPT:
+                analyses.popitem(last=False)
+        return out
 
     @app.post("/api/watch/upload")
     async def watch_upload(request: Request, player: str = Depends(player_id)):
         raw = await request.body()
         name = urllib.parse.unquote(request.headers.get("x-file-name", ""))[:120].strip()
         name = "".join(ch for ch in name if ch.isprintable()) or "the uploaded file"
-        return await run_in_threadpool(_upload, raw, name, player)
+        return await heavy.run(client_key(request), _upload, raw, name, player)
 
     def _upload(raw: bytes, name: str, player: str) -> dict:
-        """Parse and check an uploaded record file (off the event loop, two at a time), keep it
-        for its replays, answer the list of its games and the first game's summary."""
-        with upload_work:
-            try:
-                parsed = replay.parse_upload(raw, name)
-                games = [replay.ReplayGame.of_game(g, players, title=name if len(parsed) == 1
-                                                   else f"{name} #{i}")
-                         for i, (g, players) in enumerate(parsed)]
-            except replay.TooLarge as e:
-                raise Refused(413, str(e)) from None
-            except ValueError as e:
-                raise Refused(422, str(e)) from None
-            token = secrets.token_urlsafe(12)
-            with lock:
-                uploads[token] = (player, games)
-                while len(uploads) > UPLOADS_KEPT:
-                    uploads.popitem(last=False)
-            out = _summary(games[0])
+        """Read and check an uploaded record file (``replay.read_records``, as ``--records``
+        does, with the upload's limits; in ``HeavyWork``'s pool), keep it for its replays, answer
+        the list of its games and the first game's summary."""
+        try:
+            src = replay.read_records(raw, name, upload=True)
+        except ValueError as e:
+            raise record_refusal(e) from None
+        token = secrets.token_urlsafe(12)
+        with lock:
+            uploads[token] = (player, src)
+            while len(uploads) > UPLOADS_KEPT:
+                uploads.popitem(last=False)
+        first = min(i for i in range(src.count) if i not in src.refused)
+        out = _summary(src.game(first))
         out["upload"] = token
         out["key"] = f"upload/{token}"
-        out["games"] = [{"index": i, "title": g.title, "moves": len(g.moves)}
-                        for i, g in enumerate(games[:500])]
-        out["game_count"] = len(games)
+        out["game"] = first
+        out["games"] = [{"index": i, "title": src.title(i), "moves": src.moves(i),
+                         "refused": src.refused.get(i)} for i in range(min(src.count, 500))]
+        out["game_count"] = src.count
         return out
 
     return app

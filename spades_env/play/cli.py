@@ -3,9 +3,11 @@ spades_env.play`` run it with a notice).
 
 Serves the app with uvicorn on ``--host``/``--port`` (default ``127.0.0.1:8000``) and opens the
 page in the default browser unless ``--no-browser``. Exit status 2 with a one-line ``error:``
-message for an unusable database, checkpoint or record file (a database that is one of the files
-the app reads is refused before it is opened), an address it cannot listen on, or a
-missing package (naming the extra that installs it); Ctrl-C stops the server with one
+message for an unusable database, checkpoint or record file (read by ``replay.read_records``,
+as an upload is; a file some of whose games are refused starts with a ``warning:`` line; a
+database that is one of the files the app reads is refused before it is opened), an address it
+cannot listen on, or a missing package (naming the extra that installs it); Ctrl-C stops the
+server with one
 ``interrupted`` line and exit status 130.
 """
 
@@ -148,6 +150,12 @@ def _serve(argv) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    for src in app.state.sources:
+        if src.refused:
+            first = min(src.refused)
+            print(f"warning: --records {src.path}: {len(src.refused)} of {src.count} game(s) "
+                  f"refused (they answer with the reason; the others open): "
+                  f"{src.refused[first]}", file=sys.stderr)
     if not local:
         print(f"warning: binding to {args.host}: the game is reachable from other machines, with "
               f"no password and plain HTTP. Use --host 127.0.0.1 to keep it on this computer.",

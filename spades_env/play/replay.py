@@ -19,28 +19,40 @@ shows the complete trick; a move that ends a hand gives a frame with the hand's 
 a frame of the next deal. Replays are full information: the app only serves them for finished games
 of the player and for files given to it.
 
+One reader, ``read_records``, reads every record file, given with ``--records``
+(``load_record_file``) or uploaded: the format is read off the content, every game is checked
+when the file is read (its moves replayed through the engine), and every refusal is a
+``RecordError`` (``TooLarge`` past a size limit), which every route answers the same way.
+
 The app serves a replay hand by hand (``ReplayGame``): a summary (players, the hands with their
 first move and frame, the total of frames), then the frames of one hand per request, so an answer
-is the size of what the page shows. Uploads are bounded by moves before any game is loaded
-(``parse_upload``: ``MAX_REPLAY_MOVES`` per game, ``MAX_UPLOAD_MOVES`` per file, ``TooLarge``).
+is the size of what the page shows. A game is indexed once (its hands and the state every
+``CHECKPOINT_EVERY`` moves), so a request replays a bounded number of moves. Uploads are bounded
+by moves before any game is loaded (``MAX_REPLAY_MOVES`` per game, ``MAX_UPLOAD_MOVES`` and
+``MAX_UPLOAD_GAMES`` per file).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ..cards import BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NUM_CARDS, card_str, mask_to_cards
 from ..engine import FORMAT_TAG, Phase, SpadesGame
-from ..records import (DEFAULT_PLAYERS, RECORD_FORMAT, RECORD_VERSION, check_players, game_record,
-                       load_hand_records, read_game_record_file, write_game_record)
+from ..fileio import TooManyRecords, read_regular
+from ..records import (DEFAULT_PLAYERS, MAX_HAND_RECORDS, MOVES_PER_HAND, RECORD_FORMAT,
+                       RECORD_VERSION, check_players, game_record, load_hand_records,
+                       read_game_records, write_game_record)
 from ..rules import Rules, trick_winner
 
 __all__ = ["RECORD_FORMAT", "RECORD_VERSION", "game_record", "write_game_record",
            "parse_record", "frames_from_game", "frames_from_json_text", "load_record_file",
            "RecordSource", "seat_labels", "replay_frames", "ReplayGame", "parse_upload",
-           "TooLarge", "MAX_REPLAY_MOVES", "MAX_UPLOAD_MOVES", "MAX_UPLOAD_GAMES"]
+           "read_records", "RecordError", "TooLarge", "MAX_REPLAY_MOVES", "MAX_UPLOAD_MOVES",
+           "MAX_UPLOAD_GAMES", "CHECKPOINT_EVERY", "GAMES_KEPT"]
 
 _PHASES = ("bidding", "exchange", "play", "over")
 _SUIT_DISPLAY = (3, 2, 0, 1)
@@ -202,13 +214,45 @@ def frames_from_json_text(text, name: str) -> dict:
     return frames_from_game(game, players, title=name)
 
 
+# ---------------------------------------------------------------------- limits and errors
+MAX_REPLAY_MOVES = 100_000
+"""Most moves of one game the replay view opens (a 500-point game has about 1,000-3,000)."""
+MAX_UPLOAD_MOVES = 200_000
+"""Most moves of all the games of one uploaded file together (bounds the work of an upload)."""
+MAX_UPLOAD_GAMES = 2_000
+"""Most games (or teacher hands) in one uploaded file."""
+CHECKPOINT_EVERY = 512
+"""A ``ReplayGame`` keeps the state every this many moves: ``state_at`` applies at most this
+many moves, whatever the game's length."""
+GAMES_KEPT = 64
+"""``ReplayGame``s (with their checkpoints) a ``RecordSource`` keeps, the most recently opened."""
+
+
+class RecordError(ValueError):
+    """A record file, or a game of it, that the replay view refuses; the message names the file
+    (and the line or hand). Every route answers it the same way: 422 with the message
+    (``TooLarge``: 413)."""
+
+
+class TooLarge(RecordError):
+    """A record past a size limit of the replay view (the app answers 413)."""
+
+
+# ---------------------------------------------------------------------- record files
+_ZIP_MAGIC = b"PK"
+
+
 @dataclass
 class RecordSource:
-    """A record file given to the app (``load_record_file``).
+    """A record file read by ``read_records`` (given with ``--records`` or uploaded); every game
+    in it was checked when it was read. A game that did not load (a move the engine refuses, a
+    save that does not replay to its state) is kept as refused, with its reason: every request
+    for it is answered with that reason (``game`` raises ``RecordError``), and the others open.
 
     Attributes:
-        path: the file; name: its base name; kind: ``games`` (JSON/JSONL) or ``teacher`` (npz).
-        count: games (or teacher hands) in the file.
+        path: where it came from (the path, or the upload's name); name: its base name (titles);
+        kind: ``games`` (JSON/JSONL) or ``teacher`` (npz); count: games (or teacher hands);
+        refused: index -> reason, for the games that did not load.
     """
 
     path: str
@@ -217,13 +261,40 @@ class RecordSource:
     count: int
     _games: list = field(default_factory=list, repr=False)
     _teacher: dict | None = field(default=None, repr=False)
+    refused: dict = field(default_factory=dict)
+    _kept: OrderedDict = field(default_factory=OrderedDict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def title(self, index: int) -> str:
+        """The title of game ``index``: the file's name, with ``#index`` when it holds more."""
+        return self.name if self.count == 1 else f"{self.name} #{index}"
+
+    def moves(self, index: int) -> int:
+        """The number of moves of game ``index`` (in range)."""
+        if index in self.refused:
+            return 0
+        if self.kind == "games":
+            return len(self._games[index][0].moves)
+        return MOVES_PER_HAND
 
     def game(self, index: int) -> "ReplayGame":
-        """Game (or teacher hand) ``index`` as a ``ReplayGame``; ``ValueError`` when out of
-        range."""
+        """Game (or teacher hand) ``index`` as a ``ReplayGame`` (the newest ``GAMES_KEPT`` are
+        kept with their checkpoints); ``RecordError`` when out of range."""
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < self.count:
-            raise ValueError(f"{self.name} holds {self.count} game(s); {index} is out of range")
-        title = f"{self.name} #{index}"
+            raise RecordError(f"{self.name} holds {self.count} game(s); {index} is out of range")
+        if index in self.refused:
+            raise RecordError(self.refused[index])
+        with self._lock:
+            rg = self._kept.get(index)
+            if rg is None:
+                rg = self._kept[index] = self._make(index)
+                while len(self._kept) > GAMES_KEPT:
+                    self._kept.popitem(last=False)
+            self._kept.move_to_end(index)
+            return rg
+
+    def _make(self, index: int) -> "ReplayGame":
+        title = self.title(index)
         if self.kind == "games":
             game, players = self._games[index]
             return ReplayGame.of_game(game, players, title)
@@ -247,42 +318,145 @@ class RecordSource:
         return self.game(index).full()
 
 
+def _check_hand(src: RecordSource, index: int) -> None:
+    """Replay teacher hand ``index`` through the engine: every move legal, the hand ending with
+    its last move."""
+    rg = src._make(index)
+    g = rg._start()
+    last = len(rg.moves) - 1
+    for k, a in enumerate(rg.moves):
+        try:
+            g.apply(a)
+        except ValueError as e:
+            raise RecordError(f"{src.name}: hand {index}: move {k} ({a}) is refused by the "
+                              f"engine: {e}") from None
+        if g.hand_number and k != last:
+            raise RecordError(f"{src.name}: hand {index}: the hand ends at move {k}, before its "
+                              f"last ({last})")
+    if not g.hand_number:
+        raise RecordError(f"{src.name}: hand {index}: its {len(rg.moves)} moves do not finish "
+                          f"the hand")
+
+
+def _read_hands(data: bytes, where: str, name: str, upload: bool) -> RecordSource:
+    try:
+        rec = load_hand_records(where, data=data,
+                                max_hands=MAX_UPLOAD_GAMES if upload else MAX_HAND_RECORDS)
+    except TooManyRecords as e:
+        raise TooLarge(f"{e}; the replay view opens at most {MAX_UPLOAD_GAMES} hands of an "
+                       f"uploaded file") from None
+    n = len(rec["seed"])
+    if not n:
+        raise RecordError(f"{where}: no hand in the file")
+    if upload and n * MOVES_PER_HAND > MAX_UPLOAD_MOVES:
+        raise TooLarge(f"{where}: {n * MOVES_PER_HAND} moves in all; an upload may hold at most "
+                       f"{MAX_UPLOAD_MOVES}")
+    src = RecordSource(where, name, "teacher", n, _teacher=rec)
+    for i in range(n):
+        try:
+            _check_hand(src, i)
+        except RecordError as e:
+            src.refused[i] = str(e)
+    return _some_loaded(src)
+
+
+def _some_loaded(src: RecordSource) -> RecordSource:
+    """``src``, unless none of its games loaded: then the first one's reason is the file's
+    (naming ``src.path``; a game's reason names the file as its titles do, ``src.name``)."""
+    if len(src.refused) == src.count:
+        why = src.refused[0]
+        raise RecordError(src.path + why[len(src.name):] if why.startswith(src.name) else why)
+    return src
+
+
+def _read_games(data: bytes, where: str, name: str, upload: bool) -> RecordSource:
+    try:
+        docs = read_game_records(data, where, most=MAX_UPLOAD_GAMES if upload else None)
+    except TooManyRecords as e:
+        raise TooLarge(str(e)) from None
+    total = 0
+    for d, at in docs:
+        n = _record_moves(d)
+        if n > MAX_REPLAY_MOVES:
+            raise TooLarge(f"{at}: {n} moves; the replay view opens games of at most "
+                           f"{MAX_REPLAY_MOVES} moves")
+        total += n
+    if upload and total > MAX_UPLOAD_MOVES:
+        raise TooLarge(f"{where}: {total} moves in all; an upload may hold at most "
+                       f"{MAX_UPLOAD_MOVES}")
+    games, refused = [], {}
+    for i, (d, at) in enumerate(docs):
+        try:
+            games.append(parse_record(d, name + at[len(where):]))
+        except ValueError as e:
+            games.append(None)
+            refused[i] = str(e)
+    return _some_loaded(RecordSource(where, name, "games", len(games), _games=games,
+                                     refused=refused))
+
+
+def read_records(data, where: str, name: str | None = None, upload: bool = False
+                 ) -> RecordSource:
+    """The one reader of record files, whoever gives them (``load_record_file`` for
+    ``--records``, the app's upload): the same bytes are accepted or refused, with the same
+    reason, either way.
+
+    The format is read off the content: a zip archive is teacher records (``.npz``,
+    ``records.load_hand_records``), anything else UTF-8 text, one JSON game record or engine
+    save, or JSON lines of them (``records.read_game_records``). Every game is checked now, so
+    no later request meets a bad one: a JSON game by loading it (``SpadesGame.from_dict`` replays
+    its moves and compares the result), a teacher hand by replaying its 56 moves through the
+    engine; a game that does not load is kept as refused with its reason (``RecordSource``),
+    and a file none of whose games loads is refused with the first game's reason. A game of more
+    than ``MAX_REPLAY_MOVES`` moves refuses the file; an upload
+    (``upload=True``) also holds at most ``MAX_UPLOAD_GAMES`` games and ``MAX_UPLOAD_MOVES``
+    moves (it is checked before the games are loaded).
+
+    Args:
+        data: the file's bytes. where: what the messages name (a path, an upload's name).
+        name: the name in titles (default ``where``).
+    Raises:
+        TooLarge: past a size limit. RecordError: anything else refused (the message starts
+            with ``where``).
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    data = bytes(data)
+    name = name or where
+    try:
+        if data[:2] == _ZIP_MAGIC:
+            return _read_hands(data, where, name, upload)
+        return _read_games(data, where, name, upload)
+    except RecordError:
+        raise
+    except ValueError as e:
+        raise RecordError(str(e)) from None
+
+
 def load_record_file(path: str) -> RecordSource:
-    """Open a record file for the replay view (every game in it is loaded and checked now).
+    """Read a record file given with ``--records`` (``read_records``: every game in it is
+    loaded and checked now).
 
     Raises:
-        ValueError: missing, unreadable, or not one of the formats of the module table (the
-            message names the file and, for JSONL, the line).
+        RecordError (a ValueError): missing, unreadable, a special file, or refused by
+            ``read_records`` (the message names the file and, for JSONL, the line).
     """
-    name = os.path.basename(path)
-    if not os.path.isfile(path):
-        raise ValueError(f"{path}: no such record file")
-    if path.endswith(".npz"):
-        rec = load_hand_records(path)
-        return RecordSource(path, name, "teacher", len(rec["seed"]), _teacher=rec)
-    games = [parse_record(d, where) for d, where in read_game_record_file(path)]
-    if not games:
-        raise ValueError(f"{path}: no game in the file")
-    return RecordSource(path, name, "games", len(games), _games=games)
+    try:
+        data = read_regular(path, "record file")
+    except ValueError as e:
+        raise RecordError(str(e)) from None
+    return read_records(data, path, os.path.basename(path))
 
 
 # ---------------------------------------------------------------------- paged replays
-MAX_REPLAY_MOVES = 100_000
-"""Most moves of one game the replay view opens (a 500-point game has about 1,000-3,000)."""
-MAX_UPLOAD_MOVES = 200_000
-"""Most moves of all the games of one uploaded file together (bounds the work of an upload)."""
-MAX_UPLOAD_GAMES = 2_000
-"""Most games in one uploaded file."""
-
-
-class TooLarge(ValueError):
-    """A record past a size limit of the replay view (the app answers 413)."""
-
-
 class ReplayGame:
     """One game of a replay source, served hand by hand (``summary``, ``hand_frames``): the page
-    shows one frame at a time, so no answer holds more than one hand's frames, and the work of a
-    request is bounded by ``MAX_REPLAY_MOVES`` engine moves.
+    shows one frame at a time, so no answer holds more than one hand's frames.
+
+    The game is indexed once, by one pass over its moves on first use (``hands``; thread-safe):
+    its hands, and the state every ``CHECKPOINT_EVERY`` moves, so ``state_at`` and
+    ``hand_frames`` apply at most ``CHECKPOINT_EVERY`` (plus one hand's) moves whatever the
+    game's length.
 
     Args:
         title, players, rules, winner: shown by the page.
@@ -301,6 +475,8 @@ class ReplayGame:
         self._start = start
         self.one_hand = one_hand
         self._hands = None
+        self._checkpoints: list[SpadesGame] = []
+        self._index_lock = threading.Lock()
         if len(self.moves) > MAX_REPLAY_MOVES:
             raise TooLarge(f"{title}: {len(self.moves)} moves; the replay view opens games of at "
                            f"most {MAX_REPLAY_MOVES} moves")
@@ -316,26 +492,51 @@ class ReplayGame:
         return cls(title, players, rules, game.winner, game.moves, lambda: SpadesGame(rules))
 
     def state_at(self, move: int) -> SpadesGame:
-        """A fresh game after the first ``move`` moves."""
-        g = self._start()
-        for a in self.moves[:move]:
+        """A fresh game after the first ``move`` moves (0 <= ``move`` <= the moves indexed):
+        a copy of the checkpoint before it, plus at most ``CHECKPOINT_EVERY`` moves."""
+        self.hands()
+        base = min(move // CHECKPOINT_EVERY, len(self._checkpoints) - 1)
+        g = self._checkpoints[base].clone()
+        g.moves = self.moves[:base * CHECKPOINT_EVERY]
+        for a in self.moves[base * CHECKPOINT_EVERY:move]:
             g.apply(a)
         return g
+
+    @staticmethod
+    def _checkpoint(g: SpadesGame) -> SpadesGame:
+        """A copy of ``g`` without its move log (``state_at`` puts it back)."""
+        moves, g.moves = g.moves, []
+        try:
+            return g.clone()
+        finally:
+            g.moves = moves
 
     def hands(self) -> list[dict]:
         """Per hand: ``start`` (its first move), ``end`` (one past its last), ``first_frame``
         (the index of its deal frame in the whole replay), ``frames``, and ``scores``/``bags``
-        after it (None for an unfinished hand). One pass over the moves, then cached."""
-        if self._hands is None:
+        after it (None for an unfinished hand). One pass over the moves (which also keeps the
+        checkpoints of ``state_at``), then cached.
+
+        Raises:
+            ValueError: a move the engine refuses (never for a game ``read_records`` checked).
+        """
+        if self._hands is not None:
+            return self._hands
+        with self._index_lock:
+            if self._hands is not None:
+                return self._hands
             g = self._start()
+            checkpoints = [self._checkpoint(g)]
             out, start = [], 0
             for k, a in enumerate(self.moves):
                 before = g.hand_number
                 try:
                     g.apply(a)
                 except ValueError as e:
-                    raise ValueError(f"{self.title}: move {k} ({a}) is refused by the engine: "
-                                     f"{e}") from None
+                    raise RecordError(f"{self.title}: move {k} ({a}) is refused by the engine: "
+                                      f"{e}") from None
+                if (k + 1) % CHECKPOINT_EVERY == 0:
+                    checkpoints.append(self._checkpoint(g))
                 if g.hand_number > before:
                     out.append({"start": start, "end": k + 1, "scores": list(g.scores),
                                 "bags": list(g.bags)})
@@ -351,6 +552,7 @@ class ReplayGame:
                 h["first_frame"] = frame
                 h["frames"] = h["end"] - h["start"] + 1
                 frame += h["frames"]
+            self._checkpoints = checkpoints
             self._hands = out
         return self._hands
 
@@ -390,47 +592,15 @@ def _record_moves(d) -> int:
 
 
 def parse_upload(raw, name: str) -> list[tuple[SpadesGame, list[str]]]:
-    """The games of an uploaded file: one JSON game record (or engine save), or JSONL with one
-    per line (the arena's ``--records``). Sizes are checked before the games are loaded.
+    """The games and player names of an uploaded JSON or JSONL file (``read_records`` with the
+    upload's limits; kept for callers of 0.8.0).
 
     Raises:
-        TooLarge: more than ``MAX_UPLOAD_GAMES`` games, a game of more than ``MAX_REPLAY_MOVES``
-            moves, or more than ``MAX_UPLOAD_MOVES`` moves in all.
-        ValueError: invalid JSON or a record that does not load (the message names the line).
+        TooLarge, RecordError: as ``read_records``; also teacher records (not games).
     """
-    try:
-        text = raw.decode("utf-8") if isinstance(raw, (bytes, bytearray)) else str(raw)
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{name}: not a spades_env game record: not UTF-8 text ({e})") from None
-    try:
-        docs = [(name, json.loads(text))]
-    except RecursionError:
-        raise ValueError(f"{name}: not a spades_env game record: JSON nested too deeply"
-                         ) from None
-    except json.JSONDecodeError as whole:
-        lines = [(i, ln) for i, ln in enumerate(text.splitlines()) if ln.strip()]
-        if len(lines) < 2:
-            raise ValueError(f"{name}: not a spades_env game record: invalid JSON ({whole})"
-                             ) from None
-        if len(lines) > MAX_UPLOAD_GAMES:
-            raise TooLarge(f"{name}: {len(lines)} lines; the replay view opens at most "
-                           f"{MAX_UPLOAD_GAMES} games of one file") from None
-        docs = []
-        for i, ln in lines:
-            try:
-                docs.append((f"{name}: line {i + 1}", json.loads(ln)))
-            except RecursionError:
-                raise ValueError(f"{name}: line {i + 1}: JSON nested too deeply") from None
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{name}: line {i + 1}: invalid JSON ({e})") from None
-    total = 0
-    for where, d in docs:
-        n = _record_moves(d)
-        if n > MAX_REPLAY_MOVES:
-            raise TooLarge(f"{where}: {n} moves; the replay view opens games of at most "
-                           f"{MAX_REPLAY_MOVES} moves")
-        total += n
-    if total > MAX_UPLOAD_MOVES:
-        raise TooLarge(f"{name}: {total} moves in all; an upload may hold at most "
-                       f"{MAX_UPLOAD_MOVES}")
-    return [parse_record(d, where) for where, d in docs]
+    src = read_records(raw, name, upload=True)
+    if src.kind != "games":
+        raise RecordError(f"{name}: teacher records, not game records (use read_records)")
+    if src.refused:
+        raise RecordError(next(iter(src.refused.values())))
+    return list(src._games)

@@ -983,7 +983,7 @@ def test_arena_records_open_in_the_replay_view(tmp_path, capsys):
     app = create_app(str(tmp_path / "db.sqlite3"), records=[str(out)])
     c = _client(app)
     assert c.get("/api/watch").json()["records"] == [
-        {"key": "file/0", "name": "arena.jsonl", "kind": "games", "games": 4}]
+        {"key": "file/0", "name": "arena.jsonl", "kind": "games", "games": 4, "refused": 0}]
     points, won = [0, 0], [0, 0]
     for i in range(4):
         pair, rot = divmod(i, 2)

@@ -364,3 +364,225 @@ def test_replay_analysis_marks_the_move_played(tmp_path):
     assert [row["action"] for row in rows if row["played"]] == [g.moves[10]]
     assert a["analysis"]["checkpoint_error"] == "no checkpoint given"
     assert c.get(f"/api/watch/file/0/analysis?move={len(g.moves)}").status_code == 404
+
+
+# ---------------------------------------------------------------------- one client's burst
+_SERVER = """
+import sys, time
+import uvicorn
+from spades_env.play.analysis import Analyst
+from spades_env.play.app import create_app
+
+
+class Burning(Analyst):  # 50 ms of pure-Python CPU per analysis, like a small search
+    def __init__(self):
+        super().__init__(None)
+
+    def analyse(self, view, key=(0,), played=None):
+        t = time.thread_time()
+        while time.thread_time() - t < 0.05:
+            pass
+        return {"seat": int(view.seat), "rows": [], "played": played}
+
+
+app = create_app(sys.argv[1], analyst=Burning())
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+"""
+
+
+_BURST = """
+import http.client, json, sys, threading, time
+port, cookie, key, moves, hands, seconds = sys.argv[1:]
+moves, hands, stop = int(moves), int(hands), time.time() + float(seconds)
+statuses = []
+
+
+def one(path):
+    c = http.client.HTTPConnection("127.0.0.1", int(port), timeout=60)
+    try:
+        c.request("GET", path, headers={"Host": "localhost", "Cookie": f"spades_player={cookie}"})
+        r = c.getresponse()
+        r.read()
+        return r.status, r.getheader("retry-after")
+    finally:
+        c.close()
+
+
+def burst(i):
+    k = 0
+    while time.time() < stop:
+        k += 1
+        path = (f"/api/watch/{key}/analysis?move={moves - 1 - 97 * i - 7 * k}" if (i + k) % 2
+                else f"/api/watch/{key}/hand/{hands - 1 - i}")
+        try:
+            st, retry = one(path)
+        except OSError as e:
+            statuses.append(type(e).__name__)
+            continue
+        statuses.append(st)
+        if st == 429:
+            if retry != "1":
+                statuses.append("bad Retry-After")
+            time.sleep(0.5)  # a client that retries twice a second
+
+
+threads = [threading.Thread(target=burst, args=(i,)) for i in range(60)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(json.dumps(statuses))
+"""
+
+
+def test_one_clients_burst_does_not_hold_another_client(tmp_path):
+    """Client A uploads a long game (about 50,000 moves) and fires 60 replay requests at once
+    (analyses and hands near its end), again and again for 3 s; client B's requests meanwhile
+    (the config, a hand of its own small upload) are each answered within 0.5 s. A gets 429 with
+    Retry-After beyond its share; nothing answers 5xx. (Before: every such request replayed the
+    game from move 0 in the shared thread pool, and B waited 10-20 s.)"""
+    import http.client
+    import os
+    import statistics
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    port = _free_port()
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    srv = subprocess.Popen([sys.executable, "-c", _SERVER, str(tmp_path / "db.sqlite3"),
+                            str(port)], env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+
+    def req(path, cookie, body=None, timeout=60):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        t = time.time()
+        try:
+            c.request("POST" if body is not None else "GET", path, body=body,
+                      headers={"Host": "localhost", "Cookie": f"{COOKIE}={cookie}"})
+            r = c.getresponse()
+            data = r.read()
+            return r.status, data, time.time() - t, r.getheader("retry-after")
+        finally:
+            c.close()
+
+    a, b = "a" * 20, "b" * 20
+    burst = None
+    try:
+        long_body, short_body = _long_record(900), _long_record(2, seed=2)
+        deadline = time.time() + 30
+        while True:
+            try:
+                req("/api/config", a, timeout=2)
+                break
+            except OSError:
+                assert time.time() < deadline and srv.poll() is None, "the server did not start"
+                time.sleep(0.2)
+        st, data, _, _ = req("/api/watch/upload", a, long_body)
+        assert st == 200, data[:300]
+        up = json.loads(data)
+        moves, hands = up["moves"], len(up["hands"])
+        assert moves > 45_000
+        st, data, _, _ = req("/api/watch/upload", b, short_body)
+        assert st == 200, data[:300]
+        b_hand = f"/api/watch/{json.loads(data)['key']}/hand/1"
+        idle = [req(path, b)[2] for _ in range(3) for path in ("/api/config", b_hand)]
+        burst = subprocess.Popen([sys.executable, "-c", _BURST, str(port), a, up["key"],
+                                  str(moves), str(hands), "3.0"], env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        stop = time.time() + 3.0
+        time.sleep(0.3)
+        lat = {"config": [], "hand": []}
+        while time.time() < stop:
+            for what, path in (("config", "/api/config"), ("hand", b_hand)):
+                st, data, dt, _ = req(path, b)
+                assert st == 200, data[:300]
+                lat[what].append(dt)
+            time.sleep(0.05)
+        out, _ = burst.communicate(timeout=60)
+        statuses = json.loads(out.strip().splitlines()[-1])
+    finally:
+        for p in (burst, srv):
+            if p is not None and p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+    figures = {k: (round(statistics.median(v), 3), round(max(v), 3), len(v))
+               for k, v in lat.items()}
+    print(f"client B without a burst: max {max(idle):.3f} s; "
+          f"during client A's burst (median s, max s, probes): {figures}; "
+          f"A's answers: {sorted(((s, statuses.count(s)) for s in set(statuses)), key=str)}")
+    assert all(len(v) >= 5 for v in lat.values()), figures
+    assert max(lat["config"]) < 0.5 and max(lat["hand"]) < 0.5, figures
+    assert 200 in statuses and 429 in statuses
+    assert not [s for s in statuses if not isinstance(s, int) or s >= 500], statuses
+
+
+def test_heavy_work_limits_each_client():
+    """A client's requests run one at a time, in order; one past its limit is answered 429
+    (Retry-After: 1) at once, past the server's 503; another client's request runs meanwhile;
+    a waiting request whose client went away is dropped unrun."""
+    import asyncio
+
+    from spades_env.play.app import Busy, HeavyWork
+    heavy = HeavyWork(workers=2, per_client=3, most=5)
+    gate = threading.Event()
+    ran = []
+
+    def job(name):
+        ran.append(name)
+        assert gate.wait(10)
+        return name
+
+    async def main():
+        a = [asyncio.ensure_future(heavy.run("a", job, f"a{i}")) for i in range(3)]
+        await asyncio.sleep(0.1)
+        assert ran == ["a0"]  # one at a time per client
+        with pytest.raises(Busy) as e:
+            await heavy.run("a", job, "a3")
+        assert e.value.status == 429 and e.value.headers == {"Retry-After": "1"}
+        b = asyncio.ensure_future(heavy.run("b", lambda: "b0"))
+        assert await asyncio.wait_for(b, 5) == "b0"  # not behind a's requests
+        c = [asyncio.ensure_future(heavy.run("c", job, f"c{i}")) for i in range(2)]
+        await asyncio.sleep(0.1)
+        with pytest.raises(Busy) as e:  # five in flight in all
+            await heavy.run("d", lambda: 1)
+        assert e.value.status == 503
+        a[1].cancel()  # its client went away while it waited
+        await asyncio.sleep(0.05)
+        gate.set()
+        assert await asyncio.gather(a[0], a[2], *c) == ["a0", "a2", "c0", "c1"]
+        assert ran.index("a2") > ran.index("a0") and "a1" not in ran
+        assert await heavy.run("a", lambda: 7) == 7
+
+    asyncio.run(main())
+    heavy.close()
+
+
+def test_replay_state_at_is_bounded_and_exact(monkeypatch):
+    """A replay is indexed once: ``state_at`` applies at most ``CHECKPOINT_EVERY`` moves and
+    gives the state (and view) a replay from move 0 gives; a repeated analysis is answered from
+    the cache."""
+    body = json.loads(_long_record(60))
+    g = SpadesGame.from_dict(body["game"])
+    rg = replay.ReplayGame.of_game(g, title="long")
+    rg.hands()
+    applied = []
+    real_apply = SpadesGame.apply
+    monkeypatch.setattr(SpadesGame, "apply",
+                        lambda self, a, seat=None: (applied.append(a), real_apply(self, a, seat)))
+    for move in (0, 1, replay.CHECKPOINT_EVERY, len(g.moves) - 1, len(g.moves) - 300):
+        applied.clear()
+        got = rg.state_at(move)
+        assert len(applied) <= replay.CHECKPOINT_EVERY
+        monkeypatch.setattr(SpadesGame, "apply", real_apply)
+        want = SpadesGame.replay(g.moves[:move], initial=g.initial)
+        assert got.to_dict() == want.to_dict()
+        assert got.view(got.current_player) == want.view(want.current_player)
+        monkeypatch.setattr(SpadesGame, "apply",
+                            lambda self, a, seat=None: (applied.append(a),
+                                                        real_apply(self, a, seat)))
+    applied.clear()
+    page = rg.hand_frames(len(rg.hands()) - 1)
+    assert len(applied) <= replay.CHECKPOINT_EVERY + 60 and page["frames"]

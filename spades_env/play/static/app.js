@@ -33,7 +33,7 @@ const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 async function api(path, body, method, headers) {
   const opts = body === undefined ? { method: method || "GET" } : {
     method: method || "POST", headers: { "Content-Type": "application/json", ...(headers || {}) },
-    body: typeof body === "string" ? body : JSON.stringify(body),
+    body: typeof body === "string" || body instanceof ArrayBuffer ? body : JSON.stringify(body),
   };
   let r;
   try {
@@ -684,7 +684,7 @@ function watchError(text) {
   $("watch-error").textContent = text;
 }
 
-// key: "game/ID", "file/N?game=K" or "upload/TOKEN?game=K"; upload: the file's text to send first
+// key: "game/ID", "file/N?game=K" or "upload/TOKEN?game=K"; upload: the file's bytes to send first
 async function loadReplay(key, upload) {
   const token = ++replayToken;
   replay = null;
@@ -695,7 +695,7 @@ async function loadReplay(key, upload) {
   let summary;
   try {
     if (upload) {
-      summary = await api("/api/watch/upload", upload.text, "POST", { "X-File-Name": encodeURIComponent(upload.name) });
+      summary = await api("/api/watch/upload", upload.data, "POST", { "X-File-Name": encodeURIComponent(upload.name) });
     } else {
       summary = await api(`/api/watch/${key}`);
     }
@@ -707,15 +707,16 @@ async function loadReplay(key, upload) {
   }
   if (token !== replayToken) return;
   if (upload) {
-    key = `${summary.key}?game=0`;
+    key = `${summary.key}?game=${summary.game || 0}`;
     const gsel = $("watch-game");
     gsel.innerHTML = "";
     for (const g of summary.games) {
       const o = document.createElement("option");
-      o.value = `${summary.key}?game=${g.index}`; o.textContent = g.title;
+      o.value = `${summary.key}?game=${g.index}`; o.textContent = g.refused ? `${g.title} (refused)` : g.title;
       gsel.appendChild(o);
     }
     gsel.hidden = summary.game_count < 2;
+    gsel.value = key;
     $("watch-source").value = "";
   }
   const [path, query] = key.split("?");
@@ -858,7 +859,7 @@ function wire() {
   $("watch-analysis-on").onchange = () => { if (replay) showFrame(frameIdx); };
   $("watch-file").onchange = async (e) => {
     const f = e.target.files[0];
-    if (f) loadReplay(null, { name: f.name, text: await f.text() });
+    if (f) loadReplay(null, { name: f.name, data: await f.arrayBuffer() });
     e.target.value = "";
   };
   $("w-first").onclick = () => showFrame(0);

@@ -1,0 +1,183 @@
+"""One reader and one error path for every record file: the same file gets the same answer on
+every replay route, from ``--records`` (``spades play``, ``create_app``) and from the upload."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from spades_env import Rules, SpadesGame  # noqa: E402
+from spades_env.play import cli, replay  # noqa: E402
+from spades_env.play.analysis import Analyst  # noqa: E402
+from spades_env.play.app import COOKIE, create_app  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHIPPED = os.path.join(ROOT, "checkpoints", "records", "hard_records.npz")
+
+
+class NoAnalysis(Analyst):
+    def __init__(self):
+        super().__init__(None)
+
+
+def _client(app) -> TestClient:
+    c = TestClient(app, raise_server_exceptions=False)
+    c.cookies.set(COOKIE, "p" * 20)
+    return c
+
+
+def _game(seed: int = 3, hands: int = 2) -> SpadesGame:
+    """A game of ``hands`` hands of random legal moves (bids of 3, so it stays short)."""
+    g = SpadesGame(Rules(target_score=1000), seed=seed)
+    rng = np.random.default_rng(seed)
+    while g.hand_number < hands:
+        la = g.legal_actions()
+        g.apply(55 if 55 in la else la[int(rng.integers(len(la)))])
+    return g
+
+
+def _record(g: SpadesGame) -> str:
+    return json.dumps(replay.game_record(g, ["A", "B", "C", "D"]))
+
+
+def _hands(tmp_path, name: str, n: int = 3, swap=(), spoil=()) -> str:
+    """``n`` teacher hands of the shipped records; ``swap``: hands whose moves 10 and 20 are
+    swapped (move 10 then no longer legal); ``spoil``: hands whose first bid is a card."""
+    d = dict(np.load(SHIPPED))
+    for k in ("seed", "scores", "bags", "moves"):
+        d[k] = d[k][:n].copy()
+    for h in swap:
+        d["moves"][h, 10], d["moves"][h, 20] = d["moves"][h, 20], d["moves"][h, 10]
+    for h in spoil:
+        d["moves"][h, 0] = d["moves"][h, 4]
+    path = str(tmp_path / name)
+    np.savez(path, **d)
+    return path
+
+
+def _bad_game_line(g: SpadesGame) -> str:
+    d = json.loads(_record(g))
+    d["game"]["moves"][5] = (d["game"]["moves"][5] + 1) % 52
+    return json.dumps(d)
+
+
+ROUTES = ["", "/hand/0", "/analysis?move=0", "/analysis?move=30"]
+
+
+@pytest.mark.parametrize("fmt", ["npz", "jsonl"])
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_refused_game_gets_one_answer_on_every_route(tmp_path, fmt, route):
+    """A game whose moves the engine refuses is found when the file is read; every route of it
+    answers 422 with that reason, given with --records or uploaded; the file's other games
+    open. (Before: the summary and hand answered 422, the analysis 500.)"""
+    g = _game()
+    if fmt == "npz":
+        path = _hands(tmp_path, "bad.npz", swap=(0,))
+        why = "bad.npz: hand 0: move 10 (16) is refused by the engine: must follow suit"
+    else:
+        path = str(tmp_path / "bad.jsonl")
+        with open(path, "w") as f:
+            f.write(_bad_game_line(g) + "\n" + _record(g) + "\n")
+        why = "bad.jsonl: line 1: corrupt spades_env saved game"
+    c = _client(create_app(str(tmp_path / "db.sqlite3"), records=[path], analyst=NoAnalysis()))
+    with open(path, "rb") as f:
+        up = c.post("/api/watch/upload", content=f.read(),
+                    headers={"X-File-Name": os.path.basename(path)})
+    assert up.status_code == 200, up.text
+    assert up.json()["game"] == 1 and up.json()["games"][0]["refused"].startswith(why)
+    assert c.get("/api/watch").json()["records"][0]["refused"] == 1
+    answers = []
+    for key in ("file/0", up.json()["key"]):
+        base, _, query = route.partition("?")
+        r = c.get(f"/api/watch/{key}{base}?game=0" + (f"&{query}" if query else ""))
+        assert r.status_code == 422, r.text
+        answers.append(r.json()["detail"])
+        ok = c.get(f"/api/watch/{key}{base}?game=1" + (f"&{query}" if query else ""))
+        assert ok.status_code == 200, ok.text
+    assert answers[0] == answers[1] and answers[0].startswith(why)
+
+
+def _files(tmp_path) -> dict[str, bytes]:
+    g, h = _game(3), _game(4)
+    rec, save = _record(g), g.to_json()
+    one = json.loads(rec)
+    one["players"] = "nobody"
+    deep = "[" * 100_000 + "]" * 100_000
+    hands = open(_hands(tmp_path, "h.npz"), "rb").read()
+    all_bad = open(_hands(tmp_path, "hb.npz", n=2, spoil=(0, 1)), "rb").read()
+    return {
+        "one.json": rec.encode(),
+        "save.json": save.encode(),
+        "bom.json": b"\xef\xbb\xbf" + rec.encode(),
+        "pretty.json": json.dumps(json.loads(rec), indent=1).encode(),
+        "two.jsonl": (rec + "\n\n" + _record(h) + "\n").encode(),
+        "lines.json": (rec + "\n" + save + "\n").encode(),  # JSON lines in a .json name
+        "single.jsonl": (rec + "\n").encode(),
+        "some_bad.jsonl": (_bad_game_line(g) + "\n" + rec + "\n").encode(),
+        "hands.npz": hands,
+        "hands.bin": hands,  # the format is the content, not the name
+        "all_bad.npz": all_bad,
+        "bad.json": _bad_game_line(g).encode(),
+        "players.json": json.dumps(one).encode(),
+        "chess.json": b'{"format": "chess"}',
+        "empty.jsonl": b"\n \n",
+        "latin1.json": rec.encode()[:-2] + b"\xe9}",
+        "broken.jsonl": (rec + "\n{oops\n").encode(),
+        "deep.json": deep.encode(),
+        "text.npz": b"not an archive",
+        "zip.npz": b"PK\x03\x04 not really",
+    }
+
+
+def test_the_command_line_and_the_upload_answer_a_file_the_same(tmp_path, capsys):
+    """Each file is accepted by ``--records`` (``create_app``; ``spades play`` exits 2 with one
+    ``error:`` line otherwise) exactly when the upload accepts it, with the same games and the
+    same reason (the path in place of the name). (Before: a teacher ``.npz`` was refused by the
+    upload, JSON lines in a ``.json`` file by ``--records``.)"""
+    outcomes = {}
+    for name, data in _files(tmp_path).items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        db = str(tmp_path / f"{name}.sqlite3")
+        try:
+            app = create_app(db, records=[str(path)], analyst=NoAnalysis())
+            listed = _client(app).get("/api/watch").json()["records"][0]
+            cli_answer = ("ok", listed["games"], listed["refused"])
+        except ValueError as e:
+            cli_answer = ("refused", str(e).replace(str(path), name))
+            assert cli.main(["--no-browser", "--db", db, "--port", "1",
+                             "--records", str(path)]) == 2
+            err = capsys.readouterr().err
+            assert err == f"error: {e}\n"
+        r = _client(create_app(str(tmp_path / "up.sqlite3"), analyst=NoAnalysis())).post(
+            "/api/watch/upload", content=data, headers={"X-File-Name": name})
+        assert r.status_code in (200, 413, 422), (name, r.status_code, r.text)
+        if r.status_code == 200:
+            up = r.json()
+            up_answer = ("ok", up["game_count"], sum(g["refused"] is not None
+                                                     for g in up["games"]))
+        else:
+            up_answer = ("refused", r.json()["detail"])
+        assert cli_answer == up_answer, name
+        outcomes[name] = cli_answer[0]
+    assert [n for n, o in outcomes.items() if o == "ok"] == [
+        "one.json", "save.json", "bom.json", "pretty.json", "two.jsonl", "lines.json",
+        "single.jsonl", "some_bad.jsonl", "hands.npz", "hands.bin"]
+
+
+def test_the_shipped_teacher_records_open_by_upload():
+    """The shipped ``hard_records.npz`` (5,600 hands) is checked hand by hand when read; an
+    upload holds at most ``MAX_UPLOAD_GAMES`` hands (413)."""
+    src = replay.load_record_file(SHIPPED)
+    assert src.kind == "teacher" and src.count == 5600 and not src.refused
+    with open(SHIPPED, "rb") as f:
+        data = f.read()
+    with pytest.raises(replay.TooLarge, match="declares 5600 records; at most 2000"):
+        replay.read_records(data, "hard_records.npz", upload=True)
