@@ -488,7 +488,7 @@ def _build(path: str, cc: str) -> None:
 
 
 _SYMBOLS = ("sp_step", "sp_render", "sp_start_hands", "sp_end_hands", "sp_check", "sp_sample",
-            "sp_step_render", "sp_openmp", "sp_playouts")
+            "sp_step_render", "sp_openmp", "sp_playouts", "sp_env_size")
 
 
 _loads = 0  # dlopen calls so far: makes each /proc/self/fd name unique (see _dlopen)
@@ -496,20 +496,33 @@ _loads = 0  # dlopen calls so far: makes each /proc/self/fd name unique (see _dl
 
 def _dlopen(path: str, fd: int):
     """``ctypes.CDLL`` of the verified open file ``fd`` (through ``/proc/self/fd`` where it exists,
-    so the bytes loaded are the bytes hashed), checked for every kernel symbol.
+    so the bytes loaded are the bytes hashed), checked for every kernel symbol and for its
+    ``sp_env`` size against the ``SpEnv`` mirror read from the source.
 
     The dynamic loader reuses an already loaded library whose name matches, so each call uses a
     name not used before (``/proc/self/fd/./N``, ``/proc/self/fd/././N``...): a descriptor number
-    reused after an earlier load must not bring back that earlier library."""
+    reused after an earlier load must not bring back that earlier library. Another copy of this
+    module in the process (a reload, or an older version beside this one in
+    ``benchmarks/bench_before_after.py``) counts names on its own, so a name may still bring back
+    its library: one whose ``sp_env`` size is not this build's is passed over for the next name."""
     global _loads
-    _loads += 1
-    target = f"/proc/self/fd/{'./' * _loads}{fd}" if os.path.isdir("/proc/self/fd") else path
-    lib = ctypes.CDLL(target)
-    missing = [s for s in _SYMBOLS if not hasattr(lib, s)]
+    for _ in range(64):
+        _loads += 1
+        target = f"/proc/self/fd/{'./' * _loads}{fd}" if os.path.isdir("/proc/self/fd") else path
+        lib = ctypes.CDLL(target)
+        missing = [s for s in _SYMBOLS if not hasattr(lib, s)]
+        if not missing:
+            lib.sp_env_size.restype = ctypes.c_int64
+            lib.sp_env_size.argtypes = []
+            if lib.sp_env_size() == ctypes.sizeof(SpEnv):
+                return lib
+        if target == path:  # no /proc/self/fd: the name is the file's, nothing else to try
+            break
     if missing:
         raise NativeUnavailable(f"{path} is not a spades_env kernel: it lacks the symbol(s) "
                                 f"{', '.join(missing)}")
-    return lib
+    raise NativeUnavailable(f"{path}: the loaded kernel's sp_env does not match its ctypes mirror "
+                            f"(another build of the kernel is loaded under that name)")
 
 
 def load_kernel():

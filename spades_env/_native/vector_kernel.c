@@ -384,6 +384,11 @@ int64_t sp_step_render(const sp_env *e, const int64_t *a, int64_t t, float *out,
     return 0;
 }
 
+/* sizeof(sp_env): native.py checks it against the ctypes mirror it reads from this file. */
+int64_t sp_env_size(void) {
+    return (int64_t)sizeof(sp_env);
+}
+
 /* 1 when built with OpenMP (the threads field is used), else 0. */
 int sp_openmp(void) {
 #ifdef _OPENMP

@@ -194,3 +194,33 @@ def test_a_symlink_in_the_private_cache_is_not_followed(fresh, monkeypatch, tmp_
     assert SpadesVectorEnv(2).backend == "native"
     assert not marker.exists()
     assert not os.path.islink(path)  # replaced by a fresh build
+
+
+def test_a_library_that_answers_to_the_name_is_passed_over(monkeypatch):
+    """Two copies of ``native`` in one process (``benchmarks/bench_before_after.py`` loads an older
+    version beside this one) each count their ``/proc/self/fd/./N`` names from 1, so the loader
+    could hand this one the other's library by name, whose ``sp_env`` has another layout (it
+    crashed the batched benchmark). ``_dlopen`` checks the symbols and ``sp_env_size`` against
+    the mirror and takes the next name."""
+    import ctypes
+    try:
+        native.load_kernel()
+    except native.NativeUnavailable as e:
+        pytest.skip(f"no C kernel here: {e}")
+    real, names = ctypes.CDLL, []
+
+    def cdll(name):
+        names.append(name)
+        if len(names) == 1:
+            return object()  # the other copy's library: none of this build's symbols
+        return real(name)
+
+    path = native.kernel_path()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        monkeypatch.setattr(native.ctypes, "CDLL", cdll)
+        lib = native._dlopen(path, fd)
+    finally:
+        os.close(fd)
+    assert len(names) == 2 and names[0] != names[1]
+    assert lib.sp_env_size() == ctypes.sizeof(native.SpEnv)
