@@ -25,7 +25,7 @@ from .cards import (
 )
 from .rules import (
     FAILED_TO_FOLLOW, HandResult, Rules, blind_nil_offered, exchange_queue, game_outcome,
-    illegal_bid_reason, illegal_card_reason, legal_bids, legal_cards_mask, score_hand,
+    illegal_bid_reason, illegal_card_reason, legal_bids, legal_cards_mask, moon_team, score_hand,
     spades_broken_after, trick_winner_unchecked, voids_of_plays,
 )
 from . import saved_game
@@ -632,7 +632,7 @@ class SpadesGame:
         self.scores = [t0.total, t1.total]
         self.bags = [t0.bags_after, t1.bags_after]
         self.hand_number += 1
-        self.winner = game_outcome(self.scores, self.rules)
+        self.winner = game_outcome(self.scores, self.rules, moon_team(self.rules, (t0, t1)))
         if self.winner is not None:
             self.phase = Phase.GAME_OVER
             self.current_player = -1

@@ -55,6 +55,11 @@ class Rules:
         nil_pass: after the bidding, a Nil bidder (not Blind) whose partner did not also bid Nil
             exchanges this many cards with the partner (1..3; 0 = off): the partner passes
             first, then the Nil bidder passes back.
+        big_bid_double: a made team contract of at least this many tricks scores double, 20 per
+            trick bid ("10 for 200" at 10); a set one loses the usual 10 per trick; 0 = off,
+            else 7..13.
+        moon_wins: a team that bids 13 tricks together and takes them all wins the game at once
+            ("shooting the moon").
         bags_score_points: overtricks (bags) score a point each (``True``); ``False``: a made
             contract scores exactly 10 per trick bid, its bags still counted toward the bag
             penalty ("bags don't count as points").
@@ -81,6 +86,8 @@ class Rules:
     nil_pass: int = 0
     spades_lead_any_time: bool = False
     bags_score_points: bool = True
+    big_bid_double: int = 0
+    moon_wins: bool = False
 
     def __post_init__(self):
         for name in ("target_score", "bag_limit", "bag_penalty", "nil_bonus", "blind_nil_bonus"):
@@ -91,10 +98,13 @@ class Rules:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"Rules.{name} must be a bool, got {getattr(self, name)!r}")
         for name, hi in (("blind_nil_deficit", RULES_INT_MAX), ("min_team_bid", 10),
-                         ("nil_pass", 3)):
+                         ("nil_pass", 3), ("big_bid_double", 13)):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= hi:
                 raise ValueError(f"Rules.{name} must be an int 0..{hi}, got {v!r}")
+        if 0 < self.big_bid_double < 7:
+            raise ValueError(f"Rules.big_bid_double must be 0 (off) or 7..13, got "
+                             f"{self.big_bid_double}")
         self._check_combinations()
         if self.target_score <= 0:
             raise ValueError(f"Rules.target_score must be positive, got {self.target_score}")
@@ -247,7 +257,7 @@ def _rule_value(name: str, text: str):
 _RULES_FIELDS = tuple(f.name for f in fields(Rules))
 _BOOL_FIELDS = ("blind_nil", "forced_spade_lead_breaks", "failed_nil_tricks_count", "suicide",
                 "mirror", "whiz", "bid_total_not_13", "spades_lead_any_time",
-                "bags_score_points")
+                "bags_score_points", "moon_wins")
 _WHY_NOT = {
     ("mirror", "whiz"): "both decide the bid from the spades held, differently",
     ("mirror", "suicide"): "a mirror bid is the spades held, so a partnership could not bid "
@@ -853,7 +863,7 @@ def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,
         if contract > 0:
             if taken >= contract:
                 made = True
-                contract_points = 10 * contract
+                contract_points = per_trick(rules, contract) * contract
                 if rules.bags_score_points:
                     contract_points += taken - contract
                 bags += taken - contract
@@ -883,11 +893,28 @@ def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,
     return out[0], out[1]
 
 
-def game_outcome(scores, rules: Rules) -> int | None:
+def per_trick(rules: Rules, contract: int) -> int:
+    """Points per trick bid of a made team contract: 10, or 20 for a contract of at least
+    ``big_bid_double`` tricks (docs/rules.md, House rules)."""
+    return 20 if rules.big_bid_double and contract >= rules.big_bid_double else 10
+
+
+def moon_team(rules: Rules, teams) -> int | None:
+    """The team that shot the moon this hand under ``moon_wins`` (a team contract of 13 made), or
+    None. ``teams``: the hand's two ``TeamScore``."""
+    if rules.moon_wins:
+        for t in teams:
+            if t.contract == 13 and t.made:
+                return t.team
+    return None
+
+
+def game_outcome(scores, rules: Rules, moon: int | None = None) -> int | None:
     """Winner after a complete hand, or ``None`` to play on (docs/rules.md, End of the game).
 
     Args:
         scores: 2 ints, team totals after the hand.
+        moon: the team that shot the moon in that hand (``moon_team``): it wins at once.
     Returns:
         0 or 1 for the winning team; ``None`` when nobody has won yet (including equal totals when
         both teams reached an ending condition).
@@ -905,6 +932,10 @@ def game_outcome(scores, rules: Rules) -> int | None:
         if vals is None or len(vals) != 2 or not all(map(is_int, vals)):
             raise ValueError(f"scores must be 2 ints (one per team), got {scores!r}")
         scores = vals
+    if moon is not None:
+        if moon not in (0, 1):
+            raise ValueError(f"moon must be None or a team 0 or 1, got {moon!r}")
+        return moon
     ended = []
     for t in (0, 1):
         if scores[t] >= rules.target_score:
@@ -927,4 +958,4 @@ __all__ = ["Rules", "PRESETS", "legal_bids", "illegal_bid_reason", "blind_nil_of
            "cards_that_beat", "legal_cards_mask", "illegal_card_reason", "failed_to_follow",
            "FAILED_TO_FOLLOW", "voids_revealed", "VOIDS_REVEALED", "spades_broken_after",
            "voids_of_plays", "legal_cards_batch", "LEGAL_CARDS_BY_SUITS", "TeamScore",
-           "HandResult", "score_hand", "game_outcome", "SPADES_MASK"]
+           "HandResult", "score_hand", "game_outcome", "per_trick", "moon_team", "SPADES_MASK"]

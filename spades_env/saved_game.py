@@ -36,7 +36,7 @@ from .cards import (
     BID_OFFSET, BLIND_NIL_ACTION, FULL_DECK, LOOK_ACTION, MAX_BID, NEXT_SEAT, NUM_CARDS, PARTNER,
     SEATS_FROM,
 )
-from .rules import HandResult, Rules, game_outcome, score_hand
+from .rules import HandResult, Rules, game_outcome, moon_team, score_hand
 
 FORMAT_TAG = "spades_env.game"
 FORMAT_VERSION = 1
@@ -137,7 +137,7 @@ def check_score_tables(tables, rules: Rules) -> None:
             if abs(ts.total) > TOTAL_LIMIT:
                 raise ValueError(f"score table {k}: totals must be within +-{TOTAL_LIMIT}")
         before, bags = _table_start(tables, k, rules)
-        if k and game_outcome(before, rules) is not None:
+        if k and game_outcome(before, rules, moon_team(rules, tables[k - 1].teams)) is not None:
             raise ValueError(f"score table {k} follows a hand that ended the game")
         try:
             want = score_hand(h.bids, h.tricks, bags, rules, h.blind, before)

@@ -46,6 +46,6 @@ void sp_rule_score_team(const int64_t *bids, const int64_t *tricks, const uint8_
     for (int q = 0; q < 9; q++) out[q] = v[q];
 }
 
-int64_t sp_rule_game_outcome(const int64_t *scores, const sp_rules *rules) {
-    return sp_game_outcome(scores, rules);
+int64_t sp_rule_game_outcome(const int64_t *scores, const sp_rules *rules, int64_t moon) {
+    return sp_game_outcome(scores, rules, (int)moon);
 }

@@ -19,7 +19,8 @@
     X(target_score) X(has_loss_threshold) X(loss_threshold) X(blind_nil) \
     X(forced_spade_lead_breaks) X(bag_limit) X(bag_penalty) X(nil_bonus) X(blind_nil_bonus) \
     X(failed_nil_tricks_count) X(blind_nil_deficit) X(min_team_bid) X(suicide) X(mirror) X(whiz) \
-    X(bid_total_not_13) X(nil_pass) X(spades_lead_any_time) X(bags_score_points)
+    X(bid_total_not_13) X(nil_pass) X(spades_lead_any_time) X(bags_score_points) \
+    X(big_bid_double) X(moon_wins)
 #define SP_RULES_INT64(name) int64_t name;
 typedef struct {
     SP_RULES_FIELDS(SP_RULES_INT64)
@@ -160,7 +161,9 @@ static inline sp_team_score sp_score_team(const int64_t *bids, const int64_t *tr
     r.contract = contract;
     /* overtricks score a point each unless Rules.bags_score_points is off (bags count anyway) */
     const int64_t over_points = rules->bags_score_points ? taken - contract : 0;
-    r.contract_points = made ? 10 * contract + over_points : (has ? -10 * contract : 0);
+    /* a made contract of at least Rules.big_bid_double tricks scores 20 per trick bid */
+    const int64_t per = rules->big_bid_double && contract >= rules->big_bid_double ? 20 : 10;
+    r.contract_points = made ? per * contract + over_points : (has ? -10 * contract : 0);
     r.made = has ? made : -1;
     r.bags = bags + (made ? taken - contract : 0);
     r.nil_points = nil_points;
@@ -174,8 +177,10 @@ static inline sp_team_score sp_score_team(const int64_t *bids, const int64_t *tr
 }
 
 /* The winner after a complete hand (docs/rules.md, End of the game; rules.game_outcome): 0, 1,
- * or -1 to play on (also for equal totals when both teams reached an ending condition). */
-static inline int sp_game_outcome(const int64_t *scores, const sp_rules *rules) {
+ * or -1 to play on (also for equal totals when both teams reached an ending condition). moon: the
+ * team that shot the moon in that hand (rules.moon_team), or -1. */
+static inline int sp_game_outcome(const int64_t *scores, const sp_rules *rules, int moon) {
+    if (moon >= 0) return moon; /* a team that shot the moon (Rules.moon_wins) wins at once */
     const int64_t target = rules->target_score, loss_threshold = rules->loss_threshold;
     const int has_loss = (int)rules->has_loss_threshold;
     int reached[2], lost[2];
@@ -186,6 +191,15 @@ static inline int sp_game_outcome(const int64_t *scores, const sp_rules *rules) 
     const int count = (reached[0] || lost[0]) + (reached[1] || lost[1]);
     if (count == 1) return (reached[0] || lost[1]) ? 0 : 1;
     if (count == 2 && scores[0] != scores[1]) return scores[0] > scores[1] ? 0 : 1;
+    return -1;
+}
+
+/* The team that shot the moon under Rules.moon_wins (a team contract of 13 made; rules.moon_team)
+ * from the hand's two team scores, or -1. */
+static inline int sp_moon_team(const sp_rules *rules, const sp_team_score *ts) {
+    if (!rules->moon_wins) return -1;
+    for (int t = 0; t < 2; t++)
+        if (ts[t].contract == 13 && ts[t].made == 1) return t;
     return -1;
 }
 

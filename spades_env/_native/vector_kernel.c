@@ -280,9 +280,11 @@ int64_t sp_end_hands(const sp_env *e, int64_t *rec, int64_t *hist, int64_t cap,
         r[0] = e->dealer[i];
         for (int q = 0; q < 4; q++) { r[1 + q] = b[q]; r[5 + q] = k[q]; }
         int64_t hp[2], sc[2];
+        sp_team_score both[2];
         for (int t = 0; t < 2; t++) { /* rules.h: sp_score_team (no Blind Nil here) */
             const sp_team_score ts = sp_score_team(b, k, NULL, t, e->scores[i * 2 + t],
                                                    e->bags[i * 2 + t], &e->rules);
+            both[t] = ts;
             hp[t] = ts.hand_points;
             sc[t] = ts.total;
             int64_t *f = r + 9 + 9 * t;
@@ -298,7 +300,7 @@ int64_t sp_end_hands(const sp_env *e, int64_t *rec, int64_t *hist, int64_t cap,
         memcpy(hist + (i * cap + hc) * 27, r, 27 * sizeof(int64_t));
         e->hand_count[i] = hc + 1;
         /* end of the game (rules.h: sp_game_outcome) */
-        const int64_t w = sp_game_outcome(sc, &e->rules);
+        const int64_t w = sp_game_outcome(sc, &e->rules, sp_moon_team(&e->rules, both));
         winner[i] = w;
         const int term = w >= 0 || (e->hands_per_episode && hc + 1 >= e->hands_per_episode);
         const int trunc = !term && e->max_hands && hc + 1 >= e->max_hands;

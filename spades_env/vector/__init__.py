@@ -92,7 +92,7 @@ from .layout import (HAND_STEPS, HIST_WIDTH, MAX_HANDS_LIMIT, ROW, available_mem
                      bytes_per_game)
 from .native_backend import NativeBackend
 from .results import FinalResults, HandList, hand_result
-from .torch_backend import TorchBackend, game_outcomes, score_records
+from .torch_backend import TorchBackend, game_outcomes, moon_teams, score_records
 
 
 def _check_seed(seed, none_ok: bool) -> None:
@@ -657,7 +657,7 @@ class SpadesVectorEnv(NativeBackend, TorchBackend):
                 ok &= dealer == (last_dealer + 1) & 3
             rec, _, after, bags_after = score_records(dealer, bids.clamp(0, MAX_BID),
                                                        tricks.clamp(min=0), bags, scores, r)
-            ok &= (rec == row).all(1) & (game_outcomes(after, r) < 0)
+            ok &= (rec == row).all(1) & (game_outcomes(after, r, moon_teams(rec, r)) < 0)
             bad = live & ~ok
             if bool(bad.any()):
                 fail(int(bad.nonzero()[0, 0]), f"score record {h} is not the rules' scoring of "

@@ -95,7 +95,10 @@ def score_records(dealer, bids, tricks, bags_before, scores_before, r: Rules):
         nil_bags = torch.where(has, torch.zeros_like(nil_bags), nil_bags)
     made = has & (taken >= contract)
     over = taken - contract
-    points = 10 * contract + over if r.bags_score_points else 10 * contract  # bags worth a point
+    per = 10 * contract
+    if r.big_bid_double:  # a made contract of big_bid_double tricks or more: 20 per trick
+        per = torch.where(contract >= r.big_bid_double, 2 * per, per)
+    points = per + over if r.bags_score_points else per  # bags worth a point
     contract_points = torch.where(made, points,
                                   torch.where(has, -10 * contract, torch.zeros_like(contract)))
     bags_hand = nil_bags + torch.where(made, over, torch.zeros_like(over))
@@ -112,9 +115,23 @@ def score_records(dealer, bids, tricks, bags_before, scores_before, r: Rules):
     return rec, hand_points, scores, bags_after
 
 
-def game_outcomes(scores, r: Rules):
-    """``rules.game_outcome`` for every game: ``scores`` ``(N, 2)`` int64 team totals after a hand;
-    returns ``(N,)`` int64 on their device: the winning team 0/1, or -1 to play on."""
+def moon_teams(rec, r: Rules):
+    """``rules.moon_team`` for every game from its score records ``rec`` ``(N, 27)`` (the
+    columns of ``layout.HIST_FIELDS``): ``(N,)`` int64, the team that bid 13 and made it under
+    ``moon_wins``, else -1."""
+    n = rec.shape[0]
+    out = torch.full((n,), -1, dtype=torch.int64, device=rec.device)
+    if r.moon_wins:
+        for t in (1, 0):  # team 0 first when both (impossible: 13 tricks in a hand)
+            moon = (rec[:, 9 + 9 * t] == 13) & (rec[:, 11 + 9 * t] == 1)
+            out = torch.where(moon, t, out)
+    return out
+
+
+def game_outcomes(scores, r: Rules, moon=None):
+    """``rules.game_outcome`` for every game: ``scores`` ``(N, 2)`` int64 team totals after a hand,
+    ``moon`` ``(N,)`` int64 the team that shot the moon in it (``moon_teams``) or -1 (default
+    none); returns ``(N,)`` int64 on their device: the winning team 0/1, or -1 to play on."""
     reached = scores >= r.target_score
     if r.loss_threshold is not None:
         lost = (scores <= r.loss_threshold) & ~reached
@@ -126,7 +143,8 @@ def game_outcomes(scores, r: Rules):
     both = count == 2
     win0 = (one & (reached[:, 0] | lost[:, 1])) | (both & (s0 > s1))
     win1 = (one & (reached[:, 1] | lost[:, 0])) | (both & (s1 > s0))
-    return torch.where(win0, 0, torch.where(win1, 1, -1))
+    out = torch.where(win0, 0, torch.where(win1, 1, -1))
+    return out if moon is None else torch.where(moon >= 0, moon, out)
 
 
 def _seat_index_tables():
@@ -450,7 +468,7 @@ class TorchBackend:
         hc.add_(1)
         self._scores.copy_(scores)
         self._bags.copy_(bags_after)
-        winner = game_outcomes(scores, r)
+        winner = game_outcomes(scores, r, moon_teams(rec, r))
         s0, s1 = scores[:, 0], scores[:, 1]
         # episode end, as the AEC env (spades_v1): a won game or hands_per_episode hands
         # terminate, max_hands truncates

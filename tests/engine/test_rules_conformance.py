@@ -59,7 +59,7 @@ def c_rules():
            "sp_rule_score_team": (None, [ctypes.POINTER(i64), ctypes.POINTER(i64),
                                          ctypes.POINTER(ctypes.c_uint8), i64, i64, i64, rp,
                                          ctypes.POINTER(i64)]),
-           "sp_rule_game_outcome": (i64, [ctypes.POINTER(i64), rp])}
+           "sp_rule_game_outcome": (i64, [ctypes.POINTER(i64), rp, i64])}
     out = {}
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -78,8 +78,8 @@ def c_rules():
 
     out["score_team"] = score_team
     outcome = out["game_outcome"]
-    out["game_outcome"] = lambda scores, r: outcome((ctypes.c_int64 * 2)(*scores),
-                                                    ctypes.byref(to_c(r)))
+    out["game_outcome"] = lambda scores, r, moon=-1: outcome((ctypes.c_int64 * 2)(*scores),
+                                                             ctypes.byref(to_c(r)), moon)
     bids_c = out["legal_bids"]
     out["legal_bids"] = lambda r, seat, hand, looked, bids: bids_c(
         ctypes.byref(to_c(r)), seat, hand, int(looked),
@@ -384,7 +384,8 @@ def test_scoring_worked_examples_in_python_and_c(c_rules):
     rows = [(r, Rules(blind_nil=True)) for r in table(doc, *head)]
     switched = table(doc, "id", "rules", *head[1:])
     assert len(rows) == 13
-    assert [r["id"] for r in switched] == ["S14", "S15", "S16", "S17", "S18", "S19"]
+    assert [r["id"] for r in switched] == ["S14", "S15", "S16", "S17", "S18", "S19", "S20",
+                                           "S21"]
     rows += [(r, parse_rules(r["rules"])) for r in switched]
     for r, rules in rows:
         words = r["bids"].split()
@@ -437,7 +438,7 @@ def test_scoring_and_game_end_agree_on_random_hands(c_rules):
 def test_scoring_worked_examples_in_torch():
     """The scoring examples without Blind Nil (the batched engine has none), with and without a
     ``rules`` column, through the torch backend's ``score_records``: every team figure equal to
-    ``score_hand``'s, for each scoring switch (S14-S19 included)."""
+    ``score_hand``'s, for each scoring switch (S14-S21 included)."""
     torch = pytest.importorskip("torch")
     from spades_env.vector.torch_backend import score_records
     head = ("id", "bids", "tricks", "bags before", "contract", "result", "contract points",
@@ -461,7 +462,7 @@ def test_scoring_worked_examples_in_torch():
         assert points[0].tolist() == [ts.hand_points for ts in teams], r["id"]
         assert bags_after[0].tolist() == [ts.bags_after for ts in teams], r["id"]
         checked += 1
-    assert checked == 17
+    assert checked == 19
 
 
 @pytest.mark.parametrize("impl", ["reference", "c", "engine", "vector-torch", "vector-native"])
@@ -642,3 +643,66 @@ def test_spades_lead_any_time_shows_no_void_and_runs_in_every_engine():
     assert g.spades_broken and g.legal_actions() == list(range(39, 52))
     g.apply(51)  # AS led
     assert g.view(1).known_voids == (0, 0, 0, 0)
+
+
+def _moon_deal():
+    """Seat 0 holds the 13 spades (it leads every trick and wins it), seat 1 the clubs, seat 2
+    the diamonds, seat 3 the hearts; dealer 3, so seat 0 bids and leads first."""
+    return [cards_to_mask(range(13 * k, 13 * k + 13)) for k in (3, 0, 1, 2)]
+
+
+@pytest.mark.parametrize("impl", ["engine", "vector-torch", "vector-native"])
+def test_big_bid_double_and_the_moon_in_every_engine(impl):
+    """docs/rules.md, House rules: team 0 bids 7 + 6 = 13 and seat 0's spades take all 13 tricks.
+    With ``big_bid_double=10`` the contract scores 20 per trick (260; team 1's 2 + 2 set: -40);
+    with ``moon_wins`` the game ends at once, team 0 the winner, far below the target of 500;
+    without it the game plays on. The scalar engine and both batched backends agree."""
+    for moon in (True, False):
+        rules = Rules(big_bid_double=10, moon_wins=moon)
+        bids = (7, 2, 6, 2)
+        if impl == "engine":
+            g = SpadesGame.from_deal(_moon_deal(), dealer=3, rules=rules)
+            for b in bids:
+                g.apply(52 + b)
+            while g.hand_number == 0:
+                g.apply(g.legal_actions()[0])
+            t0, t1 = g.hand_results[0].teams
+            got = (t0.contract_points, t1.contract_points, g.winner)
+        else:
+            torch = pytest.importorskip("torch")
+            from spades_env.vector import SpadesVectorEnv
+            env = SpadesVectorEnv(num_envs=1, rules=rules, seed=0, backend=impl[7:])
+            hands = _moon_deal()
+            holder = torch.tensor([[next(s for s in range(4) if (hands[s] >> c) & 1)
+                                    for c in range(52)]])
+            obs, mask, seat = env.reset(holder=holder, dealer=torch.tensor([3]))
+            for b in bids:
+                obs, mask, seat, *_ = env.step(torch.tensor([52 + b]))
+            for _ in range(52):
+                a = int(mask[0].nonzero()[0, 0])
+                obs, mask, seat, rew, done, info = env.step(torch.tensor([a]))
+            w = int(info["winner"][0])
+            got = (int(info["hand_points"][0, 0]), int(info["hand_points"][0, 1]),
+                   None if w < 0 else w)
+        assert got == (260, -40, 0 if moon else None), (moon, got)
+
+
+def test_moon_and_big_bid_worked_values_in_python_and_c(c_rules):
+    """The same rules through ``score_hand`` / ``sp_score_team`` and ``game_outcome`` /
+    ``sp_game_outcome``: a made 10 scores 200 under ``big_bid_double=10`` and 100 without; a made
+    9 stays 90; a set 10 loses 100 either way; ``moon_team`` names the team of a made 13 only
+    under ``moon_wins``, and the moon wins whatever the totals."""
+    r = Rules(big_bid_double=10, moon_wins=True)
+    for bids, tricks, want in (((5, 2, 5, 2), (5, 1, 5, 2), 200), ((5, 2, 4, 2), (5, 1, 5, 2), 91),
+                               ((5, 2, 5, 2), (5, 2, 4, 2), -100)):
+        t0 = R.score_hand(bids, tricks, (0, 0), r)[0]
+        assert t0.contract_points == want
+        assert c_rules["score_team"](bids, tricks, [False] * 4, 0, 0, 0, r)[1] == want
+    assert R.score_hand((5, 2, 5, 2), (5, 1, 5, 2), (0, 0), Rules())[0].contract_points == 100
+    teams = R.score_hand((7, 2, 6, 2), (13, 0, 0, 0), (0, 0), r)
+    assert R.moon_team(r, teams) == 0 and R.moon_team(Rules(), teams) is None
+    assert R.game_outcome((-300, 450), r, moon=0) == 0
+    assert c_rules["game_outcome"]((-300, 450), r, 0) == 0
+    assert c_rules["game_outcome"]((-300, 450), r, -1) == -1
+    with pytest.raises(ValueError, match="big_bid_double must be 0"):
+        Rules(big_bid_double=5)
