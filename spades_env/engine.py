@@ -44,6 +44,8 @@ class Phase(IntEnum):
 
 
 _PLAY = Phase.PLAY
+_BIDDING = Phase.BIDDING
+_BID_IDS: dict = {}  # legal_bids mask -> its action ids (legal_actions' table)
 _STANDARD = Rules()
 
 
@@ -448,7 +450,10 @@ class SpadesGame:
         if ph == Phase.BIDDING:
             p = self.current_player
             m = legal_bids(self.rules, p, self.hands[p], self.looked[p], self.bids)
-            return [BID_OFFSET + k for k in range(16) if m >> k & 1]
+            ids = _BID_IDS.get(m)
+            if ids is None:
+                ids = _BID_IDS[m] = tuple(BID_OFFSET + k for k in range(16) if m >> k & 1)
+            return list(ids)
         if ph == Phase.EXCHANGE:
             return mask_to_cards(self.hands[self.current_player])
         return []
@@ -512,6 +517,17 @@ class SpadesGame:
                     self._record_start()
                 self._play_card(p, action)
                 return
+        # fast path: a legal bid (rules.legal_bids)
+        elif type(action) is int and self.phase == _BIDDING \
+                and (seat is None or (type(seat) is int and seat == p)) \
+                and BID_OFFSET <= action < NUM_ACTIONS \
+                and (legal_bids(self.rules, p, self.hands[p], self.looked[p], self.bids)
+                     >> (action - BID_OFFSET)) & 1:
+            if not self.moves:
+                self._record_start()
+            self.moves.append(action)
+            self._bid(p, action)
+            return
         why = self.explain_illegal(action, seat)
         if why is not None:
             raise IllegalActionError(why)
@@ -536,6 +552,8 @@ class SpadesGame:
     def _looked_at_start(self) -> list:
         """Who has seen its cards when a hand is dealt: all but the seats offered Blind Nil
         (``rules.blind_nil_offered``)."""
+        if not self.rules.blind_nil:
+            return [True, True, True, True]
         return [not blind_nil_offered(self.rules, s, self.scores) for s in range(4)]
 
     def _record_start(self) -> None:

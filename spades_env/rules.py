@@ -102,6 +102,9 @@ class Rules:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= hi:
                 raise ValueError(f"Rules.{name} must be an int 0..{hi}, got {v!r}")
+        # no bidding switch: every bid 0..13 legal once the cards are seen (legal_bids' fast path)
+        object.__setattr__(self, "_free_bids", not (self.min_team_bid or self.suicide or self.mirror
+                                                    or self.whiz or self.bid_total_not_13))
         if 0 < self.big_bid_double < 7:
             raise ValueError(f"Rules.big_bid_double must be 0 (off) or 7..13, got "
                              f"{self.big_bid_double}")
@@ -335,6 +338,8 @@ def legal_bids(rules: Rules, seat: int, hand: int, looked: bool, bids) -> int:
     Returns:
         The mask; never 0 (``Rules`` refuses the switches that could leave no legal bid).
     """
+    if rules._free_bids:
+        return BID_NUMBERS if looked else 1 << BLIND_NIL_BIT | 1 << LOOK_BIT
     allowed = BID_NUMBERS if not looked else _own_bids(rules, hand)
     if rules.min_team_bid or rules.suicide:
         partner = bids[PARTNER[seat]]
