@@ -49,7 +49,8 @@ from .solver import ABOVE, BELOW, HandUtility, high_rank, low_rank, estimate_tri
     finish_trick, nil_risk, playouts, solve
 from .work import check_work, search_work
 
-__all__ = ["PIMCBot", "HardBot", "InsaneBot", "best_candidate", "bid_likelihood", "estimate_bid",
+__all__ = ["PIMCBot", "HardBot", "InsaneBot", "best_candidate", "bid_likelihood", "bid_weight",
+           "forced_bid", "FORCED_MISMATCH", "estimate_bid",
            "resample"]
 
 
@@ -60,6 +61,26 @@ def estimate_bid(hand: int) -> int:
     if e < 1.6 and nil_risk(hand) < 1.0:
         return 0
     return max(1, int(e + 0.5))
+
+
+FORCED_MISMATCH = 1e-6
+"""``bid_weight`` of a deal that contradicts a forced bid (``mirror``, ``whiz``): all but
+impossible, not 0, so that a resample among such deals still has weights to draw by."""
+
+
+def forced_bid(rules, bid: int) -> bool:
+    """Whether ``bid`` tells exactly how many spades its bidder held (docs/rules.md, House rules):
+    any bid under ``mirror``, a bid other than Nil under ``whiz``."""
+    return bool(rules.mirror or (rules.whiz and bid != 0))
+
+
+def bid_weight(rules, bid: int, hand: int) -> float:
+    """Relative likelihood that the holder of ``hand`` (13 cards at bidding time) bid ``bid``
+    under ``rules``: a forced bid (``forced_bid``) is 1 when ``hand`` holds that many spades,
+    ``FORCED_MISMATCH`` otherwise; any other bid ``bid_likelihood``."""
+    if forced_bid(rules, bid):
+        return 1.0 if (hand >> 39).bit_count() == bid else FORCED_MISMATCH
+    return bid_likelihood(bid, hand)
 
 
 def bid_likelihood(bid: int, hand: int, sigma: float = 1.4, floor: float = 0.03) -> float:
@@ -221,15 +242,17 @@ class PIMCBot(Bot):
         once when there are at most ``n`` of them, else ``n`` uniform samples (``insane``:
         resampled by the bid likelihood)."""
         rnd = as_random(self.rng)
-        sampler = DealSampler(view)
         seats = []
         changed = exchanged_seats(view)  # hands changed in an exchange after the bids
         for s in range(4):
             if s == view.seat or view.bids[s] is None or view.blind[s] or s in changed:
                 continue
             seats.append(s)
-        if not self.infer_bids:
-            seats = []
+        # a bid the rules force (mirror, whiz) is the bidder's spade count: exact, in the sampler
+        forced = {s: view.bids[s] - ((view.played[s] | view.known_cards[s]) >> 39).bit_count()
+                  for s in seats if forced_bid(view.rules, view.bids[s])}
+        sampler = DealSampler(view, spade_counts=forced or None)
+        seats = [s for s in seats if s not in forced] if self.infer_bids else []
         if self.verify:
             return [(d, w) for d, w in self._deals_unchecked(view, n, rnd, sampler, seats)
                     if self._verified(view, d)]
@@ -249,7 +272,7 @@ class PIMCBot(Bot):
             weights = [1.0] * len(deals)
             for i, d in enumerate(deals):
                 for s in seats:
-                    weights[i] *= bid_likelihood(view.bids[s], d[s] | view.played[s])
+                    weights[i] *= bid_weight(view.rules, view.bids[s], d[s] | view.played[s])
             total = sum(weights)
             return [(d, n * w / total) for d, w in zip(deals, weights)]
         if not seats:
@@ -260,7 +283,7 @@ class PIMCBot(Bot):
         for d in cands:
             w = 1.0
             for s in seats:
-                w *= bid_likelihood(view.bids[s], d[s] | view.played[s])
+                w *= bid_weight(view.rules, view.bids[s], d[s] | view.played[s])
             weights.append(w)
         counts = resample(weights, n, rnd)
         return [(cands[i], float(k)) for i, k in sorted(counts.items())]

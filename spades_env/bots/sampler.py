@@ -9,7 +9,9 @@ to the seats whose hands it does not know, agreeing with everything public (docs
 - a seat that led a spade before spades were broken held only spades then, so it is void in
   clubs, diamonds and hearts from then on (the engine does not record this as a void, but it is
   public: see ``inferred_voids``);
-- cards known from the Blind Nil exchange (``view.known_cards``) stay with the seat that holds them.
+- cards known from the Blind Nil exchange (``view.known_cards``) stay with the seat that holds them;
+- optionally (``spade_counts``) a seat holds exactly so many of the unseen spades: what a bid the
+  rules force tells (``mirror``, ``whiz``: docs/rules.md, House rules; ``bots.pimc.forced_bid``).
 
 Every constraint is "card of suit ``s`` may (not) go to seat ``o``", so the unknown cards fall into
 at most four *pools* (one per suit, suits with the same set of allowed seats merged). The sampler
@@ -69,6 +71,11 @@ def _splits(c: int, allowed: tuple, need: tuple):
             yield tuple(k)
 
 
+def _allowed(key) -> tuple:
+    """The allowed seats of a pool key (a tuple of seat indices, or ``(that, "spades")``)."""
+    return key[0] if key and isinstance(key[-1], str) else key
+
+
 def _multinomial(c: int, ks) -> int:
     out = 1
     left = c
@@ -86,6 +93,8 @@ class DealSampler:
         view: the observer's ``PlayerView``. If the observer has not looked at its hand (Blind Nil
             decision), its own hand is sampled too.
         extra_voids: optional 4 suit masks by seat to add as constraints (used by tests).
+        spade_counts: optional ``{seat: n}``: that seat holds exactly ``n`` of the unseen spades
+            (the spades are then a pool of their own, split only that way).
     Attributes:
         seats: the seats whose hands are sampled (not the observer's, unless it has not looked).
         count: exact number of consistent deals (Python int, may be huge).
@@ -94,7 +103,7 @@ class DealSampler:
             suit left).
     """
 
-    def __init__(self, view, extra_voids=None):
+    def __init__(self, view, extra_voids=None, spade_counts=None):
         self.view = view
         voids = list(inferred_voids(view))
         if extra_voids is not None:
@@ -130,10 +139,21 @@ class DealSampler:
             if not allowed:
                 raise ValueError(
                     f"inconsistent view: no seat may hold the unseen cards of suit {suit}")
-            groups.setdefault(allowed, []).extend(cards)
+            key = (allowed, "spades") if spade_counts and suit == 3 else allowed
+            groups.setdefault(key, []).extend(cards)
         # Larger allowed sets last: the last pool's split is then forced by the needs left.
-        pools = sorted(groups.items(), key=lambda kv: (len(kv[0]), len(kv[1])))
-        self.pools = tuple((allowed, tuple(cards)) for allowed, cards in pools)
+        pools = sorted(groups.items(), key=lambda kv: (len(_allowed(kv[0])), len(kv[1])))
+        self.pools = tuple((_allowed(key), tuple(cards)) for key, cards in pools)
+        # the split each seat must take of the spades pool (indices into `seats`), or None
+        self._fixed_split, self._spades_pool = None, -1
+        if spade_counts:
+            self._fixed_split = {seats.index(s): n for s, n in spade_counts.items()
+                                 if s in seats}
+            self._spades_pool = next((i for i, (key, _) in enumerate(pools)
+                                      if isinstance(key[-1], str)), -1)
+            if self._spades_pool < 0 and any(self._fixed_split.values()):
+                raise ValueError(f"inconsistent view: spade counts {spade_counts} but no spade "
+                                 f"is unseen")
         self.need = need
         self._ways: dict = {}
         self._choice: dict = {}
@@ -151,13 +171,15 @@ class DealSampler:
         c = len(cards)
         if i == len(self.pools) - 1:
             w = 0
-            if sum(need[a] for a in allowed) == c and sum(need) == c:
+            if sum(need[a] for a in allowed) == c and sum(need) == c and self._split_ok(i, need):
                 w = _multinomial(c, need)
             self._ways[key] = w
             return w
         total = 0
         opts = []
         for k in _splits(c, allowed, need):
+            if not self._split_ok(i, k):
+                continue
             rest = tuple(need[j] - k[j] for j in range(len(need)))
             sub = self._count(i + 1, rest)
             if sub:
@@ -174,6 +196,13 @@ class DealSampler:
             cum[-1] = 1.0
             self._choice[key] = ([(k, rest) for k, rest, _ in opts], cum)
         return total
+
+    def _split_ok(self, i: int, k) -> bool:
+        """Whether pool ``i`` may be split ``k`` (cards per seat index): always, except the
+        spades pool under ``spade_counts``."""
+        if self._fixed_split is None or i != self._spades_pool:
+            return True
+        return all(k[a] == n for a, n in self._fixed_split.items())
 
     def sample(self, rnd: random.Random) -> list[int]:
         """Draw one consistent deal, uniformly.

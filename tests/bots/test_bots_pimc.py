@@ -400,3 +400,32 @@ def test_verify_catches_a_deal_that_contradicts_the_view(monkeypatch):
                         lambda self, n, rnd: [list(swapped) for _ in range(n)])
     with pytest.raises(AssertionError, match="observer's hand differs"):
         small_hard(0).act(v)
+
+
+def test_forced_bids_shape_the_deals_under_mirror():
+    """Under ``mirror`` a bid is the spades its bidder held (docs/rules.md, House rules), so the
+    search's deals give every other seat exactly its bid in spades (``bid_weight``): ``hard``
+    reads it although it reads no other bid, and so does ``insane``; under ``standard`` the same
+    bids say nothing for certain and ``hard``'s deals ignore them."""
+    from spades_env.bots.pimc import HardBot, InsaneBot, bid_weight, forced_bid
+    from spades_env.cards import SPADES_MASK
+
+    r = Rules(mirror=True)
+    assert forced_bid(r, 0) and forced_bid(Rules(whiz=True), 3)
+    assert not forced_bid(Rules(whiz=True), 0) and not forced_bid(Rules(), 3)
+    hand = (1 << 51) | (1 << 50) | 0b111  # AS KS and three clubs: 2 spades
+    assert bid_weight(r, 2, hand) == 1.0 and bid_weight(r, 3, hand) < 1e-5
+    for rules, bot_cls, exact in ((r, HardBot, True), (r, InsaneBot, True),
+                                  (Rules(), HardBot, False)):
+        g = SpadesGame(rules, seed=4)
+        while g.phase == 0:  # the seats bid their spades (legal under both rule sets)
+            p = g.current_player
+            g.apply(52 + (g.hands[p] & SPADES_MASK).bit_count())
+        v = g.view(g.current_player)
+        bot = bot_cls(seed=1, samples=60)
+        deals = bot._deals(v, 60)
+        others = [s for s in range(4) if s != v.seat]
+        share = sum(w for d, w in deals
+                    if all(((d[s] | v.played[s]) & SPADES_MASK).bit_count() == v.bids[s]
+                           for s in others)) / sum(w for _, w in deals)
+        assert (share > 0.99) if exact else (share < 0.5), (bot_cls.__name__, rules.mirror, share)

@@ -237,3 +237,28 @@ def test_blind_nil_exchange_cards_stay_known():
                 for s in range(4):
                     if s != seat:
                         assert known[s] & ~hands[s] == 0
+
+
+def test_spade_counts_keep_exactly_the_deals_with_those_spades():
+    """``spade_counts`` (what a forced bid under ``mirror`` or ``whiz`` tells): the sampler counts,
+    lists and draws exactly the consistent deals in which each named seat holds that many unseen
+    spades, uniformly among them."""
+    g, v = _small_constrained_view()
+    every = _enumerate(v)
+    seats = [s for s in range(4) if s != v.seat]
+    s = seats[0]
+    spades = sorted({(d[s] >> 39).bit_count() for d in every})
+    n = spades[len(spades) // 2]
+    want = {d for d in every if (d[s] >> 39).bit_count() == n}
+    assert 0 < len(want) < len(every)
+    ds = DealSampler(v, spade_counts={s: n})
+    assert ds.count == len(want)
+    assert {tuple(d) for d in ds.all_deals()} == want
+    rnd = random.Random(3)
+    counts = {}
+    for _ in range(40 * len(want)):
+        d = tuple(ds.sample(rnd))
+        assert d in want
+        counts[d] = counts.get(d, 0) + 1
+    assert set(counts) == want
+    assert stats.chisquare([counts[d] for d in sorted(want)]).pvalue > 1e-3
