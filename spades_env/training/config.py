@@ -23,6 +23,7 @@ from typing import Callable
 import yaml
 
 from spades_env.agents import MAX_PARAMS, MAX_WIDTH, network_params
+from spades_env.rules import PRESETS
 
 
 # ============================================================================= field checks
@@ -263,7 +264,8 @@ class Args:
     """steps per environment per PPO iteration (rollout length); batch = num_envs * num_steps."""
     rules: str = _field("standard", FieldCheck(
         "str", check=_rules, max_len=400, normalize=_rules_text,
-        rule="a rules mapping: a preset, a preset and fields or {preset: ..., field: value}"))
+        rule=f"a rules mapping: a preset ({', '.join(PRESETS)}), a preset and fields "
+             f"(house,min_team_bid=4) or {{preset: ..., field: value}}"))
     """the rules (``spades_env.Rules.parse``): a preset name (``standard``, ``short``, ``house``,
     ``suicide``, ``mirror``, ``whiz``), a preset and fields (``house,min_team_bid=4``) or a mapping
     (``{preset: house, min_team_bid: 4}``); docs/rules.md."""
