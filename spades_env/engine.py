@@ -24,7 +24,8 @@ from .cards import (
     NEXT_SEAT, PARTNER, SEATS_FROM, action_str, card_str, cards_of_mask, mask_to_cards,
 )
 from .rules import (
-    FAILED_TO_FOLLOW, HandResult, Rules, blind_nil_offered, exchange_queue, game_outcome,
+    FAILED_TO_FOLLOW, HandResult, Rules, blind_nil_offered, exchange_queue, first_lead_mask,
+    first_leader, game_outcome,
     illegal_bid_reason, illegal_card_reason, legal_bids, legal_cards_mask, moon_team, score_hand,
     spades_broken_after, trick_winner_unchecked, voids_of_plays,
 )
@@ -423,6 +424,8 @@ class SpadesGame:
         return mask_to_cards(self.hands[_check_seat(seat)])
 
     def _play_mask(self, seat: int) -> int:
+        if not self.trick and self.trick_number == 0 and self.rules.two_of_clubs_leads:
+            return first_lead_mask(self.rules, self.hands[seat])
         return legal_cards_mask(self.hands[seat], self.trick[0] // 13 if self.trick else -1,
                                 self.spades_broken)
 
@@ -443,6 +446,8 @@ class SpadesGame:
         """Legal action ids (ascending) for ``current_player``; [] when the game is over."""
         if self.phase == _PLAY:
             trick = self.trick
+            if not trick and self.trick_number == 0 and self.rules.two_of_clubs_leads:
+                return cards_of_mask(first_lead_mask(self.rules, self.hands[self.current_player]))
             return cards_of_mask(legal_cards_mask(self.hands[self.current_player],
                                                   trick[0] // 13 if trick else -1,
                                                   self.spades_broken))
@@ -496,6 +501,9 @@ class SpadesGame:
             return f"{card_str(action)}: that card is not in your hand"
         if ph == Phase.EXCHANGE:
             return None
+        if not self.trick and self.trick_number == 0 and self.rules.two_of_clubs_leads \
+                and action != 0:
+            return "the holder of the 2 of clubs leads it to the first trick"
         return illegal_card_reason(hand, action, self.trick[0] // 13 if self.trick else -1,
                                    self.spades_broken)
 
@@ -511,8 +519,9 @@ class SpadesGame:
         if type(action) is int and self.phase == _PLAY \
                 and (seat is None or (type(seat) is int and seat == p)) and 0 <= action < 52:
             trick = self.trick
-            if (legal_cards_mask(self.hands[p], trick[0] // 13 if trick else -1,
-                                 self.spades_broken) >> action) & 1:
+            if (trick or self.trick_number or not self.rules.two_of_clubs_leads) \
+                    and (legal_cards_mask(self.hands[p], trick[0] // 13 if trick else -1,
+                                          self.spades_broken) >> action) & 1:
                 if not self.moves:
                     self._record_start()
                 self._play_card(p, action)
@@ -612,7 +621,7 @@ class SpadesGame:
 
     def _start_play(self) -> None:
         self.phase = Phase.PLAY
-        self.current_player = self.trick_leader = NEXT_SEAT[self.dealer]
+        self.current_player = self.trick_leader = first_leader(self.rules, self.hands, self.dealer)
 
     def _play_card(self, p: int, card: int) -> None:
         self.moves.append(card)

@@ -60,6 +60,8 @@ class Rules:
             else 7..13.
         moon_wins: a team that bids 13 tricks together and takes them all wins the game at once
             ("shooting the moon").
+        two_of_clubs_leads: the holder of the 2 of clubs (after any exchange) leads it to the
+            first trick of every hand, instead of the player left of the dealer leading.
         bags_score_points: overtricks (bags) score a point each (``True``); ``False``: a made
             contract scores exactly 10 per trick bid, its bags still counted toward the bag
             penalty ("bags don't count as points").
@@ -88,6 +90,7 @@ class Rules:
     bags_score_points: bool = True
     big_bid_double: int = 0
     moon_wins: bool = False
+    two_of_clubs_leads: bool = False
 
     def __post_init__(self):
         for name in ("target_score", "bag_limit", "bag_penalty", "nil_bonus", "blind_nil_bonus"):
@@ -260,7 +263,7 @@ def _rule_value(name: str, text: str):
 _RULES_FIELDS = tuple(f.name for f in fields(Rules))
 _BOOL_FIELDS = ("blind_nil", "forced_spade_lead_breaks", "failed_nil_tricks_count", "suicide",
                 "mirror", "whiz", "bid_total_not_13", "spades_lead_any_time",
-                "bags_score_points", "moon_wins")
+                "bags_score_points", "moon_wins", "two_of_clubs_leads")
 _WHY_NOT = {
     ("mirror", "whiz"): "both decide the bid from the spades held, differently",
     ("mirror", "suicide"): "a mirror bid is the spades held, so a partnership could not bid "
@@ -469,6 +472,24 @@ def legal_cards_mask(hand: int, led_suit: int, spades_broken: bool) -> int:
     if not spades_broken:
         return (hand & NON_SPADES_MASK) or hand
     return hand
+
+
+def first_leader(rules: Rules, hands, dealer: int) -> int:
+    """The seat that leads a hand's first trick (docs/rules.md, Play and House rules): the player
+    left of the dealer, or under ``two_of_clubs_leads`` the holder of the 2 of clubs (``hands``:
+    the 4 hand masks by seat when play starts)."""
+    if rules.two_of_clubs_leads:
+        for s in range(4):
+            if hands[s] & 1:
+                return s
+    return NEXT_SEAT[dealer]
+
+
+def first_lead_mask(rules: Rules, hand: int) -> int | None:
+    """The cards the first leader of a hand may lead when a rule decides it: the 2 of clubs
+    under ``two_of_clubs_leads`` (``hand`` holds it, ``first_leader``), else None (the usual
+    ``legal_cards_mask``)."""
+    return hand & 1 if rules.two_of_clubs_leads else None
 
 
 def illegal_card_reason(hand: int, card: int, led_suit: int, spades_broken: bool) -> str | None:
@@ -959,7 +980,7 @@ def game_outcome(scores, rules: Rules, moon: int | None = None) -> int | None:
 
 __all__ = ["Rules", "PRESETS", "legal_bids", "illegal_bid_reason", "blind_nil_offered",
            "BID_NUMBERS", "BLIND_NIL_BIT", "LOOK_BIT", "exchanges", "exchange_queue",
-           "passes_for_nil", "trick_winner", "trick_winner_unchecked", "card_beats", "BEATS",
+           "passes_for_nil", "first_leader", "first_lead_mask", "trick_winner", "trick_winner_unchecked", "card_beats", "BEATS",
            "cards_that_beat", "legal_cards_mask", "illegal_card_reason", "failed_to_follow",
            "FAILED_TO_FOLLOW", "voids_revealed", "VOIDS_REVEALED", "spades_broken_after",
            "voids_of_plays", "legal_cards_batch", "LEGAL_CARDS_BY_SUITS", "TeamScore",

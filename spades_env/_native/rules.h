@@ -20,7 +20,7 @@
     X(forced_spade_lead_breaks) X(bag_limit) X(bag_penalty) X(nil_bonus) X(blind_nil_bonus) \
     X(failed_nil_tricks_count) X(blind_nil_deficit) X(min_team_bid) X(suicide) X(mirror) X(whiz) \
     X(bid_total_not_13) X(nil_pass) X(spades_lead_any_time) X(bags_score_points) \
-    X(big_bid_double) X(moon_wins)
+    X(big_bid_double) X(moon_wins) X(two_of_clubs_leads)
 #define SP_RULES_INT64(name) int64_t name;
 typedef struct {
     SP_RULES_FIELDS(SP_RULES_INT64)

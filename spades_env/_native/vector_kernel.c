@@ -113,13 +113,22 @@ int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
             p = (p + 1) & 3;
             e->cur[i] = p;
             if (t < 3) bid_mask(e, i);
-            if (t == 3) { /* the player left of the dealer leads */
+            if (t == 3) { /* the player left of the dealer leads (rules.first_leader) */
+                if (e->rules.two_of_clubs_leads) { /* the holder of the 2C leads it */
+                    p = e->owner[i * NCARDS];
+                    e->cur[i] = p;
+                }
                 e->leader[i] = p;
                 for (int o = 0; o < 4; o++) {
                     ob[o * row + e->o_phase] = 0;
                     ob[o * row + e->o_phase + 2] = 1;
                 }
                 play_mask(e, i, -1);
+                if (e->rules.two_of_clubs_leads) { /* rules.first_lead_mask: the 2C only */
+                    uint8_t *m = e->mask + i * NACT;
+                    memset(m, 0, NCARDS);
+                    m[0] = 1;
+                }
             }
             continue;
         }

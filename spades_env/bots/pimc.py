@@ -464,9 +464,24 @@ class PIMCBot(Bot):
                 bids[me] = b
                 keys.append(tuple(bids))
         nc = len(cands)
-        outs = playouts([hands for hands, _w in deals for _c in cands], keys, [-1] * len(keys), [],
-                        leader, (0, 0, 0, 0), rules.spades_lead_any_time, me, flb,
-                        fnc=rules.failed_nil_tricks_count)
+        rows = [hands for hands, _w in deals for _c in cands]
+        if rules.two_of_clubs_leads:
+            # the holder of the 2 of clubs leads it (rules.first_leader): play-outs by holder,
+            # each starting with that lead
+            outs = [None] * len(rows)
+            for holder in range(4):
+                idx = [r for r in range(len(rows)) if rows[r][holder] & 1]
+                if not idx:
+                    continue
+                got = playouts([rows[r] for r in idx], [keys[r] for r in idx], [0] * len(idx),
+                               [], holder, (0, 0, 0, 0), rules.spades_lead_any_time, holder, flb,
+                               fnc=rules.failed_nil_tricks_count)
+                for r, o in zip(idx, got):
+                    outs[r] = o
+        else:
+            outs = playouts(rows, keys, [-1] * len(keys), [], leader, (0, 0, 0, 0),
+                            rules.spades_lead_any_time, me, flb,
+                            fnc=rules.failed_nil_tricks_count)
         for d, (hands, w) in enumerate(deals):
             for i, b in enumerate(cands):
                 key = keys[d * nc + i]

@@ -285,10 +285,15 @@ class TorchBackend:
             if t < 3:
                 self._bid_mask()
             if t == 3:  # bidding over: the player left of the dealer (= p now) leads
+                if self.rules.two_of_clubs_leads:  # rules.first_leader: the 2C's holder
+                    p.copy_(self._owner[:, 0])
                 self._leader.copy_(p)
                 self._v_phase_bid.zero_()
                 self._v_phase_play.fill_(1.0)
                 self._lead_mask()
+                if self.rules.two_of_clubs_leads:  # rules.first_lead_mask: the 2C only
+                    self._mask_cards.zero_()
+                    self._mask_cards[:, 0] = True
             return
         # -------------------------------------------------------------------- play
         k = t - 4
