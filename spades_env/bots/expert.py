@@ -58,7 +58,7 @@ from ..engine import Phase, SpadesGame
 from ..observation import OFFSETS, encode
 from ..rules import legal_cards_batch
 from .base import exchanged_seats
-from .pimc import PIMCBot, bid_weight
+from .pimc import PIMCBot, bid_weight, legal_bids_at
 from .work import check_work
 
 DEFAULT_CHECKPOINT = SHIPPED_CHECKPOINT
@@ -467,7 +467,9 @@ class ExpertBot(PIMCBot):
             return None
         me = view.seat
         seats = [s for s in range(4) if s != me and view.bids[s] is not None]
-        return np.array([sum(np.log(bid_weight(view.rules, view.bids[s], d[s] | view.played[s]))
+        legal = {s: legal_bids_at(view, s) for s in seats}
+        return np.array([sum(np.log(bid_weight(view.rules, view.bids[s], d[s] | view.played[s],
+                                               legal[s]))
                              for s in seats) for d in deals], dtype=np.float64)
 
     def deal_weights(self, view, deals, base=None) -> np.ndarray:

@@ -39,10 +39,10 @@ from math import exp
 import numpy as np
 
 from ..cards import (
-    BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NEXT_SEAT, PARTNER, PREV_SEAT, TEAM,
+    BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NEXT_SEAT, PARTNER, PREV_SEAT, SEATS_FROM, TEAM,
 )
 from ..engine import Phase
-from ..rules import passes_for_nil
+from ..rules import legal_bids, passes_for_nil
 from .base import Bot, check_flag, check_probability, exchanged_seats, legal_bid_numbers
 from .sampler import DealSampler, as_random, check_deal
 from .solver import ABOVE, BELOW, HandUtility, high_rank, low_rank, estimate_tricks, \
@@ -50,7 +50,7 @@ from .solver import ABOVE, BELOW, HandUtility, high_rank, low_rank, estimate_tri
 from .work import check_work, search_work
 
 __all__ = ["PIMCBot", "HardBot", "InsaneBot", "best_candidate", "bid_likelihood", "bid_weight",
-           "forced_bid", "FORCED_MISMATCH", "estimate_bid",
+           "forced_bid", "legal_bids_at", "FORCED_MISMATCH", "estimate_bid",
            "resample"]
 
 
@@ -74,13 +74,34 @@ def forced_bid(rules, bid: int) -> bool:
     return bool(rules.mirror or (rules.whiz and bid != 0))
 
 
-def bid_weight(rules, bid: int, hand: int) -> float:
+def bid_weight(rules, bid: int, hand: int, legal=None) -> float:
     """Relative likelihood that the holder of ``hand`` (13 cards at bidding time) bid ``bid``
     under ``rules``: a forced bid (``forced_bid``) is 1 when ``hand`` holds that many spades,
-    ``FORCED_MISMATCH`` otherwise; any other bid ``bid_likelihood``."""
+    ``FORCED_MISMATCH`` otherwise; any other bid ``bid_likelihood``, divided by its sum over the
+    bids ``legal`` at that turn when the rules narrowed them (``legal_bids_at``: a bid that was
+    the only one left, or the lowest a team minimum allowed, says less about the hand)."""
     if forced_bid(rules, bid):
         return 1.0 if (hand >> 39).bit_count() == bid else FORCED_MISMATCH
+    if legal is not None and len(legal) < 14:
+        return bid_likelihood(bid, hand) / sum(bid_likelihood(b, hand) for b in legal)
     return bid_likelihood(bid, hand)
+
+
+def legal_bids_at(view, seat: int) -> list[int] | None:
+    """The bids (0..13) ``seat`` could choose from at its turn this hand, from the bids made
+    before it (public; ``rules.legal_bids`` with the cards seen), or None when the rules left
+    them all (``standard``) or they depend on its cards (``mirror``, ``whiz``)."""
+    rules = view.rules
+    if rules._free_bids or rules.mirror or rules.whiz:
+        return None
+    before = [None] * 4
+    for s in SEATS_FROM[NEXT_SEAT[view.dealer]]:
+        if s == seat:
+            break
+        before[s] = view.bids[s]
+    m = legal_bids(rules, seat, 0, True, before)
+    out = [b for b in range(14) if m >> b & 1]
+    return None if len(out) == 14 else out
 
 
 def bid_likelihood(bid: int, hand: int, sigma: float = 1.4, floor: float = 0.03) -> float:
@@ -266,13 +287,15 @@ class PIMCBot(Bot):
         return True
 
     def _deals_unchecked(self, view, n, rnd, sampler, seats) -> list:
+        legal_at = {s: legal_bids_at(view, s) for s in seats}  # the bids each could choose
         if sampler.count <= n:
             # few enough deals to take each one exactly once (late in a hand)
             deals = list(sampler.all_deals())
             weights = [1.0] * len(deals)
             for i, d in enumerate(deals):
                 for s in seats:
-                    weights[i] *= bid_weight(view.rules, view.bids[s], d[s] | view.played[s])
+                    weights[i] *= bid_weight(view.rules, view.bids[s], d[s] | view.played[s],
+                                             legal_at[s])
             total = sum(weights)
             return [(d, n * w / total) for d, w in zip(deals, weights)]
         if not seats:
@@ -283,7 +306,8 @@ class PIMCBot(Bot):
         for d in cands:
             w = 1.0
             for s in seats:
-                w *= bid_weight(view.rules, view.bids[s], d[s] | view.played[s])
+                w *= bid_weight(view.rules, view.bids[s], d[s] | view.played[s],
+                                legal_at[s])
             weights.append(w)
         counts = resample(weights, n, rnd)
         return [(cands[i], float(k)) for i, k in sorted(counts.items())]

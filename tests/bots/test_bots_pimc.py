@@ -429,3 +429,30 @@ def test_forced_bids_shape_the_deals_under_mirror():
                     if all(((d[s] | v.played[s]) & SPADES_MASK).bit_count() == v.bids[s]
                            for s in others)) / sum(w for _, w in deals)
         assert (share > 0.99) if exact else (share < 0.5), (bot_cls.__name__, rules.mirror, share)
+
+
+def test_the_bid_model_reads_a_bid_among_the_bids_the_rules_left():
+    """Under a team minimum (docs/rules.md, House rules) the second partner's choice is narrowed:
+    after a partner's Nil under ``min_team_bid=4`` it could bid only 4..13, so a bid of 4 says
+    less than under ``standard`` (it is also the lowest it could bid). ``legal_bids_at`` gives
+    those bids from the public bidding; ``bid_weight`` divides the model's likelihood by its sum
+    over them, and leaves ``standard`` (every bid open) as it was."""
+    from spades_env.bots.pimc import bid_weight, legal_bids_at
+    from spades_env.cards import parse_cards, cards_to_mask
+
+    r = Rules(min_team_bid=4)
+    g = SpadesGame(r, seed=3)
+    d = g.dealer
+    first, second = (d + 1) % 4, (d + 3) % 4  # partners: second bids after the first's Nil
+    g.apply(52 + 0)  # first bidder: Nil
+    g.apply(52 + 3)
+    g.apply(52 + 4)  # second partner: at least 4
+    v = g.view(g.current_player)
+    assert legal_bids_at(v, first) is None  # nothing narrowed the first bidder
+    assert legal_bids_at(v, second) == list(range(4, 14))
+    weak = cards_to_mask(parse_cards("2C 3C 4C 5C 2D 3D 4D 5D 2H 3H 4H 5H 2S"))
+    plain = bid_likelihood(4, weak)
+    narrowed = bid_weight(r, 4, weak, legal_bids_at(v, second))
+    assert narrowed == pytest.approx(plain / sum(bid_likelihood(b, weak) for b in range(4, 14)))
+    assert narrowed > plain  # a weak hand forced up to 4 is not evidence against it
+    assert bid_weight(Rules(), 4, weak) == plain
