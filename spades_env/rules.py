@@ -134,6 +134,14 @@ class Rules:
                     f"Rules.loss_threshold ({lt}) must be below target_score ({self.target_score})"
                 )
 
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling (also a copy sent to a worker): a ``Rules`` pickled by an earlier version
+        lacks the fields added since; they take their defaults (off), as in saved games, and the
+        values are checked again."""
+        for f in fields(self):
+            object.__setattr__(self, f.name, state.get(f.name, f.default))
+        self.__post_init__()
+
     @property
     def has_exchanges(self) -> bool:
         """Whether cards may change hands after the bidding (``blind_nil`` or ``nil_pass``): a

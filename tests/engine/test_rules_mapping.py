@@ -83,3 +83,25 @@ def test_a_config_takes_a_rules_mapping():
     assert Rules.parse(a.rules) == Rules(target_score=300, loss_threshold=-200, mirror=True)
     with pytest.raises(ValueError, match="bad config: rules"):
         from_dict({"rules": {"preset": "mirror", "whiz": True}})
+
+
+def test_a_rules_pickled_before_the_house_rules_loads_with_them_off():
+    """A ``Rules`` pickled by an earlier version (its state lacks the house-rule fields, as a Ray
+    worker with an older install sends it) unpickles with those fields at their defaults and its
+    checks run again; a current one round-trips exactly."""
+    import pickle
+
+    r = Rules(target_score=300, loss_threshold=-200, blind_nil=True)
+    old_state = {k: v for k, v in r.__dict__.items()
+                 if k in ("target_score", "loss_threshold", "blind_nil", "forced_spade_lead_breaks",
+                          "bag_limit", "bag_penalty", "nil_bonus", "blind_nil_bonus",
+                          "failed_nil_tricks_count")}
+    old = Rules.__new__(Rules)
+    old.__setstate__(old_state)
+    assert old == r and old.min_team_bid == 0 and old.two_of_clubs_leads is False
+    from spades_env.rules import legal_bids
+    assert legal_bids(old, 0, 0, True, [None] * 4) == (1 << 14) - 1
+    h = Rules(mirror=True, moon_wins=True)
+    assert pickle.loads(pickle.dumps(h)) == h
+    with pytest.raises(ValueError, match="target_score must be positive"):
+        Rules.__new__(Rules).__setstate__({**old_state, "target_score": 0})
