@@ -51,6 +51,7 @@ from .session import (
 from .store import Store
 
 __all__ = ["create_app", "MAX_BODY", "MAX_UPLOAD", "COOKIE", "LOCAL_HOSTS", "UPLOADS_KEPT",
+           "UPLOADS_RECEIVING",
            "HEAVY_WORKERS", "HEAVY_PER_CLIENT", "HEAVY_QUEUED", "SWITCH_INTERVAL", "ANALYSES_KEPT",
            "HeavyWork",
            "record_refusal"]
@@ -60,6 +61,9 @@ MAX_BODY = 4096
 MAX_UPLOAD = 8 * 1024 * 1024
 """Largest game record file (bytes) the replay view accepts by upload (its moves are bounded
 too: ``replay.MAX_UPLOAD_MOVES``)."""
+UPLOADS_RECEIVING = 4 * MAX_UPLOAD
+"""Most bytes of upload bodies being received at once, all clients together (``BodyLimit``;
+past it, 503 with ``Retry-After``): a body is read whole before the route runs."""
 UPLOADS_KEPT = 8
 """Uploaded record files kept in memory (the newest) for their replays, hand by hand."""
 COOKIE = "spades_player"
@@ -93,6 +97,7 @@ class BodyLimit:
         self.limit = limit
         self.upload_limit = upload_limit
         self.upload_path = upload_path
+        self.receiving = 0  # bytes of upload bodies being read now (``UPLOADS_RECEIVING``)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -110,18 +115,29 @@ class BodyLimit:
         if scope["method"] in ("GET", "HEAD", "OPTIONS"):
             return await self.app(scope, receive, send)
         chunks, seen = [], 0
-        while True:
-            msg = await receive()
-            if msg["type"] == "http.disconnect":
-                return
-            body = msg.get("body", b"")
-            seen += len(body)
-            if seen > limit:
-                return await _send_error(send, 413, f"request body too large: more than {limit} "
-                                                    f"bytes, the limit is {limit}")
-            chunks.append(body)
-            if not msg.get("more_body", False):
-                break
+        upload = scope["path"] == self.upload_path
+        try:
+            while True:
+                msg = await receive()
+                if msg["type"] == "http.disconnect":
+                    return
+                body = msg.get("body", b"")
+                seen += len(body)
+                if seen > limit:
+                    return await _send_error(send, 413, f"request body too large: more than "
+                                                        f"{limit} bytes, the limit is {limit}")
+                if upload:
+                    if self.receiving + len(body) > UPLOADS_RECEIVING:
+                        return await _send_error(
+                            send, 503, "the server is receiving too many uploads at once; try "
+                                       "again in a second", [(b"retry-after", b"1")])
+                    self.receiving += len(body)
+                chunks.append(body)
+                if not msg.get("more_body", False):
+                    break
+        finally:
+            if upload:
+                self.receiving -= sum(len(c) for c in chunks)
         whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
         sent = False
 

@@ -642,3 +642,52 @@ def test_the_same_request_at_once_is_answered_once_not_429(tmp_path):
         assert 429 in [r.status_code for r in out]
     finally:
         s.stop()
+
+
+def test_uploads_being_received_hold_bounded_memory():
+    """Upload bodies are read whole before the route (and its per-client limit) runs: slow or
+    many uploads at once hold at most ``UPLOADS_RECEIVING`` bytes together; one more is answered
+    503 (Retry-After) at once, and their room is free again when they end. (Before: 40 uploads of
+    7 MiB, sent slowly, held 280 MiB.)"""
+    import asyncio
+
+    from spades_env.play.app import MAX_UPLOAD, UPLOADS_RECEIVING, BodyLimit
+
+    async def app(scope, receive, send):
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    limit = BodyLimit(app, 4096, MAX_UPLOAD, "/api/watch/upload")
+    chunk = b"x" * (MAX_UPLOAD - 1024 * 1024)
+
+    async def upload(hold: asyncio.Event, statuses: list):
+        sent = []
+
+        async def receive():
+            if not sent:
+                sent.append(1)
+                return {"type": "http.request", "body": chunk, "more_body": True}
+            await hold.wait()
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(msg):
+            if msg["type"] == "http.response.start":
+                statuses.append(msg["status"])
+        scope = {"type": "http", "method": "POST", "path": "/api/watch/upload", "headers": []}
+        await limit(scope, receive, send)
+
+    async def main():
+        hold, statuses = asyncio.Event(), []
+        n = UPLOADS_RECEIVING // len(chunk) + 3
+        tasks = [asyncio.ensure_future(upload(hold, statuses)) for _ in range(n)]
+        await asyncio.sleep(0.2)
+        assert statuses == [503] * 3  # the rest wait for their bodies, within the bound
+        hold.set()
+        await asyncio.gather(*tasks)
+        assert statuses.count(200) == n - 3
+        statuses.clear()
+        await upload(hold, statuses)
+        assert statuses == [200]
+
+    asyncio.run(main())
