@@ -51,6 +51,7 @@ from .session import (
 from .store import Store
 
 __all__ = ["create_app", "MAX_BODY", "MAX_UPLOAD", "COOKIE", "LOCAL_HOSTS", "UPLOADS_KEPT",
+           "UPLOADS_RECEIVING",
            "HEAVY_WORKERS", "HEAVY_PER_CLIENT", "HEAVY_QUEUED", "SWITCH_INTERVAL", "ANALYSES_KEPT",
            "HeavyWork",
            "record_refusal"]
@@ -60,6 +61,9 @@ MAX_BODY = 4096
 MAX_UPLOAD = 8 * 1024 * 1024
 """Largest game record file (bytes) the replay view accepts by upload (its moves are bounded
 too: ``replay.MAX_UPLOAD_MOVES``)."""
+UPLOADS_RECEIVING = 4 * MAX_UPLOAD
+"""Most bytes of upload bodies being received at once, all clients together (``BodyLimit``;
+past it, 503 with ``Retry-After``): a body is read whole before the route runs."""
 UPLOADS_KEPT = 8
 """Uploaded record files kept in memory (the newest) for their replays, hand by hand."""
 COOKIE = "spades_player"
@@ -93,6 +97,7 @@ class BodyLimit:
         self.limit = limit
         self.upload_limit = upload_limit
         self.upload_path = upload_path
+        self.receiving = 0  # bytes of upload bodies being read now (``UPLOADS_RECEIVING``)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -110,18 +115,29 @@ class BodyLimit:
         if scope["method"] in ("GET", "HEAD", "OPTIONS"):
             return await self.app(scope, receive, send)
         chunks, seen = [], 0
-        while True:
-            msg = await receive()
-            if msg["type"] == "http.disconnect":
-                return
-            body = msg.get("body", b"")
-            seen += len(body)
-            if seen > limit:
-                return await _send_error(send, 413, f"request body too large: more than {limit} "
-                                                    f"bytes, the limit is {limit}")
-            chunks.append(body)
-            if not msg.get("more_body", False):
-                break
+        upload = scope["path"] == self.upload_path
+        try:
+            while True:
+                msg = await receive()
+                if msg["type"] == "http.disconnect":
+                    return
+                body = msg.get("body", b"")
+                seen += len(body)
+                if seen > limit:
+                    return await _send_error(send, 413, f"request body too large: more than "
+                                                        f"{limit} bytes, the limit is {limit}")
+                if upload:
+                    if self.receiving + len(body) > UPLOADS_RECEIVING:
+                        return await _send_error(
+                            send, 503, "the server is receiving too many uploads at once; try "
+                                       "again in a second", [(b"retry-after", b"1")])
+                    self.receiving += len(body)
+                chunks.append(body)
+                if not msg.get("more_body", False):
+                    break
+        finally:
+            if upload:
+                self.receiving -= sum(len(c) for c in chunks)
         whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
         sent = False
 
@@ -224,7 +240,10 @@ class HeavyWork:
     (429); all clients together at most ``most`` (503). With more workers than one, a client's
     burst never takes every thread (nor, under the GIL, more than one thread's share of the
     interpreter), so another client's request starts at once. Starting the pool lowers the
-    interpreter's switch interval to ``SWITCH_INTERVAL``.
+    interpreter's switch interval to ``SWITCH_INTERVAL``. A request given a ``key`` (the replay
+    routes: method, path and query) while the same client's request of that key is in flight
+    shares its work and answer, and takes no place of its own (the page asks for a hand again
+    while it is coming, once per slider step).
     """
 
     def __init__(self, workers: int = HEAVY_WORKERS, per_client: int = HEAVY_PER_CLIENT,
@@ -236,9 +255,12 @@ class HeavyWork:
         self._lock = threading.Lock()
         self._in_flight: dict[str, int] = {}  # client -> requests running or waiting
         self._waiting: dict[str, deque] = {}  # client (while one of its requests runs) -> jobs
+        self._same: dict[tuple, Future] = {}  # (client, key) -> its request in flight
 
-    def refusal(self, client: str) -> "Busy | None":
-        """The ``Busy`` a new request of ``client`` would get now, or None."""
+    def refusal(self, client: str, key=None) -> "Busy | None":
+        """The ``Busy`` a new request of ``client`` (of ``key``) would get now, or None."""
+        if key is not None and (client, key) in self._same:
+            return None  # shares the one in flight
         if self._in_flight.get(client, 0) >= self.per_client:
             return Busy(429, f"too many replay, upload or hint requests at once: at most "
                              f"{self.per_client} per client; try again in a second")
@@ -255,7 +277,7 @@ class HeavyWork:
             self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="spades-play-heavy")
         self.pool.submit(self._work, client, *job)
 
-    def _work(self, client: str, fut: Future, fn, args) -> None:
+    def _work(self, client: str, fut: Future, fn, args, key=None) -> None:
         result = error = None
         run = fut.set_running_or_notify_cancel()  # False: its client went away meanwhile
         try:
@@ -266,6 +288,8 @@ class HeavyWork:
                     error = e
         finally:
             with self._lock:  # its place is free before its answer is handed on
+                if key is not None and self._same.get((client, key)) is fut:
+                    del self._same[(client, key)]
                 n = self._in_flight.get(client, 0) - 1
                 if n > 0:
                     self._in_flight[client] = n
@@ -285,19 +309,33 @@ class HeavyWork:
             else:
                 fut.set_result(result)
 
-    async def run(self, client: str, fn, *args):
+    async def run(self, client: str, fn, *args, key=None):
         """``fn(*args)`` in the pool, for ``client``, after its earlier requests; the result.
+        With ``key``: the answer of the client's request of ``key`` in flight, when there is one.
 
         Raises:
             Busy: 429 when ``client`` has ``per_client`` requests in flight, 503 when all
                 clients together have ``most``.
         """
         fut: Future = Future()
-        job = (fut, fn, args)
+        job = (fut, fn, args, key)
         with self._lock:
-            busy = self.refusal(client)
-            if busy is not None:
-                raise busy
+            shared = None if key is None else self._same.get((client, key))
+            if shared is None:
+                busy = self.refusal(client)
+                if busy is not None:
+                    raise busy
+                if key is not None:
+                    self._same[(client, key)] = fut
+        if shared is not None:
+            try:  # the first asker's going away must not cancel it for this one, nor this for it
+                return await asyncio.shield(asyncio.wrap_future(shared))
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not shared.cancelled() or getattr(task, "cancelling", lambda: 1)():
+                    raise
+            return await self.run(client, fn, *args, key=key)  # it was dropped unrun
+        with self._lock:
             self._in_flight[client] = self._in_flight.get(client, 0) + 1
             if client in self._waiting:
                 self._waiting[client].append(job)
@@ -306,6 +344,8 @@ class HeavyWork:
                 try:
                     self._submit(client, job)
                 except BaseException:
+                    if key is not None and self._same.get((client, key)) is fut:
+                        del self._same[(client, key)]
                     self._in_flight[client] -= 1
                     if not self._in_flight[client]:
                         self._in_flight.pop(client)
@@ -318,9 +358,10 @@ class HeavyWork:
         with self._lock:
             pool, self.pool = self.pool, None
             for client, waiting in self._waiting.items():
-                for fut, _fn, _args in waiting:
+                for fut, *_rest in waiting:
                     fut.cancel()
             self._waiting.clear()
+            self._same.clear()
             self._in_flight.clear()
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -362,17 +403,35 @@ class HeavyGate:
                         if name == COOKIE:
                             cookie = value
             client = scope.get("client")
-            busy = self.heavy.refusal(_client_key(cookie, client[0] if client else None))
+            who = _client_key(cookie, client[0] if client else None)
+            busy = self.heavy.refusal(who, _same_key(who, scope))
             if busy is not None:
                 return await _send_error(send, busy.status, busy.message,
                                          [(b"retry-after", b"1")])
         return await self.app(scope, receive, send)
 
 
+def _same_key(client: str, scope) -> tuple | None:
+    """The key under which a client's identical requests share one answer (``HeavyWork.run``):
+    a replay GET of a client with a player cookie (one without may be anyone)."""
+    if scope["method"] != "GET" or not client.startswith("player:"):
+        return None
+    return (scope["path"], scope.get("query_string", b""))
+
+
 def record_refusal(e: ValueError) -> Refused:
     """The one answer to a record (or a game of it) the replay view refuses, on every route:
     413 past a size limit (``replay.TooLarge``), else 422, with the reason."""
     return Refused(413 if isinstance(e, replay.TooLarge) else 422, str(e))
+
+
+class _JSON(JSONResponse):
+    """Every JSON answer, in ASCII: a string that is not valid Unicode (a lone surrogate, from a
+    player name in a record, a teacher's name, a record file's name that is not UTF-8) is sent
+    as its ``\\uXXXX`` escape instead of failing the answer with 500."""
+
+    def render(self, content) -> bytes:
+        return json.dumps(content, allow_nan=False, separators=(",", ":")).encode("ascii")
 
 
 def _validation_message(exc: RequestValidationError) -> str:
@@ -436,7 +495,7 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
         heavy.close()
 
     app = FastAPI(title="spades_env play", docs_url=None, redoc_url=None, openapi_url=None,
-                  lifespan=lifespan)
+                  lifespan=lifespan, default_response_class=_JSON)
     app.state.store = store
     app.state.bots = bots
     app.state.lineups = table
@@ -451,7 +510,7 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
 
     @app.exception_handler(Refused)
     async def _refused(request: Request, exc: Refused):
-        return JSONResponse({"detail": exc.message}, status_code=exc.status,
+        return _JSON({"detail": exc.message}, status_code=exc.status,
                             headers=getattr(exc, "headers", None))
 
     @app.exception_handler(replay.RecordError)
@@ -460,12 +519,12 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
 
     @app.exception_handler(sqlite3.Error)
     async def _database(request: Request, exc: sqlite3.Error):
-        return JSONResponse({"detail": f"the database {store.path} failed ({exc}); nothing was "
+        return _JSON({"detail": f"the database {store.path} failed ({exc}); nothing was "
                                        f"changed"}, status_code=503)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):
-        return JSONResponse({"detail": _validation_message(exc)}, status_code=422)
+        return _JSON({"detail": _validation_message(exc)}, status_code=422)
 
     async def player_id(request: Request, response: Response) -> str:
         # async: no blocking work, so no trip through the thread pool for every request
@@ -656,7 +715,7 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
                         title=f"{s.row.difficulty}, {s.row.target} points")
             return rg
         if kind == "file":
-            if not ref.isdigit() or not 0 <= int(ref) < len(sources):
+            if not re.fullmatch(r"[0-9]{1,9}", ref) or not int(ref) < len(sources):
                 raise Refused(404, f"no record file {ref}")
             return sources[int(ref)].game(game)
         if kind == "upload":
@@ -691,29 +750,33 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
         with lock:
             s = finished(game_id, player)
         rec = replay.game_record(s.game, replay.seat_labels(s.row.lineup))
-        return JSONResponse(rec, headers={
+        return _JSON(rec, headers={
             "Content-Disposition": f'attachment; filename="spades-{game_id[:8]}.json"'})
 
     @app.get("/api/watch/{kind}/{ref}")
     async def watch_summary(kind: str, ref: str, request: Request, game: int = 0,
                             player: str = Depends(player_id)):
         """The replay's summary (players, hands, frame count) and the frames of its first hand."""
-        return await heavy.run(client_key(request),
-                               lambda: _summary(replay_game(kind, ref, game, player)))
+        who = client_key(request)
+        return await heavy.run(who, lambda: _summary(replay_game(kind, ref, game, player)),
+                               key=_same_key(who, request.scope))
 
     @app.get("/api/watch/{kind}/{ref}/hand/{hand}")
     async def watch_hand(kind: str, ref: str, hand: int, request: Request, game: int = 0,
                          player: str = Depends(player_id)):
         """The frames of one hand of the replay."""
-        return await heavy.run(client_key(request),
-                               lambda: _page(replay_game(kind, ref, game, player), hand))
+        who = client_key(request)
+        return await heavy.run(who, lambda: _page(replay_game(kind, ref, game, player), hand),
+                               key=_same_key(who, request.scope))
 
     @app.get("/api/watch/{kind}/{ref}/analysis")
     async def watch_analysis(kind: str, ref: str, move: int, request: Request, game: int = 0,
                              player: str = Depends(player_id)):
         """The decision of move ``move`` (0-based) seen from the acting seat's view: the
         checkpoint's probabilities and the search bot's card values, the move played marked."""
-        return await heavy.run(client_key(request), _analysis, kind, ref, move, game, player)
+        who = client_key(request)
+        return await heavy.run(who, _analysis, kind, ref, move, game, player,
+                               key=_same_key(who, request.scope))
 
     def _analysis(kind: str, ref: str, move: int, game: int, player: str) -> dict:
         rg = replay_game(kind, ref, game, player)  # checks the player may see it

@@ -181,3 +181,51 @@ def test_the_shipped_teacher_records_open_by_upload():
         data = f.read()
     with pytest.raises(replay.TooLarge, match="declares 5600 records; at most 2000"):
         replay.read_records(data, "hard_records.npz", upload=True)
+
+
+def test_names_that_are_not_unicode_are_answered_not_500(tmp_path):
+    """A lone surrogate reaches an answer from a record's player name, a teacher's name or a
+    ``--records`` file whose name is not UTF-8; every route answers it (as a ``\\uXXXX``
+    escape) with its usual status, never 500. (Before: 500 on the listing, the replay routes,
+    the upload and a refusal naming the file.)"""
+    g = _game(3)
+    bad_name = os.fsencode(str(tmp_path)) + b"/caf\xe9.jsonl"
+    with open(bad_name, "wb") as f:
+        f.write((_record(g) + "\n" + _bad_game_line(g) + "\n").encode())
+    c = _client(create_app(str(tmp_path / "db.sqlite3"), records=[os.fsdecode(bad_name)],
+                           analyst=NoAnalysis()))
+    listed = c.get("/api/watch")
+    assert listed.status_code == 200 and listed.json()["records"][0]["name"] == "caf\udce9.jsonl"
+    for url in ["/api/watch/file/0", "/api/watch/file/0/hand/0",
+                "/api/watch/file/0/analysis?move=0"]:
+        assert c.get(url).status_code == 200, url
+        r = c.get(url + ("&" if "?" in url else "?") + "game=1")
+        assert r.status_code == 422 and r.json()["detail"].startswith("caf\udce9.jsonl: line 2")
+    one = json.loads(_record(g))
+    one["players"][1] = "B\ud800"
+    r = c.post("/api/watch/upload", content=json.dumps(one).encode(),
+               headers={"X-File-Name": "p.json"})
+    assert r.status_code == 200 and r.json()["players"][1] == "B\ud800"
+    d = dict(np.load(SHIPPED))
+    d = {k: (v[:2] if k in ("seed", "scores", "bags", "moves") else v) for k, v in d.items()}
+    d["teacher"] = np.array("t\ud800")
+    path = tmp_path / "t.npz"
+    np.savez(path, **d)
+    r = c.post("/api/watch/upload", content=path.read_bytes(), headers={"X-File-Name": "t.npz"})
+    assert r.status_code == 200 and r.json()["players"][0] == "North (t\ud800)"
+
+
+@pytest.mark.parametrize("ref", ["%C2%B2", "%D9%A3", "9" * 5000, "-0", "+0", "0x0", " 0"])
+def test_a_record_file_ref_that_is_not_a_small_number_is_404(tmp_path, ref):
+    """``file/REF`` names a ``--records`` file by its number (ASCII digits); anything else is
+    404 on every replay route. (Before: ``²`` (``isdigit`` but not ``int``) or 5,000 digits
+    (past Python's int conversion limit) answered 500, and ``٣`` opened file 3.)"""
+    path = tmp_path / "a.json"
+    path.write_text(_record(_game(3)))
+    c = _client(create_app(str(tmp_path / "db.sqlite3"), records=[str(path)],
+                           analyst=NoAnalysis()))
+    for sub in ["", "/hand/0", "/analysis?move=0"]:
+        r = c.get(f"/api/watch/file/{ref}{sub}")
+        assert r.status_code == 404, (sub, r.text)
+        assert r.json()["detail"].startswith("no record file")
+    assert c.get("/api/watch/file/00").status_code == 200

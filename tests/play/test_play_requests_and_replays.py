@@ -586,3 +586,108 @@ def test_replay_state_at_is_bounded_and_exact(monkeypatch):
     applied.clear()
     page = rg.hand_frames(len(rg.hands()) - 1)
     assert len(applied) <= replay.CHECKPOINT_EVERY + 60 and page["frames"]
+
+
+class Slow(Analyst):  # 50 ms per analysis
+    def __init__(self):
+        super().__init__(None)
+
+    def analyse(self, view, key=(0,), played=None):
+        time.sleep(0.05)
+        return {"seat": int(view.seat), "rows": [], "played": played}
+
+
+def test_the_same_request_at_once_is_answered_once_not_429(tmp_path):
+    """The page asks for a hand again while it is still coming (dragging the slider within a
+    hand sends one request per step): a client's identical replay requests in flight are one
+    piece of work and one place of its ``HEAVY_PER_CLIENT``, all answered 200 with the same
+    frames. (Before: the fifth was answered 429, which the page shows as an error.) A different
+    request past the limit is still 429."""
+    s = Served(create_app(str(tmp_path / "db.sqlite3"), analyst=Slow()))
+    try:
+        cookies = {COOKIE: "p" * 20}
+        with httpx.Client(base_url=s.url, cookies=cookies, timeout=30) as c:
+            r = c.post("/api/watch/upload", content=_long_record(60),
+                       headers={"X-File-Name": "long.json"})
+            assert r.status_code == 200, r.text
+            key = r.json()["key"]
+        for url in [f"/api/watch/{key}/hand/40", f"/api/watch/{key}/analysis?move=2000"]:
+            out = [None] * 12
+            go = threading.Barrier(12)
+
+            def get(i, url=url):
+                with httpx.Client(base_url=s.url, cookies=cookies, timeout=30) as c:
+                    go.wait()
+                    out[i] = c.get(url)
+            threads = [threading.Thread(target=get, args=(i,)) for i in range(12)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert [r.status_code for r in out] == [200] * 12, [r.text for r in out]
+            assert all(r.json() == out[0].json() for r in out)
+        # different requests: one running, three waiting, the fifth refused at once
+        out = [None] * 12
+        go = threading.Barrier(12)
+
+        def get_move(i):
+            with httpx.Client(base_url=s.url, cookies=cookies, timeout=30) as c:
+                go.wait()
+                out[i] = c.get(f"/api/watch/{key}/analysis?move={100 + i}")
+        threads = [threading.Thread(target=get_move, args=(i,)) for i in range(12)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert 429 in [r.status_code for r in out]
+    finally:
+        s.stop()
+
+
+def test_uploads_being_received_hold_bounded_memory():
+    """Upload bodies are read whole before the route (and its per-client limit) runs: slow or
+    many uploads at once hold at most ``UPLOADS_RECEIVING`` bytes together; one more is answered
+    503 (Retry-After) at once, and their room is free again when they end. (Before: 40 uploads of
+    7 MiB, sent slowly, held 280 MiB.)"""
+    import asyncio
+
+    from spades_env.play.app import MAX_UPLOAD, UPLOADS_RECEIVING, BodyLimit
+
+    async def app(scope, receive, send):
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    limit = BodyLimit(app, 4096, MAX_UPLOAD, "/api/watch/upload")
+    chunk = b"x" * (MAX_UPLOAD - 1024 * 1024)
+
+    async def upload(hold: asyncio.Event, statuses: list):
+        sent = []
+
+        async def receive():
+            if not sent:
+                sent.append(1)
+                return {"type": "http.request", "body": chunk, "more_body": True}
+            await hold.wait()
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(msg):
+            if msg["type"] == "http.response.start":
+                statuses.append(msg["status"])
+        scope = {"type": "http", "method": "POST", "path": "/api/watch/upload", "headers": []}
+        await limit(scope, receive, send)
+
+    async def main():
+        hold, statuses = asyncio.Event(), []
+        n = UPLOADS_RECEIVING // len(chunk) + 3
+        tasks = [asyncio.ensure_future(upload(hold, statuses)) for _ in range(n)]
+        await asyncio.sleep(0.2)
+        assert statuses == [503] * 3  # the rest wait for their bodies, within the bound
+        hold.set()
+        await asyncio.gather(*tasks)
+        assert statuses.count(200) == n - 3
+        statuses.clear()
+        await upload(hold, statuses)
+        assert statuses == [200]
+
+    asyncio.run(main())
