@@ -34,6 +34,7 @@ import urllib.parse
 from collections import OrderedDict, deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
+from typing import Any
 
 import numpy as np
 from fastapi import Body, Depends, FastAPI, Request, Response
@@ -44,9 +45,10 @@ from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
 
 from . import replay
 from .analysis import Analyst, default_checkpoint
+from ..rules import PRESETS, Rules
 from .session import (
-    HUMAN_SEAT, LEVELS, LINEUPS, TARGETS, BotPool, GameSession, Refused, checkpoint_lineup,
-    stats_summary,
+    HUMAN_SEAT, LEVELS, LINEUPS, PANEL_FIELDS, TARGETS, BotPool, GameSession, Refused,
+    checkpoint_lineup, rules_info, stats_summary,
 )
 from .store import Store
 
@@ -210,6 +212,20 @@ class NewGameIn(_Strict):
     difficulty: StrictStr
     target: StrictInt = 500
     blind_nil: StrictBool = False
+    rules: dict[str, Any] | StrictStr | None = None  # a rules mapping (``Rules.parse``)
+
+
+class RulesIn(_Strict):
+    rules: dict[str, Any] | StrictStr
+
+
+def parse_rules(spec) -> Rules:
+    """A request's rules mapping as ``Rules`` (``Rules.parse``: a preset and fields); the
+    engine's one-line reason as a 422 when it refuses them."""
+    try:
+        return Rules.parse(spec)
+    except (ValueError, TypeError) as e:
+        raise Refused(422, " ".join(str(e).split())) from None
 
 
 class ActionIn(_Strict):
@@ -588,6 +604,8 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
         return {"levels": [{"key": k, **{r: _label(v) for r, v in table[k].items()}}
                            for k in levels],
                 "targets": list(TARGETS), "blind_nil_option": True,
+                "presets": {k: r.to_dict() for k, r in PRESETS.items()},
+                "rule_fields": list(PANEL_FIELDS),
                 "analysis": {"checkpoint": analyst.checkpoint and os.path.basename(
                     analyst.checkpoint), "search": analyst.search}}
 
@@ -595,14 +613,28 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
     def new_game(body: NewGameIn, player: str = Depends(player_id)):
         if body.difficulty not in levels:
             raise Refused(422, f"unknown difficulty {body.difficulty!r}; choose one of {levels}")
-        if body.target not in TARGETS:
-            raise Refused(422, f"game length must be one of {list(TARGETS)} points, got "
-                               f"{body.target}")
+        if body.rules is not None:
+            given = body.model_fields_set & {"target", "blind_nil"}
+            if given:
+                raise Refused(422, f"give {' and '.join(sorted(given))} inside rules "
+                                   f"(target_score, blind_nil), not beside it")
+            rules = parse_rules(body.rules)
+        else:
+            if body.target not in TARGETS:
+                raise Refused(422, f"game length must be one of {list(TARGETS)} points, got "
+                                   f"{body.target}")
+            rules = Rules(target_score=body.target, blind_nil=body.blind_nil)
         with lock:
             s = GameSession.create(store, bots, player, body.difficulty, table[body.difficulty],
-                                   body.target, body.blind_nil,
-                                   seed=None if seeds is None else int(seeds.integers(2 ** 63)))
+                                   seed=None if seeds is None else int(seeds.integers(2 ** 63)),
+                                   rules=rules)
             return view(s, player)
+
+    @app.post("/api/rules")
+    def check_rules(body: RulesIn, player: str = Depends(player_id)):
+        """The rules a mapping makes (``rules_info``: spec, line, items, fields), or the
+        engine's reason (422) when it refuses them; nothing is stored."""
+        return rules_info(parse_rules(body.rules))
 
     @app.get("/api/games")
     def unfinished(player: str = Depends(player_id)):
@@ -615,7 +647,7 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
                     out.append(load(row.id, player).summary())
                 except Refused as e:
                     out.append({"id": row.id, "difficulty": row.difficulty,
-                                "target": row.target, "hand_number": None,
+                                "target": row.target, "rules": row.rules, "hand_number": None,
                                 "updated": row.updated, "teams": None, "damaged": e.message})
         return {"games": out}
 
@@ -685,7 +717,8 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
             try:  # the listing reads the totals only; opening a replay checks the whole state
                 st = json.loads(row.state)
                 games.append({"key": f"game/{row.id}", "difficulty": row.difficulty,
-                              "target": row.target, "hands": int(st["hand_number"]),
+                              "target": row.target, "rules": _rules_line(row.rules),
+                              "hands": int(st["hand_number"]),
                               "scores": [int(x) for x in st["scores"]],
                               "winner": st["winner"], "updated": row.updated})
             except (ValueError, KeyError, TypeError):
@@ -712,7 +745,7 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
                 if rg is None:
                     rg = s.__dict__["_replay"] = replay.ReplayGame.of_game(
                         s.game, replay.seat_labels(s.row.lineup),
-                        title=f"{s.row.difficulty}, {s.row.target} points")
+                        title=f"{s.row.difficulty}, {s._rules_info()['line']}")
             return rg
         if kind == "file":
             if not re.fullmatch(r"[0-9]{1,9}", ref) or not int(ref) < len(sources):
@@ -834,6 +867,15 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
         return out
 
     return app
+
+
+def _rules_line(spec: str) -> str:
+    """The compact rules line of a stored ``Rules.spec()`` text (the text itself if it does not
+    read)."""
+    try:
+        return rules_info(Rules.parse(spec))["line"]
+    except ValueError:
+        return spec
 
 
 def _label(level: str) -> str:

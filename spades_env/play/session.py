@@ -30,11 +30,11 @@ from ..cards import (
     mask_to_cards, partner_of, team_of,
 )
 from ..engine import Phase, SpadesGame
-from ..rules import Rules, trick_winner
+from ..rules import PRESETS, Rules, trick_winner
 from .store import GameRow, StaleGameError, StatsDelta, Store
 
 __all__ = ["HUMAN_SEAT", "LEVELS", "TARGETS", "LINEUPS", "SEAT_NAMES", "Refused", "BotPool",
-           "GameSession", "display_order", "checkpoint_lineup"]
+           "GameSession", "display_order", "checkpoint_lineup", "rules_info", "PANEL_FIELDS"]
 
 HUMAN_SEAT = 2
 SEAT_NAMES = ("Max", "Zoe", "You", "Lily")
@@ -43,6 +43,13 @@ Lily (West, on the left)."""
 COMPASS = ("north", "east", "south", "west")
 _POSITIONS = ("bottom", "left", "top", "right")  # by (seat - HUMAN_SEAT) % 4, clockwise play
 TARGETS = (500, 250)
+"""The game lengths of the request's plain ``target`` field (a ``rules`` mapping takes any
+target the engine accepts)."""
+PANEL_FIELDS = ("target_score", "loss_threshold", "suicide", "mirror", "whiz", "min_team_bid",
+                "bid_total_not_13", "blind_nil", "blind_nil_deficit", "nil_pass",
+                "spades_lead_any_time", "bags_score_points")
+"""The ``Rules`` fields the settings panel lets a player change (the others keep the preset's
+values; the API takes any field)."""
 
 
 def _torch_installed() -> bool:
@@ -79,6 +86,74 @@ def checkpoint_lineup(path: str) -> dict:
 def display_order(cards) -> list[int]:
     """Card ids sorted for showing a hand: spades, hearts, clubs, diamonds, each high to low."""
     return sorted(cards, key=lambda c: (_SUIT_DISPLAY.index(c // 13), -(c % 13)))
+
+
+def _rules_head(rules: Rules) -> str:
+    """The name a rules line starts with: the preset the rules are, else the bidding variant
+    (suicide, mirror, whiz), else ``Custom``."""
+    for name, r in PRESETS.items():
+        if r == rules:
+            return name.capitalize()
+    for name in ("suicide", "mirror", "whiz"):
+        if getattr(rules, name):
+            return name.capitalize()
+    return "Custom"
+
+
+def rules_info(rules: Rules) -> dict:
+    """What the page shows of a game's rules: ``spec`` (``Rules.spec()``), ``line`` (a compact
+    line, e.g. ``"Suicide · board 4 · 500/-200"``), ``items`` (the full list, one sentence per
+    rule) and ``fields`` (``Rules.to_dict()``)."""
+    r = rules
+    tags = []
+    if r.min_team_bid:
+        tags.append(f"board {r.min_team_bid}")
+    if r.bid_total_not_13:
+        tags.append("bids \u2260 13")
+    if r.blind_nil:
+        tags.append("Blind Nil" + (f" \u2265{r.blind_nil_deficit} behind"
+                                   if r.blind_nil_deficit else ""))
+    if r.nil_pass:
+        tags.append(f"Nil pass {r.nil_pass}")
+    if r.spades_lead_any_time:
+        tags.append("spades any time")
+    if not r.bags_score_points:
+        tags.append("bags 0 pts")
+    length = str(r.target_score) + ("" if r.loss_threshold is None else f"/{r.loss_threshold}")
+    line = " \u00b7 ".join([_rules_head(r), *tags, length])
+    bidding = ("suicide: in each partnership exactly one partner bids Nil" if r.suicide else
+               "mirror: each player bids the number of spades it holds (Nil with none)"
+               if r.mirror else
+               "whiz: each player bids the number of spades it holds, or Nil" if r.whiz else
+               "any bid from Nil to 13")
+    items = [f"Game to {r.target_score} points",
+             "No loss threshold" if r.loss_threshold is None else
+             f"A team at {r.loss_threshold} points or below loses",
+             f"Bidding: {bidding}"]
+    if r.min_team_bid:
+        items.append(f"Each partnership bids at least {r.min_team_bid} together (Nil counts 0)")
+    if r.bid_total_not_13:
+        items.append("The last bidder may not make the four bids total exactly 13")
+    if r.blind_nil:
+        items.append(f"Blind Nil allowed ({r.blind_nil_bonus} points, 3-card exchange)"
+                     + (f", only for a team trailing by {r.blind_nil_deficit} or more"
+                        if r.blind_nil_deficit else ""))
+    else:
+        items.append("No Blind Nil")
+    items.append(f"Nil passing: a Nil bidder exchanges {r.nil_pass} card"
+                 f"{'s' if r.nil_pass > 1 else ''} with its partner" if r.nil_pass
+                 else "No Nil passing")
+    items.append("Spades may be led at any time" if r.spades_lead_any_time
+                 else "Spades may be led once broken")
+    items.append("Overtricks (bags) score 1 point each" if r.bags_score_points
+                 else "Bags score no points (a made contract scores 10 per trick bid)")
+    items.append(f"Nil: {r.nil_bonus} points; every {r.bag_limit} bags cost {r.bag_penalty} "
+                 f"points")
+    if r.failed_nil_tricks_count:
+        items.append("A failed Nil's tricks count toward the partner's contract")
+    if r.forced_spade_lead_breaks:
+        items.append("A forced spade lead breaks spades")
+    return {"spec": r.spec(), "line": line, "items": items, "fields": r.to_dict()}
 
 
 def _cards(mask: int) -> list[str]:
@@ -166,17 +241,21 @@ class GameSession:
     # ------------------------------------------------------------------ creation
     @classmethod
     def create(cls, store: Store, bots: BotPool, player: str, difficulty: str, lineup: dict,
-               target: int, blind_nil: bool = False, seed: int | None = None) -> "GameSession":
+               target: int = 500, blind_nil: bool = False, seed: int | None = None,
+               rules: Rules | None = None) -> "GameSession":
         """Start and save a new game.
 
         Args:
             player: owner id; difficulty: level key; lineup: ``{"partner": name, "opponents":
             name}``; target: 500 or 250 (``Rules.target_score``); blind_nil: the Blind Nil switch;
-            seed: game seed (default: a random 63-bit int).
+            seed: game seed (default: a random 63-bit int); rules: the whole rules (then
+            ``target`` and ``blind_nil`` are not read).
         """
         if seed is None:
             seed = secrets.randbits(63)
-        rules = Rules(target_score=int(target), blind_nil=bool(blind_nil))
+        if rules is None:
+            rules = Rules(target_score=int(target), blind_nil=bool(blind_nil))
+        target = rules.target_score
         game = SpadesGame(rules, seed=seed)
         seats = {str(s): (lineup["partner"] if s == partner_of(HUMAN_SEAT) else lineup["opponents"])
                  for s in range(4) if s != HUMAN_SEAT}
@@ -185,7 +264,7 @@ class GameSession:
                       target=int(target), lineup=seats, seed=int(seed), state=game.to_json(),
                       moves=0, hands_acked=0, notes={"hands": 0, "last_trick": None,
                                                      "last_move": None},
-                      over=False, created=now, updated=now)
+                      over=False, created=now, updated=now, rules=rules.spec())
         store.create_game(row)
         return cls(row, store, bots)
 
@@ -272,7 +351,8 @@ class GameSession:
                 notes["last_move"]["completed_trick"] = True
         stats = None
         if g.is_over:
-            stats = (self.row.player, self.row.difficulty, self.row.target, self._stats_delta())
+            stats = (self.row.player, self.row.difficulty, g.rules.spec(), self.row.target,
+                     self._stats_delta())
         state = g.to_json()
         try:
             self.store.save_move(self.row.id, before_moves, seat, action, state, len(g.moves),
@@ -363,12 +443,19 @@ class GameSession:
         if your_turn and v.phase == Phase.BIDDING:
             bids = sorted(a - BID_OFFSET for a in legal if BID_OFFSET <= a <= BID_OFFSET + MAX_BID)
             counts = [b for b in bids if b > 0]
+            # every bid 0..13 the engine refuses now, with its reason (none before looking:
+            # the Blind Nil decision comes first)
+            refused = {} if not v.looked else {
+                str(b): g.explain_illegal(BID_OFFSET + b, seat=HUMAN_SEAT)
+                for b in range(MAX_BID + 1) if b not in bids}
             bidding = {"min": min(counts, default=None), "max": max(counts, default=None),
                        "nil": 0 in bids,
-                       "blind_nil": BLIND_NIL_ACTION in legal, "look": LOOK_ACTION in legal}
+                       "blind_nil": BLIND_NIL_ACTION in legal, "look": LOOK_ACTION in legal,
+                       "bids": bids, "refused": refused}
         out = {
             "id": row.id, "seq": len(g.moves), "difficulty": row.difficulty,
             "target": row.target, "blind_nil_rule": g.rules.blind_nil,
+            "rules": self._rules_info(),
             "hand_number": v.hand_number + (0 if g.is_over else 1),
             "phase": phase, "to_act": to_act, "your_turn": your_turn,
             "dealer": v.dealer, "seats": seats, "teams": teams,
@@ -407,10 +494,18 @@ class GameSession:
             tm.update(score=ts.total, bags=ts.bags_after, tricks=sum(ts.tricks),
                       contract=ts.contract, bids_complete=True)
 
+    def _rules_info(self) -> dict:
+        """``rules_info`` of the game's rules (cached: they never change)."""
+        info = self.__dict__.get("_rules")
+        if info is None:
+            info = self.__dict__["_rules"] = rules_info(self.game.rules)
+        return info
+
     def summary(self) -> dict:
         """A line for the list of games to continue: id, settings, hand, the teams' scores."""
         v = self.public_view()
         return {"id": v["id"], "difficulty": v["difficulty"], "target": v["target"],
+                "rules": v["rules"]["line"],
                 "hand_number": v["hand_number"], "updated": self.row.updated,
                 "teams": [{"name": t["name"], "score": t["score"]} for t in v["teams"]],
                 "damaged": None}
@@ -437,7 +532,7 @@ class GameSession:
                 else f"You lose {s[mine]} to {s[1 - mine]}")
         st = None
         for rec in stats or ():
-            if rec["difficulty"] == self.row.difficulty and rec["target"] == self.row.target:
+            if rec["difficulty"] == self.row.difficulty and rec["rules"] == g.rules.spec():
                 st = stats_summary(rec)
         return {"winner": g.winner, "you_won": won, "text": text, "contracts": contracts,
                 "hands": g.hand_number, "stats": st}
@@ -457,6 +552,8 @@ class GameSession:
                     return "Your turn: bid Blind Nil, or look at your cards"
                 return "Your turn: bid"
             if v.phase == Phase.EXCHANGE:
+                if not v.blind[HUMAN_SEAT] and not v.blind[partner_of(HUMAN_SEAT)]:
+                    return "Your turn: pass a card to your partner (Nil passing)"
                 return "Your turn: pass a card to your partner"
             if v.current_trick:
                 return f"Your turn: play a card ({SUIT_NAMES[v.led_suit]}s led)"
@@ -475,10 +572,15 @@ def _level_label(level: str | None) -> str | None:
 
 
 def stats_summary(rec: dict) -> dict:
-    """One statistics record (``Store.stats`` item) with the derived rates: ``win_rate`` (won /
+    """One statistics record (``Store.stats`` item) with ``rules_line`` (its rules as the page's
+    compact line) and the derived rates: ``win_rate`` (won /
     played), ``avg_points_per_hand`` (the player's team's hand points / hands), ``contract_rate``
     (made / with a contract); rates are None without games, hands or contracts."""
     out = dict(rec)
+    try:
+        out["rules_line"] = rules_info(Rules.parse(rec["rules"]))["line"]
+    except (ValueError, KeyError):
+        out["rules_line"] = str(rec.get("rules"))
     out["win_rate"] = rec["wins"] / rec["games"] if rec["games"] else None
     out["avg_points_per_hand"] = rec["points"] / rec["hands"] if rec["hands"] else None
     out["contract_rate"] = rec["contracts_made"] / rec["contracts"] if rec["contracts"] else None

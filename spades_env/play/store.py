@@ -6,16 +6,24 @@ module. The embedded default is one SQLite file (stdlib ``sqlite3``) in WAL mode
 | table | one row per                | holds                                                      |
 |-------|----------------------------|------------------------------------------------------------|
 | meta  | key                        | ``app`` = ``spades_env.play``, ``schema_version``          |
-| games | game                       | owner, difficulty, target, bot line-up, the engine state   |
-|       |                            | (``SpadesGame.to_json``), hand tables seen, public notes   |
+| games | game                       | owner, difficulty, target, rules (``Rules.spec()``), bot   |
+|       |                            | line-up, the engine state (``SpadesGame.to_json``), hand   |
+|       |                            | tables seen, public notes                                  |
 | moves | move of a game             | seat and action id, in order (``seq`` 0, 1, ...)           |
-| stats | player, difficulty, target | finished games: played, won, hands, points, contracts,     |
-|       |                            | contracts made, Nil bids (Blind Nil included), Nil made    |
+| stats | player, difficulty, rules  | finished games (and their target): played, won, hands,     |
+|       |                            | points, contracts, contracts made, Nil bids (Blind Nil     |
+|       |                            | included), Nil made                                        |
 
 Each move is one transaction (``save_move``): the move row, the new state and, on the last move
 of a game, the statistics change together or not at all, so a server killed in the middle of a
 move leaves the game as it was before that move. A move is written only if the game still has the
 number of moves the caller saw (``expected_moves``), so two requests cannot both apply a move.
+
+Schema 2 added the rules: ``games.rules`` and the ``stats`` key ``(player, difficulty, rules)``.
+A schema-1 database is migrated when opened, in one transaction: each game's rules are read from
+its engine state (which always held them; a state that does not read gets the plain rules of its
+target), and each statistics row, which could not tell games with Blind Nil from games without,
+is filed under the plain rules of its target (``standard`` or ``short``).
 
 Errors: opening a file that is not a SQLite database, a database of another program, a damaged
 one, or one of a newer schema raises ``ValueError`` naming the file and what to do.
@@ -33,7 +41,7 @@ from dataclasses import dataclass
 __all__ = ["Store", "GameRow", "StatsDelta", "StaleGameError", "APP_TAG", "SCHEMA_VERSION"]
 
 APP_TAG = "spades_env.play"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -42,6 +50,7 @@ CREATE TABLE games (
     player TEXT NOT NULL,
     difficulty TEXT NOT NULL,
     target INTEGER NOT NULL,
+    rules TEXT NOT NULL DEFAULT 'standard',
     lineup TEXT NOT NULL,
     seed INTEGER NOT NULL,
     state TEXT NOT NULL,
@@ -64,6 +73,7 @@ CREATE TABLE moves (
 CREATE TABLE stats (
     player TEXT NOT NULL,
     difficulty TEXT NOT NULL,
+    rules TEXT NOT NULL,
     target INTEGER NOT NULL,
     games INTEGER NOT NULL DEFAULT 0,
     wins INTEGER NOT NULL DEFAULT 0,
@@ -73,9 +83,11 @@ CREATE TABLE stats (
     contracts_made INTEGER NOT NULL DEFAULT 0,
     nil_bids INTEGER NOT NULL DEFAULT 0,
     nil_made INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (player, difficulty, target)
+    PRIMARY KEY (player, difficulty, rules)
 );
 """
+
+_STATS_V2 = _SCHEMA[_SCHEMA.index("CREATE TABLE stats"):].split(";")[0]
 
 _STAT_FIELDS = ("games", "wins", "hands", "points", "contracts", "contracts_made", "nil_bids",
                 "nil_made")
@@ -93,7 +105,7 @@ class GameRow:
         id: the game id (``secrets.token_urlsafe``; the only way to reach a game).
         player: id of the owner (the browser's cookie).
         difficulty: level key (``easy``...``insane``, ``checkpoint``).
-        target: points to win (500 or 250).
+        target: points to win (``Rules.target_score``).
         lineup: bot level name by seat (``{"0": "hard", ...}``), the human's seat absent.
         seed: the game's seed (deals come from the engine's saved RNG; bots reseed from it).
         state: ``SpadesGame.to_json()`` text.
@@ -102,6 +114,8 @@ class GameRow:
         notes: public notes of the table (last trick, last move) as a dict.
         over: the game has ended.
         created, updated: Unix times (s).
+        rules: the game's rules as ``Rules.spec()`` text (``Rules.parse`` reads it back); the
+            engine state holds the same rules, this copy serves the listings and statistics.
     """
 
     id: str
@@ -117,6 +131,7 @@ class GameRow:
     over: bool
     created: float
     updated: float
+    rules: str = "standard"
 
 
 @dataclass
@@ -210,9 +225,47 @@ class Store:
                                        f"reads ({SCHEMA_VERSION}); upgrade spades_env")
         if not {"games", "moves", "stats"} <= tables:
             raise _unusable(self.path, "tables are missing")
+        if version < SCHEMA_VERSION:
+            self._migrate(version)
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
         db.execute("PRAGMA foreign_keys = ON")
+
+    def _migrate(self, version: int) -> None:
+        """Bring a schema-1 database to schema 2 in one transaction (the module docstring)."""
+        from ..rules import Rules  # the store reads rules only to migrate old rows
+
+        def spec_of(state: str, target: int) -> str:
+            try:
+                return Rules.from_dict(json.loads(state)["rules"]).spec()
+            except (ValueError, KeyError, TypeError):
+                try:
+                    return Rules(target_score=int(target)).spec()
+                except ValueError:
+                    return "standard"
+
+        def plain(target: int) -> str:
+            try:
+                return Rules(target_score=int(target)).spec()
+            except ValueError:
+                return f"standard,target_score={target}"
+
+        def fn(db):
+            db.execute("ALTER TABLE games ADD COLUMN rules TEXT NOT NULL DEFAULT 'standard'")
+            rows = db.execute("SELECT id, state, target FROM games").fetchall()
+            db.executemany("UPDATE games SET rules = ? WHERE id = ?",
+                           [(spec_of(st, t), gid) for gid, st, t in rows])
+            old = db.execute(f"SELECT player, difficulty, target, {', '.join(_STAT_FIELDS)} "
+                             f"FROM stats").fetchall()
+            db.execute("DROP TABLE stats")
+            db.execute(_STATS_V2)
+            db.executemany(f"INSERT INTO stats (player, difficulty, rules, target, "
+                           f"{', '.join(_STAT_FIELDS)}) VALUES "
+                           f"({', '.join('?' * (4 + len(_STAT_FIELDS)))})",
+                           [(r[0], r[1], plain(r[2]), *r[2:]) for r in old])
+            db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                       (str(SCHEMA_VERSION),))
+        self._tx(fn)
 
     def close(self) -> None:
         """Close the connection (further calls fail)."""
@@ -239,21 +292,21 @@ class Store:
         """Insert a new game (its ``moves`` must be 0)."""
         def fn(db):
             db.execute("INSERT INTO games (id, player, difficulty, target, lineup, seed, state, "
-                       "moves, hands_acked, notes, over, created, updated) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       "moves, hands_acked, notes, over, created, updated, rules) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (row.id, row.player, row.difficulty, row.target, json.dumps(row.lineup),
                         row.seed, row.state, row.moves, row.hands_acked, json.dumps(row.notes),
-                        int(row.over), row.created, row.updated))
+                        int(row.over), row.created, row.updated, row.rules))
         self._tx(fn)
 
     @staticmethod
     def _row(r) -> GameRow:
         return GameRow(id=r[0], player=r[1], difficulty=r[2], target=r[3], lineup=json.loads(r[4]),
                        seed=r[5], state=r[6], moves=r[7], hands_acked=r[8], notes=json.loads(r[9]),
-                       over=bool(r[10]), created=r[11], updated=r[12])
+                       over=bool(r[10]), created=r[11], updated=r[12], rules=r[13])
 
     _COLS = ("id, player, difficulty, target, lineup, seed, state, moves, hands_acked, notes, "
-             "over, created, updated")
+             "over, created, updated, rules")
 
     def load_game(self, game_id: str, player: str) -> GameRow | None:
         """The game ``game_id`` if it belongs to ``player``, else None (unknown and foreign games
@@ -298,7 +351,7 @@ class Store:
             except (ValueError, TypeError):  # damaged notes or line-up: still listed
                 row = GameRow(id=r[0], player=r[1], difficulty=r[2], target=r[3], lineup={},
                               seed=0, state=r[6], moves=r[7], hands_acked=r[8], notes={},
-                              over=False, created=r[11], updated=r[12])
+                              over=False, created=r[11], updated=r[12], rules=r[13])
             if not row.over or row.hands_acked < row.notes.get("hands", 0):
                 out.append(row)
             if len(out) >= limit:
@@ -339,7 +392,8 @@ class Store:
             seat, action: the move (action id 0..67).
             state: the new ``SpadesGame.to_json()``; ``moves``: its move count.
             notes: the new public notes; ``over``: the game has ended.
-            stats: ``(player, difficulty, target, StatsDelta)`` to add on the game's last move.
+            stats: ``(player, difficulty, rules, target, StatsDelta)`` to add on the game's last
+                move (``rules``: the ``Rules.spec()`` text the statistics are kept under).
         Raises:
             StaleGameError: the game moved on (or vanished) since it was loaded; nothing written.
         """
@@ -361,12 +415,13 @@ class Store:
                    "WHERE id = ?", (state, int(moves), json.dumps(notes), int(over), now, game_id))
 
     @staticmethod
-    def _add_stats(db, player: str, difficulty: str, target: int, d: StatsDelta) -> None:
-        db.execute("INSERT OR IGNORE INTO stats (player, difficulty, target) VALUES (?, ?, ?)",
-                   (player, difficulty, int(target)))
+    def _add_stats(db, player: str, difficulty: str, rules: str, target: int,
+                   d: StatsDelta) -> None:
+        db.execute("INSERT OR IGNORE INTO stats (player, difficulty, rules, target) "
+                   "VALUES (?, ?, ?, ?)", (player, difficulty, rules, int(target)))
         sets = ", ".join(f"{k} = {k} + ?" for k in _STAT_FIELDS)
-        db.execute(f"UPDATE stats SET {sets} WHERE player = ? AND difficulty = ? AND target = ?",
-                   (*(int(getattr(d, k)) for k in _STAT_FIELDS), player, difficulty, int(target)))
+        db.execute(f"UPDATE stats SET {sets} WHERE player = ? AND difficulty = ? AND rules = ?",
+                   (*(int(getattr(d, k)) for k in _STAT_FIELDS), player, difficulty, rules))
 
     def set_notes(self, game_id: str, expected_moves: int, notes: dict) -> None:
         """Replace the public notes (e.g. a closed hand table) if the game still has
@@ -400,10 +455,11 @@ class Store:
 
     # ------------------------------------------------------------------ statistics
     def stats(self, player: str) -> list[dict]:
-        """The player's statistics, one dict per (difficulty, target): the ``StatsDelta`` fields
-        summed over finished games."""
+        """The player's statistics, one dict per (difficulty, rules): ``difficulty``, ``rules``
+        (the ``Rules.spec()`` text), ``target`` and the ``StatsDelta`` fields summed over
+        finished games."""
         with self._lock:
             rows = self._db.execute(
-                f"SELECT difficulty, target, {', '.join(_STAT_FIELDS)} FROM stats "
-                f"WHERE player = ? ORDER BY difficulty, target", (player,)).fetchall()
-        return [dict(zip(("difficulty", "target") + _STAT_FIELDS, r)) for r in rows]
+                f"SELECT difficulty, rules, target, {', '.join(_STAT_FIELDS)} FROM stats "
+                f"WHERE player = ? ORDER BY difficulty, target, rules", (player,)).fetchall()
+        return [dict(zip(("difficulty", "rules", "target") + _STAT_FIELDS, r)) for r in rows]

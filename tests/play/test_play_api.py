@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
-from spades_env import Rules, SpadesGame  # noqa: E402
+from spades_env import PRESETS, Rules, SpadesGame  # noqa: E402
 from spades_env.cards import BID_OFFSET, card_str, mask_to_cards  # noqa: E402
 from spades_env.play import cli  # noqa: E402
 from spades_env.play.app import COOKIE, MAX_BODY, create_app  # noqa: E402
@@ -432,7 +432,7 @@ def test_blind_nil_decision_hides_the_players_own_cards(tmp_path):
         view = r.json()
     assert not view["looked"] and view["hand"] == []
     assert view["bidding"] == {"min": None, "max": None, "nil": False, "blind_nil": True,
-                               "look": True}
+                               "look": True, "bids": [], "refused": {}}
     assert_no_leak(app, r)  # the player's own 13 cards count as hidden here
     r = c.post(f"/api/games/{gid}/action", json={"action": 52 + 3})
     assert r.status_code == 422
@@ -1011,3 +1011,227 @@ def test_arena_records_open_in_the_replay_view(tmp_path, capsys):
             won[(rep["winner"] + rot) % 2] += 1
     assert points == [result["sides"][0]["points"], result["sides"][1]["points"]]
     assert won == [result["sides"][0]["games_won"], result["sides"][1]["games_won"]]
+
+
+# ---------------------------------------------------------------------- house rules
+def rules_choice(view: dict) -> dict:
+    """A test player for any rules (from its view only): bids 3 or the legal count nearest it
+    (``bidding.bids``), Nil when only Nil is legal, looks at its cards when it must decide
+    Blind Nil first; plays like ``human_choice``."""
+    b = view["bidding"]
+    if not b:
+        return human_choice(view)
+    if b["look"]:
+        return {"action": 67, "seq": view["seq"]}
+    bid = min(b["bids"], key=lambda x: (x == 0, abs(x - 3)))
+    return {"action": BID_OFFSET + bid, "seq": view["seq"]}
+
+
+def test_new_game_with_a_rules_mapping(tmp_path):
+    """A game under a house preset with a field changed: created from the rules mapping, its
+    rules shown (line, full list, spec) and stored, the engine's reason for a bid it refuses,
+    illegal bids marked from the legal actions, played to the end with no hidden card on the
+    wire, and its statistics kept under its rules."""
+    app = create_app(str(tmp_path / "db.sqlite3"), lineups=FAST, seed=2)
+    c = _client(app)
+    config = c.get("/api/config").json()
+    assert config["presets"] == {k: r.to_dict() for k, r in PRESETS.items()}
+    assert "nil_pass" in config["rule_fields"] and "target_score" in config["rule_fields"]
+    rules = {"preset": "suicide", "target_score": 100}
+    r = c.post("/api/games", json={"difficulty": "easy", "rules": rules})
+    assert r.status_code == 201, r.text
+    assert_no_leak(app, r)
+    view = r.json()
+    want = Rules.parse(rules)
+    assert view["rules"]["spec"] == want.spec() and view["rules"]["fields"] == want.to_dict()
+    assert view["rules"]["line"] == "Suicide \u00b7 board 4 \u00b7 100/-200"
+    assert "Bidding: suicide: in each partnership exactly one partner bids Nil" in \
+        view["rules"]["items"]
+    assert view["target"] == 100
+    assert _true_game(app, view["id"]).rules == want
+    player = app.state.store._db.execute("SELECT player FROM games").fetchone()[0]
+    row = app.state.store.load_game(view["id"], player)
+    assert row.rules == want.spec() and row.target == 100
+    gid = view["id"]
+    refused_once = False
+    while not (view["result"] and not view["hand_table"]):
+        if view["hand_table"]:
+            r = c.post(f"/api/games/{gid}/next")
+        elif view["your_turn"]:
+            b = view["bidding"]
+            if b and not refused_once and b["refused"]:
+                # the legal bids are those of the engine; each refused one says why
+                g = _true_game(app, gid)
+                legal = [a - BID_OFFSET for a in g.legal_actions() if a < BID_OFFSET + 14]
+                assert b["bids"] == legal
+                assert set(b["refused"]) == {str(x) for x in range(14)} - {str(x) for x in legal}
+                bad = int(next(iter(b["refused"])))
+                r = c.post(f"/api/games/{gid}/action",
+                           json={"action": BID_OFFSET + bad, "seq": view["seq"]})
+                assert r.status_code == 422
+                assert r.json()["detail"] == b["refused"][str(bad)]
+                assert r.json()["detail"] == g.explain_illegal(BID_OFFSET + bad, seat=HUMAN_SEAT)
+                assert "suicide" in r.json()["detail"] or "at least 4" in r.json()["detail"]
+                refused_once = True
+                continue
+            r = c.post(f"/api/games/{gid}/action", json=rules_choice(view))
+        else:
+            r = c.post(f"/api/games/{gid}/advance", json={"seq": view["seq"]})
+        assert r.status_code == 200, r.text
+        assert_no_leak(app, r)
+        view = r.json()
+        assert view["rules"]["spec"] == want.spec()
+    assert refused_once
+    g = _true_game(app, gid)
+    for hr in g.hand_results:  # suicide: exactly one Nil in each partnership
+        assert all((hr.bids[t] == 0) != (hr.bids[t + 2] == 0) for t in (0, 1))
+    st = view["result"]["stats"]
+    assert st["rules"] == want.spec() and st["games"] == 1 and st["target"] == 100
+    assert st["rules_line"] == view["rules"]["line"]
+    # a standard game to 250 is kept apart from the suicide game
+    stats = c.get("/api/stats").json()["stats"]
+    assert [(s["difficulty"], s["rules"]) for s in stats] == [("easy", want.spec())]
+    # the listing of finished games names the rules too
+    games = c.get("/api/watch").json()["games"]
+    assert games[0]["rules"] == view["rules"]["line"]
+
+
+def test_nil_passing_exchange_through_the_api(tmp_path):
+    """Nil passing: the player bids Nil, the partner passes 2 cards, the player passes 2 back,
+    through the API as in the Blind Nil exchange; the status says so, and no hidden card (nor
+    a card the partner passed to an opponent's Nil) appears on the wire."""
+    app = create_app(str(tmp_path / "db.sqlite3"), lineups=FAST, seed=4)
+    c = _client(app)
+    rules = {"preset": "standard", "nil_pass": 2, "target_score": 100}
+    for attempt in range(12):
+        view = c.post("/api/games", json={"difficulty": "easy", "rules": rules}).json()
+        gid = view["id"]
+        assert view["rules"]["line"] == "Custom \u00b7 Nil pass 2 \u00b7 100"
+        while not view["your_turn"]:
+            r = c.post(f"/api/games/{gid}/advance")
+            assert_no_leak(app, r)
+            view = r.json()
+        if view["seats"][0]["bid"] == 0 or not view["bidding"]["nil"]:
+            continue  # the partner bid Nil first: no exchange for the player's Nil; next deal
+        own = {h["card"] for h in view["hand"]}
+        r = c.post(f"/api/games/{gid}/action", json={"action": BID_OFFSET, "seq": view["seq"]})
+        assert r.status_code == 200
+        view = r.json()
+        while not view["your_turn"]:
+            r = c.post(f"/api/games/{gid}/advance")
+            assert_no_leak(app, r)
+            view = r.json()
+            if view["seats"][0]["bid"] == 0:
+                break
+        if view["seats"][0]["bid"] == 0:
+            continue  # the partner bid Nil too: no exchange
+        break
+    else:
+        pytest.fail("no deal where the player alone bid Nil")
+    assert view["phase"] == "exchange"
+    assert view["status"] == "Your turn: pass a card to your partner (Nil passing)"
+    assert len(view["hand"]) == 15 and all(h["legal"] for h in view["hand"])
+    assert len({h["card"] for h in view["hand"]} - own) == 2  # the partner's 2 cards
+    for _ in range(2):
+        r = c.post(f"/api/games/{gid}/action", json={"action": view["hand"][0]["action"],
+                                                       "seq": view["seq"]})
+        assert r.status_code == 200
+        assert_no_leak(app, r)
+        view = r.json()
+        assert view["last_move"]["kind"] == "pass" and view["last_move"]["text"] == \
+            "passes a card"
+    assert len(view["hand"]) == 13
+    g = _true_game(app, gid)
+    assert [(f, t) for f, t, _ in g.exchanges] == [(0, 2), (0, 2), (2, 0), (2, 0)]
+
+
+def test_refused_rules_create_nothing(tmp_path):
+    """A combination the engine refuses is answered 422 with the engine's one line, by the
+    check route and by the new game route, and nothing is stored."""
+    app = create_app(str(tmp_path / "db.sqlite3"), lineups=FAST)
+    c = _client(app)
+    bad = {"preset": "mirror", "min_team_bid": 4}
+    with pytest.raises(ValueError) as e:
+        Rules.parse(bad)
+    for path, body in (("/api/rules", {"rules": bad}),
+                       ("/api/games", {"difficulty": "easy", "rules": bad}),
+                       ("/api/games", {"difficulty": "easy", "rules": "mirror,min_team_bid=4"})):
+        r = c.post(path, json=body)
+        assert r.status_code == 422, r.text
+        assert r.json()["detail"] == str(e.value) and "\n" not in r.json()["detail"]
+    for body, part in (({"rules": {"preset": "chess"}}, "unknown rules preset 'chess'"),
+                       ({"rules": {"target_score": "100"}}, "target_score must be an int"),
+                       ({"rules": {"nil_pass": 5}}, "nil_pass must be an int 0..3"),
+                       ({"rules": {"colour": 1}}, "unknown rules field"),
+                       ({"rules": {"preset": "house"}, "target": 250}, "inside rules"),
+                       ({"rules": ["house"]}, "bad request")):
+        r = c.post("/api/games", json={"difficulty": "easy", **body})
+        assert r.status_code == 422 and part in r.json()["detail"], r.text
+    assert app.state.store._db.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 0
+    assert c.get("/api/games").json() == {"games": []}
+    ok = c.post("/api/rules", json={"rules": "house,nil_pass=1"})
+    assert ok.status_code == 200 and ok.json()["spec"] == "standard,loss_threshold=-200," \
+        "blind_nil=True,nil_pass=1"
+    assert app.state.store._db.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 0
+
+
+_SCHEMA_V1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE games (id TEXT PRIMARY KEY, player TEXT NOT NULL, difficulty TEXT NOT NULL,
+    target INTEGER NOT NULL, lineup TEXT NOT NULL, seed INTEGER NOT NULL, state TEXT NOT NULL,
+    moves INTEGER NOT NULL, hands_acked INTEGER NOT NULL DEFAULT 0,
+    notes TEXT NOT NULL DEFAULT '{}', over INTEGER NOT NULL DEFAULT 0, created REAL NOT NULL,
+    updated REAL NOT NULL);
+CREATE INDEX games_player ON games (player, updated);
+CREATE TABLE moves (game_id TEXT NOT NULL REFERENCES games (id), seq INTEGER NOT NULL,
+    seat INTEGER NOT NULL, action INTEGER NOT NULL, at REAL NOT NULL,
+    PRIMARY KEY (game_id, seq));
+CREATE TABLE stats (player TEXT NOT NULL, difficulty TEXT NOT NULL, target INTEGER NOT NULL,
+    games INTEGER NOT NULL DEFAULT 0, wins INTEGER NOT NULL DEFAULT 0,
+    hands INTEGER NOT NULL DEFAULT 0, points INTEGER NOT NULL DEFAULT 0,
+    contracts INTEGER NOT NULL DEFAULT 0, contracts_made INTEGER NOT NULL DEFAULT 0,
+    nil_bids INTEGER NOT NULL DEFAULT 0, nil_made INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (player, difficulty, target));
+"""
+
+
+def test_game_saved_before_house_rules_still_loads(tmp_path):
+    """A schema-1 database (games with only target and the Blind Nil switch in the engine state,
+    statistics by target) opens: the game lists, loads and plays on with its rules, and the old
+    statistics are filed under the plain rules of their length."""
+    db = tmp_path / "old.sqlite3"
+    pid = "p" * 24
+    g = SpadesGame(Rules(target_score=250, blind_nil=True), seed=7)
+    con = sqlite3.connect(db)
+    con.executescript(_SCHEMA_V1)
+    con.executemany("INSERT INTO meta VALUES (?, ?)",
+                    [("app", "spades_env.play"), ("schema_version", "1")])
+    con.execute("INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                ("oldgame", pid, "easy", 250, json.dumps({"0": "medium", "1": "medium",
+                                                          "3": "medium"}),
+                 7, g.to_json(), 0, 0, json.dumps({"hands": 0}), 0, 1.0, 2.0))
+    con.execute("INSERT INTO stats (player, difficulty, target, games, wins) "
+                "VALUES (?, 'easy', 250, 2, 1)", (pid,))
+    con.execute("INSERT INTO stats (player, difficulty, target, games, wins) "
+                "VALUES (?, 'hard', 500, 1, 0)", (pid,))
+    con.commit()
+    con.close()
+    app = create_app(str(db), lineups=FAST)
+    c = _client(app, cookies={COOKIE: pid})
+    listed = c.get("/api/games").json()["games"]
+    assert [(x["id"], x["rules"], x["damaged"]) for x in listed] == [
+        ("oldgame", "Custom \u00b7 Blind Nil \u00b7 250", None)]
+    view = c.get("/api/games/oldgame").json()
+    assert view["rules"]["spec"] == "standard,target_score=250,blind_nil=True"
+    assert view["blind_nil_rule"] is True and view["target"] == 250
+    assert app.state.store.load_game("oldgame", pid).rules == view["rules"]["spec"]
+    while not view["your_turn"]:
+        view = c.post("/api/games/oldgame/advance", json={"seq": view["seq"]}).json()
+    assert view["bidding"]["blind_nil"] is True  # the old game's Blind Nil switch
+    stats = {(s["difficulty"], s["rules"]): s for s in c.get("/api/stats").json()["stats"]}
+    assert set(stats) == {("easy", "short"), ("hard", "standard")}
+    assert stats[("easy", "short")]["games"] == 2 and stats[("easy", "short")]["target"] == 250
+    assert stats[("easy", "short")]["rules_line"] == "Short \u00b7 250"
+    meta = dict(app.state.store._db.execute("SELECT key, value FROM meta").fetchall())
+    assert meta["schema_version"] == "2"
+    Store(str(db)).close()  # opens again as schema 2

@@ -26,7 +26,7 @@ pytest.importorskip("fastapi")
 uvicorn = pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from spades_env import Rules, SpadesGame  # noqa: E402
+from spades_env import PRESETS, Rules, SpadesGame  # noqa: E402
 from spades_env.bots import make_bot  # noqa: E402
 from spades_env.play.analysis import default_checkpoint  # noqa: E402
 from spades_env.play.app import create_app  # noqa: E402
@@ -148,7 +148,10 @@ def test_play_a_hand_then_reload_and_continue(server, page):
     opts = page.eval_on_selector_all(f"{tid('difficulty')} option", "els => els.map(e => e.value)")
     assert opts == list(LINEUPS) and opts[:4] == ["easy", "medium", "hard", "insane"]
     opts = page.eval_on_selector_all(f"{tid('target')} option", "els => els.map(e => e.value)")
-    assert opts == ["500", "250"]
+    assert opts == ["500", "400", "300", "250", "200", "150", "100"]
+    presets = page.eval_on_selector_all(f"{tid('rules-preset')} option",
+                                        "els => els.map(e => e.value)")
+    assert presets == list(PRESETS)  # served by the API, not written in the page
     assert page.is_hidden(tid("continue"))
     page.select_option(tid("difficulty"), "easy")
     page.select_option(tid("target"), "250")
@@ -455,7 +458,7 @@ def test_damaged_and_several_unfinished_games(served, page):
     page.click(tid("menu-new-game"))
     store = served.app.state.store
     store._db.execute("UPDATE games SET state = 'garbage', hands_acked = 7 WHERE id = ?", (first,))
-    store._tx(lambda db: Store._add_stats(db, _player(page), "easy", 250,
+    store._tx(lambda db: Store._add_stats(db, _player(page), "easy", "short", 250,
                                           StatsDelta(games=3, wins=2, hands=20, points=600)))
     page.reload()
     page.wait_for_selector("body[data-ready=true]")
@@ -761,3 +764,108 @@ def test_full_game_to_250_against_easy(server, page):
     row = page.locator(f"{tid('stats')} tr[data-difficulty=easy][data-target='250']")
     assert row.locator(".games").inner_text() == "1"
     assert row.locator(".wins").inner_text() == ("1" if m.group(1) == "win" else "0")
+
+
+def set_bid(page, n: int) -> None:
+    """Step the bid count to ``n`` with its minus and plus buttons."""
+    for _ in range(14):
+        at = int(page.inner_text(tid("bid-value")))
+        if at == n:
+            return
+        page.click(tid("bid-minus" if at > n else "bid-plus"))
+    raise AssertionError(f"the bid count never reached {n}")
+
+
+def test_house_rules_panel_and_a_whole_suicide_game(server, page):
+    """The house-rules panel: a preset from the API with a field changed, a combination the
+    engine refuses shown with its reason (and Play creating nothing), then a whole game under
+    the chosen rules to the results screen, the rules line showing them all along, a bid the
+    engine refuses disabled, its reason in the status line."""
+    open_page(page, server, "delay=0&pause=0")
+    before = len(page.evaluate("async () => (await (await fetch('/api/games')).json()).games"))
+    page.select_option(tid("difficulty"), "easy")
+    page.select_option(tid("rules-preset"), "suicide")
+    assert page.input_value(tid("bid-variant")) == "suicide"
+    assert page.input_value(tid("min-team-bid")) == "4"
+    assert page.input_value(tid("loss-threshold")) == "-200"
+    # suicide and Nil passing: the engine refuses, the panel says why, Play starts nothing
+    page.select_option(tid("nil-pass"), "2")
+    page.wait_for_selector(f"{tid('rules-error')}:visible")
+    err = page.inner_text(tid("rules-error"))
+    assert err.startswith("Rules.nil_pass and Rules.suicide cannot both be on")
+    page.click(tid("play"))
+    if page.is_visible(tid("confirm-new")):
+        page.click(tid("confirm-new"))
+    page.wait_for_timeout(300)
+    assert page.is_visible(tid("rules-error")) and page.is_hidden("#screen-table")
+    assert len(page.evaluate(
+        "async () => (await (await fetch('/api/games')).json()).games")) == before
+    # a valid change: no Nil passing, a short game, spades led at any time
+    page.select_option(tid("nil-pass"), "0")
+    page.select_option(tid("target"), "100")
+    page.check(tid("spades-any-time"))
+    line = "Suicide \u00b7 board 4 \u00b7 spades any time \u00b7 100/-200"
+    page.wait_for_function(
+        f"document.querySelector('[data-testid=rules-preview]').innerText === {json.dumps(line)}")
+    assert page.is_hidden(tid("rules-error"))
+    page.click(tid("play"))
+    if page.is_visible(tid("confirm-new")):
+        page.click(tid("confirm-new"))
+    page.wait_for_selector(f"{tid('score')}:visible")
+    assert page.inner_text(tid("rules-line")).startswith(line)
+    assert page.is_hidden(tid("rules-list"))
+    page.click(tid("rules-line"))  # the full list on tap
+    items = page.inner_text(tid("rules-list"))
+    assert "Game to 100 points" in items and "Spades may be led at any time" in items
+    assert "Bidding: suicide" in items
+    page.click(tid("score"))  # a tap elsewhere closes it
+    assert page.is_hidden(tid("rules-list"))
+
+    deadline = time.time() + 400
+    refused_seen = False
+    while not page.is_visible(tid("results")):
+        assert time.time() < deadline, "the game did not end"
+        if page.is_visible(tid("next")):
+            page.click(tid("next"))
+            page.wait_for_function("document.getElementById('hand-table-box').hidden || "
+                                   "!document.getElementById('screen-results').hidden")
+            continue
+        if page.is_visible(tid("bid-submit")):
+            v = view(page)["bidding"]
+            counts = [b for b in v["bids"] if b > 0] if v else []
+            bad = [int(k) for k in v["refused"] if k != "0"] if v else []
+            if bad and not refused_seen:
+                # step to a count the engine refuses here (suicide: under the team's minimum,
+                # or any count beside a partner's bid): Bid is disabled, the reason shown
+                k = min(bad, key=lambda x: abs(x - 3))
+                set_bid(page, k)
+                assert page.is_disabled(tid("bid-submit"))
+                assert page.inner_text(tid("status")) == v["refused"][str(k)]
+                assert "error" in page.get_attribute(tid("status"), "class")
+                if counts:
+                    set_bid(page, counts[0])
+                    assert page.is_enabled(tid("bid-submit"))
+                    assert page.inner_text(tid("status")) == "Your turn: bid"
+                refused_seen = True
+            if v and not v["bids"][1:] and v["nil"]:  # only Nil: the count is refused
+                assert page.is_disabled(tid("bid-submit"))
+                page.click(tid("bid-nil"))
+            elif page.is_enabled(tid("bid-submit")):
+                page.click(tid("bid-submit"))
+            else:
+                page.click(tid("bid-nil"))
+            page.wait_for_function("document.getElementById('bidpanel').hidden")
+            continue
+        if not click_first_legal(page):
+            page.wait_for_timeout(20)
+    assert refused_seen
+    text = page.inner_text("#result-text")
+    assert re.fullmatch(r"You (win|lose) -?\d+ to -?\d+ after \d+ hands", text)
+    assert line in page.inner_text("#stats-title")
+    rules = Rules.parse({"preset": "suicide", "target_score": 100, "spades_lead_any_time": True})
+    row = page.locator(f"{tid('stats')} tr[data-difficulty=easy][data-rules='{rules.spec()}']")
+    assert row.locator(".games").inner_text() == "1"
+    # the panel keeps the chosen rules for the next game
+    page.click(tid("new-game"))
+    page.wait_for_function(
+        f"document.querySelector('[data-testid=rules-preview]').innerText === {json.dumps(line)}")

@@ -141,12 +141,116 @@ async function loadSettings() {
   }
   sel.value = config.levels.some((l) => l.key === keep) ? keep : config.levels[0].key;
   lineupText();
+  buildRulesPanel();
   $("hint-setting").checked = store.get("hints", true);
   const list = await withServer(() => api("/api/games"), err);
   savedGames = list.games;
   renderSaved();
   const st = await withServer(() => api("/api/stats"), err);
   renderStats($("settings-stats"), st.stats);
+}
+
+// ------------------------------------------------------------------ the house-rules panel
+// The presets come from the server (config.presets, the engine's PRESETS); the server checks
+// every combination (POST /api/rules, Rules.parse) and its one-line reason is shown here.
+const TARGET_CHOICES = [500, 400, 300, 250, 200, 150, 100];
+const LOSS_CHOICES = [null, -100, -200, -250, -300, -500];
+let rulesBuilt = false, rulesToken = 0;
+
+function setOptions(sel, values, label) {
+  sel.innerHTML = "";
+  for (const v of values) {
+    const o = document.createElement("option");
+    o.value = v === null ? "" : String(v);
+    o.textContent = label(v);
+    sel.appendChild(o);
+  }
+}
+
+function selectValue(sel, v, label) {  // choose v, adding it when the list lacks it
+  const key = v === null || v === undefined ? "" : String(v);
+  if (![...sel.options].some((o) => o.value === key)) {
+    const o = document.createElement("option");
+    o.value = key; o.textContent = label(v);
+    sel.appendChild(o);
+  }
+  sel.value = key;
+}
+
+const targetLabel = (v) => (v === 500 ? "500 points (standard)" : `${v} points`);
+const lossLabel = (v) => (v === null ? "Off" : `${v} or below`);
+const minLabel = (v) => (v === 0 ? "Off" : `${v} tricks`);
+
+function buildRulesPanel() {
+  if (rulesBuilt) return;
+  rulesBuilt = true;
+  const ps = $("rules-preset");
+  ps.innerHTML = "";
+  for (const name of Object.keys(config.presets)) {
+    const o = document.createElement("option");
+    o.value = name; o.textContent = name[0].toUpperCase() + name.slice(1);
+    ps.appendChild(o);
+  }
+  setOptions($("target"), TARGET_CHOICES, targetLabel);
+  setOptions($("loss-threshold"), LOSS_CHOICES, lossLabel);
+  setOptions($("min-team-bid"), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], minLabel);
+  const saved = store.get("rules", null);
+  const preset = saved && config.presets[saved.preset] ? saved.preset : "standard";
+  ps.value = preset;
+  applyRules({ ...config.presets[preset], ...(saved || {}) });
+  checkRules();
+}
+
+function applyRules(f) {  // show a rules dict (Rules.to_dict() fields) in the panel
+  selectValue($("target"), f.target_score, targetLabel);
+  selectValue($("loss-threshold"), f.loss_threshold, lossLabel);
+  selectValue($("min-team-bid"), f.min_team_bid, minLabel);
+  $("bid-variant").value = f.suicide ? "suicide" : f.mirror ? "mirror" : f.whiz ? "whiz" : "";
+  selectValue($("nil-pass"), f.nil_pass, (v) => `${v} cards`);
+  selectValue($("blind-nil-deficit"), f.blind_nil_deficit, String);
+  $("blind-nil-rule").checked = !!f.blind_nil;
+  $("bid-total-not-13").checked = !!f.bid_total_not_13;
+  $("spades-any-time").checked = !!f.spades_lead_any_time;
+  $("bags-score").checked = f.bags_score_points !== false;
+}
+
+function panelRules() {  // the rules mapping of the panel: the preset and the fields it shows
+  const v = $("bid-variant").value, loss = $("loss-threshold").value;
+  return {
+    preset: $("rules-preset").value,
+    target_score: Number($("target").value),
+    loss_threshold: loss === "" ? null : Number(loss),
+    suicide: v === "suicide", mirror: v === "mirror", whiz: v === "whiz",
+    min_team_bid: Number($("min-team-bid").value),
+    bid_total_not_13: $("bid-total-not-13").checked,
+    blind_nil: $("blind-nil-rule").checked,
+    blind_nil_deficit: Number($("blind-nil-deficit").value),
+    nil_pass: Number($("nil-pass").value),
+    spades_lead_any_time: $("spades-any-time").checked,
+    bags_score_points: $("bags-score").checked,
+  };
+}
+
+function rulesError(text) {
+  $("rules-error").hidden = !text;
+  $("rules-error").textContent = text || "";
+  $("rules-panel").classList.toggle("refused", !!text);
+}
+
+async function checkRules() {  // the server's verdict on the panel: the rules line, or why not
+  const token = ++rulesToken, rules = panelRules();
+  store.set("rules", rules);
+  try {
+    const info = await api("/api/rules", { rules });
+    if (token !== rulesToken) return;
+    rulesError(null);
+    $("rules-preview").textContent = info.line;
+    $("rules-preview").title = info.items.join("\n");
+  } catch (e) {
+    if (token !== rulesToken) return;
+    $("rules-preview").textContent = "";
+    rulesError(e.message);
+  }
 }
 
 function renderSaved() {
@@ -162,7 +266,7 @@ function renderSaved() {
       li.classList.add("damaged");
       text.textContent = `A saved ${g.difficulty} game (${g.target} points) is damaged and cannot be continued: ${g.damaged}`;
     } else {
-      text.textContent = `${g.difficulty}, ${g.target} points, hand ${g.hand_number}: ` +
+      text.textContent = `${g.difficulty}, ${g.rules}, hand ${g.hand_number}: ` +
         `${g.teams[0].name} ${g.teams[0].score} \u2013 ${g.teams[1].name} ${g.teams[1].score}`;
     }
     li.appendChild(text);
@@ -209,16 +313,17 @@ function num(x, d = 1) { return x === null || x === undefined ? "\u2013" : x.toF
 
 function renderStats(box, stats, only) {
   box.innerHTML = "";
-  const rows = (stats || []).filter((s) => !only || (s.difficulty === only.difficulty && s.target === only.target));
+  // one row per difficulty and rule set (the rules spec): games under other rules never mix
+  const rows = (stats || []).filter((s) => !only || (s.difficulty === only.difficulty && s.rules === only.rules));
   if (!rows.length) { box.textContent = only ? "No finished game yet." : ""; return; }
   const t = document.createElement("table");
   t.className = "scoretable";
-  t.innerHTML = "<tr><th>Level</th><th>Length</th><th>Played</th><th>Won</th><th>Win rate</th>" +
+  t.innerHTML = "<tr><th>Level</th><th>Rules</th><th>Played</th><th>Won</th><th>Win rate</th>" +
     "<th>Points / hand</th><th>Contracts made</th><th>Nil made / bid</th></tr>";
   for (const s of rows) {
     const tr = document.createElement("tr");
-    tr.dataset.difficulty = s.difficulty; tr.dataset.target = s.target;
-    tr.innerHTML = `<td>${esc(s.difficulty)}</td><td>${s.target}</td><td class="games">${s.games}</td>` +
+    tr.dataset.difficulty = s.difficulty; tr.dataset.target = s.target; tr.dataset.rules = s.rules;
+    tr.innerHTML = `<td>${esc(s.difficulty)}</td><td class="rules" title="${esc(s.rules)}">${esc(s.rules_line)}</td><td class="games">${s.games}</td>` +
       `<td class="wins">${s.wins}</td><td>${pct(s.win_rate)}</td><td>${num(s.avg_points_per_hand)}</td>` +
       `<td>${s.contracts_made} / ${s.contracts}</td><td>${s.nil_made} / ${s.nil_bids}</td>`;
     t.appendChild(tr);
@@ -240,12 +345,12 @@ async function newGame() {
   $("play").hidden = false;
   try {
     const g = await withServer(() => api("/api/games", {
-      difficulty: $("difficulty").value, target: Number($("target").value),
-      blind_nil: $("blind-nil-rule").checked,
+      difficulty: $("difficulty").value, rules: panelRules(),
     }));
     enterGame(g);
   } catch (e) {
-    $("settings-error").hidden = false; $("settings-error").textContent = e.message;
+    if (e.status === 422 && !/difficulty/.test(e.message)) rulesError(e.message);  // the engine's reason
+    else { $("settings-error").hidden = false; $("settings-error").textContent = e.message; }
   }
 }
 
@@ -284,6 +389,23 @@ function renderScore() {
   });
   $("score").innerHTML = parts.join("") +
     `<span class="meta">Hand ${state.hand_number} \u00b7 to ${state.target} \u00b7 ${esc(state.difficulty)}</span>`;
+  renderRules();
+}
+
+function renderRules() {  // the compact rules line; the full list on tap (title on hover)
+  const r = state.rules, chip = $("rules-chip");
+  if (chip.dataset.spec === r.spec) return;
+  chip.dataset.spec = r.spec;
+  chip.textContent = r.line;
+  chip.title = r.items.join("\n");
+  chip.setAttribute("aria-label", `Rules: ${r.line}. Show all rules`);
+  $("rules-list").innerHTML = r.items.map((x) => `<li>${esc(x)}</li>`).join("");
+}
+
+function toggleRules(open) {
+  const list = $("rules-list");
+  list.hidden = open === undefined ? !list.hidden : !open;
+  $("rules-chip").setAttribute("aria-expanded", String(!list.hidden));
 }
 
 function renderSeat(pos) {
@@ -416,17 +538,39 @@ function reorder(card, x) {
   renderHand();
 }
 
+// the count runs over 1..13; a bid the engine refuses now (bidding.refused, from its legal
+// actions) has its button disabled and the engine's reason in the status line, where a refused
+// card's reason shows
 function renderBidPanel() {
   const b = state.bidding;
   $("bidpanel").hidden = !b;
   if (!b) return;
-  $("bid-decide").hidden = !(b.blind_nil || b.look);
-  $("bid-count").hidden = b.min === null;
-  if (b.min !== null) {
-    bidValue = Math.min(b.max, Math.max(b.min, bidValue));
-    $("bid-value").textContent = String(bidValue);
-    $("bid-nil").hidden = !b.nil;
+  const deciding = b.blind_nil || b.look;
+  $("bid-decide").hidden = !deciding;
+  $("bid-count").hidden = deciding;
+  if (!deciding) {
+    const counts = b.bids.filter((x) => x > 0);
+    if (counts.length && !counts.includes(bidValue)) {  // the nearest legal count
+      bidValue = counts.reduce((best, x) => (Math.abs(x - bidValue) < Math.abs(best - bidValue) ? x : best));
+    }
+    $("bid-nil").disabled = !b.nil;
+    $("bid-nil").title = b.nil ? "" : (b.refused["0"] || "");
   }
+  showBidValue();
+}
+
+function showBidValue() {
+  const b = state && state.bidding;
+  if (!b || b.blind_nil || b.look) return;
+  $("bid-value").textContent = String(bidValue);
+  const ok = b.bids.includes(bidValue);
+  $("bid-submit").disabled = !ok;
+  $("bid-minus").disabled = bidValue <= 1;
+  $("bid-plus").disabled = bidValue >= 13;
+  const why = ok ? "" : b.refused[String(bidValue)];
+  $("status").dataset.bidRefused = why ? String(bidValue) : "";
+  if (why) setStatus(why, true);
+  else setStatus(paused ? `Paused. ${state.status}` : state.status, false);
 }
 
 function setStatus(text, error) {
@@ -439,8 +583,8 @@ function render() {
   for (const pos of ["top", "left", "right", "bottom"]) renderSeat(pos);
   renderTrick();
   renderHand();
-  renderBidPanel();
   setStatus(paused ? `Paused. ${state.status}` : state.status, false);
+  renderBidPanel();
   renderHandTable();
   $("hint").hidden = !(store.get("hints", true) && state.your_turn);
   if (hintSeq !== null && hintSeq !== state.seq) hideAnalysis();
@@ -637,8 +781,9 @@ async function showResults() {
     `<tr><th>Final score (bags)</th><td>${state.teams[0].score} (${state.teams[0].bags})</td><td>${state.teams[1].score} (${state.teams[1].bags})</td></tr>` +
     `<tr><th>Contracts made</th><td>${r.contracts[0].made}</td><td>${r.contracts[1].made}</td></tr>` +
     `<tr><th>Contracts missed</th><td>${r.contracts[0].missed}</td><td>${r.contracts[1].missed}</td></tr>`;
-  $("stats-title").textContent = `Your statistics: ${state.difficulty}, ${state.target} points`;
-  renderStats($("stats"), r.stats ? [r.stats] : [], { difficulty: state.difficulty, target: state.target });
+  $("stats-title").textContent = `Your statistics: ${state.difficulty}, ${state.rules.line}`;
+  $("results").dataset.rules = state.rules.spec;
+  renderStats($("stats"), r.stats ? [r.stats] : [], { difficulty: state.difficulty, rules: state.rules.spec });
   $("watch-this").onclick = () => { const id = state.id; state = null; openWatch(`game/${id}`); };
 }
 
@@ -665,7 +810,7 @@ async function openWatch(key) {
   for (const g of list.games) {
     const o = document.createElement("option");
     o.value = g.key;
-    o.textContent = `${new Date(g.updated * 1000).toLocaleString()} \u00b7 ${g.difficulty}, ${g.target} \u00b7 ${g.scores[0]}\u2013${g.scores[1]} (${g.hands} hands)`;
+    o.textContent = `${new Date(g.updated * 1000).toLocaleString()} \u00b7 ${g.difficulty}, ${g.rules} \u00b7 ${g.scores[0]}\u2013${g.scores[1]} (${g.hands} hands)`;
     sel.appendChild(o);
   }
   for (const r of list.records) {
@@ -828,8 +973,13 @@ function wire() {
   $("confirm-new").onclick = newGame;
   $("cancel-new").onclick = () => { $("confirm-box").hidden = true; $("play").hidden = false; };
   $("hint-setting").onchange = (e) => store.set("hints", e.target.checked);
-  $("bid-minus").onclick = () => { if (state && state.bidding) { bidValue = Math.max(state.bidding.min, bidValue - 1); $("bid-value").textContent = String(bidValue); } };
-  $("bid-plus").onclick = () => { if (state && state.bidding) { bidValue = Math.min(state.bidding.max, bidValue + 1); $("bid-value").textContent = String(bidValue); } };
+  $("bid-minus").onclick = () => { if (state && state.bidding) { bidValue = Math.max(1, bidValue - 1); showBidValue(); } };
+  $("bid-plus").onclick = () => { if (state && state.bidding) { bidValue = Math.min(13, bidValue + 1); showBidValue(); } };
+  $("rules-preset").onchange = (e) => { applyRules(config.presets[e.target.value]); checkRules(); };
+  for (const id of ["target", "loss-threshold", "bid-variant", "min-team-bid", "nil-pass", "blind-nil-deficit",
+    "blind-nil-rule", "bid-total-not-13", "spades-any-time", "bags-score"]) $(id).addEventListener("change", checkRules);
+  $("rules-chip").onclick = (e) => { e.stopPropagation(); toggleRules(); };
+  document.addEventListener("click", (e) => { if (!$("rules-list").contains(e.target)) toggleRules(false); });
   $("bid-submit").onclick = () => act(BID_OFFSET + bidValue);
   $("bid-nil").onclick = () => act(BID_OFFSET);
   $("bid-blind-nil").onclick = () => act(BLIND_NIL);
