@@ -47,7 +47,8 @@ TARGETS = (500, 250)
 target the engine accepts)."""
 PANEL_FIELDS = ("target_score", "loss_threshold", "suicide", "mirror", "whiz", "min_team_bid",
                 "bid_total_not_13", "blind_nil", "blind_nil_deficit", "nil_pass",
-                "spades_lead_any_time", "bags_score_points")
+                "spades_lead_any_time", "bags_score_points", "two_of_clubs_leads",
+                "big_bid_double", "moon_wins")
 """The ``Rules`` fields the settings panel lets a player change (the others keep the preset's
 values; the API takes any field)."""
 
@@ -119,6 +120,12 @@ def rules_info(rules: Rules) -> dict:
         tags.append("spades any time")
     if not r.bags_score_points:
         tags.append("bags 0 pts")
+    if r.two_of_clubs_leads:
+        tags.append("2\u2663 leads")
+    if r.big_bid_double:
+        tags.append(f"{r.big_bid_double} for {20 * r.big_bid_double}")
+    if r.moon_wins:
+        tags.append("moon wins")
     length = str(r.target_score) + ("" if r.loss_threshold is None else f"/{r.loss_threshold}")
     line = " \u00b7 ".join([_rules_head(r), *tags, length])
     bidding = ("suicide: in each partnership exactly one partner bids Nil" if r.suicide else
@@ -147,6 +154,12 @@ def rules_info(rules: Rules) -> dict:
                  else "Spades may be led once broken")
     items.append("Overtricks (bags) score 1 point each" if r.bags_score_points
                  else "Bags score no points (a made contract scores 10 per trick bid)")
+    if r.two_of_clubs_leads:
+        items.append("The holder of the 2 of clubs leads it to the first trick")
+    if r.big_bid_double:
+        items.append(f"A made team bid of {r.big_bid_double} or more scores 20 per trick")
+    if r.moon_wins:
+        items.append("A team that bids 13 and takes every trick wins the game")
     items.append(f"Nil: {r.nil_bonus} points; every {r.bag_limit} bags cost {r.bag_penalty} "
                  f"points")
     if r.failed_nil_tricks_count:

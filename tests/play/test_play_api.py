@@ -1235,3 +1235,16 @@ def test_game_saved_before_house_rules_still_loads(tmp_path):
     meta = dict(app.state.store._db.execute("SELECT key, value FROM meta").fetchall())
     assert meta["schema_version"] == "2"
     Store(str(db)).close()  # opens again as schema 2
+
+
+def test_rules_line_and_list_name_the_scoring_and_lead_switches():
+    """The settings panel offers the 2-of-clubs lead, big bids and the moon (``PANEL_FIELDS``), and
+    the rules line and list at the table name them."""
+    from spades_env import Rules
+    from spades_env.play.session import PANEL_FIELDS, rules_info
+    assert {"two_of_clubs_leads", "big_bid_double", "moon_wins"} <= set(PANEL_FIELDS)
+    info = rules_info(Rules(two_of_clubs_leads=True, big_bid_double=10, moon_wins=True))
+    assert info["line"] == "Custom \u00b7 2\u2663 leads \u00b7 10 for 200 \u00b7 moon wins \u00b7 500"
+    assert "The holder of the 2 of clubs leads it to the first trick" in info["items"]
+    assert "A made team bid of 10 or more scores 20 per trick" in info["items"]
+    assert "A team that bids 13 and takes every trick wins the game" in info["items"]

@@ -212,6 +212,9 @@ function applyRules(f) {  // show a rules dict (Rules.to_dict() fields) in the p
   $("bid-total-not-13").checked = !!f.bid_total_not_13;
   $("spades-any-time").checked = !!f.spades_lead_any_time;
   $("bags-score").checked = f.bags_score_points !== false;
+  $("two-of-clubs").checked = !!f.two_of_clubs_leads;
+  $("big-bid").checked = (f.big_bid_double || 0) > 0;
+  $("moon-wins").checked = !!f.moon_wins;
 }
 
 function panelRules() {  // the rules mapping of the panel: the preset and the fields it shows
@@ -228,6 +231,9 @@ function panelRules() {  // the rules mapping of the panel: the preset and the f
     nil_pass: Number($("nil-pass").value),
     spades_lead_any_time: $("spades-any-time").checked,
     bags_score_points: $("bags-score").checked,
+    two_of_clubs_leads: $("two-of-clubs").checked,
+    big_bid_double: $("big-bid").checked ? 10 : 0,
+    moon_wins: $("moon-wins").checked,
   };
 }
 
@@ -977,7 +983,8 @@ function wire() {
   $("bid-plus").onclick = () => { if (state && state.bidding) { bidValue = Math.min(13, bidValue + 1); showBidValue(); } };
   $("rules-preset").onchange = (e) => { applyRules(config.presets[e.target.value]); checkRules(); };
   for (const id of ["target", "loss-threshold", "bid-variant", "min-team-bid", "nil-pass", "blind-nil-deficit",
-    "blind-nil-rule", "bid-total-not-13", "spades-any-time", "bags-score"]) $(id).addEventListener("change", checkRules);
+    "blind-nil-rule", "bid-total-not-13", "spades-any-time", "bags-score", "two-of-clubs",
+    "big-bid", "moon-wins"]) $(id).addEventListener("change", checkRules);
   $("rules-chip").onclick = (e) => { e.stopPropagation(); toggleRules(); };
   document.addEventListener("click", (e) => { if (!$("rules-list").contains(e.target)) toggleRules(false); });
   $("bid-submit").onclick = () => act(BID_OFFSET + bidValue);
