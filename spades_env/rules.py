@@ -206,11 +206,14 @@ class Rules:
                     continue
                 sep = "=" if "=" in tok else (":" if ":" in tok else None)
                 if sep is None:
+                    tok = tok.strip("'\"")
                     if preset is not None:
                         raise ValueError(f"rules {spec!r}: two presets ({preset!r}, {tok!r})")
                     preset = tok
                     continue
                 k, v = (x.strip().strip("'\"") for x in tok.split(sep, 1))
+                if k in fields_given:
+                    raise ValueError(f"rules {spec!r}: field {k} given twice")
                 fields_given[k] = _rule_value(k, v)
             if "preset" in fields_given:
                 if preset is not None:
@@ -253,11 +256,15 @@ def _rule_value(name: str, text: str):
     low = text.lower()
     if low in ("true", "false", "none", "null"):
         return {"true": True, "false": False}.get(low)
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"rules field {name}: {text!r} is not an int, true, false or none") \
-            from None
+    digits = text.lstrip("+-")
+    if text[:1] in "+-" and len(text) - len(digits) == 1 or digits == text:
+        if digits.isascii() and digits.isdigit():  # plain decimal digits: no "4_0", no "٤"
+            if len(digits) > 12:
+                raise ValueError(f"rules field {name}: {text[:20]}... ({len(digits)} digits) is "
+                                 f"out of range")
+            return int(text)
+    shown = text if len(text) <= 40 else text[:40] + "..."
+    raise ValueError(f"rules field {name}: {shown!r} is not an int, true, false or none")
 
 
 _RULES_FIELDS = tuple(f.name for f in fields(Rules))
