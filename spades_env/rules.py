@@ -385,7 +385,8 @@ def illegal_bid_reason(rules: Rules, bit: int, seat: int, hand: int, looked: boo
     when it is legal. The arguments are ``legal_bids``'s."""
     if (legal_bids(rules, seat, hand, looked, bids) >> bit) & 1:
         return None
-    if bit == BLIND_NIL_BIT:
+    blind = bit == BLIND_NIL_BIT
+    if blind:
         if not rules.blind_nil:
             return "Blind Nil is not allowed under these rules"
         if looked:
@@ -397,7 +398,7 @@ def illegal_bid_reason(rules: Rules, bit: int, seat: int, hand: int, looked: boo
         return "you have already looked at your cards"
     elif not looked:
         return "decide first: bid Blind Nil or look at your cards"
-    what = "Nil" if bit == 0 else f"a bid of {bit}"
+    what = "Blind Nil" if blind else "Nil" if bit == 0 else f"a bid of {bit}"
     if looked and not (_own_bids(rules, hand) >> bit) & 1:
         n = (hand & SPADES_MASK).bit_count()
         return (f"{what} is not allowed: under mirror you bid your spades ({n})" if rules.mirror
