@@ -398,6 +398,8 @@ class IncrementalEncoder:
         rules = game.rules
         buf[:, self._target] = rules.target_score / 500.0
         self._write_scores(game.scores, game.bags, rules)
+        if game.spades_broken:  # broken from the start (Rules.spades_lead_any_time)
+            flat[self._sb] = 1.0
         for s in range(4):
             if game.looked[s]:
                 buf[s, self._looked] = 1.0

@@ -214,11 +214,14 @@ class Rules:
                     continue
                 sep = "=" if "=" in tok else (":" if ":" in tok else None)
                 if sep is None:
+                    tok = tok.strip("'\"")
                     if preset is not None:
                         raise ValueError(f"rules {spec!r}: two presets ({preset!r}, {tok!r})")
                     preset = tok
                     continue
                 k, v = (x.strip().strip("'\"") for x in tok.split(sep, 1))
+                if k in fields_given:
+                    raise ValueError(f"rules {spec!r}: field {k} given twice")
                 fields_given[k] = _rule_value(k, v)
             if "preset" in fields_given:
                 if preset is not None:
@@ -261,11 +264,15 @@ def _rule_value(name: str, text: str):
     low = text.lower()
     if low in ("true", "false", "none", "null"):
         return {"true": True, "false": False}.get(low)
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"rules field {name}: {text!r} is not an int, true, false or none") \
-            from None
+    digits = text.lstrip("+-")
+    if text[:1] in "+-" and len(text) - len(digits) == 1 or digits == text:
+        if digits.isascii() and digits.isdigit():  # plain decimal digits: no "4_0", no "٤"
+            if len(digits) > 12:
+                raise ValueError(f"rules field {name}: {text[:20]}... ({len(digits)} digits) is "
+                                 f"out of range")
+            return int(text)
+    shown = text if len(text) <= 40 else text[:40] + "..."
+    raise ValueError(f"rules field {name}: {shown!r} is not an int, true, false or none")
 
 
 _RULES_FIELDS = tuple(f.name for f in fields(Rules))
@@ -386,7 +393,8 @@ def illegal_bid_reason(rules: Rules, bit: int, seat: int, hand: int, looked: boo
     when it is legal. The arguments are ``legal_bids``'s."""
     if (legal_bids(rules, seat, hand, looked, bids) >> bit) & 1:
         return None
-    if bit == BLIND_NIL_BIT:
+    blind = bit == BLIND_NIL_BIT
+    if blind:
         if not rules.blind_nil:
             return "Blind Nil is not allowed under these rules"
         if looked:
@@ -398,7 +406,7 @@ def illegal_bid_reason(rules: Rules, bit: int, seat: int, hand: int, looked: boo
         return "you have already looked at your cards"
     elif not looked:
         return "decide first: bid Blind Nil or look at your cards"
-    what = "Nil" if bit == 0 else f"a bid of {bit}"
+    what = "Blind Nil" if blind else "Nil" if bit == 0 else f"a bid of {bit}"
     if looked and not (_own_bids(rules, hand) >> bit) & 1:
         n = (hand & SPADES_MASK).bit_count()
         return (f"{what} is not allowed: under mirror you bid your spades ({n})" if rules.mirror

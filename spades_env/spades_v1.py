@@ -40,7 +40,8 @@ env = spades_v1.env(render_mode=None, reward="hand", hands_per_episode=None, max
 - `max_hands`: a game still running after this many hands (default 100) ends as a truncation;
   `None` means no cap.
 - `history`: append the ordered card-play history of the hand to the observation (see below).
-- `rules`: a `spades_env.Rules`; any `Rules` field may also be given as a keyword
+- `rules`: a `spades_env.Rules`, a preset name or a rules mapping (`"house,min_team_bid=4"`,
+  `Rules.parse`); any `Rules` field may also be given as a keyword
   (`target_score=250`, `blind_nil=True`, ...), overriding that field of `rules`.
   Unknown keywords raise `ValueError`.
 
@@ -287,10 +288,11 @@ def env(bots=None, **kwargs):
 def _make_rules(rules, rule_kwargs) -> Rules:
     if rules is None:
         rules = Rules()
-    elif isinstance(rules, str):
-        rules = Rules.preset(rules)
+    elif isinstance(rules, (str, dict)):
+        rules = Rules.parse(rules)  # a preset name or a rules mapping (docs/rules.md)
     elif not isinstance(rules, Rules):
-        raise ValueError(f"rules must be a spades_env.Rules or a preset name, got {rules!r}")
+        raise ValueError(f"rules must be a spades_env.Rules, a preset name or a rules mapping "
+                         f"('house,min_team_bid=4'), got {rules!r}")
     unknown = sorted(set(rule_kwargs) - set(_RULE_FIELDS))
     if unknown:
         raise ValueError(f"unknown option(s) {unknown}; env options are render_mode, reward, "
@@ -351,7 +353,8 @@ class raw_env(AECEnv, EzPickle):
         hands_per_episode: None or int >= 1.
         max_hands: None or int >= 1 (default 100): truncation cap on hands per game.
         history: append the ordered card-play history piece to the observation.
-        rules: a ``Rules`` or a preset name; ``**rule_fields`` override its fields.
+        rules: a ``Rules``, a preset name or a rules mapping (``Rules.parse``);
+            ``**rule_fields`` override its fields.
     Raises:
         ValueError: an unknown option or a value out of range (the message names it).
     """

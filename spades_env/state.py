@@ -41,7 +41,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .observation import BID_SLOTS, bid_slot, check_out, write_mask
-from .rules import Rules
+from .rules import Rules, per_trick
 
 STATE_PIECES: tuple[tuple[str, int], ...] = (
     ("phase", 4),
@@ -74,12 +74,13 @@ del _o, _name, _size
 def hand_points_bound(rules: Rules) -> int:
     """Largest change of one team's total in one hand under ``rules`` (points, int).
 
-    A gain is at most a 13-trick contract (130) plus 13 overtricks plus two made Nils; a loss at
-    most a set 13-trick contract (130), two failed Nils and the bag penalties that at most
-    ``bag_limit - 1 + 13`` bags can trip (docs/rules.md, Scoring a hand).
+    A gain is at most a 13-trick contract (130, or 260 under ``big_bid_double``: ``per_trick``)
+    plus 13 overtricks plus two made Nils; a loss at most a set 13-trick contract (130), two
+    failed Nils and the bag penalties that at most ``bag_limit - 1 + 13`` bags can trip
+    (docs/rules.md, Scoring a hand and House rules).
     """
     nil = max(rules.nil_bonus, rules.blind_nil_bonus)
-    gain = 130 + 13 + 2 * nil
+    gain = per_trick(rules, 13) * 13 + 13 + 2 * nil
     loss = 130 + 2 * nil + rules.bag_penalty * ((rules.bag_limit - 1 + 13) // rules.bag_limit)
     return max(gain, loss)
 

@@ -26,6 +26,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
                                                        suicide=True, min_team_bid=4)),
     ({"mirror": True}, Rules(mirror=True)),
     ("mirror=True, loss_threshold=None", Rules(mirror=True)),
+    ("'house', min_team_bid=4", Rules(loss_threshold=-200, blind_nil=True, min_team_bid=4)),
+    ('"mirror"', Rules.preset("mirror")),
 ])
 def test_parse_reads_a_preset_and_fields(spec, want):
     assert Rules.parse(spec) == want
@@ -46,6 +48,11 @@ def test_spec_is_the_preset_name_or_the_fields_that_differ():
     ("mirror,whiz=true", "Rules.mirror and Rules.whiz cannot both be on"),
     ("house,short", "two presets"),
     (7, "rules must be a Rules, a preset name (standard, short, house, suicide, mirror, whiz)"),
+    ("min_team_bid=4,min_team_bid=5", "field min_team_bid given twice"),
+    ("{preset: house, preset: short}", "field preset given twice"),
+    ("min_team_bid=4_0", "rules field min_team_bid: '4_0' is not an int"),
+    ("min_team_bid=\u0664", "is not an int"),
+    ("min_team_bid=" + "9" * 5000, "(5000 digits) is out of range"),
 ])
 def test_parse_refuses_with_the_reason(spec, words):
     with pytest.raises(ValueError) as e:

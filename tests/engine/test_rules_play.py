@@ -262,3 +262,23 @@ def test_numpy_int_actions_and_mask_array():
         g.apply(np.int64(c("10C")))
     with pytest.raises(IllegalActionError, match="int action id"):
         g.apply(float(c("JH")))
+
+
+def test_refused_blind_nil_names_blind_nil_and_the_rule():
+    """A Blind Nil refused by a bidding house rule is named Blind Nil, not "Nil", with the rule
+    that refuses it (``min_team_bid`` after the partner's Nil; ``bid_total_not_13``)."""
+    hands = [sum(1 << c for c in range(52)[i::4]) for i in range(4)]
+    g = SpadesGame.from_deal(hands, dealer=0, rules=Rules(blind_nil=True, min_team_bid=4))
+    for a in (67, 52, 67, 56):  # seat 1 looks, bids Nil; seat 2 looks, bids 4
+        g.apply(a)
+    assert g.legal_actions() == [67]
+    assert g.explain_illegal(66) == ("Blind Nil is not allowed: your partnership must bid at "
+                                     "least 4 (your partner bid Nil)")
+    g = SpadesGame.from_deal(hands, dealer=0, rules=Rules(blind_nil=True, bid_total_not_13=True))
+    for a in (67, 57, 67, 56, 67, 56):  # 5, 4, 4: seat 0 may not bring the total to 13
+        g.apply(a)
+    assert g.legal_actions() == [67]
+    assert g.explain_illegal(66) == "Blind Nil is not allowed: the four bids may not add up to 13"
+    with pytest.raises(IllegalActionError, match="^Blind Nil is not allowed: the four"):
+        g.apply(66)
+    assert g.bids == [None, 5, 4, 4] and not g.looked[0]  # nothing changed

@@ -9,6 +9,7 @@ import pytest
 
 import spades_env.state as st
 from spades_env import Rules, SpadesGame, SpadesSingleAgentEnv, spades_v1
+from spades_env.rules import score_hand
 from spades_env.cards import bid_action
 from spades_env.render_image import draw_table
 
@@ -72,6 +73,16 @@ def test_env_state_in_space_every_step_and_hidden_cards_only_there():
         env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
     with pytest.raises(RuntimeError, match="reset"):
         spades_v1.raw_env().state()
+
+
+def test_score_bound_holds_big_bids():
+    """``big_bid_double``: a made 13-trick contract scores 20 per trick (260), more than the
+    bound of 143 + two Nils when Nils and bags are worth nothing."""
+    rules = Rules(big_bid_double=7, nil_bonus=0, blind_nil_bonus=0, bag_penalty=0)
+    t0, _ = score_hand([7, 0, 6, 0], [6, 0, 7, 0], [0, 0], rules)
+    assert t0.hand_points == 260
+    assert st.hand_points_bound(rules) >= 260
+    assert st.hand_points_bound(Rules()) == 730  # unchanged without the switch
 
 
 def test_score_bound_by_hand_and_finite_observation_bounds():

@@ -191,3 +191,19 @@ def test_last_before_reset_and_after_the_end_is_a_clear_error():
             warnings.simplefilter("ignore")
             e.reset(seed=2)
         assert e.last()[2] is False  # a reset starts the next episode
+
+
+def test_env_rules_take_a_rules_mapping_as_the_cli_does():
+    """``rules=`` takes the rules mapping text of ``spades arena --rules`` (``Rules.parse``), not
+    only a preset name: ``"house,min_team_bid=4"`` was refused as an unknown preset."""
+    from spades_env import Rules
+    want = Rules(loss_threshold=-200, blind_nil=True, min_team_bid=4)
+    assert spades_v1.raw_env(rules="house,min_team_bid=4").rules == want
+    assert spades_v1.raw_env(rules={"preset": "house", "min_team_bid": 4}).rules == want
+    assert spades_v1.raw_env(rules="house", min_team_bid=4).rules == want
+    assert SpadesSingleAgentEnv(rules="suicide,target_score=300").unwrapped._env.rules \
+        == Rules(target_score=300, loss_threshold=-200, suicide=True, min_team_bid=4)
+    with pytest.raises(ValueError, match="Rules.mirror and Rules.whiz cannot both be on"):
+        spades_v1.raw_env(rules="mirror,whiz=true")
+    with pytest.raises(ValueError, match="rules must be a spades_env.Rules, a preset name"):
+        spades_v1.raw_env(rules=4)

@@ -68,6 +68,24 @@ def test_incremental_buffers_equal_reference_encoder(opts):
     assert steps > 1200
 
 
+@pytest.mark.parametrize("opts", [
+    dict(spades_lead_any_time=True), dict(nil_pass=2, two_of_clubs_leads=True),
+    dict(min_team_bid=4, bid_total_not_13=True), dict(whiz=True, history=True),
+], ids=["spades-any-time", "nil-pass-2C", "board-not13", "whiz"])
+def test_incremental_buffers_equal_reference_under_house_rules(opts):
+    """Under the house rules every row equals ``encode_full(game.view(seat))`` at every step:
+    with ``spades_lead_any_time`` the hand's first rows show spades broken (they did not)."""
+    rng = np.random.default_rng(4)
+    raw = spades_v1.raw_env(max_hands=2, **opts)
+    for g in range(2):
+        raw.reset(seed=70 + g)
+        while not raw.truncations["player_0"] and not raw.terminations["player_0"]:
+            _check_all_rows(raw)
+            legal = np.flatnonzero(raw.observe(raw.agent_selection)["action_mask"])
+            a = 52 if 52 in legal and rng.random() < 0.4 else int(legal[rng.integers(len(legal))])
+            raw.step(int(a))
+
+
 def test_blind_nil_paths_equal_reference():
     """Blind Nil bids, looks and the exchange (the rebuild path), forced through."""
     rng = np.random.default_rng(9)
