@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from spades_env.arena import jsonable, play_match, write_json_atomic  # noqa: E402
 from spades_env.bots import make_bot  # noqa: E402
 from spades_env.fileio import write_atomic  # noqa: E402
-from spades_env.training.distill import file_sha256 as sha256  # noqa: E402
+from spades_env.training.labels import file_sha256 as sha256  # noqa: E402
 
 
 def parse_match(text: str) -> tuple[str, int, int]:

@@ -1,4 +1,4 @@
-"""Labels per second of the search-distillation stage (``training.distill.produce_labels``), by
+"""Labels per second of the search-distillation stage (``training.labelling.produce_labels``), by
 teacher, with 1 and 2 local worker processes and, given ``--ray ADDRESS``, through a Ray cluster;
 then the wall time a config's labelling needs on 8, 64 and 512 cores, on paper, from the measured
 rate per core.
@@ -28,7 +28,7 @@ sys.path.insert(0, ROOT)
 
 def run(checkpoint, teacher, workers, chunks, hands, samples, bid_samples, ray=None) -> dict:
     """Label ``chunks`` chunks into a fresh folder; returns labels, seconds and labels/s."""
-    from spades_env.training.distill import lock_labels, produce_labels
+    from spades_env.training.labelling import lock_labels, produce_labels
     with tempfile.TemporaryDirectory() as tmp:
         folder = os.path.join(tmp, "labels")
         lock = lock_labels(folder)

@@ -10,7 +10,7 @@ time's ratio Python / C):
 2. **``hard``'s decision time**: four ``hard`` bots play ``--hands`` hands of a seeded game; the
    median milliseconds of a real card choice (more than one legal card) and of a bid. The two
    runs must play the same moves (the C play-outs give the same trick counts), else it stops;
-3. **labelling speed** of ``training.distill.label_chunk`` (the search distillation's labels):
+3. **labelling speed** of ``training.labelling.label_chunk`` (the search distillation's labels):
    hands per second with the shipped agent, ``--label-hands`` hands per run, 40 deals per card.
 
 Usage: ``python benchmarks/bench_playout.py [--deals 2000] [--hands 1] [--label-hands 4]
@@ -83,7 +83,7 @@ def hard_game(hands: int, seed: int) -> tuple[list[int], list[float], list[float
 
 
 def label_hands_per_s(hands: int, seed: int) -> float:
-    from spades_env.training.distill import label_chunk
+    from spades_env.training.labelling import label_chunk
     t = time.perf_counter()
     label_chunk(os.path.join(ROOT, "checkpoints", "shipped", "agent.pt"), hands, seed, 0)
     return hands / (time.perf_counter() - t)

@@ -33,8 +33,8 @@ import torch
 
 from spades_env.training import config as cfg
 from spades_env.training.envs import make_env
-from spades_env.training.ppo_selfplay import (Opponents, Storage, compute_gae, make_agent, ppo_update,
-                                   rollout)
+from spades_env.training.opponents import Opponents
+from spades_env.training.ppo_selfplay import Storage, compute_gae, make_agent, ppo_update, rollout
 
 OLD = {"hidden": [512, 256], "head_hidden": 128, "critic_hidden": [], "update_epochs": 4,
        "torch_threads": 1, "vector_env": "scalar", "num_envs": 64, "random_start": 0.5}

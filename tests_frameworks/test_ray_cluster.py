@@ -144,7 +144,8 @@ def test_labels_on_ray_are_the_local_chunks_and_survive_a_killed_worker(cluster,
 
     import numpy as np
 
-    from spades_env.training.distill import label_chunk, load_labels
+    from spades_env.training.labelling import label_chunk
+    from spades_env.training.labels import load_labels
     tiny = _tiny_checkpoint(tmp_path / "tiny.pt")
     out, labels = tmp_path / "r1.pt", tmp_path / "labels"
     args = ["--from", tiny, "--out", str(out), "--labels", str(labels), "--chunks", "4",

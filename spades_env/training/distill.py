@@ -31,7 +31,7 @@ The round in modules, one job each: ``training.labels`` (the label file: format,
 reader, checks), ``training.labelling`` (step 1: playing and labelling the hands, locally or as
 Ray tasks), ``training.distill_targets`` (the labels as training rows: soft targets, equivalence
 classes, side-suit relabelling) and this module (step 2: the fit, and the ``spades distill``
-command that runs the round). The names of the first three stay importable from here.
+command that runs the round).
 
     spades distill --from checkpoints/long/latest.pt --out checkpoints/long/distilled.pt
     spades distill --from A.pt --out B.pt --teacher expert --bid-samples 48 --ray auto
@@ -49,14 +49,12 @@ import numpy as np
 from spades_env.bots.pimc import MAX_SAMPLES
 from spades_env.fileio import files_in
 
-from .distill_targets import (SIDE_SUIT_PERMUTATIONS, bid_rows, build_dataset,  # noqa: F401
-                              card_map, card_targets, concat_rows, equivalence_classes,
-                              soft_targets, suit_permutation)
-from .labelling import (RAY_RETRIES, check_label_work, label_chunk, lock_labels,  # noqa: F401
-                        make_teacher, produce_labels)
-from .labels import (BIDS_PER_HAND, FORMAT, MAX_LABEL_HANDS, NUM_BIDS, TEACHERS,  # noqa: F401
-                     VERSION, check_chunk, chunk_stats, file_sha256, load_labels, merge_labels,
-                     save_labels)
+from .distill_targets import (SIDE_SUIT_PERMUTATIONS, bid_rows, build_dataset, card_map,
+                              concat_rows, suit_permutation)
+from .labelling import check_label_work, lock_labels, produce_labels
+from .labels import TEACHERS, check_chunk, chunk_stats, file_sha256, load_labels, merge_labels
+
+__all__ = ["evaluate_rows", "distill", "check_args", "distill_checkpoint", "main"]
 
 
 # ============================================================================= learning

@@ -4,7 +4,7 @@ Sections, in order: seeding, agent, storage, rollout, GAE, update, logging and e
 checkpoint, and ``train``, which runs them. The stages around PPO have their own modules:
 ``training.warm_start`` (behaviour cloning and DAgger on a teacher bot, before PPO),
 ``training.opponents`` (the opponent pool) and ``training.distill_stage`` (search distillation
-after PPO); their names stay importable from here.
+after PPO).
 
 Algorithm: PPO with the clipped surrogate objective, clipped value loss and entropy bonus
 (Schulman et al. 2017, "Proximal Policy Optimization Algorithms"; implementation details as in
@@ -45,13 +45,12 @@ from spades_env.observation import OBS_SIZE
 
 from .checkpoint import load_checkpoint, save_checkpoint
 from .config import Args, to_dict
-from .distill_stage import distill_round_paths, distill_stage, label_folder_suffix
+from .distill_stage import distill_stage
 from .envs import env_hands, make_env
 from .evaluate import NetPlayer, duplicate_match, format_table, hand_stats
-from .opponents import Opponents, pool_bot_options
+from .opponents import Opponents
 from .teacher_records import team_points
-from .warm_start import (behaviour_clone, collect_teacher_bids, collect_teacher_data,
-                         collect_teacher_vec, concat_data, seat_priv, warm_start)
+from .warm_start import warm_start
 
 
 # ============================================================================= seeding
@@ -712,8 +711,4 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
 __all__ = ["train", "seed_everything", "iteration_seed", "make_agent", "Storage", "rollout",
            "compute_gae", "ppo_update", "teacher_coef", "game_metrics", "run_eval", "write_curve",
            "eval_summary", "Clock", "record_eval", "log_iteration", "bar_figures", "rng_states",
-           "make_payload",
-           # moved to training.warm_start, training.opponents and training.distill_stage
-           "collect_teacher_data", "collect_teacher_bids", "collect_teacher_vec", "concat_data",
-           "seat_priv", "warm_start", "behaviour_clone", "Opponents", "pool_bot_options",
-           "distill_stage", "distill_round_paths", "label_folder_suffix"]
+           "make_payload"]

@@ -12,8 +12,11 @@ from spades_env import Rules, SpadesGame
 from spades_env.bots.checkpoint_bot import CheckpointBot
 from spades_env.bots.pimc import PIMCBot
 from spades_env.training.checkpoint import build_agent, load_checkpoint
-from spades_env.training.distill import (build_dataset, card_targets, distill, equivalence_classes, evaluate_rows,
-                              label_chunk, load_labels, save_labels, soft_targets)
+from spades_env.training.distill import distill, evaluate_rows
+from spades_env.training.distill_targets import (build_dataset, card_targets, equivalence_classes,
+                                                 soft_targets)
+from spades_env.training.labelling import label_chunk
+from spades_env.training.labels import load_labels, save_labels
 from spades_env.training.envs import randomize_start
 
 # the slow tests (they train, label or serve) are marked one by one: make test-fast runs the rest
@@ -119,7 +122,7 @@ def test_card_values_labels_match_the_search_on_the_same_view(tiny):
 
 def _raw(path, labels, **over):
     """A version-1 label file written field by field (save_labels refuses bad fields itself)."""
-    from spades_env.training.distill import FORMAT
+    from spades_env.training.labels import FORMAT
     d = {"format": np.array(FORMAT), "version": np.array(1), "rules": np.array("standard"),
          **{k: labels[k] for k in ("seed", "scores", "bags", "moves", "agent_team", "values")}}
     d.update(over)
@@ -164,7 +167,7 @@ def test_label_files_round_trip_and_bad_files_are_refused(labels, tmp_path):
 
 @pytest.mark.slow
 def test_a_chunk_of_another_run_is_refused(tiny, labels, tmp_path):
-    from spades_env.training.distill import check_chunk, file_sha256
+    from spades_env.training.labels import check_chunk, file_sha256
     sha = file_sha256(tiny)
     p = str(tmp_path / "chunk_00000.npz")
     save_labels(p, labels, tiny, 4, seed=5, chunk=0, source_sha256=sha)
@@ -178,7 +181,8 @@ def test_a_chunk_of_another_run_is_refused(tiny, labels, tmp_path):
 
 
 def test_bad_inputs_of_the_helpers_are_refused():
-    from spades_env.training.distill import card_map, merge_labels
+    from spades_env.training.distill_targets import card_map
+    from spades_env.training.labels import merge_labels
     for perm in ((0, 0, 1), (0, 1, 3), (0, 1), "012", (0.0, 1.0, 2.0)):
         with pytest.raises(ValueError, match="order of the side suits"):
             card_map(perm)
@@ -227,7 +231,7 @@ def test_side_suit_relabelling_is_the_observation_of_the_relabelled_game():
     # game are the original ones moved by suit_permutation's index arrays
     from spades_env.cards import NUM_ACTIONS
     from spades_env.observation import encode
-    from spades_env.training.distill import card_map, suit_permutation
+    from spades_env.training.distill_targets import card_map, suit_permutation
     perm = (1, 2, 0)
     cm = card_map(perm)
     assert cm[parse_card_id("2C")] == parse_card_id("2D") and cm[parse_card_id("AH")] == \
@@ -263,7 +267,7 @@ def parse_card_id(text):
 
 @pytest.mark.slow
 def test_bid_rows_hold_the_reference_greedy_bids(tiny):
-    from spades_env.training.distill import bid_rows
+    from spades_env.training.distill_targets import bid_rows
     net = build_agent(load_checkpoint(tiny), "cpu")
     rows = bid_rows(net, 3, seed=2)
     assert rows["obs"].shape[0] == 12 and not rows["card"].any()
@@ -339,7 +343,8 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
 
 @pytest.mark.slow
 def test_command_line_refuses_bad_input_before_any_work(tiny, labels, tmp_path, capsys):
-    from spades_env.training.distill import file_sha256, main
+    from spades_env.training.distill import main
+    from spades_env.training.labels import file_sha256
     out = str(tmp_path / "o.pt")
     base = ["--from", tiny, "--out", out, "--chunks", "1", "--chunk-hands", "3", "--samples", "4",
             "--workers", "1", "--epochs", "1", "--bid-deals", "5", "--seed", "5"]

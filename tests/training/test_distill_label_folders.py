@@ -16,7 +16,7 @@ from tests.helpers import IS_ROOT, _run
 
 
 def test_a_label_folder_is_held_by_one_labelling_run(tmp_path):
-    from spades_env.training.distill import lock_labels
+    from spades_env.training.labelling import lock_labels
     lock = lock_labels(str(tmp_path / "labels"))
     try:
         with pytest.raises(ValueError, match="is in use by another labelling run"):
@@ -30,6 +30,8 @@ def test_distill_uses_only_chunks_of_its_own_network(tiny, tmp_path, monkeypatch
     """A chunk written into the label folder by a run of another network (the race of two runs
     on one folder) is refused when the labels are read, not trained on."""
     import spades_env.training.distill as D
+    from spades_env.training.labelling import label_chunk
+    from spades_env.training.labels import file_sha256, save_labels
     other = tmp_path / "other.pt"
     torch.manual_seed(1)
     save_checkpoint(str(other), {"config": {"name": "o"},
@@ -37,9 +39,9 @@ def test_distill_uses_only_chunks_of_its_own_network(tiny, tmp_path, monkeypatch
                                  "model_shape": {"hidden": [32], "head_hidden": 16},
                                  "progress": {"iteration": 0}, "eval": []})
     folder = tmp_path / "labels"
-    rec = D.label_chunk(str(other), 1, seed=1, chunk=0, samples=2)
-    D.save_labels(str(folder / "chunk_00000.npz"), rec, str(other), 2, 1, 0,
-                  D.file_sha256(str(other)))
+    rec = label_chunk(str(other), 1, seed=1, chunk=0, samples=2)
+    save_labels(str(folder / "chunk_00000.npz"), rec, str(other), 2, 1, 0,
+                file_sha256(str(other)))
     monkeypatch.setattr(D, "produce_labels", lambda *a, **k: [str(folder / "chunk_00000.npz")])
     with pytest.raises(ValueError, match=r"belongs to another labelling run: checkpoint \(SHA"):
         D.distill_checkpoint(tiny, str(tmp_path / "out.pt"), labels=str(folder), chunks=1,

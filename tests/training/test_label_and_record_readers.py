@@ -104,7 +104,7 @@ def test_an_npz_with_a_huge_directory_is_refused_before_zipfile_reads_it(tmp_pat
 
 def test_the_npz_fields_are_checked_before_the_data_is_read(tmp_path):
     """A 'values' array declared for more hands than 'seed' says is refused from its header."""
-    from spades_env.training.distill import load_labels
+    from spades_env.training.labels import load_labels
     n = 2
     fields = {"format": np.array("spades_env.pimc_labels"), "version": np.array(1),
               "seed": np.arange(n, dtype=np.int64), "scores": np.zeros((n, 2), np.int16),
@@ -173,7 +173,7 @@ def test_the_shipped_records_still_load():
 
 def test_special_files_are_refused_without_blocking(tmp_path):
     from spades_env.training.config import load_yaml
-    from spades_env.training.distill import load_labels
+    from spades_env.training.labels import load_labels
     fifo = tmp_path / "pipe.npz"
     os.mkfifo(fifo)
     t = time.time()

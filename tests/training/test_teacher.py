@@ -13,8 +13,9 @@ from spades_env.bots.pimc import InsaneBot, PIMCBot
 from spades_env.cards import BID_OFFSET
 from spades_env.engine import Phase
 from spades_env.training.checkpoint import load_checkpoint
-from spades_env.training.distill import (build_dataset, check_chunk, chunk_stats, file_sha256, label_chunk,
-                              load_labels, make_teacher, save_labels)
+from spades_env.training.distill_targets import build_dataset
+from spades_env.training.labelling import label_chunk, make_teacher
+from spades_env.training.labels import check_chunk, chunk_stats, file_sha256, load_labels, save_labels
 from spades_env.training.envs import randomize_start
 
 
@@ -156,7 +157,7 @@ def test_label_format_2_round_trip_and_version_1_still_read(tiny, expert_labels,
             check_chunk(p, sha, hands=2, seed=3, chunk=1, samples=4, teacher=teacher,
                         bid_samples=bids)
     # a version-1 file (before the teacher and bid labels): a hard teacher, all NaN
-    from spades_env.training.distill import FORMAT
+    from spades_env.training.labels import FORMAT
     v1 = tmp_path / "v1.npz"
     np.savez(v1, format=np.array(FORMAT), version=np.array(1), rules=np.array("standard"),
              **{k: expert_labels[k] for k in ("seed", "scores", "bags", "moves", "agent_team")},

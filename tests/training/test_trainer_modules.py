@@ -1,29 +1,13 @@
-"""The trainer's parts: the stages' own modules and the names ``ppo_selfplay`` still
-gives, the run's one clock (``Clock``) and one evaluation helper (``record_eval``)."""
+"""The trainer's parts: the run's one clock (``Clock``), its one evaluation helper
+(``record_eval``) and the opponent pool's frozen snapshots."""
 
 import time
 
 import pytest
 
-import spades_env.training.distill_stage as distill_stage
 import spades_env.training.opponents as opponents
 import spades_env.training.ppo_selfplay as ppo
-import spades_env.training.warm_start as warm_start
 from spades_env.training.config import Args
-
-MOVED = {warm_start: ["collect_teacher_data", "collect_teacher_bids", "collect_teacher_vec",
-                      "concat_data", "seat_priv", "warm_start", "behaviour_clone"],
-         opponents: ["Opponents", "pool_bot_options"],
-         distill_stage: ["distill_stage", "distill_round_paths", "label_folder_suffix"]}
-
-
-def test_moved_names_are_still_importable_from_ppo_selfplay():
-    for module, names in MOVED.items():
-        assert sorted(names) == sorted(module.__all__)
-        for name in names:
-            assert getattr(ppo, name) is getattr(module, name), name
-            assert name in ppo.__all__
-    assert all(hasattr(ppo, name) for name in ppo.__all__)
 
 
 class _FakeTime:
