@@ -9,14 +9,14 @@ AEC), ``single_agent`` (Gymnasium) and ``vector`` (batched, torch) -> ``arena`` 
 import os
 import sys
 
-_COMMAND_SCRIPTS = ("spades", "spades-play")  # the console scripts (pyproject.toml)
-_COMMAND_PACKAGES = ("spades_env", "training")  # python -m spades_env[.X], python -m training.X
+_COMMAND_SCRIPTS = ("spades",)  # the console script (pyproject.toml)
+_COMMAND_PACKAGES = ("spades_env",)  # python -m spades_env[.X]
 
 
 def _started_as_command(orig_argv=None) -> bool:
     """True when the interpreter was started to run one of the package's commands: the console
-    scripts ``spades`` / ``spades-play``, or ``python -m`` of a module of ``spades_env`` or
-    ``training`` (read from ``sys.orig_argv``; worker processes are started with ``-c``).
+    script ``spades``, or ``python -m`` of a module of ``spades_env`` (read from
+    ``sys.orig_argv``; worker processes are started with ``-c``).
 
     ``import spades_env`` then answers Ctrl-C during its own imports (numpy, Gymnasium) as the
     commands do: one ``interrupted`` line and exit status 130, not a traceback.

@@ -39,14 +39,11 @@ callable ``factory(seed) -> player`` (called once per seat, per game, with a der
 
 from __future__ import annotations
 
-if __name__ == "__main__":  # ``python -m spades_env.arena``, the old form of ``spades arena``:
-    import sys  # this file again as the module, its imports under the handling of Ctrl-C
-    try:
-        from spades_env.arena import main_moved
-    except KeyboardInterrupt:
-        print("interrupted: spades arena", file=sys.stderr)
-        sys.exit(130)
-    sys.exit(main_moved())
+if __name__ == "__main__":  # the 0.7 form of ``spades arena``, removed in 0.8.0
+    import sys
+    print("error: `python -m spades_env.arena` was removed in 0.8.0: use `spades arena`",
+          file=sys.stderr)
+    sys.exit(2)
 
 import argparse
 import json
@@ -62,7 +59,7 @@ from .engine import IllegalActionError, Phase, SpadesGame
 from .rules import PRESETS, Rules
 
 __all__ = ["SideStats", "ArenaResult", "play_match", "write_json_atomic", "write_records_atomic",
-           "jsonable", "main", "main_moved"]
+           "jsonable", "main"]
 
 
 @dataclass
@@ -700,17 +697,4 @@ def main(argv=None) -> int:
             return 2
         print(f"wrote {args.records} ({len(result.records)} game records)")
     return 0
-
-
-def main_moved() -> int:
-    """``python -m spades_env.arena``: the old form of ``spades arena``, with a notice."""
-    from .fileio import quiet_broken_pipe
-    try:
-        print("notice: `python -m spades_env.arena` is now `spades arena` (the old form is "
-              "removed in 0.8.0)", file=sys.stderr)
-        with quiet_broken_pipe():
-            return main()
-    except KeyboardInterrupt:
-        print("interrupted: spades arena", file=sys.stderr)
-        return 130
 

@@ -131,13 +131,6 @@ def run(command: str, argv: list[str]) -> int:
             return 130
 
 
-def moved(old: str, command: str, argv: list[str] | None = None) -> int:
-    """Run an old ``python -m OLD`` form as ``spades COMMAND``, after a one-line notice."""
-    print(f"notice: `python -m {old}` is now `spades {command}` (the old form is removed in "
-          f"0.8.0)", file=sys.stderr)
-    return run(command, sys.argv[1:] if argv is None else list(argv))
-
-
 def main(argv: list[str] | None = None) -> int:
     """``spades COMMAND [options]``; returns the exit status (0 done, 2 bad input, 130 Ctrl-C).
 
@@ -194,5 +187,5 @@ def _shown(arg: str, limit: int = 60) -> str:
     return repr(arg) if len(arg) <= limit else f"{arg[:limit]!r}... ({len(arg)} characters)"
 
 
-__all__ = ["COMMANDS", "EXTRAS", "main", "run", "moved", "usage", "missing_extra",
+__all__ = ["COMMANDS", "EXTRAS", "main", "run", "usage", "missing_extra",
            "empty_argument"]

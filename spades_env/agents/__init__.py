@@ -5,7 +5,6 @@ that play them are ``spades_env.bots.checkpoint_bot`` and ``spades_env.bots.expe
 |--------------|---------------------------------------------------------------------------|--------|
 | ``model``    | ``Agent``: the policy/value network (shared trunk, card-play, bid and value heads, optional privileged critic) | torch |
 | ``checkpoint`` | ``load_checkpoint`` / ``build_agent``: the checkpoint format and the checks every load makes | torch |
-| ``bot``, ``expert`` | the 0.6 names of ``bots.checkpoint_bot`` and ``bots.expert`` (removed in 0.8.0) | torch |
 
 This package's ``__init__`` holds only the network's size limits and needs no torch, so the
 training configuration can check a network before torch is imported. Training

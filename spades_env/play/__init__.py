@@ -1,8 +1,7 @@
 """Play Spades in the browser against the bots or a trained checkpoint (a local web app).
 
-``spades play`` serves the app on ``127.0.0.1:8000`` and opens the page (``spades-play`` and
-``python -m spades_env.play``, its old names, still run it with a notice until 0.8.0). Needs the ``play`` extra (``pip install spades_env[play]``: FastAPI, uvicorn,
-platformdirs). docs/play.md describes the app, its HTTP API and the game-record format.
+``spades play`` serves the app on ``127.0.0.1:8000`` and opens the page. Needs the ``play``
+extra (``pip install spades_env[play]``: FastAPI, uvicorn, platformdirs). docs/play.md describes the app, its HTTP API and the game-record format.
 
 Modules: ``app`` (routes), ``session`` (a game plus its bots; the only place that applies moves),
 ``store`` (SQLite: games, moves, statistics), ``replay`` (all-hands replays and game records),

@@ -1,11 +1,9 @@
-"""``python -m spades_env.play``: the old form of ``spades play`` (``spades_env.play.cli``), kept
-for one version with a notice."""
+"""``python -m spades_env.play``, the 0.7 form of ``spades play``, was removed in 0.8.0: it says
+so in one line and exits with status 2."""
 
 import sys
 
-from .cli import main
-
 if __name__ == "__main__":
-    print("notice: `python -m spades_env.play` is now `spades play` (the old form is removed in "
-          "0.8.0)", file=sys.stderr)
-    sys.exit(main())
+    print("error: `python -m spades_env.play` was removed in 0.8.0: use `spades play`",
+          file=sys.stderr)
+    sys.exit(2)

@@ -1,5 +1,4 @@
-"""Command line of the play app: ``spades play`` (the old names ``spades-play`` and ``python -m
-spades_env.play`` run it with a notice).
+"""Command line of the play app: ``spades play``.
 
 Serves the app with uvicorn on ``--host``/``--port`` (default ``127.0.0.1:8000``) and opens the
 page in the default browser unless ``--no-browser``. Exit status 2 with a one-line ``error:``
@@ -15,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["main", "main_moved", "build_parser", "is_local_host", "listen"]
+__all__ = ["main", "build_parser", "is_local_host", "listen"]
 
 
 def is_local_host(host: str) -> bool:
@@ -78,13 +77,6 @@ def listen(host: str, port: int) -> list:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise ValueError(f"cannot listen on {shown}:{port}: {reason}") from None
     return socks
-
-
-def main_moved() -> int:
-    """``spades-play``: the old name of ``spades play``, with a notice (removed in 0.8.0)."""
-    print("notice: `spades-play` is now `spades play` (the old name is removed in 0.8.0)",
-          file=sys.stderr)
-    return main()
 
 
 def main(argv=None) -> int:

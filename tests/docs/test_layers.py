@@ -76,7 +76,8 @@ def _has_layer(m: str) -> bool:
 
 def test_nothing_outside_the_trainer_imports_it():
     """The trainer (``spades_env.training``) is imported by nobody below it; the ``spades``
-    command loads it by name. Nothing imports the deprecated top-level ``training`` alias."""
+    command loads it by name. Nothing imports a top-level ``training`` (the 0.7 alias, removed
+    in 0.8.0)."""
     bad = sorted(f"{m} imports {i}" for m, p in package_modules().items() for i in imports_of(p)
                  if i.split(".")[0] == "training" or (
                      i.startswith("spades_env.training") and not m.startswith(
@@ -91,6 +92,18 @@ def test_imports_point_down_only():
             if i.startswith("spades_env") and layer_of(i) > layer_of(m):
                 up.append(f"{m} (layer {layer_of(m)}) imports {i} (layer {layer_of(i)})")
     assert not up, "imports pointing up a layer:\n" + "\n".join(up)
+
+
+def test_the_network_never_imports_the_bots_that_play_it():
+    """``bots`` and ``agents`` share layer 3, but the arrow runs one way: the bots that play a
+    network import ``agents``, never the reverse (``agents.bot`` and ``agents.expert``, the 0.6
+    names that pointed back at ``bots``, were removed in 0.8.0)."""
+    back = sorted(f"{m} imports {i}" for m, p in package_modules().items()
+                  if m.startswith("spades_env.agents") for i in imports_of(p)
+                  if i == "spades_env.bots" or i.startswith("spades_env.bots."))
+    assert not back, back
+    assert "spades_env.agents.model" in imports_of(
+        os.path.join(ROOT, "spades_env", "bots", "checkpoint_bot.py"))
 
 
 NETWORK_BOTS = ("spades_env.bots.checkpoint_bot", "spades_env.bots.expert")

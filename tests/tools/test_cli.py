@@ -1,5 +1,5 @@
 """The ``spades`` command (``spades_env.cli``): dispatch, errors, Ctrl-C at any point, kebab-case
-flags, and the old ``python -m training.X`` / ``training`` import forms with their notices."""
+flags."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import warnings
 
 import pytest
 
@@ -116,57 +115,3 @@ def test_python_m_spades_env_is_the_spades_command():
     r = _run("-m", "spades_env", "export", "--help")
     assert r.returncode == 0 and r.stdout.startswith("usage: spades export ")
     assert r.stderr == ""
-
-
-@pytest.mark.parametrize("old, new", [("training.export", "export"),
-                                      ("training.evaluate", "eval"),
-                                      ("spades_env.arena", "arena")])
-def test_old_python_m_forms_still_run_with_a_notice(old, new):
-    r = _run("-m", old, "--help")
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith(f"usage: spades {new} ")
-    assert r.stderr == (f"notice: `python -m {old}` is now `spades {new}` (the old form is "
-                        f"removed in 0.8.0)\n")
-
-
-def test_old_import_path_is_the_same_module_with_a_future_warning():
-    code = textwrap.dedent("""
-        import warnings
-        warnings.simplefilter("always")
-        with warnings.catch_warnings(record=True) as w:
-            import training.config as old
-            from training.distill import label_chunk
-        import spades_env.training.config as new
-        import spades_env.training.distill as d
-        print(old is new, label_chunk is d.label_chunk, [str(x.category.__name__) for x in w])
-    """)
-    r = _run("-c", code)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["True", "True", "['FutureWarning']"]
-
-
-def test_the_alias_package_warns_once_naming_the_new_place():
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        import importlib
-
-        import training
-        importlib.reload(training)
-    assert any("moved to 'spades_env.training'" in str(x.message) for x in w)
-
-
-@pytest.mark.parametrize("old, new, name", [
-    ("spades_env.agents.bot", "spades_env.bots.checkpoint_bot", "CheckpointBot"),
-    ("spades_env.agents.expert", "spades_env.bots.expert", "ExpertBot")])
-def test_the_network_bots_old_modules_are_the_new_ones_with_a_future_warning(old, new, name):
-    code = textwrap.dedent(f"""
-        import warnings
-        warnings.simplefilter("always")
-        with warnings.catch_warnings(record=True) as w:
-            from {old} import {name} as Old
-        from {new} import {name} as New
-        print(Old is New, [x.category.__name__ for x in w], "{new}" in str(w[0].message))
-    """)
-    r = _run("-c", code)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["True", "['FutureWarning']", "True"]

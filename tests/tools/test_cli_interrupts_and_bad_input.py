@@ -1,4 +1,4 @@
-"""The ``spades`` command and the old ``python -m`` forms under careless use: Ctrl-C at any
+"""The ``spades`` command and the ``python -m`` forms under careless use: Ctrl-C at any
 moment of start-up, closed pipes, missing extras, the play server's address, the train interrupt
 message, empty values, the command's own options and stale names. Many were found by break-it
 reviews; each failed on the code before its fix."""
@@ -24,13 +24,12 @@ from spades_env import cli
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
 SPADES = os.path.join(BIN, "spades")
-SPADES_PLAY = os.path.join(BIN, "spades-play")
 PY = sys.executable
 TRAIN_EXTRA = "pip install 'spades_env[train]' (torch, tensorboard, pyyaml, matplotlib)"
 PLAY_EXTRA = "pip install 'spades_env[play]' (fastapi, uvicorn, platformdirs)"
 
-needs_scripts = pytest.mark.skipif(not (os.path.isfile(SPADES) and os.path.isfile(SPADES_PLAY)),
-                                   reason="the console scripts are not installed beside python")
+needs_scripts = pytest.mark.skipif(not os.path.isfile(SPADES),
+                                   reason="the console script is not installed beside python")
 
 # A sitecustomize for the child processes: SPADES_TEST_HIDE=a,b makes those packages missing
 # (ModuleNotFoundError, as when not installed); SPADES_TEST_SLOW=name makes its import wait (after
@@ -98,10 +97,7 @@ def _free_port() -> int:
 START_FORMS = {
     "spades": [SPADES, "--help"],
     "python -m spades_env": [PY, "-m", "spades_env", "--help"],
-    "spades-play": [SPADES_PLAY, "--help"],
-    "python -m spades_env.arena": [PY, "-m", "spades_env.arena", "--help"],
-    "python -m spades_env.play": [PY, "-m", "spades_env.play", "--help"],
-    "python -m training.export": [PY, "-m", "training.export", "--help"],
+    "python -m spades_env.training.export": [PY, "-m", "spades_env.training.export", "--help"],
 }
 
 
@@ -133,8 +129,10 @@ def test_a_library_import_keeps_pythons_keyboardinterrupt(site):
 def test_started_as_command_reads_the_interpreters_command_line():
     import spades_env
     cases = {("py", "-m", "spades_env", "train"): True, ("py", "-mspades_env.arena"): True,
-             ("py", "-X", "importtime", "-m", "training.train"): True,
-             ("py", "/venv/bin/spades", "arena"): True, ("py", "-B", "/venv/bin/spades-play"): True,
+             ("py", "-X", "importtime", "-m", "spades_env.training.train"): True,
+             ("py", "/venv/bin/spades", "arena"): True,
+             ("py", "-m", "training.train"): False,  # the 0.7 alias, removed in 0.8.0
+             ("py", "-B", "/venv/bin/spades-play"): False,  # the 0.7 script, removed in 0.8.0
              ("py", "-m", "pytest", "-m", "spades_env"): False,
              ("py", "tool.py", "-m", "spades_env"): False,
              ("py", "-c", "from multiprocessing.spawn import spawn_main", "/bin/spades"): False,
@@ -142,15 +140,12 @@ def test_started_as_command_reads_the_interpreters_command_line():
     assert {argv: spades_env._started_as_command(list(argv)) for argv in cases} == cases
 
 
-# ============================================================ 2-3. Ctrl-C of the old forms
+# ============================================================ 2-3. Ctrl-C of the play server and arena
 @pytest.mark.slow
 @needs_scripts
-@pytest.mark.parametrize("form", ["spades-play", "python -m spades_env.play", "spades play"])
-def test_ctrl_c_stops_the_play_server_with_one_line(form, tmp_path):
-    argv = {"spades-play": [SPADES_PLAY], "spades play": [SPADES, "play"],
-            "python -m spades_env.play": [PY, "-m", "spades_env.play"]}[form]
+def test_ctrl_c_stops_the_play_server_with_one_line(tmp_path):
     port = _free_port()
-    p = subprocess.Popen([*argv, "--no-browser", "--port", str(port), "--db",
+    p = subprocess.Popen([SPADES, "play", "--no-browser", "--port", str(port), "--db",
                           str(tmp_path / "play.sqlite3")], cwd=ROOT, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
     try:
@@ -166,17 +161,13 @@ def test_ctrl_c_stops_the_play_server_with_one_line(form, tmp_path):
         p.kill()
     assert p.returncode == 130
     assert rest == "interrupted: spades play\n"
-    notice = {"spades-play": "notice: `spades-play` is now `spades play` (the old name is "
-                             "removed in 0.8.0)\n",
-              "python -m spades_env.play": "notice: `python -m spades_env.play` is now `spades "
-                                           "play` (the old form is removed in 0.8.0)\n",
-              "spades play": None}[form]
-    assert lines[:-1] == ([notice] if notice else [])
+    assert lines[:-1] == []
 
 
-def test_python_m_arena_ctrl_c_while_importing_scipy_is_one_line(site):
+@needs_scripts
+def test_arena_ctrl_c_while_importing_scipy_is_one_line(site):
     code, out, err = _interrupt_when_importing(
-        [PY, "-m", "spades_env.arena", "--team0", "random", "--team1", "random", "--games", "2",
+        [SPADES, "arena", "--team0", "random", "--team1", "random", "--games", "2",
          "--no-progress"], site, "scipy")
     assert code == 130 and out == ""
     assert err.splitlines()[-1].startswith("interrupted") and "Traceback" not in err
@@ -235,14 +226,10 @@ def test_usage_to_a_closed_pipe_is_dropped():
 
 
 @needs_scripts
-@pytest.mark.parametrize("old", [False, True])
-def test_arena_to_a_closed_pipe_still_writes_its_json(old, tmp_path):
+def test_arena_to_a_closed_pipe_still_writes_its_json(tmp_path):
     out = tmp_path / "match.json"
-    argv = [PY, "-m", "spades_env.arena"] if old else [SPADES, "arena"]
-    code, err = _closed_stdout([*argv, *ARENA, "--json", str(out)])
-    notice = ("notice: `python -m spades_env.arena` is now `spades arena` (the old form is "
-              "removed in 0.8.0)\n")
-    assert (code, err) == (0, notice if old else "")
+    code, err = _closed_stdout([SPADES, "arena", *ARENA, "--json", str(out)])
+    assert (code, err) == (0, "")
     assert json.loads(out.read_text())["games"] == 2
 
 
@@ -253,10 +240,6 @@ def test_eval_export_and_plot_to_a_closed_pipe_finish(tiny, tmp_path):
     assert (tmp_path / "x.pt").stat().st_size > 0
     assert _closed_stdout([SPADES, "plot", tiny, str(tmp_path / "c.png")]) == (0, "")
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
-    code, err = _closed_stdout([PY, "-m", "training.export", tiny, str(tmp_path / "y.pt")])
-    assert (code, err) == (0, "notice: `python -m training.export` is now `spades export` (the "
-                              "old form is removed in 0.8.0)\n")
-    assert (tmp_path / "y.pt").stat().st_size > 0
 
 
 def test_train_to_a_closed_pipe_goes_on_training(tmp_path):
@@ -289,9 +272,8 @@ def test_play_checkpoint_without_torch_is_one_line(tiny, site, tmp_path):
 
 
 @needs_scripts
-@pytest.mark.parametrize("argv", [[SPADES, "play"], [SPADES_PLAY]])
-def test_play_without_platformdirs_is_one_line(argv, site):
-    r = _run([*argv, "--no-browser"], site, SPADES_TEST_HIDE="platformdirs")
+def test_play_without_platformdirs_is_one_line(site):
+    r = _run([SPADES, "play", "--no-browser"], site, SPADES_TEST_HIDE="platformdirs")
     assert r.returncode == 2
     assert r.stderr.splitlines()[-1] == f"error: spades play needs platformdirs, which is not " \
                                         f"installed: {PLAY_EXTRA}"
@@ -537,19 +519,3 @@ def test_user_facing_texts_name_the_modules_where_they_are_now():
         assert "``spades play`` / ``spades play``" not in text, rel
         assert "(or ``spades play``)" not in text, rel
 
-
-def test_the_alias_package_warns_when_another_python_m_program_imports_it(tmp_path):
-    """``sys.argv[0] == "-m"`` while any ``python -m`` locates its module: only ``python -m
-    training.X`` prints its own notice instead."""
-    pkg = tmp_path / "elsewhere"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("import training.config  # noqa: F401\n")
-    (pkg / "tool.py").write_text("print('tool ran')\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT]))
-    r = subprocess.run([PY, "-W", "always::FutureWarning", "-m", "elsewhere.tool"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=300, env=env)
-    assert r.returncode == 0 and r.stdout == "tool ran\n"
-    assert "FutureWarning: the package 'training' moved to 'spades_env.training'" in r.stderr
-    r = subprocess.run([PY, "-W", "always::FutureWarning", "-m", "training.export", "--help"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0 and "FutureWarning" not in r.stderr

@@ -1,7 +1,0 @@
-"""Deprecated alias of ``spades_env.training.checkpoint`` (removed in 0.8.0)."""
-
-import sys
-
-import spades_env.training.checkpoint as _moved
-
-sys.modules[__name__] = _moved
