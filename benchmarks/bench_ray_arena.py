@@ -47,7 +47,7 @@ def main(argv=None) -> int:
         # process); the time includes connecting and shipping the package
         subprocess.run([sys.executable, "-m", "spades_env", "arena", "--team0", args.team0,
                         "--team1", args.team1, "--hands", str(hands), "--seed", str(seed),
-                        "--ray", address, "--no-progress", "--json", out], check=True,
+                        "--ray", address, "--quiet", "--out", out], check=True,
                        capture_output=True)
         return json.loads(Path(out).read_text())
 

@@ -2,7 +2,7 @@
 
 Usage::
 
-    spades arena --team0 hard --team1 medium --games 200 --seed 1 [--json out.json]
+    spades arena --team0 hard --team1 medium --games 200 --seed 1 [--out result.json]
     spades arena --team0 medium --team1 easy --hands 2000 --seed 1
 
 **Duplicate deals.** Games come in pairs that share one deal sequence (the same game seed, so the
@@ -56,10 +56,10 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 
 from .engine import IllegalActionError, Phase, SpadesGame
-from .rules import PRESETS, Rules
+from .rules import Rules
 
 __all__ = ["SideStats", "ArenaResult", "play_match", "write_json_atomic", "write_records_atomic",
-           "jsonable", "main"]
+           "jsonable", "build_parser", "main"]
 
 
 @dataclass
@@ -148,7 +148,7 @@ class ArenaResult:
     records: list = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict:
-        """The result as plain data (``--json``), without the private fields and ``records``."""
+        """The result as plain data (``--out``), without the private fields and ``records``."""
         d = asdict(replace(self, records=[]))
         d.pop("records")
         for s in d["sides"]:
@@ -605,65 +605,61 @@ def write_records_atomic(path: str, records) -> None:
 
 
 # --------------------------------------------------------------------------- CLI
-def _parse_args(argv):
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``spades arena`` (its shared options: ``spades_env.options``)."""
+    from . import options as opt
     p = argparse.ArgumentParser(
         prog="spades arena",
         description="Play two players against each other with duplicate deals and report "
                     "win rates and point differences with 95% confidence intervals.")
-    p.add_argument("--team0", required=True, help="side A: random, easy, medium, hard, insane, "
-                   "expert or checkpoint:PATH")
-    p.add_argument("--team1", required=True, help="side B (same choices)")
-    p.add_argument("--games", type=int, default=None,
-                   help="full games (even: duplicate pairs; default 200)")
-    p.add_argument("--hands", type=int, default=None,
-                   help="play this many single-hand deals (each twice) instead of full games")
-    p.add_argument("--seed", type=int, default=1, help="match seed")
-    p.add_argument("--rules", default="standard", metavar="RULES",
-                   help=f"the rules: a preset ({', '.join(PRESETS)}), a preset and fields "
-                        f"('house,min_team_bid=4') or a mapping ('{{preset: house, "
-                        f"min_team_bid: 4}}'); docs/rules.md")
+    p.add_argument("--team0", required=True, metavar="PLAYER",
+                   help="side A: random, easy, medium, hard, insane, expert or checkpoint:PATH")
+    p.add_argument("--team1", required=True, metavar="PLAYER", help="side B (same choices)")
+    opt.add_games(p, "full games, an even number",
+                  hands="play this many single-hand deals (each twice) instead of full games")
+    opt.add_seed(p)
+    opt.add_rules(p, "standard", "standard")
     p.add_argument("--target", type=int, default=None, help="override the target score")
     p.add_argument("--hand-cap", type=int, default=100, help="hands before a game is truncated")
-    p.add_argument("--json", default=None, help="also write the full result to this JSON file")
+    opt.add_out(p, "also write the full result to this JSON file", metavar="PATH.json",
+                old=("--json",))
     p.add_argument("--records", default=None, metavar="PATH.jsonl",
                    help="also write every game as a game record (one JSON line each) that the "
                         "play app's replay view opens: spades play --records PATH")
     p.add_argument("--workers", type=int, default=1,
                    help="processes playing duplicate pairs in parallel (same result as 1)")
-    p.add_argument("--ray", default=None, metavar="ADDRESS",
-                   help="play the duplicate pairs as Ray tasks on the cluster at ADDRESS ('auto' "
-                        "or HOST:PORT; needs pip install -e '.[ray]'); same result as 1 process")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    return p.parse_args(argv)
+    opt.add_ray(p, "play the duplicate pairs as Ray tasks on the cluster at ADDRESS ('auto' or "
+                   "HOST:PORT; needs pip install -e '.[ray]'); same result as 1 process")
+    opt.add_quiet(p, "print only the result (no progress bar)", old=("--no-progress",))
+    return p
 
 
 def main(argv=None) -> int:
     """Command-line entry point (see the module docstring)."""
-    args = _parse_args(argv)
-    if args.hands is not None and args.games is not None:
-        print("error: give --games (full games) or --hands (single hands), not both",
-              file=sys.stderr)
-        return 2
-    if args.games is None:
-        args.games = 200
+    from .options import match_problem
+    args = build_parser().parse_args(argv)
     from .bots import bot_inputs
     from .fileio import check_output_file, check_outputs_apart
     try:  # fail now, not after the whole match
         # no output may be (or sit in) a file the match reads: a checkpoint:PATH of either side
-        check_outputs_apart({"--json": args.json, "--records": args.records},
+        check_outputs_apart({"--out": args.out, "--records": args.records},
                             bot_inputs("--team0", args.team0) + bot_inputs("--team1", args.team1))
-        if args.json is not None:
-            check_output_file(args.json, "--json")
+        if args.out is not None:
+            check_output_file(args.out, "--out")
         if args.records is not None:
             if not args.records.endswith(".jsonl"):
                 raise ValueError(f"--records {args.records}: the file name must end in .jsonl "
                                  f"(one game record per line, what the replay view reads)")
             check_output_file(args.records, "--records")
-            if args.json is not None and \
-                    os.path.realpath(args.json) == os.path.realpath(args.records):
-                raise ValueError(f"--json and --records name the same file {args.json}")
+            if args.out is not None and \
+                    os.path.realpath(args.out) == os.path.realpath(args.records):
+                raise ValueError(f"--out and --records name the same file {args.out}")
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    problem = match_problem(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     try:
         rules = Rules.parse(args.rules)
@@ -671,7 +667,7 @@ def main(argv=None) -> int:
             rules = Rules.from_dict({**rules.to_dict(), "target_score": args.target})
         result = play_match(args.team0, args.team1, games=args.games, seed=args.seed,
                             rules=rules, hands=args.hands, hand_cap=args.hand_cap,
-                            progress=not args.no_progress, workers=args.workers,
+                            progress=not args.quiet, workers=args.workers,
                             ray_address=args.ray, keep_records=args.records is not None)
     except (ValueError, OSError, RuntimeError, ImportError) as e:
         # OSError: e.g. checkpoint:PATH with no file there; RuntimeError: a Ray node that cannot
@@ -682,13 +678,13 @@ def main(argv=None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     print(result.summary())
-    if args.json is not None:
+    if args.out is not None:
         try:
-            write_json_atomic(args.json, result.to_dict())
+            write_json_atomic(args.out, result.to_dict())
         except OSError as e:  # the message names the file and the reason
             print(f"error: {e}", file=sys.stderr)
             return 2
-        print(f"wrote {args.json}")
+        print(f"wrote {args.out}")
     if args.records is not None:
         try:
             write_records_atomic(args.records, result.records)

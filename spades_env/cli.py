@@ -6,7 +6,7 @@ snake-case spelling ``--total_decisions`` is still accepted).
 
 | command | does | needs |
 |---|---|---|
-| ``train`` | self-play training on a YAML config, then (``--evaluate``) the arena | ``[train]`` |
+| ``train`` | self-play training on a YAML config, then (``--vs``) the arena | ``[train]`` |
 | ``eval`` | a checkpoint against bots: full games in duplicate pairs, intervals | ``[train]`` |
 | ``arena`` | any two players (bots, checkpoints) on duplicate deals | base |
 | ``play`` | the play app: a local web page to play the bots or a checkpoint | ``[play]`` |
@@ -15,13 +15,18 @@ snake-case spelling ``--total_decisions`` is still accepted).
 | ``export`` | a checkpoint stripped for shipping | ``[train]`` |
 | ``plot`` | a run's learning curve as a PNG | ``[train]`` |
 
+The options several commands take have one name, meaning and default each
+(``spades_env.options``: ``--seed``, ``--games``, ``--hands``, ``--vs``, ``--out``, ``--quiet``,
+``--ray``, ``--rules``, the positional ``checkpoint``); each module's ``build_parser()`` builds its
+command's parser (``parser(command)``), and the old spellings still work with a warning line.
+
 A command's module is imported only when it runs, inside the handling of Ctrl-C: an interrupt
 from the moment ``import spades_env`` starts (the imports of torch included) ends with one
 ``interrupted`` line and exit status 130 (in the first few tens of milliseconds, before Python
 reaches the package, and inside a native library's own start-up, the interpreter or that
 library answers it), and a missing extra with one ``error:`` line naming the package and
 what installs it (exit status 2). Output to a reader that has gone (``spades arena ... | head
--1``) is dropped and the command finishes its work. An empty argument (``--json ""``) is refused.
+-1``) is dropped and the command finishes its work. An empty argument (``--out ""``) is refused.
 """
 
 from __future__ import annotations
@@ -77,7 +82,7 @@ def missing_extra(error: ImportError) -> str | None:
 
 
 def empty_argument(argv: list[str]) -> str | None:
-    """The message for the first empty argument of ``argv`` (``--json ""``, ``--json=``, an empty
+    """The message for the first empty argument of ``argv`` (``--out ""``, ``--out=``, an empty
     file name), None when there is none: no option of any command takes an empty value."""
     for i, arg in enumerate(argv):
         if arg.startswith("--") and arg.endswith("=") and arg.count("=") == 1 and len(arg) > 3:
@@ -88,6 +93,13 @@ def empty_argument(argv: list[str]) -> str | None:
         if arg == "":
             return "an empty argument (a file name or a value needs at least one character)"
     return None
+
+
+def parser(command: str):
+    """The ``argparse`` parser of ``command`` (a key of ``COMMANDS``): its module's
+    ``build_parser()``. Imports the module (and what it needs: torch for the trainer's)."""
+    import importlib
+    return importlib.import_module(COMMANDS[command][0]).build_parser()
 
 
 def run(command: str, argv: list[str]) -> int:
@@ -187,5 +199,5 @@ def _shown(arg: str, limit: int = 60) -> str:
     return repr(arg) if len(arg) <= limit else f"{arg[:limit]!r}... ({len(arg)} characters)"
 
 
-__all__ = ["COMMANDS", "EXTRAS", "main", "run", "usage", "missing_extra",
+__all__ = ["COMMANDS", "EXTRAS", "main", "run", "parser", "usage", "missing_extra",
            "empty_argument"]

@@ -30,7 +30,7 @@ def test_arena_on_ray_equals_one_process(cluster, tmp_path):
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "spades_env", "arena", "--team0", "medium",
                            "--team1", "easy", "--hands", "40", "--seed", "5", "--ray", cluster,
-                           "--no-progress", "--json", str(out), "--records", str(recs)],
+                           "--quiet", "--out", str(out), "--records", str(recs)],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     ray_s = time.perf_counter() - t0
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -54,7 +54,7 @@ def test_arena_ray_needs_named_bots_and_a_reachable_cluster():
         play_match(lambda seed: None, "easy", hands=4, ray_address="127.0.0.2:1")
     proc = subprocess.run([sys.executable, "-m", "spades_env", "arena", "--team0", "easy",
                            "--team1", "easy", "--hands", "4", "--ray", "127.0.0.2:1",
-                           "--no-progress"], cwd=ROOT, capture_output=True, text=True,
+                           "--quiet"], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 2 and "127.0.0.2:1" in proc.stderr
 
@@ -148,7 +148,7 @@ def test_labels_on_ray_are_the_local_chunks_and_survive_a_killed_worker(cluster,
     from spades_env.training.labels import load_labels
     tiny = _tiny_checkpoint(tmp_path / "tiny.pt")
     out, labels = tmp_path / "r1.pt", tmp_path / "labels"
-    args = ["--from", tiny, "--out", str(out), "--labels", str(labels), "--chunks", "4",
+    args = [tiny, "--out", str(out), "--labels", str(labels), "--chunks", "4",
             "--chunk-hands", "2", "--samples", "3", "--teacher", "expert", "--bid-samples", "3",
             "--epochs", "1", "--bid-deals", "0", "--seed", "11"]
     proc = subprocess.Popen([sys.executable, "-m", "spades_env.training.distill", *args, "--ray", cluster],

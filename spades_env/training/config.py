@@ -23,6 +23,7 @@ from typing import Callable
 import yaml
 
 from spades_env.agents import MAX_PARAMS, MAX_WIDTH, network_params
+from spades_env.options import SEED
 from spades_env.rules import PRESETS
 
 
@@ -234,7 +235,7 @@ class Args:
         "str", max_len=128, check=_run_name, resume="free",
         rule="one folder name: letters, digits, . _ - (no / or ..)"))
     """run name: TensorBoard logs go to ``runs/<name>/``, checkpoints to ``checkpoints/<name>/``."""
-    seed: int = _field(1, _int(0, 2**63 - 1))
+    seed: int = _field(SEED, _int(0, 2**63 - 1))
     """seeds python, numpy and torch once, and every environment and bot (the same seed gives the same run)."""
     device: str = _field("cpu", FieldCheck(
         "str", check=_device, ready=_device_ready, resume="free",

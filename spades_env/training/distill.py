@@ -33,8 +33,8 @@ Ray tasks), ``training.distill_targets`` (the labels as training rows: soft targ
 classes, side-suit relabelling) and this module (step 2: the fit, and the ``spades distill``
 command that runs the round).
 
-    spades distill --from checkpoints/long/latest.pt --out checkpoints/long/distilled.pt
-    spades distill --from A.pt --out B.pt --teacher expert --bid-samples 48 --ray auto
+    spades distill checkpoints/long/latest.pt --out checkpoints/long/distilled.pt
+    spades distill A.pt --out B.pt --teacher expert --bid-samples 48 --ray auto
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ import time
 
 import numpy as np
 
+from spades_env import options as opt
 from spades_env.bots.pimc import MAX_SAMPLES
 from spades_env.fileio import files_in
 
@@ -54,7 +55,7 @@ from .distill_targets import (SIDE_SUIT_PERMUTATIONS, bid_rows, build_dataset, c
 from .labelling import check_label_work, lock_labels, produce_labels
 from .labels import TEACHERS, check_chunk, chunk_stats, file_sha256, load_labels, merge_labels
 
-__all__ = ["evaluate_rows", "distill", "check_args", "distill_checkpoint", "main"]
+__all__ = ["evaluate_rows", "distill", "check_args", "distill_checkpoint", "build_parser", "main"]
 
 
 # ============================================================================= learning
@@ -256,7 +257,8 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     # before any work: --out and the label folder are not (and hold nothing) read here; the label
     # folder is read too, as the labels of this run to resume, so it is an output only
     check_outputs_apart([("--out", out), ("--labels" if labels else "the label folder", folder)],
-                        [("--from", src)] + [("--also-labels", f) for f in also_labels])
+                        [("the checkpoint argument", src)]
+                        + [("--also-labels", f) for f in also_labels])
     if ray_address is not None:  # before any work: Ray installed, the address answers
         from spades_env.ray_cluster import check_address
         check_address(ray_address)
@@ -349,11 +351,12 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
             "labels_per_second": rate, "regret": own_stats["regret"]}
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``spades distill`` (its shared options: ``spades_env.options``)."""
     p = argparse.ArgumentParser(prog="spades distill",
                                 description=__doc__.splitlines()[0])
-    p.add_argument("--from", dest="src", required=True, help="checkpoint to start from")
-    p.add_argument("--out", required=True, help="checkpoint to write (stripped, playable)")
+    opt.add_checkpoint(p, "the checkpoint to start from (required)", old=("--from",))
+    opt.add_out(p, "the checkpoint to write, stripped and playable (required)")
     p.add_argument("--labels", default=None,
                    help="label chunk folder (default: OUT without .pt, + _labels)")
     p.add_argument("--minutes", type=float, default=30.0, help="labelling budget (wall clock)")
@@ -361,7 +364,7 @@ def main(argv=None) -> int:
     p.add_argument("--chunk-hands", type=int, default=50)
     p.add_argument("--samples", type=int, default=40, help="search deals per card decision")
     p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--seed", type=int, default=1)
+    opt.add_seed(p, "seed of the labelled hands and the fit")
     p.add_argument("--temperature", type=float, default=3.0, help="soft-target temperature, points")
     p.add_argument("--prior", type=float, default=0.0,
                    help="weight of the starting policy in the card targets (build_dataset)")
@@ -379,14 +382,20 @@ def main(argv=None) -> int:
                         "added to this round's labels")
     p.add_argument("--teacher", default="hard", choices=TEACHERS,
                    help="the search that labels: hard (uniform deals) or expert (built on the "
-                        "--from network itself: a teacher that grows with the student)")
+                        "starting network itself: a teacher that grows with the student)")
     p.add_argument("--bid-samples", type=int, default=0,
                    help="deals per bid of the bid search; the bids then learn its values (0: "
                         "the bids are not labelled and stay the source's)")
-    p.add_argument("--ray", default=None, metavar="ADDRESS",
-                   help="label on a Ray cluster (auto or HOST:PORT; pip install -e '.[ray]'); "
-                        "the same chunks as a local run")
+    opt.add_ray(p, "label on a Ray cluster (auto or HOST:PORT; pip install -e '.[ray]'); the "
+                   "same chunks as a local run")
+    return p
+
+
+def main(argv=None) -> int:
+    p = build_parser()
     a = p.parse_args(argv)
+    opt.required(p, a, "checkpoint", "checkpoint")
+    opt.required(p, a, "out", "--out")
     folder = a.labels or os.path.splitext(a.out)[0] + "_labels"
     try:
         hidden = None
@@ -396,7 +405,7 @@ def main(argv=None) -> int:
             except ValueError:
                 raise ValueError(f"--hidden must be comma-separated integers like 512,256, got "
                                  f"{a.hidden!r}") from None
-        r = distill_checkpoint(a.src, a.out, a.labels, a.minutes, a.chunks, a.chunk_hands,
+        r = distill_checkpoint(a.checkpoint, a.out, a.labels, a.minutes, a.chunks, a.chunk_hands,
                                a.samples, a.workers, a.seed, a.temperature, a.prior, a.bid_deals,
                                a.epochs, a.lr, hidden, a.head_hidden, a.also_labels,
                                log=lambda m: print(m, flush=True), teacher=a.teacher,

@@ -25,7 +25,8 @@ import sys
 import numpy as np
 import torch
 
-from spades_env import PRESETS, Rules, SpadesGame
+from spades_env import Rules, SpadesGame
+from spades_env import options as opt
 from spades_env.bots import make_bot, quoted_name
 from spades_env.cards import NUM_ACTIONS, TEAM
 from spades_env.observation import OBS_SIZE, encode
@@ -297,44 +298,34 @@ def format_arena_table(results, title: str = "") -> str:
     return "\n".join(out)
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``spades eval`` (its options: ``spades_env.options``)."""
     p = argparse.ArgumentParser(
         prog="spades eval",
         description="Evaluate a trained checkpoint against bots in the arena (duplicate deals).")
-    p.add_argument("checkpoint", help="path of a .pt checkpoint (e.g. checkpoints/shipped/agent.pt)")
-    p.add_argument("--vs", nargs="+", default=["random", "easy", "medium"],
-                   help="opponent bots (make_bot names: random easy medium hard insane expert or "
-                        "checkpoint:PATH)")
-    p.add_argument("--games", type=int, default=None,
-                   help="full games to the target per opponent, an even number: duplicate pairs "
-                        "(default 100)")
-    p.add_argument("--hands", type=int, default=None,
-                   help="play this many single-hand duplicate deals per opponent instead of "
+    opt.add_checkpoint(p, "path of a .pt checkpoint (e.g. checkpoints/shipped/agent.pt)")
+    opt.add_vs(p, ["random", "easy", "medium"],
+               "opponent bots (make_bot names: random easy medium hard insane expert or "
+               "checkpoint:PATH; default random easy medium)")
+    opt.add_games(p, "full games to the target per opponent, an even number",
+                  hands="play this many single-hand duplicate deals per opponent instead of "
                         "--games")
-    p.add_argument("--seed", type=int, default=1, help="match seed (deals and bots)")
-    p.add_argument("--rules", default=None, metavar="RULES",
-                   help=f"the rules to play (default: the checkpoint's own): a preset "
-                        f"({', '.join(PRESETS)}), a preset and fields ('house,min_team_bid=4') "
-                        f"or a mapping ('{{preset: house, min_team_bid: 4}}'); docs/rules.md")
+    opt.add_seed(p)
+    opt.add_rules(p, None, "the checkpoint's own")
     p.add_argument("--sample", action="store_true", help="sample from the policy (default argmax)")
-    p.add_argument("--quiet", action="store_true", help="print only the summary table")
-    p.add_argument("--ray", default=None, metavar="ADDRESS",
-                   help="play the pairs as tasks on this Ray cluster (auto or HOST:PORT; the "
-                        "checkpoint's path must be readable on every node)")
+    opt.add_quiet(p, "print only the summary table")
+    opt.add_ray(p, "play the pairs as tasks on this Ray cluster (auto or HOST:PORT; the "
+                   "checkpoint's path must be readable on every node)")
+    return p
+
+
+def main(argv=None) -> int:
+    p = build_parser()
     ns = p.parse_args(argv)
-    problem = None
-    if ns.games is not None and ns.hands is not None:
-        problem = "give --games (full games) or --hands (single hands), not both"
-    elif ns.games is not None and (ns.games < 2 or ns.games % 2):
-        problem = (f"--games must be an even number >= 2 (full games come in duplicate pairs), "
-                   f"got {ns.games}")
-    elif ns.hands is not None and ns.hands < 2:
-        problem = f"--hands must be >= 2, got {ns.hands}"
+    problem = opt.match_problem(ns)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    if ns.games is None and ns.hands is None:
-        ns.games = 100
     if ns.ray is not None and not ns.ray.strip():
         p.error("--ray must be a cluster address (auto, or HOST:PORT)")
     from .checkpoint import load_checkpoint

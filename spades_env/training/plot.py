@@ -8,7 +8,7 @@ wall-clock minutes (right). The point at 0 decisions is the warm start; the last
 evaluation after the search-distillation stage, ``spades_env.training.distill_stage``) is drawn
 as a star beside the line, not joined to it. The file is written atomically.
 
-Command line: ``spades plot CHECKPOINT [OUT.png]`` (default: ``curve.png`` beside the
+Command line: ``spades plot CHECKPOINT [--out PATH.png]`` (default: ``curve.png`` beside the
 checkpoint).
 """
 
@@ -91,22 +91,30 @@ def plot_curve(eval_results: list[dict], path: str, title: str = "") -> None:
     write_atomic(path, buf.getvalue())
 
 
-def main(argv=None) -> int:
-    """``spades plot CHECKPOINT [OUT]``; returns the exit status (0 written, 2 an error)."""
-    from .checkpoint import check_eval, load_checkpoint
+def build_parser():
+    """The parser of ``spades plot`` (its shared options: ``spades_env.options``)."""
     import argparse
+
+    from spades_env import options as opt
     p = argparse.ArgumentParser(prog="spades plot",
                                 description="Draw a run's evaluation points as a PNG.")
-    p.add_argument("checkpoint", help="a checkpoint of the run (e.g. checkpoints/default/latest.pt)")
-    p.add_argument("out", nargs="?", help="output .png, .svg or .pdf (default: curve.png beside the checkpoint)")
-    ns = p.parse_args(sys.argv[1:] if argv is None else argv)
-    argv = [ns.checkpoint] + ([ns.out] if ns.out else [])
+    opt.add_checkpoint(p, "a checkpoint of the run (e.g. checkpoints/default/latest.pt)")
+    opt.add_out(p, "the image to write: .png, .svg or .pdf (default: curve.png beside the "
+                   "checkpoint)", old=("OUT",))
+    return p
+
+
+def main(argv=None) -> int:
+    """``spades plot CHECKPOINT [--out PATH]``; returns the exit status (0 written, 2 an
+    error)."""
+    from .checkpoint import check_eval, load_checkpoint
+    ns = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    out = ns.out or os.path.join(os.path.dirname(ns.checkpoint), "curve.png")
     try:
-        data = load_checkpoint(argv[0])
-        check_eval(data.get("eval", []), argv[0])
-        out = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(argv[0]), "curve.png")
-        check_not_input(out, [argv[0]], "the plot")
-        check_output_file(out, "the plot")  # a missing folder is refused (as --json is)
+        data = load_checkpoint(ns.checkpoint)
+        check_eval(data.get("eval", []), ns.checkpoint)
+        check_not_input(out, [ns.checkpoint], "--out")
+        check_output_file(out, "--out")  # a missing folder is refused (as arena's is)
         plot_curve(data.get("eval", []), out)
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)

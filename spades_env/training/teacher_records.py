@@ -26,6 +26,7 @@ import time
 import numpy as np
 
 from spades_env import Rules, SpadesGame
+from spades_env import options as opt
 from spades_env.bots import make_bot, quoted_name
 from spades_env.cards import NUM_ACTIONS, action_str
 from spades_env.fileio import write_atomic
@@ -175,7 +176,7 @@ def check_chunk(path: str, teacher: str, hands: int) -> None:
     if d["teacher"] != teacher or len(d["seed"]) != hands:
         raise ValueError(f"{path} belongs to another run (teacher {d['teacher']!r}, "
                          f"{len(d['seed'])} hands; this run: {teacher!r}, {hands}); use another "
-                         f"--folder, or remove that file")
+                         f"--out folder, or remove that file")
 
 
 def _worker(job):
@@ -209,8 +210,8 @@ def check_args(a) -> None:
             raise ValueError(f"--{name.replace('_', '-')} must be "
                              f"{'an integer' if kind is int else 'a number'} in [{lo}, {hi}], "
                              f"got {v!r}")
-    if os.path.lexists(a.folder) and not os.path.isdir(a.folder):
-        raise ValueError(f"--folder {a.folder}: exists and is not a folder")
+    if os.path.lexists(a.out) and not os.path.isdir(a.out):
+        raise ValueError(f"--out {a.out}: exists and is not a folder")
     try:
         bot = make_bot(a.teacher, seed=0)
         work = getattr(bot, "work", None)
@@ -235,7 +236,7 @@ def merge_folder(folder: str, out: str) -> dict:
     paths = files_in(folder, "chunk_", ".npz")
     if not paths:
         raise ValueError(f"no chunks (chunk_*.npz) in {folder}")
-    check_outputs_apart([("--merge", out)], [("", q) for q in paths] + [("--folder", folder)])
+    check_outputs_apart([("--merge", out)], [("", q) for q in paths] + [("--out", folder)])
     check_output_file(out, "--merge", create_folder=True)
     rec = merge_chunks(paths)
     save_records(out, {k: rec[k] for k in ("seed", "scores", "bags", "moves")}, rec["teacher"],
@@ -243,24 +244,31 @@ def merge_folder(folder: str, out: str) -> dict:
     return {"hands": len(rec["seed"]), "chunks": len(paths)}
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``spades teacher-records`` (its shared options: ``spades_env.options``)."""
     p = argparse.ArgumentParser(
         prog="spades teacher-records",
         description="Produce (resumably, in chunks) or merge compact teacher game records.")
     p.add_argument("--teacher", default="hard")
     p.add_argument("--chunks", type=int, default=60, help="number of chunks to produce")
     p.add_argument("--chunk-hands", type=int, default=100)
-    p.add_argument("--seed", type=int, default=7)
+    opt.add_seed(p, "seed of the deals and the teacher's bots (chunk k draws from [seed, k])")
     p.add_argument("--random-start", type=float, default=0.5)
     p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--folder", default="records_work/hard",
-                   help="chunk folder (existing chunks are kept: the run resumes)")
-    p.add_argument("--merge", metavar="OUT", help="merge the folder's chunks into OUT and exit")
-    a = p.parse_args(argv)
+    opt.add_out(p, "the chunk folder the run writes (existing chunks are kept: the run resumes; "
+                   "default records_work/hard)", default="records_work/hard", metavar="DIR",
+                old=("--folder",))
+    p.add_argument("--merge", metavar="FILE",
+                   help="merge the chunks of the --out folder into FILE and exit")
+    return p
+
+
+def main(argv=None) -> int:
+    a = build_parser().parse_args(argv)
     lock = None
     try:
         if a.merge:
-            r = merge_folder(a.folder, a.merge)
+            r = merge_folder(a.out, a.merge)
             print(f"{a.merge}: {r['hands']} hands from {r['chunks']} chunks "
                   f"({os.path.getsize(a.merge) / 1e6:.2f} MB)")
             return 0
@@ -269,14 +277,14 @@ def main(argv=None) -> int:
         from spades_env.fileio import (FolderInUse, check_output_file, check_outputs_apart,
                                        lock_folder)
         # the chunk folder must not be (or hold) the teacher's checkpoint: before the lock file
-        check_outputs_apart([("--folder", a.folder)], bot_inputs("--teacher", a.teacher))
+        check_outputs_apart([("--out", a.out)], bot_inputs("--teacher", a.teacher))
         try:
-            lock = lock_folder(a.folder)
+            lock = lock_folder(a.out)
         except FolderInUse as e:
-            raise ValueError(f"--folder {a.folder} is in use by another run ({e.holder})") \
+            raise ValueError(f"--out {a.out} is in use by another run ({e.holder})") \
                 from None
-        check_output_file(_chunk_path(a.folder, 0), "--folder")
-        jobs = [(a.teacher, a.chunk_hands, a.seed, c, a.random_start, a.folder)
+        check_output_file(_chunk_path(a.out, 0), "--out")
+        jobs = [(a.teacher, a.chunk_hands, a.seed, c, a.random_start, a.out)
                 for c in range(a.chunks)]
         from spades_env.workers import worker_pool
         with worker_pool(min(a.workers, a.chunks)) as pool:  # ends its workers on SIGTERM/Ctrl-C
@@ -286,7 +294,7 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"interrupted: the finished chunks are kept in {a.folder}; run the same command "
+        print(f"interrupted: the finished chunks are kept in {a.out}; run the same command "
               f"again to resume", file=sys.stderr)
         return 130
     finally:

@@ -1,7 +1,7 @@
 """Command line of the training run.
 
 ``spades train --config configs/default.yaml [--device cuda] [--resume PATH]
-[--overwrite] [--evaluate BOT ... [--evaluate-games N]] [--ray ADDRESS] [--set name=value ...]
+[--overwrite] [--vs BOT ... [--games N]] [--ray ADDRESS] [--set name=value ...]
 [--<field> value ...]``
 
 Runs ``spades_env.training.ppo_selfplay.train``: TensorBoard logs in ``runs/<name>/`` (open with
@@ -21,6 +21,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+
+from spades_env import options as opt
 
 from .config import add_cli, args_from_cli, field_table, resume_base
 
@@ -56,8 +58,9 @@ def interrupted_message() -> str:
     return f"interrupted: no checkpoint was written yet (in {run.ckpt_dir})"
 
 
-def main(argv=None) -> int:
-    """``spades train [options]``; returns the exit status (0 done, 2 an error, 130 Ctrl-C)."""
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``spades train``: the config fields (``config.add_cli``), the run's own
+    options and the final evaluation's (``--vs``, ``--games``: ``spades_env.options``)."""
     p = argparse.ArgumentParser(
         prog="spades train",
         description="Self-play PPO for Spades. Any config field can be overridden with "
@@ -72,23 +75,25 @@ def main(argv=None) -> int:
                    help="replace the checkpoints and TensorBoard logs of an earlier run with the "
                         "same name (default: the run takes a free name NAME-2, NAME-3... and "
                         "says so)")
-    p.add_argument("--evaluate", nargs="+", metavar="BOT", default=None,
-                   help="after training, evaluate the run's final checkpoint against these bots "
-                        "in the arena (spades eval; full games in duplicate "
-                        "pairs): the checkpoint of this run, whatever name it took")
-    p.add_argument("--evaluate-games", type=int, default=200, metavar="N",
-                   help="full games per opponent for --evaluate (default 200 = 100 duplicate "
-                        "pairs)")
-    p.add_argument("--ray", dest="field_ray_address", default=None, metavar="ADDRESS",
-                   help="label and evaluate on this Ray cluster (auto or HOST:PORT; the config "
-                        "field ray_address; pip install -e '.[ray]')")
+    opt.add_vs(p, None, "after training, evaluate the run's final checkpoint against these bots "
+                        "(spades eval --vs; full games in duplicate pairs): the checkpoint of "
+                        "this run, whatever name it took", old=("--evaluate",))
+    opt.add_games(p, "full games per opponent for --vs", old=("--evaluate-games",))
+    opt.add_ray(p, "label and evaluate on this Ray cluster (auto or HOST:PORT; the config field "
+                   "ray_address; pip install -e '.[ray]')", dest="field_ray_address")
     p.add_argument("--fields", action="store_true",
                    help="print the table of config fields (type, allowed values, --resume "
                         "policy, default) and exit")
+    return p
+
+
+def main(argv=None) -> int:
+    """``spades train [options]``; returns the exit status (0 done, 2 an error, 130 Ctrl-C)."""
+    p = build_parser()
     ns = p.parse_args(argv)
-    if ns.evaluate_games < 2 or ns.evaluate_games % 2:
-        p.error(f"--evaluate-games must be an even number >= 2 (full games come in duplicate "
-                f"pairs), got {ns.evaluate_games}")
+    problem = opt.match_problem(ns)
+    if problem:
+        p.error(problem)
     if ns.fields:
         print(field_table())
         return 0
@@ -108,14 +113,14 @@ def main(argv=None) -> int:
             from .checkpoint import load_checkpoint
             base = resume_base(load_checkpoint(ns.resume)["config"], ns.resume)
         args = args_from_cli(ns, base)
-        if ns.evaluate:
+        if ns.vs:
             from spades_env.bots import make_bot, quoted_name
-            for opp in ns.evaluate:  # a typo must not cost a training run
+            for opp in ns.vs:  # a typo must not cost a training run
                 try:
                     make_bot(opp, seed=0)
                 except ValueError as e:  # a pasted file as a name is cut (bots.quoted_name)
                     shown = opp if len(opp) <= 80 else quoted_name(opp)
-                    raise ValueError(f"--evaluate {shown}: {e}") from None
+                    raise ValueError(f"--vs {shown}: {e}") from None
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -124,7 +129,7 @@ def main(argv=None) -> int:
     from .ppo_selfplay import train
     # read after training, so the run's folders must not hold them (--overwrite removes best.pt)
     read = ([("--config", ns.config)] if getattr(ns, "config", None) else []) + \
-        bot_inputs("--evaluate", ns.evaluate or [])
+        bot_inputs("--vs", ns.vs or [])
     try:
         out = train(args, resume=ns.resume, overwrite=ns.overwrite, inputs=read)
     except (ValueError, FileNotFoundError, OSError) as e:  # bad input, full disk, permissions
@@ -138,10 +143,9 @@ def main(argv=None) -> int:
         return 130
     print(f"checkpoint: {out['checkpoint']} ({out['iterations']} iterations, "
           f"{out['decisions']} learner decisions, {out['seconds'] / 60:.1f} min)")
-    if ns.evaluate:
+    if ns.vs:
         from .evaluate import main as evaluate
-        return evaluate([out["checkpoint"], "--vs", *ns.evaluate, "--games",
-                         str(ns.evaluate_games), "--quiet",
+        return evaluate([out["checkpoint"], "--vs", *ns.vs, "--games", str(ns.games), "--quiet",
                          *(["--ray", args.ray_address] if args.ray_address else [])])
     return 0
 

@@ -132,7 +132,7 @@ def test_player_objects_and_bad_input():
 def test_cli_prints_and_writes_json(tmp_path, capsys):
     out = tmp_path / "r.json"
     rc = main(["--team0", "medium", "--team1", "easy", "--hands", "4", "--seed", "2",
-               "--json", str(out), "--no-progress"])
+               "--out", str(out), "--quiet"])
     assert rc == 0
     text = capsys.readouterr().out
     assert "point difference per hand" in text and "ms per decision (median)" in text
@@ -140,7 +140,7 @@ def test_cli_prints_and_writes_json(tmp_path, capsys):
     assert d["sides"][0]["win_rate"] is None  # NaN in hands mode is written as null
     assert d["mode"] == "hands" and d["pairs"] == 4 and len(d["pair_diffs"]) == 4
     assert d["sides"][0]["name"] == "medium" and "_times" not in d["sides"][0]
-    rc = main(["--team0", "medium", "--team1", "nobody", "--games", "2", "--no-progress"])
+    rc = main(["--team0", "medium", "--team1", "nobody", "--games", "2", "--quiet"])
     assert rc == 2
     assert "unknown bot" in capsys.readouterr().err
     assert isinstance(play_match("easy", "easy", hands=2), ArenaResult)
@@ -174,7 +174,7 @@ def test_workers_bad_input():
 
 def test_cli_refuses_games_and_hands_together(capsys):
     rc = main(["--team0", "easy", "--team1", "easy", "--games", "4", "--hands", "4",
-               "--no-progress"])
+               "--quiet"])
     assert rc == 2
     assert "not both" in capsys.readouterr().err
 
@@ -324,7 +324,7 @@ def test_records_in_hands_mode_stop_after_the_hand():
 
 
 def test_cli_records_checked_before_the_match_and_written_whole(tmp_path, capsys):
-    base = ["--team0", "medium", "--team1", "easy", "--hands", "2", "--no-progress"]
+    base = ["--team0", "medium", "--team1", "easy", "--hands", "2", "--quiet"]
     cases = [(tmp_path / "games.json", "must end in .jsonl"),
              (tmp_path / "nofolder" / "g.jsonl", "no such folder"),
              (tmp_path, "must end in .jsonl")]
@@ -335,11 +335,11 @@ def test_cli_records_checked_before_the_match_and_written_whole(tmp_path, capsys
         err = capsys.readouterr().err
         assert msg in err and str(path) in err and "Traceback" not in err
     same = str(tmp_path / "same.jsonl")
-    assert main(base + ["--records", same, "--json", same]) == 2
-    assert "--json and --records name the same file" in capsys.readouterr().err
+    assert main(base + ["--records", same, "--out", same]) == 2
+    assert "--out and --records name the same file" in capsys.readouterr().err
     # a match that fails writes nothing
     out = tmp_path / "g.jsonl"
-    assert main(["--team0", "medium", "--team1", "nobody", "--games", "2", "--no-progress",
+    assert main(["--team0", "medium", "--team1", "nobody", "--games", "2", "--quiet",
                  "--records", str(out)]) == 2
     assert not out.exists()
     assert main(base + ["--seed", "4", "--records", str(out)]) == 0
@@ -381,8 +381,8 @@ def test_arena_summary_percentage_matches_games_won():
 
 
 def test_arena_cli_bad_json_folder_fails_before_playing(tmp_path, capsys):
-    rc = arena_main(["--team0", "medium", "--team1", "easy", "--games", "2", "--no-progress",
-                     "--json", str(tmp_path / "missing" / "out.json")])
+    rc = arena_main(["--team0", "medium", "--team1", "easy", "--games", "2", "--quiet",
+                     "--out", str(tmp_path / "missing" / "out.json")])
     assert rc == 2
     captured = capsys.readouterr()
     assert "no such folder" in captured.err and "arena:" not in captured.out
@@ -390,7 +390,7 @@ def test_arena_cli_bad_json_folder_fails_before_playing(tmp_path, capsys):
 
 def test_arena_cli_missing_checkpoint_is_a_clean_error(tmp_path, capsys):
     rc = arena_main(["--team0", f"checkpoint:{tmp_path / 'nope.pt'}", "--team1", "easy",
-                     "--games", "2", "--no-progress"])
+                     "--games", "2", "--quiet"])
     assert rc == 2
     assert "no checkpoint" in capsys.readouterr().err
 
@@ -401,7 +401,7 @@ def test_arena_json_target_is_checked_before_the_match(tmp_path, capsys):
                         (str(tmp_path / "no" / "x.json"), "no such folder")):
         t = time.time()
         r = _main("spades_env.arena", "--team0", "random", "--team1", "random", "--games",
-                  "200", "--no-progress", "--json", target, capsys=capsys)
+                  "200", "--quiet", "--out", target, capsys=capsys)
         assert why in _one_line_error(r) and r.stdout == ""  # refused before playing
         assert time.time() - t < 5
 
@@ -412,7 +412,7 @@ def test_arena_json_file_mode_follows_the_umask(tmp_path, capsys, umask, mode):
     old = os.umask(umask)
     try:
         r = _main("spades_env.arena", "--team0", "random", "--team1", "random", "--games", "2",
-                  "--no-progress", "--json", str(out), capsys=capsys)
+                  "--quiet", "--out", str(out), capsys=capsys)
     finally:
         os.umask(old)
     assert r.returncode == 0, r.stderr

@@ -107,7 +107,7 @@ def test_distill_refuses_a_chunk_over_the_limit_before_any_worker(tmp_path, monk
     _no_workers(monkeypatch)
     out = tmp_path / "b.pt"
     t = time.perf_counter()
-    r = _main("spades_env.training.distill", "--from", "checkpoints/shipped/agent.pt",
+    r = _main("spades_env.training.distill", "checkpoints/shipped/agent.pt",
               "--out", str(out), "--samples", "2000", "--chunk-hands", "10000",
               "--workers", "2", "--bid-deals", "0", capsys=capsys)
     line = _one_line_error(r)
@@ -119,7 +119,7 @@ def test_distill_refuses_a_chunk_over_the_limit_before_any_worker(tmp_path, monk
 def test_distill_refuses_an_expert_teacher_over_the_limit(tmp_path, monkeypatch, capsys):
     pytest.importorskip("torch")
     _no_workers(monkeypatch)
-    r = _main("spades_env.training.distill", "--from", "checkpoints/shipped/agent.pt",
+    r = _main("spades_env.training.distill", "checkpoints/shipped/agent.pt",
               "--out", str(tmp_path / "b.pt"), "--teacher", "expert", "--samples", "100000",
               "--chunk-hands", "1", "--workers", "2", capsys=capsys)
     line = _one_line_error(r)
@@ -142,7 +142,7 @@ def test_arena_checks_the_workers_together_before_starting_them(monkeypatch, cap
     _no_workers(monkeypatch)
     monkeypatch.setitem(work.LIMITS, "parallel_bytes", 1000)  # 1000 bytes for all workers
     r = _main("spades_env.arena", "--team0", "hard", "--team1", "medium", "--hands", "8",
-              "--workers", "2", "--no-progress", capsys=capsys)
+              "--workers", "2", "--quiet", capsys=capsys)
     line = _one_line_error(r)
     assert "arena player hard: 2 workers x" in line and "over the limit of" in line, line
 
@@ -154,7 +154,7 @@ def test_teacher_records_refuses_a_chunk_over_the_limit_before_any_worker(tmp_pa
     folder = tmp_path / "recs"
     t = time.perf_counter()
     r = _main("spades_env.training.teacher_records", "--teacher", "insane", "--chunks", "1",
-              "--chunk-hands", "100000", "--workers", "1", "--folder", str(folder),
+              "--chunk-hands", "100000", "--workers", "1", "--out", str(folder),
               capsys=capsys)
     line = _one_line_error(r)
     assert time.perf_counter() - t < 30
@@ -163,7 +163,7 @@ def test_teacher_records_refuses_a_chunk_over_the_limit_before_any_worker(tmp_pa
     assert not folder.exists()
     monkeypatch.setitem(work.LIMITS, "parallel_bytes", 1000)  # and the workers' memory together
     r = _main("spades_env.training.teacher_records", "--teacher", "hard", "--chunks", "4",
-              "--chunk-hands", "1", "--workers", "2", "--folder", str(folder), capsys=capsys)
+              "--chunk-hands", "1", "--workers", "2", "--out", str(folder), capsys=capsys)
     line = _one_line_error(r)
     assert "2 workers x" in line and "over the limit of" in line, line
     assert not folder.exists()

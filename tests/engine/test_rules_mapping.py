@@ -72,9 +72,9 @@ def test_arena_takes_a_rules_mapping_and_lists_the_presets_in_its_help():
     assert h.returncode == 0
     assert all(name in " ".join(h.stdout.split()) for name in PRESETS)
     r = _spades("arena", "--team0", "medium", "--team1", "easy", "--hands", "2",
-                "--no-progress", "--rules", "{preset: suicide, target_score: 300}")
+                "--quiet", "--rules", "{preset: suicide, target_score: 300}")
     assert r.returncode == 0, r.stderr
-    bad = _spades("arena", "--team0", "easy", "--team1", "easy", "--hands", "2", "--no-progress",
+    bad = _spades("arena", "--team0", "easy", "--team1", "easy", "--hands", "2", "--quiet",
                   "--rules", "suicide,whiz=true")
     assert bad.returncode == 2
     assert "Rules.whiz and Rules.suicide cannot both be on" in bad.stderr.replace("\n", " ") or \

@@ -976,8 +976,8 @@ def test_arena_records_open_in_the_replay_view(tmp_path, capsys):
     from spades_env.arena import main as arena_main
     out, res = tmp_path / "arena.jsonl", tmp_path / "arena.json"
     assert arena_main(["--team0", "medium", "--team1", "easy", "--games", "4", "--target", "150",
-                       "--seed", "3", "--no-progress", "--records", str(out),
-                       "--json", str(res)]) == 0
+                       "--seed", "3", "--quiet", "--records", str(out),
+                       "--out", str(res)]) == 0
     capsys.readouterr()
     result = json.loads(res.read_text())
     app = create_app(str(tmp_path / "db.sqlite3"), records=[str(out)])

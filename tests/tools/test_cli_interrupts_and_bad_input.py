@@ -168,7 +168,7 @@ def test_ctrl_c_stops_the_play_server_with_one_line(tmp_path):
 def test_arena_ctrl_c_while_importing_scipy_is_one_line(site):
     code, out, err = _interrupt_when_importing(
         [SPADES, "arena", "--team0", "random", "--team1", "random", "--games", "2",
-         "--no-progress"], site, "scipy")
+         "--quiet"], site, "scipy")
     assert code == 130 and out == ""
     assert err.splitlines()[-1].startswith("interrupted") and "Traceback" not in err
 
@@ -217,7 +217,7 @@ def _closed_stdout(argv, **kw):
     return p.returncode, err
 
 
-ARENA = ["--team0", "random", "--team1", "random", "--games", "2", "--no-progress"]
+ARENA = ["--team0", "random", "--team1", "random", "--games", "2", "--quiet"]
 
 
 @needs_scripts
@@ -228,7 +228,7 @@ def test_usage_to_a_closed_pipe_is_dropped():
 @needs_scripts
 def test_arena_to_a_closed_pipe_still_writes_its_json(tmp_path):
     out = tmp_path / "match.json"
-    code, err = _closed_stdout([SPADES, "arena", *ARENA, "--json", str(out)])
+    code, err = _closed_stdout([SPADES, "arena", *ARENA, "--out", str(out)])
     assert (code, err) == (0, "")
     assert json.loads(out.read_text())["games"] == 2
 
@@ -236,9 +236,9 @@ def test_arena_to_a_closed_pipe_still_writes_its_json(tmp_path):
 @needs_scripts
 def test_eval_export_and_plot_to_a_closed_pipe_finish(tiny, tmp_path):
     assert _closed_stdout([SPADES, "eval", tiny, "--vs", "random", "--hands", "2"]) == (0, "")
-    assert _closed_stdout([SPADES, "export", tiny, str(tmp_path / "x.pt")]) == (0, "")
+    assert _closed_stdout([SPADES, "export", tiny, "--out", str(tmp_path / "x.pt")]) == (0, "")
     assert (tmp_path / "x.pt").stat().st_size > 0
-    assert _closed_stdout([SPADES, "plot", tiny, str(tmp_path / "c.png")]) == (0, "")
+    assert _closed_stdout([SPADES, "plot", tiny, "--out", str(tmp_path / "c.png")]) == (0, "")
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -292,7 +292,7 @@ def test_train_without_tensorboard_is_one_line_before_any_work(site, tmp_path):
 
 @needs_scripts
 def test_plot_without_matplotlib_names_the_extra(tiny, site, tmp_path):
-    r = _run([SPADES, "plot", tiny, str(tmp_path / "c.png")], site,
+    r = _run([SPADES, "plot", tiny, "--out", str(tmp_path / "c.png")], site,
              SPADES_TEST_HIDE="matplotlib")
     assert (r.returncode, r.stderr) == (
         2, f"error: spades plot needs matplotlib, which is not installed: {TRAIN_EXTRA}\n")
@@ -389,10 +389,10 @@ def test_train_refuses_an_odd_evaluate_games_before_training(monkeypatch, capsys
     from spades_env.training.train import main
     monkeypatch.setattr(ppo, "train", _must_not_train)
     with pytest.raises(SystemExit) as e:
-        main(["--config", "configs/smoke.yaml", "--evaluate", "easy", "--evaluate-games", "3"])
+        main(["--config", "configs/smoke.yaml", "--vs", "easy", "--games", "3"])
     assert e.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
-        "spades train: error: --evaluate-games must be an even number >= 2 (full games come in "
+        "spades train: error: --games must be an even number >= 2 (full games come in "
         "duplicate pairs), got 3")
 
 
@@ -417,11 +417,11 @@ def test_a_huge_bot_name_is_cut_in_the_message(tiny, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["arena", "--team0", "easy", "--team1", "easy", "--json", ""],
-     "error: spades arena: an empty value after '--json' (give a value, or leave the option "
+    (["arena", "--team0", "easy", "--team1", "easy", "--out", ""],
+     "error: spades arena: an empty value after '--out' (give a value, or leave the option "
      "out)"),
-    (["arena", "--team0", "easy", "--team1", "easy", "--json="],
-     "error: spades arena: --json= has an empty value (give a value, or leave the option out)"),
+    (["arena", "--team0", "easy", "--team1", "easy", "--out="],
+     "error: spades arena: --out= has an empty value (give a value, or leave the option out)"),
     (["export", "a.pt", ""],
      "error: spades export: an empty argument (a file name or a value needs at least one "
      "character)"),
@@ -460,9 +460,9 @@ def test_arena_and_play_refuse_empty_file_names(capsys, tmp_path, monkeypatch):
     def must_not_serve(*args, **kwargs):  # an empty --db or --host was once served
         raise AssertionError("the server started")
     monkeypatch.setattr(uvicorn.Server, "run", must_not_serve)
-    assert arena.main(["--team0", "easy", "--team1", "easy", "--games", "2", "--json", "",
-                       "--no-progress"]) == 2
-    assert capsys.readouterr() == ("", "error: --json: '' is not a file name\n")
+    assert arena.main(["--team0", "easy", "--team1", "easy", "--games", "2", "--out", "",
+                       "--quiet"]) == 2
+    assert capsys.readouterr() == ("", "error: --out: '' is not a file name\n")
     for option in ("--db", "--host", "--checkpoint"):
         assert play_cli.main([option, "", "--no-browser"]) == 2
         assert capsys.readouterr().err == (f"error: {option}: an empty value (give a value, or "
@@ -497,11 +497,11 @@ def test_export_and_plot_refuse_a_missing_folder_as_arena_does(tiny, tmp_path, c
     from spades_env.training.export import main as export
     from spades_env.training.plot import main as plot
     missing = tmp_path / "no" / "such"
-    assert export([tiny, str(missing / "x.pt")]) == 2
-    assert capsys.readouterr().err == (f"error: destination {missing / 'x.pt'}: no such folder "
+    assert export([tiny, "--out", str(missing / "x.pt")]) == 2
+    assert capsys.readouterr().err == (f"error: --out {missing / 'x.pt'}: no such folder "
                                        f"{missing}\n")
-    assert plot([tiny, str(missing / "c.png")]) == 2
-    assert capsys.readouterr().err == (f"error: the plot {missing / 'c.png'}: no such folder "
+    assert plot([tiny, "--out", str(missing / "c.png")]) == 2
+    assert capsys.readouterr().err == (f"error: --out {missing / 'c.png'}: no such folder "
                                        f"{missing}\n")
     assert not (tmp_path / "no").exists()
 

@@ -75,7 +75,7 @@ def test_bot_files_name_what_a_bot_reads():
 
 
 # --------------------------------------------------------------------------- spades arena
-@pytest.mark.parametrize("option", ["--json", "--records"])
+@pytest.mark.parametrize("option", ["--out", "--records"])
 @pytest.mark.parametrize("spelling", ["same", "dot", "symlink", "hardlink"])
 def test_arena_refuses_an_output_that_is_a_checkpoint_it_plays(ck, tmp_path, monkeypatch,
                                                               capsys, option, spelling):
@@ -92,7 +92,7 @@ def test_arena_refuses_an_output_that_is_a_checkpoint_it_plays(ck, tmp_path, mon
     elif spelling == "hardlink":
         os.link(ck, out)
     line = _refused(capsys, ["arena", "--team0", "random", "--team1", f"checkpoint:in/{ck.name}",
-                             "--hands", "1", "--no-progress", option, out],
+                             "--hands", "1", "--quiet", option, out],
                     f"{option} {out}", f"--team1 checkpoint:in/{ck.name}", "would be lost")
     assert "(the same file)" in line
     assert ck.read_bytes() == before
@@ -124,9 +124,8 @@ def test_train_refuses_a_run_folder_holding_what_it_reads(ck, tmp_path, capsys, 
     assert not {"latest.pt", "best.pt", "warmstart.pt"} & set(os.listdir(run))  # no work
 
 
-def test_train_refuses_a_run_folder_holding_an_evaluate_opponent(ck, tmp_path, capsys,
-                                                                  monkeypatch):
-    # --evaluate checkpoint:X was not an input: with --overwrite the run removed X (best.pt of
+def test_train_refuses_a_run_folder_holding_a_vs_opponent(ck, tmp_path, capsys, monkeypatch):
+    # --vs (0.8.0: --evaluate) checkpoint:X was not an input: with --overwrite the run removed X (best.pt of
     # the earlier run), trained, then evaluated against its own new best.pt under that name
     pytest.importorskip("tensorboard")
     monkeypatch.chdir(tmp_path)  # short names: the message names the option in full
@@ -137,9 +136,9 @@ def test_train_refuses_a_run_folder_holding_an_evaluate_opponent(ck, tmp_path, c
     before = best.read_bytes()
     _refused(capsys, ["train", "--config", os.path.join(ROOT, "configs", "smoke.yaml"),
                       "--checkpoint-dir", "cks", "--runs-dir", "runs", "--name", "nano",
-                      "--total-decisions", "100", "--overwrite", "--evaluate",
+                      "--total-decisions", "100", "--overwrite", "--vs",
                       "checkpoint:cks/nano/best.pt"],
-             "--overwrite would remove cks/nano/best.pt: it is the input read by --evaluate "
+             "--overwrite would remove cks/nano/best.pt: it is the input read by --vs "
              "checkpoint:cks/nano/best.pt (the same file)", seconds=60)
     assert best.read_bytes() == before
     assert not {"latest.pt", "warmstart.pt"} & set(os.listdir(run))  # no work
@@ -147,7 +146,7 @@ def test_train_refuses_a_run_folder_holding_an_evaluate_opponent(ck, tmp_path, c
 
 # --------------------------------------------------------------------------- spades distill
 def _distill(src, out, *extra):
-    return ["distill", "--from", str(src), "--out", str(out), "--minutes", "0.05", "--chunks",
+    return ["distill", str(src), "--out", str(out), "--minutes", "0.05", "--chunks",
             "1", "--chunk-hands", "1", "--samples", "1", "--workers", "1", "--epochs", "1",
             *map(str, extra)]
 
@@ -155,7 +154,8 @@ def _distill(src, out, *extra):
 def test_distill_refuses_a_label_folder_holding_its_source(ck, tmp_path, capsys):
     before = ck.read_bytes()
     _refused(capsys, _distill(ck, tmp_path / "o.pt", "--labels", ck.parent),
-             f"--labels {ck.parent}: it is a folder holding the input {ck} read by --from")
+             f"--labels {ck.parent}: it is a folder holding the input {ck} read by the "
+             f"checkpoint argument")
     assert ck.read_bytes() == before and sorted(os.listdir(ck.parent)) == ["agent.pt"]
     assert not (tmp_path / "o.pt").exists()
 
@@ -164,7 +164,7 @@ def test_distill_refuses_an_out_that_is_its_source_by_a_hard_link(ck, tmp_path, 
     before = ck.read_bytes()
     os.link(ck, tmp_path / "hard.pt")
     _refused(capsys, _distill(ck, tmp_path / "hard.pt"), f"--out {tmp_path / 'hard.pt'}",
-             f"the input {ck} read by --from (the same file)")
+             f"the input {ck} read by the checkpoint argument (the same file)")
     assert ck.read_bytes() == before
 
 
@@ -185,8 +185,8 @@ def test_distill_refuses_an_output_inside_an_also_labels_folder(ck, tmp_path, ca
 def test_teacher_records_refuses_a_folder_holding_its_teacher(ck, tmp_path, capsys):
     before = ck.read_bytes()
     _refused(capsys, ["teacher-records", "--teacher", f"checkpoint:{ck}", "--chunks", "1",
-                      "--chunk-hands", "1", "--workers", "1", "--folder", str(ck.parent)],
-             f"--folder {ck.parent}: it is a folder holding the input", str(ck), "--teacher")
+                      "--chunk-hands", "1", "--workers", "1", "--out", str(ck.parent)],
+             f"--out {ck.parent}: it is a folder holding the input", str(ck), "--teacher")
     assert ck.read_bytes() == before and sorted(os.listdir(ck.parent)) == ["agent.pt"]
 
 
@@ -194,10 +194,10 @@ def test_teacher_records_refuses_a_merge_inside_its_folder(tmp_path, capsys):
     folder = tmp_path / "recs"
     folder.mkdir()
     (folder / "chunk_00000.npz").write_bytes(b"refused before it is read")
-    _refused(capsys, ["teacher-records", "--folder", str(folder), "--merge",
+    _refused(capsys, ["teacher-records", "--out", str(folder), "--merge",
                       str(folder / "all.npz")],
              f"--merge {folder / 'all.npz'}: it lies inside the folder of the input {folder} "
-             f"read by --folder")
+             f"read by --out")
     assert sorted(os.listdir(folder)) == ["chunk_00000.npz"]
 
 
@@ -207,9 +207,9 @@ def test_export_and_plot_refuse_their_checkpoint_by_any_spelling(ck, tmp_path, m
     before = ck.read_bytes()
     monkeypatch.chdir(ck.parent)
     os.symlink(ck, tmp_path / "soft.pt")
-    _refused(capsys, ["export", "agent.pt", "./agent.pt"], "destination ./agent.pt",
+    _refused(capsys, ["export", "agent.pt", "--out", "./agent.pt"], "--out ./agent.pt",
              "the input agent.pt (the same file)")
-    _refused(capsys, ["plot", str(tmp_path / "soft.pt"), "agent.pt"], "the plot agent.pt",
+    _refused(capsys, ["plot", str(tmp_path / "soft.pt"), "--out", "agent.pt"], "--out agent.pt",
              f"the input {tmp_path / 'soft.pt'}")
     assert ck.read_bytes() == before
 

@@ -88,11 +88,11 @@ def _signal_and_check(p: subprocess.Popen, sig: int, statuses: tuple) -> None:
 
 COMMANDS = {
     "arena": lambda tmp: [PY, "-m", "spades_env", "arena", "--team0", "medium", "--team1", "easy",
-                          "--games", "400", "--workers", "2", "--no-progress"],
+                          "--games", "400", "--workers", "2", "--quiet"],
     "teacher_records": lambda tmp: [PY, "-m", "spades_env.training.teacher_records", "--teacher", "hard",
                                     "--chunks", "20", "--chunk-hands", "50", "--workers", "2",
-                                    "--folder", str(tmp / "rec")],
-    "distill": lambda tmp: [PY, "-m", "spades_env.training.distill", "--from", AGENT, "--out",
+                                    "--out", str(tmp / "rec")],
+    "distill": lambda tmp: [PY, "-m", "spades_env.training.distill", AGENT, "--out",
                             str(tmp / "out.pt"), "--chunks", "20", "--chunk-hands", "50",
                             "--workers", "2", "--minutes", "5"],
     "bench_checkpoint_threads": lambda tmp: [

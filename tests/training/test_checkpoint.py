@@ -432,7 +432,7 @@ def test_foreign_and_corrupt_files_are_value_errors_naming_the_file(tmp_path, ca
             with pytest.raises(ValueError):
                 make_bot(f"checkpoint:{p}")
     r = _main("spades_env.arena", "--team0", f"checkpoint:{tmp_path / 'text.pt'}", "--team1",
-              "random", "--games", "2", "--no-progress", capsys=capsys)
+              "random", "--games", "2", "--quiet", capsys=capsys)
     assert "text.pt" in _one_line_error(r)
 
 
@@ -495,12 +495,13 @@ def _cli(module, *argv, **kw):
 def test_write_failures_are_one_clear_error(tmp_path, capsys):
     # a folder as the export target, a name ending in /, a full disk (a file-size limit here)
     for dst, why in ((str(tmp_path), "is a folder"), (str(tmp_path) + "/x/", "names a folder")):
-        r = _main("spades_env.training.export", SHIPPED, dst, capsys=capsys)
+        r = _main("spades_env.training.export", SHIPPED, "--out", dst, capsys=capsys)
         assert why in _one_line_error(r)
 
     def limit():
         resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
-    r = _cli("spades_env.training.export", SHIPPED, str(tmp_path / "x.pt"), preexec_fn=limit)
+    r = _cli("spades_env.training.export", SHIPPED, "--out", str(tmp_path / "x.pt"),
+             preexec_fn=limit)
     assert "File too large" in _one_line_error(r)
     assert os.listdir(tmp_path) == []  # no partial file, no temp file
     with pytest.raises(OSError, match="could not write .*Is a directory"):
@@ -517,11 +518,11 @@ def test_write_failures_are_one_clear_error(tmp_path, capsys):
 def test_no_command_writes_over_its_own_input(tiny, tmp_path):
     from spades_env.training.export import main as export_main
     before = open(tiny, "rb").read()
-    assert export_main([tiny, tiny]) == 2
+    assert export_main([tiny, "--out", tiny]) == 2
     os.link(tiny, tmp_path / "hard.pt")       # the same file under another name
-    assert export_main([tiny, str(tmp_path / "hard.pt")]) == 2
+    assert export_main([tiny, "--out", str(tmp_path / "hard.pt")]) == 2
     os.symlink(tiny, tmp_path / "soft.pt")
-    assert export_main([str(tmp_path / "soft.pt"), tiny]) == 2
+    assert export_main([str(tmp_path / "soft.pt"), "--out", tiny]) == 2
     assert open(tiny, "rb").read() == before
     with pytest.raises(ValueError, match="is the input"):
         fio.check_not_input(str(tmp_path / "hard.pt"), [tiny])
@@ -530,6 +531,6 @@ def test_no_command_writes_over_its_own_input(tiny, tmp_path):
 
 def test_export_in_place_message(tiny, capsys):
     from spades_env.training.export import main as export_main
-    assert export_main([tiny, tiny]) == 2
+    assert export_main([tiny, "--out", tiny]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: destination {tiny}: it is the input {tiny} (the same file)")
+    assert err.startswith(f"error: --out {tiny}: it is the input {tiny} (the same file)")

@@ -286,7 +286,7 @@ def test_bid_rows_hold_the_reference_greedy_bids(tiny):
 def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_path):
     from spades_env.training.distill import main
     out = tmp_path / "d.pt"
-    rc = main(["--from", tiny, "--out", str(out), "--chunks", "1", "--chunk-hands", "2",
+    rc = main([tiny, "--out", str(out), "--chunks", "1", "--chunk-hands", "2",
                "--samples", "2", "--workers", "1", "--epochs", "1", "--bid-deals", "5"])
     assert rc == 0
     data = load_checkpoint(str(out))
@@ -299,12 +299,12 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
     labels = sorted((tmp_path / "d_labels").glob("chunk_*.npz"))
     assert len(labels) == 1
     before = labels[0].stat().st_mtime_ns
-    assert main(["--from", tiny, "--out", str(out), "--chunks", "1", "--chunk-hands", "2",
+    assert main([tiny, "--out", str(out), "--chunks", "1", "--chunk-hands", "2",
                  "--samples", "2", "--workers", "1", "--epochs", "1", "--bid-deals", "5"]) == 0
     assert labels[0].stat().st_mtime_ns == before
     # --hidden/--head-hidden widen the network (same labels): the output plays at its new shape
     wide = tmp_path / "w.pt"
-    assert main(["--from", tiny, "--out", str(wide), "--labels", str(tmp_path / "d_labels"),
+    assert main([tiny, "--out", str(wide), "--labels", str(tmp_path / "d_labels"),
                  "--chunks", "1", "--chunk-hands", "2", "--samples", "2", "--workers", "1",
                  "--epochs", "1", "--bid-deals", "5", "--hidden", "48",
                  "--head-hidden", "24"]) == 0
@@ -319,7 +319,7 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
     # RNG, so the same command gave another network each time; now it is seeded by --seed
     torch.rand(1000)  # whatever the process drew before
     wide2 = tmp_path / "w2.pt"
-    assert main(["--from", tiny, "--out", str(wide2), "--labels", str(tmp_path / "d_labels"),
+    assert main([tiny, "--out", str(wide2), "--labels", str(tmp_path / "d_labels"),
                  "--chunks", "1", "--chunk-hands", "2", "--samples", "2", "--workers", "1",
                  "--epochs", "1", "--bid-deals", "5", "--hidden", "48",
                  "--head-hidden", "24"]) == 0
@@ -329,7 +329,7 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
     # round's labels (--also-labels); both are in the data set, and a folder without chunks is
     # refused before any work
     r2 = tmp_path / "r2.pt"
-    round2 = ["--from", str(wide), "--out", str(r2), "--chunks", "1", "--chunk-hands", "3",
+    round2 = [str(wide), "--out", str(r2), "--chunks", "1", "--chunk-hands", "3",
               "--samples", "2", "--workers", "1", "--epochs", "1", "--bid-deals", "5",
               "--seed", "2"]
     assert main([*round2, "--also-labels", str(tmp_path / "d_labels")]) == 0
@@ -338,7 +338,7 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
     assert data["distill"]["also_labels"] == [str(tmp_path / "d_labels")]
     assert main([*round2, "--also-labels", str(tmp_path)]) == 2
     # bad input: a missing source checkpoint is an error message, not a traceback
-    assert main(["--from", str(tmp_path / "none.pt"), "--out", str(out)]) == 2
+    assert main([str(tmp_path / "none.pt"), "--out", str(out)]) == 2
 
 
 @pytest.mark.slow
@@ -346,7 +346,7 @@ def test_command_line_refuses_bad_input_before_any_work(tiny, labels, tmp_path, 
     from spades_env.training.distill import main
     from spades_env.training.labels import file_sha256
     out = str(tmp_path / "o.pt")
-    base = ["--from", tiny, "--out", out, "--chunks", "1", "--chunk-hands", "3", "--samples", "4",
+    base = [tiny, "--out", out, "--chunks", "1", "--chunk-hands", "3", "--samples", "4",
             "--workers", "1", "--epochs", "1", "--bid-deals", "5", "--seed", "5"]
     for flag, value, words in (("--samples", "0", "--samples must be"),
                                ("--chunk-hands", "0", "--chunk-hands must be"),
@@ -624,6 +624,6 @@ def test_distill_refuses_to_write_over_its_source(tiny, tmp_path, capsys):
     src = str(tmp_path / "src.pt")
     shutil.copy(tiny, src)
     before = open(src, "rb").read()
-    assert main(["--from", src, "--out", src, "--minutes", "0.01", "--workers", "1"]) == 2
+    assert main([src, "--out", src, "--minutes", "0.01", "--workers", "1"]) == 2
     assert f"--out {src}: it is the input {src}" in capsys.readouterr().err
     assert open(src, "rb").read() == before

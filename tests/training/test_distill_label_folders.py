@@ -78,7 +78,7 @@ def test_distill_refuses_an_unwritable_label_folder_at_once(tiny, tmp_path):
         pytest.skip("chattr +i not supported here")
     try:
         t = time.time()
-        r = _run("-m", "spades_env.training.distill", "--from", tiny, "--out", str(tmp_path / "o.pt"),
+        r = _run("-m", "spades_env.training.distill", tiny, "--out", str(tmp_path / "o.pt"),
                  "--labels", str(labels), "--chunks", "1", "--chunk-hands", "5", "--workers", "1")
         took = time.time() - t
     finally:
@@ -122,11 +122,11 @@ def test_an_interrupt_says_how_many_label_chunks_it_kept(tmp_path, monkeypatch, 
 
     monkeypatch.setattr(D, "distill_checkpoint", interrupted)
     out = tmp_path / "r.pt"
-    assert D.main(["--from", "x.pt", "--out", str(out)]) == 130
+    assert D.main(["x.pt", "--out", str(out)]) == 130
     assert capsys.readouterr().err == "interrupted: no label chunk was written yet\n"
     folder = tmp_path / "r_labels"
     folder.mkdir()
     (folder / "chunk_00000.npz").write_bytes(b"")
-    assert D.main(["--from", "x.pt", "--out", str(out)]) == 130
+    assert D.main(["x.pt", "--out", str(out)]) == 130
     assert capsys.readouterr().err == (f"interrupted: 1 label chunks kept in {folder}; run the "
                                        f"same command again to resume\n")

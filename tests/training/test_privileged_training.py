@@ -295,14 +295,14 @@ def test_evaluate_after_training_checks_its_bots_first_and_evaluates_the_runs_ow
         tmp_path, capsys):
     from spades_env.training.train import main
     cfg = _tiny_cfg(tmp_path)
-    assert main(["--config", cfg, "--name", "e", "--evaluate", "randm"]) == 2
-    assert "--evaluate randm" in capsys.readouterr().err
+    assert main(["--config", cfg, "--name", "e", "--vs", "randm"]) == 2
+    assert "--vs randm" in capsys.readouterr().err
     assert not (tmp_path / "ck" / "e").exists()
-    assert main(["--config", cfg, "--name", "e", "--evaluate", "random",
-                 "--evaluate-games", "2"]) == 0
+    assert main(["--config", cfg, "--name", "e", "--vs", "random",
+                 "--games", "2"]) == 0
     out = capsys.readouterr().out
-    assert main(["--config", cfg, "--name", "e", "--evaluate", "random",
-                 "--evaluate-games", "2"]) == 0
+    assert main(["--config", cfg, "--name", "e", "--vs", "random",
+                 "--games", "2"]) == 0
     out2 = capsys.readouterr().out
     # the second run took the name e-2 and its own checkpoint was the one evaluated
     assert "ck/e/latest.pt vs bots" in out and "ck/e-2/latest.pt vs bots" in out2

@@ -243,7 +243,7 @@ def build_agent_of(path):
 def test_command_line_teacher_expert_labels_bids_and_reports_progress(tiny, tmp_path, capsys):
     from spades_env.training.distill import main
     out = tmp_path / "e.pt"
-    rc = main(["--from", tiny, "--out", str(out), "--chunks", "2", "--chunk-hands", "1",
+    rc = main([tiny, "--out", str(out), "--chunks", "2", "--chunk-hands", "1",
                "--samples", "3", "--workers", "1", "--epochs", "1", "--bid-deals", "0",
                "--teacher", "expert", "--bid-samples", "3"])
     text = capsys.readouterr().out
@@ -257,14 +257,14 @@ def test_command_line_teacher_expert_labels_bids_and_reports_progress(tiny, tmp_
     assert len(lines) == 2 and all("1 hands" in ln and "+ 4 bid labels" in ln
                                    and "labels/s" in ln and "policy regret" in ln for ln in lines)
     # the chunks record their teacher: the same folder with another teacher is refused
-    rc = main(["--from", tiny, "--out", str(out), "--chunks", "2", "--chunk-hands", "1",
+    rc = main([tiny, "--out", str(out), "--chunks", "2", "--chunk-hands", "1",
                "--samples", "3", "--workers", "1", "--epochs", "1", "--bid-deals", "0",
                "--bid-samples", "3"])
     assert rc == 2 and "teacher 'expert' (this run: 'hard')" in capsys.readouterr().err
     for bad, what in ((["--teacher", "insane"], "invalid choice"),
                       (["--bid-samples", "-1"], "--bid-samples")):
         with pytest.raises(SystemExit) if what == "invalid choice" else _no_raise():
-            rc = main(["--from", tiny, "--out", str(tmp_path / "x.pt"), *bad])
+            rc = main([tiny, "--out", str(tmp_path / "x.pt"), *bad])
             assert rc == 2
         assert what in capsys.readouterr().err
 
@@ -346,14 +346,14 @@ def test_command_line_refusals_found_by_a_review(tiny, tmp_path, capsys):
     # ModuleNotFoundError traceback after the label folder had been made
     from spades_env.training.distill import main
     out = tmp_path / "o.pt"
-    assert main(["--from", tiny, "--out", str(out), "--bid-samples", "9" * 20]) == 2
+    assert main([tiny, "--out", str(out), "--bid-samples", "9" * 20]) == 2
     assert "--bid-samples must be an integer in [0, 100000]" in capsys.readouterr().err
     try:
         import ray  # noqa: F401
         have_ray = True
     except ImportError:
         have_ray = False
-    rc = main(["--from", tiny, "--out", str(out), "--chunks", "1", "--chunk-hands", "1",
+    rc = main([tiny, "--out", str(out), "--chunks", "1", "--chunk-hands", "1",
                "--samples", "2", "--ray", "127.0.0.2:1"])
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith("error: ") and "Traceback" not in err

@@ -87,7 +87,7 @@ def test_teacher_records_refuses_bad_options_before_any_work(tmp_path, capsys, a
     base = {"--teacher": "random", "--chunks": "1", "--chunk-hands": "1", "--workers": "1"}
     for k, v in zip(args[::2], args[1::2]):
         base[k] = v
-    argv = [x for kv in base.items() for x in kv] + ["--folder", str(folder)]
+    argv = [x for kv in base.items() for x in kv] + ["--out", str(folder)]
     assert main(argv) == 2
     import re
     assert re.match(f"error: {match}", capsys.readouterr().err)
@@ -97,20 +97,20 @@ def test_teacher_records_refuses_bad_options_before_any_work(tmp_path, capsys, a
 def test_teacher_records_folder_and_merge_targets(tmp_path, capsys):
     from spades_env.training.teacher_records import main, save_records
     (tmp_path / "afile").write_text("x")
-    assert main(["--teacher", "random", "--chunks", "1", "--folder", str(tmp_path / "afile")]) == 2
-    assert "--folder" in capsys.readouterr().err
+    assert main(["--teacher", "random", "--chunks", "1", "--out", str(tmp_path / "afile")]) == 2
+    assert "--out" in capsys.readouterr().err
     good = tmp_path / "good"
     rec = {k: v for k, v in _teacher_fields().items() if k in ("seed", "scores", "bags", "moves")}
     save_records(str(good / "chunk_00000.npz"), rec, "random")
     outdir = tmp_path / "outdir"
     outdir.mkdir()
-    assert main(["--merge", str(outdir), "--folder", str(good)]) == 2
+    assert main(["--merge", str(outdir), "--out", str(good)]) == 2
     assert "is a folder" in capsys.readouterr().err
-    assert main(["--merge", str(good / "chunk_00000.npz"), "--folder", str(good)]) == 2
+    assert main(["--merge", str(good / "chunk_00000.npz"), "--out", str(good)]) == 2
     assert "is the input" in capsys.readouterr().err
     assert sorted(os.listdir(tmp_path)) == ["afile", "good", "outdir"]
     assert sorted(os.listdir(good)) == ["chunk_00000.npz"]
-    assert main(["--merge", str(tmp_path / "m.npz"), "--folder", str(tmp_path / "none")]) == 2
+    assert main(["--merge", str(tmp_path / "m.npz"), "--out", str(tmp_path / "none")]) == 2
     assert "no chunks" in capsys.readouterr().err
 
 
@@ -119,7 +119,7 @@ def test_teacher_records_ctrl_c_is_one_line_and_keeps_the_chunks(tmp_path):
     import signal
     p = subprocess.Popen(
         [sys.executable, "-m", "spades_env.training.teacher_records", "--teacher", "random", "--chunks",
-         "1000", "--chunk-hands", "20", "--workers", "1", "--folder", str(tmp_path / "f")],
+         "1000", "--chunk-hands", "20", "--workers", "1", "--out", str(tmp_path / "f")],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
