@@ -44,7 +44,7 @@ test-frameworks: $(VENV)/.installed
 # took: a second `make train` trains into checkpoints/default-2/ and evaluates that) in the arena:
 # 200 full games (100 duplicate pairs) against each bot.
 train: $(VENV)/.installed
-	$(VENV)/bin/spades train --config configs/default.yaml --evaluate easy medium --evaluate-games 200
+	$(VENV)/bin/spades train --config configs/default.yaml --vs easy medium --games 200
 
 clean:
 	rm -rf $(VENV) runs .nox
