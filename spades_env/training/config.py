@@ -203,6 +203,14 @@ def _rules_text(v):
     return v
 
 
+def _rules_list_text(v):
+    """``_rules_text`` of each element of a list (a list of rules mappings); anything else as it
+    is."""
+    if isinstance(v, list):
+        return [_rules_text(x) for x in v]
+    return v
+
+
 def _choice(*options, resume="fixed") -> FieldCheck:
     def check(v):
         return None if v in options else f"must be one of {list(options)}"
@@ -269,7 +277,16 @@ class Args:
              f"(house,min_team_bid=4) or {{preset: ..., field: value}}"))
     """the rules (``spades_env.Rules.parse``): a preset name (``standard``, ``short``, ``house``,
     ``suicide``, ``mirror``, ``whiz``), a preset and fields (``house,min_team_bid=4``) or a mapping
-    (``{preset: house, min_team_bid: 4}``); docs/rules.md."""
+    (``{preset: house, min_team_bid: 4}``); docs/rules.md. With ``rules_mix``: the rules of the
+    evaluations."""
+    rules_mix: list = _field([], FieldCheck(
+        "list[str]", check=_rules, max_len=8, normalize=_rules_list_text,
+        rule="a list of at most 8 rules mappings, each as ``rules`` takes it"))
+    """train one network under several rule sets: the games are split evenly among them (the
+    first ``num_envs / k`` games under the first, and so on; each episode starts under its
+    game's rules) and the warm start's hands likewise; evaluations stay under ``rules``. The
+    observation's rules piece tells the network which rules a decision is under. Empty (the
+    default): every game under ``rules``."""
     hands_per_episode: int = _field(1, _int(1, 10_000))
     """hands per episode; the game is cut (truncated) after this many hands."""
     random_start: float = _field(0.5, _num(0, 1))
@@ -681,9 +698,16 @@ def check_ready(args: Args) -> None:
                          f"random_start 0 (got {args.random_start}) and reward_scale 0.01 (got "
                          f"{args.reward_scale})")
     check_warm_start_work(args)
+    if args.rules_mix and len(args.rules_mix) > args.num_envs:
+        raise ValueError(f"bad config: rules_mix: {len(args.rules_mix)} rule sets need at least "
+                         f"as many games side by side (num_envs is {args.num_envs})")
     if args.distill_minutes > 0:
         # what the stage after PPO would refuse, refused before PPO
         from spades_env import Rules
+        if args.rules_mix and any(Rules.parse(r) != Rules() for r in args.rules_mix):
+            raise ValueError(f"bad config: distill_minutes: the search-distillation stage labels "
+                             f"standard-rules hands; this run's rules_mix is {args.rules_mix!r} "
+                             f"(set distill_minutes: 0)")
         if Rules.parse(args.rules) != Rules():
             raise ValueError(f"bad config: distill_minutes: the search-distillation stage labels "
                              f"standard-rules hands; this run's rules are {args.rules!r} (set "
@@ -718,7 +742,8 @@ def check_ready(args: Args) -> None:
         kw = check_model(load_checkpoint(args.init_from), args.init_from)
         want = {"hidden": list(args.hidden), "head_hidden": args.head_hidden,
                 "obs_size": OBS_SIZE, "critic_hidden": list(args.critic_hidden)}
-        if {**{"critic_hidden": []}, **kw} != want:
+        # a network of an earlier observation version is widened (agents.model.widen_input)
+        if {**{"critic_hidden": []}, **kw, "obs_size": OBS_SIZE} != want:
             raise ValueError(f"bad config: init_from: {args.init_from}: its network {kw} is not "
                              f"the config's (hidden {args.hidden}, head_hidden {args.head_hidden}, "
                              f"critic_hidden {args.critic_hidden}, obs_size {OBS_SIZE})")

@@ -242,12 +242,141 @@ def env_hands(env) -> torch.Tensor:
     """The cards every seat holds now in every env: bool ``[num_envs, 4, 52]`` (absolute seats),
     on the CPU. Full information: for the privileged critic only (``spades_env.agents.model``).
 
-    Works for ``ScalarBatchEnv`` (from its games) and ``spades_env.vector.SpadesVectorEnv`` (its
-    hands tensor, which the engine clears card by card as they are played).
+    Works for ``ScalarBatchEnv`` (from its games), ``spades_env.vector.SpadesVectorEnv`` (its
+    hands tensor, which the engine clears card by card as they are played) and
+    ``MixedRulesEnv`` (its envs' in order).
     """
+    if isinstance(env, MixedRulesEnv):
+        return torch.cat([env_hands(e) for e in env.envs])
     if hasattr(env, "games"):
         return torch.from_numpy(masks_to_bool([g.hands for g in env.games]))
     return env._hands.view(env.num_envs, 4, 52).cpu()
+
+
+class MixedRulesEnv:
+    """Several batched envs, one per rule set, behind one batched interface (``rules_mix``).
+
+    Game ``i`` of the whole is game ``i - offset[k]`` of ``envs[k]``: the first ``envs[0].num_envs``
+    games are under the first rules, and so on. ``reset``, ``step``, ``current``, ``get_game``,
+    ``observe``, ``state_dict`` and ``load_state_dict`` are those of ``ScalarBatchEnv`` /
+    ``SpadesVectorEnv`` over the concatenated games; ``step``'s ``info`` holds ``"hands"`` with
+    the whole's game indices (and ``"terminated"`` / ``"truncated"`` when every env gives them).
+    The observation's rules piece (``spades_env.observation``) tells the rule sets apart.
+
+    Args:
+        envs: the batched envs (at least one), each with its own rules.
+    """
+
+    def __init__(self, envs):
+        if not envs:
+            raise ValueError("MixedRulesEnv needs at least one env")
+        self.envs = list(envs)
+        self.offsets = np.cumsum([0] + [e.num_envs for e in self.envs])
+        self.num_envs = int(self.offsets[-1])
+        self.rules = [e.rules for e in self.envs]
+
+    def _where(self, i: int) -> tuple:
+        if not 0 <= i < self.num_envs:
+            raise IndexError(f"game {i} out of range 0..{self.num_envs - 1}")
+        k = int(np.searchsorted(self.offsets, i, side="right")) - 1
+        return self.envs[k], i - int(self.offsets[k])
+
+    @staticmethod
+    def _cat(parts):
+        return tuple(torch.cat([p[j].cpu() for p in parts]) for j in range(len(parts[0])))
+
+    def reset(self):
+        """Start a fresh episode in every game. Returns ``(obs, action_mask, seat)``."""
+        return self._cat([e.reset() for e in self.envs])
+
+    def current(self):
+        """``(obs, action_mask, seat)`` of the pending decision in every game."""
+        return self._cat([e.current() for e in self.envs])
+
+    def step(self, actions):
+        """Apply ``actions[i]`` in game ``i``; returns ``(obs, mask, seat, rewards, dones, info)``.
+
+        Raises:
+            ValueError: ``actions`` not ``num_envs`` ids, or an illegal action (from the env of
+                that game; envs before it in the batch have already moved).
+        """
+        a = torch.as_tensor(actions)
+        if a.shape != (self.num_envs,):
+            raise ValueError(f"need {self.num_envs} actions (shape ({self.num_envs},)), got shape "
+                             f"{tuple(a.shape)}")
+        outs = [e.step(a[int(lo):int(hi)]) for e, lo, hi in
+                zip(self.envs, self.offsets[:-1], self.offsets[1:])]
+        obs, mask, seat, rewards, dones = self._cat([o[:5] for o in outs])
+        info = {"hands": [(int(i) + int(off), hr, bags) for o, off in zip(outs, self.offsets)
+                          for i, hr, bags in o[5].get("hands", ())]}
+        for key in ("terminated", "truncated"):
+            if all(key in o[5] for o in outs):
+                info[key] = torch.cat([torch.as_tensor(o[5][key]).cpu() for o in outs])
+        return obs, mask, seat, rewards, dones, info
+
+    def get_game(self, i: int) -> SpadesGame:
+        """The scalar game of game ``i`` (full information; for bots acting from ``view``)."""
+        env, j = self._where(int(i))
+        return env.get_game(j)
+
+    def observe(self, i: int, seat: int) -> np.ndarray:
+        """Observation of ``seat`` in game ``i`` (``OBS_SIZE`` float32)."""
+        env, j = self._where(int(i))
+        return np.asarray(env.observe(j, seat))
+
+    def state_dict(self) -> dict:
+        """The envs' states in order, with their rules."""
+        return {"format": "spades_env.training.MixedRulesEnv",
+                "rules": [r.to_dict() for r in self.rules],
+                "envs": [e.state_dict() for e in self.envs]}
+
+    def load_state_dict(self, d: dict) -> None:
+        """Restore ``state_dict`` output; every env's state is checked before any is loaded.
+
+        Raises:
+            ValueError: not such a state, other rule sets or another split of the games.
+        """
+        if not isinstance(d, dict) or d.get("format") != "spades_env.training.MixedRulesEnv":
+            raise ValueError("not a MixedRulesEnv state (format tag missing)")
+        envs = d.get("envs")
+        if not isinstance(envs, list) or len(envs) != len(self.envs):
+            raise ValueError(f"MixedRulesEnv state holds {len(envs) if isinstance(envs, list) else '?'} "
+                             f"envs, this one has {len(self.envs)}")
+        if d.get("rules") != [r.to_dict() for r in self.rules]:
+            raise ValueError("MixedRulesEnv state was saved with other rule sets")
+        old = [e.state_dict() for e in self.envs]
+        try:
+            for e, s in zip(self.envs, envs):
+                e.load_state_dict(s)
+        except ValueError:
+            for e, s in zip(self.envs, old):  # the ones already loaded go back
+                e.load_state_dict(s)
+            raise
+
+
+def _make_one(args, rules: Rules, num_envs: int, seed: int):
+    want = args.vector_env == "vector" or (args.vector_env == "auto"
+                                            and str(args.device).startswith("cuda"))
+    if want:
+        try:
+            from spades_env.vector import SpadesVectorEnv  # noqa: optional, built elsewhere
+        except ImportError:
+            SpadesVectorEnv = None
+        if SpadesVectorEnv is not None and args.random_start == 0 \
+                and abs(args.reward_scale - 0.01) < 1e-12 and all(
+                hasattr(SpadesVectorEnv, m) for m in ("state_dict", "load_state_dict", "get_game")):
+            return SpadesVectorEnv(num_envs, device=args.device, seed=seed % 2**62,
+                                   rules=rules, hands_per_episode=args.hands_per_episode)
+        if args.vector_env == "vector":
+            why = ("spades_env.vector is not available" if SpadesVectorEnv is None else
+                   f"the batched engine starts every game at 0-0 and scales rewards by 0.01: it "
+                   f"needs random_start 0 (got {args.random_start}) and reward_scale 0.01 (got "
+                   f"{args.reward_scale})")
+            raise ValueError(f"vector_env=vector cannot be used: {why}")
+    return ScalarBatchEnv(num_envs, seed=seed, rules=rules,
+                          hands_per_episode=args.hands_per_episode,
+                          random_start=args.random_start,
+                          reward_scale=args.reward_scale)
 
 
 def make_env(args, seed: int):
@@ -259,30 +388,17 @@ def make_env(args, seed: int):
     by default because only it supports ``random_start`` (the vector env starts every game at
     0-0); in the full training loop the vector env steps faster (``benchmarks/bench_train.py``),
     so ``vector_env: vector`` with ``random_start: 0`` is the choice when speed matters more.
+    With ``rules_mix`` of ``k`` rule sets: a ``MixedRulesEnv`` of ``k`` such envs, the games split
+    evenly (the first ``num_envs % k`` rule sets get one game more), env ``j`` seeded from
+    ``[seed, j]``.
     """
-    rules = Rules.parse(args.rules)
-    want = args.vector_env == "vector" or (args.vector_env == "auto"
-                                            and str(args.device).startswith("cuda"))
-    if want:
-        try:
-            from spades_env.vector import SpadesVectorEnv  # noqa: optional, built elsewhere
-        except ImportError:
-            SpadesVectorEnv = None
-        if SpadesVectorEnv is not None and args.random_start == 0 \
-                and abs(args.reward_scale - 0.01) < 1e-12 and all(
-                hasattr(SpadesVectorEnv, m) for m in ("state_dict", "load_state_dict", "get_game")):
-            return SpadesVectorEnv(args.num_envs, device=args.device, seed=seed % 2**62,
-                                   rules=rules, hands_per_episode=args.hands_per_episode)
-        if args.vector_env == "vector":
-            why = ("spades_env.vector is not available" if SpadesVectorEnv is None else
-                   f"the batched engine starts every game at 0-0 and scales rewards by 0.01: it "
-                   f"needs random_start 0 (got {args.random_start}) and reward_scale 0.01 (got "
-                   f"{args.reward_scale})")
-            raise ValueError(f"vector_env=vector cannot be used: {why}")
-    return ScalarBatchEnv(args.num_envs, seed=seed, rules=rules,
-                          hands_per_episode=args.hands_per_episode,
-                          random_start=args.random_start,
-                          reward_scale=args.reward_scale)
+    if not args.rules_mix:
+        return _make_one(args, Rules.parse(args.rules), args.num_envs, seed)
+    k = len(args.rules_mix)
+    sizes = [args.num_envs // k + (j < args.num_envs % k) for j in range(k)]
+    return MixedRulesEnv([
+        _make_one(args, Rules.parse(r), n, int(np.random.default_rng([seed, j]).integers(2**62)))
+        for j, (r, n) in enumerate(zip(args.rules_mix, sizes))])
 
 
-__all__ = ["ScalarBatchEnv", "make_env"]
+__all__ = ["MixedRulesEnv", "ScalarBatchEnv", "make_env"]

@@ -263,8 +263,20 @@ def warm_start(agent: Agent, args: Args, writer=None, log=print) -> dict:
         records = replay(rec, args.reward_scale, args.bag_cost, where=args.bc_records)
         log(f"warm start: replayed {len(records['action'])} decisions of 4x {rec['teacher']} "
             f"from {args.bc_records} in {time.time() - t0:.0f}s")
+    # with rules_mix, each rule set gets its share of the hands and deals (seeds [seed, j])
+    mix = [Rules.parse(r) for r in args.rules_mix] or [rules]
+
+    def per_rules(collect, total: int, seed: int, *rest, **kw):
+        parts = []
+        for j, r in enumerate(mix):
+            n = total // len(mix) + (j < total % len(mix))
+            s = seed if len(mix) == 1 else int(np.random.default_rng([seed, j]).integers(2**62))
+            if n > 0:
+                parts.append(collect(args.bc_teacher, n, s, r, *rest, **kw))
+        return concat_data(*parts) if parts else None
+
     vec = False
-    if args.random_start == 0 and Rules.parse(args.rules) == Rules() and args.vector_env != "scalar":
+    if args.random_start == 0 and mix == [Rules()] and args.vector_env != "scalar":
         try:
             import spades_env.vector  # noqa: F401 - the batched engine (native or torch)
             vec = True
@@ -280,11 +292,9 @@ def warm_start(agent: Agent, args: Args, writer=None, log=print) -> dict:
             records)
     else:
         data = concat_data(
-            collect_teacher_data(args.bc_teacher, args.bc_hands, args.seed, rules,
-                                 args.random_start, args.reward_scale, bag_cost=args.bag_cost)
-            if args.bc_hands > 0 else None,
-            collect_teacher_bids(args.bc_teacher, args.bc_bid_deals, args.seed, rules,
-                                 args.random_start) if args.bc_bid_deals > 0 else None,
+            per_rules(collect_teacher_data, args.bc_hands, args.seed, args.random_start,
+                      args.reward_scale, bag_cost=args.bag_cost),
+            per_rules(collect_teacher_bids, args.bc_bid_deals, args.seed, args.random_start),
             records)
     log(f"warm start: {len(data['action'])} decisions of 4x {args.bc_teacher} "
         f"({args.bc_hands} hands, {args.bc_bid_deals} bidding-only deals) in "
@@ -296,10 +306,9 @@ def warm_start(agent: Agent, args: Args, writer=None, log=print) -> dict:
     for r in range(args.bc_dagger_rounds):
         t2 = time.time()
         agent.eval()
-        new = collect_teacher_data(args.bc_teacher, args.bc_dagger_hands,
-                                   args.seed * 1000 + r + 1, rules, args.random_start,
-                                   args.reward_scale, student=agent, device=args.device,
-                                   bag_cost=args.bag_cost)
+        new = per_rules(collect_teacher_data, args.bc_dagger_hands, args.seed * 1000 + r + 1,
+                        args.random_start, args.reward_scale, student=agent,
+                        device=args.device, bag_cost=args.bag_cost)
         agent.train()
         data = concat_data(data, new)
         log(f"DAgger round {r + 1}/{args.bc_dagger_rounds}: {len(new['action'])} decisions "
