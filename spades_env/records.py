@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .cards import NUM_ACTIONS
-from .fileio import TooManyRecords, npz_rows, parse_json, read_npz, read_regular, write_atomic
+from .fileio import write_atomic
+from .readers import TooManyRecords, npz_rows, parse_json, read_npz, read_regular
 from .rules import Rules
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ def check_hand_values(d: dict, where: str, bag_limit: int = 10) -> None:
 
 def load_hand_records(path: str, data: bytes | None = None,
                       max_hands: int = MAX_HAND_RECORDS) -> dict:
-    """Read a records file (``spades_env.fileio.read_npz``: only the known fields, sizes checked
+    """Read a records file (``spades_env.readers.read_npz``: only the known fields, sizes checked
     before anything is inflated, special files refused); returns the four arrays plus
     ``teacher`` and ``rules`` (str). With ``data``, the file's bytes are those (an upload) and
     ``path`` only names it; ``max_hands`` bounds the hands before any array is read.
@@ -117,7 +118,7 @@ def read_game_records(data, where: str, most: int | None = None) -> list[tuple[o
     Raises:
         ValueError: not UTF-8, no value, invalid JSON (also JSON nested too deeply for the
             parser), naming ``where`` and, for JSON lines, the line;
-            ``spades_env.fileio.TooManyRecords``: more than ``most`` lines.
+            ``spades_env.readers.TooManyRecords``: more than ``most`` lines.
     """
     try:
         text = bytes(data).decode("utf-8-sig") if not isinstance(data, str) else data
@@ -144,7 +145,7 @@ def read_game_records(data, where: str, most: int | None = None) -> list[tuple[o
 
 def read_game_record_file(path: str) -> list[tuple[object, str]]:
     """``read_game_records`` of the file ``path``. Only a regular file is read
-    (``spades_env.fileio.read_regular``: never a FIFO or device, at most ``MAX_TEXT_BYTES``).
+    (``spades_env.readers.read_regular``: never a FIFO or device, at most ``MAX_TEXT_BYTES``).
 
     Raises:
         ValueError: an unreadable or special file, or what ``read_game_records`` refuses.

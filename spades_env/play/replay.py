@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 from ..cards import BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NUM_CARDS, card_str, mask_to_cards
 from ..engine import FORMAT_TAG, Phase, SpadesGame
-from ..fileio import TooManyRecords, read_regular
+from ..readers import TooManyRecords, read_regular
 from ..records import (DEFAULT_PLAYERS, MAX_HAND_RECORDS, MOVES_PER_HAND, RECORD_FORMAT,
                        RECORD_VERSION, check_players, game_record, load_hand_records,
                        read_game_records, write_game_record)

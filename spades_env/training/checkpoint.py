@@ -24,10 +24,9 @@ import torch
 from spades_env.agents.checkpoint import (  # noqa: F401 - the loading half, re-exported
     FORMAT_TAG, FORMAT_VERSION, agent_kwargs, build_agent, check_model, check_state_dict,
     check_tensors, checkpoint_error, expected_state, load_checkpoint)
-from spades_env.fileio import (FolderInUse, FolderLock, WriteError,
-                               check_output_file, check_outputs_apart,
-                               clean_stale_temps, files_in, folder_problem, lock_folder,
-                               write_atomic)
+from spades_env.fileio import (WriteError, check_output_file, check_outputs_apart,
+                               clean_stale_temps, files_in, write_atomic)
+from spades_env.locks import FolderInUse, FolderLock, folder_problem, lock_folder
 
 LOCK_NAME = ".lock"
 """lock file in a run's checkpoint folder: held (``fcntl.flock``) by the process running it."""
@@ -280,7 +279,7 @@ def held_runs() -> list[RunFolder]:
 
 
 def _lock(ckpt_dir: str):
-    """Lock ``ckpt_dir`` (``spades_env.fileio.lock_folder``: no symlink followed, owned by this
+    """Lock ``ckpt_dir`` (``spades_env.locks.lock_folder``: no symlink followed, owned by this
     user, not writable by all): ``(lock, key)``, or ``(None, why)`` when another run holds it or
     the folder is not safe to use.
 
@@ -354,7 +353,7 @@ def open_run(args, resume: str | None = None, data: dict | None = None,
        ``overwrite`` (the old checkpoints and event files are deleted first). A folder locked by a
        live run is never taken, even with ``overwrite``; a resume or ``overwrite`` refuses it.
        Neither folder may be a symbolic link, another user's or writable by every user
-       (``spades_env.fileio.lock_folder`` / ``folder_problem``): such a folder is never written
+       (``spades_env.locks.lock_folder`` / ``folder_problem``): such a folder is never written
        (skipped like a busy one; refused for a resume or ``overwrite``).
     4. neither folder taken is, holds or lies inside a file the run reads (``init_from``,
        ``bc_records``, a bot's checkpoint, ``inputs``: ``(how, path)`` pairs such as the

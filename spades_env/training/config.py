@@ -920,7 +920,7 @@ def load_yaml(path: str, base: Args | None = None) -> Args:
             ``MAX_CONFIG_BYTES``), invalid YAML, an alias (``*name``), a key set twice, a
             non-mapping document, an unknown key or a bad value; the message names the file.
     """
-    from spades_env.fileio import read_regular
+    from spades_env.readers import read_regular
     raw = read_regular(path, "config", MAX_CONFIG_BYTES)  # a folder, a FIFO (would hang)...
     try:
         d = safe_yaml(raw.decode("utf-8"))

@@ -19,7 +19,7 @@ from spades_env import Rules, SpadesGame
 from spades_env.bots.pimc import MAX_SAMPLES, PIMCBot, best_candidate
 from spades_env.cards import BID_OFFSET, TEAM, is_int
 from spades_env.engine import Phase
-from spades_env.fileio import check_locked, locked_identity
+from spades_env.locks import check_locked, locked_identity
 
 from .distill_targets import equivalence_classes
 from .envs import randomize_start
@@ -161,7 +161,7 @@ def _chunk_path(folder: str, chunk: int) -> str:
 
 
 def lock_labels(folder: str):
-    """Lock the label folder ``folder`` for one labelling run (``spades_env.fileio.lock_folder``:
+    """Lock the label folder ``folder`` for one labelling run (``spades_env.locks.lock_folder``:
     created if missing, never through a symlink, owned by this user; a second run on the same
     folder is refused while the first holds it) and check that chunks can be written there.
 
@@ -171,7 +171,8 @@ def lock_labels(folder: str):
         ValueError: the folder is in use by another run, unsafe, or cannot be written (the
             message names it).
     """
-    from spades_env.fileio import FolderInUse, check_output_file, lock_folder
+    from spades_env.fileio import check_output_file
+    from spades_env.locks import FolderInUse, lock_folder
     try:
         lock = lock_folder(folder, ".lock")
     except FolderInUse as e:
@@ -283,7 +284,7 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
         ValueError: a teacher or chunk over ``bots.work.LIMITS`` (``check_label_work``, before
             any worker starts); a chunk in ``folder`` that is corrupt or from another run; Ray
             missing or the cluster unreachable;
-            ``spades_env.fileio.FolderReplaced`` when the locked folder was moved or replaced
+            ``spades_env.locks.FolderReplaced`` when the locked folder was moved or replaced
             while the chunks were made.
     """
     # the teacher's options together and one chunk's work, before any folder, worker or task

@@ -26,7 +26,8 @@ import numpy as np
 from spades_env import Rules, SpadesGame
 from spades_env.bots.pimc import MAX_SAMPLES
 from spades_env.cards import BID_OFFSET, TEAM, action_str, is_int
-from spades_env.fileio import npz_rows, read_npz, write_atomic
+from spades_env.fileio import write_atomic
+from spades_env.readers import npz_rows, read_npz
 from spades_env.records import check_hand_values
 
 from .teacher_records import MOVES_PER_HAND
@@ -223,7 +224,7 @@ def _label_layout(path: str):
 
 
 def load_labels(path: str) -> dict:
-    """Read a label file written by ``save_labels`` (``spades_env.fileio.read_npz``: only the
+    """Read a label file written by ``save_labels`` (``spades_env.readers.read_npz``: only the
     known fields, sizes checked before anything is inflated, special files refused).
 
     Returns the eight arrays plus ``source``, ``source_sha256``, ``teacher`` (str),

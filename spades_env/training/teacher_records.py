@@ -274,8 +274,8 @@ def main(argv=None) -> int:
             return 0
         check_args(a)
         from spades_env.bots import bot_inputs
-        from spades_env.fileio import (FolderInUse, check_output_file, check_outputs_apart,
-                                       lock_folder)
+        from spades_env.fileio import check_output_file, check_outputs_apart
+        from spades_env.locks import FolderInUse, lock_folder
         # the chunk folder must not be (or hold) the teacher's checkpoint: before the lock file
         check_outputs_apart([("--out", a.out)], bot_inputs("--teacher", a.teacher))
         try:

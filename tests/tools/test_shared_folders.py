@@ -1,5 +1,5 @@
-"""Folders shared with other users or runs (``spades_env.fileio``): a folder's lock never follows
-a planted symbolic link, a folder that is a link, writable by every user or another user's is
+"""Folders shared with other users or runs (``spades_env.locks``; written by
+``spades_env.fileio.write_atomic``): a folder's lock never follows a planted symbolic link, a folder that is a link, writable by every user or another user's is
 refused, a held folder names its holder, a file system without locks is an ``OSError``, and a
 locked folder replaced while in use is never written through."""
 
@@ -9,6 +9,7 @@ import stat
 import pytest
 
 import spades_env.fileio as fio
+import spades_env.locks as locks
 from spades_env.training.checkpoint import save_checkpoint
 from tests.helpers import IS_ROOT
 
@@ -20,7 +21,7 @@ def test_a_planted_lock_symlink_is_never_followed_truncated_or_removed(tmp_path)
     folder.mkdir()
     os.symlink(victim, folder / ".lock")
     with pytest.raises(ValueError, match=r"\.lock is a symbolic link"):
-        fio.lock_folder(str(folder))
+        locks.lock_folder(str(folder))
     assert victim.read_text() == "two days of notes\n"
     assert os.path.islink(folder / ".lock")
 
@@ -30,13 +31,13 @@ def test_a_run_folder_that_is_a_symlink_or_writable_by_all_is_refused(tmp_path):
     elsewhere.mkdir()
     os.symlink(elsewhere, tmp_path / "run")
     with pytest.raises(ValueError, match="is a symbolic link"):
-        fio.lock_folder(str(tmp_path / "run"))
+        locks.lock_folder(str(tmp_path / "run"))
     assert os.listdir(elsewhere) == []
     open_folder = tmp_path / "open"
     open_folder.mkdir()
     os.chmod(open_folder, 0o777)
     with pytest.raises(ValueError, match="can be written by every user"):
-        fio.lock_folder(str(open_folder))
+        locks.lock_folder(str(open_folder))
     assert os.listdir(open_folder) == []
 
 
@@ -46,27 +47,27 @@ def test_a_folder_of_another_user_is_refused(tmp_path):
     folder.mkdir()
     os.chown(folder, 1234, 1234)
     with pytest.raises(ValueError, match="belongs to uid 1234"):
-        fio.lock_folder(str(folder))
+        locks.lock_folder(str(folder))
 
 
 def test_a_folder_made_under_umask_0_is_not_refused(tmp_path):
     old = os.umask(0)
     try:
-        fio.lock_folder(str(tmp_path / "new")).release()
+        locks.lock_folder(str(tmp_path / "new")).release()
     finally:
         os.umask(old)
     assert stat.S_IMODE(os.stat(tmp_path / "new").st_mode) == 0o775
 
 
 def test_a_held_folder_is_refused_with_its_holder_then_free_again(tmp_path):
-    lock = fio.lock_folder(str(tmp_path / "f"))
+    lock = locks.lock_folder(str(tmp_path / "f"))
     text = (tmp_path / "f" / ".lock").read_text()
     assert text.startswith(f"pid {os.getpid()} on ")
-    with pytest.raises(fio.FolderInUse, match=f"in use by pid {os.getpid()}"):
-        fio.lock_folder(str(tmp_path / "f"))
+    with pytest.raises(locks.FolderInUse, match=f"in use by pid {os.getpid()}"):
+        locks.lock_folder(str(tmp_path / "f"))
     lock.release()
     assert not os.path.exists(tmp_path / "f" / ".lock")
-    fio.lock_folder(str(tmp_path / "f")).release()
+    locks.lock_folder(str(tmp_path / "f")).release()
 
 
 def test_a_file_system_without_locks_is_an_os_error_not_a_busy_folder(tmp_path, monkeypatch):
@@ -77,7 +78,7 @@ def test_a_file_system_without_locks_is_an_os_error_not_a_busy_folder(tmp_path, 
         raise OSError(errno.ENOLCK, "No locks available")
     monkeypatch.setattr(fcntl, "flock", no_locks)
     with pytest.raises(OSError, match=r"cannot lock .*\.lock: No locks available") as e:
-        fio.lock_folder(str(tmp_path / "f"))
+        locks.lock_folder(str(tmp_path / "f"))
     assert not isinstance(e.value, ValueError)
 
 
@@ -88,13 +89,13 @@ def test_a_locked_run_folder_replaced_by_a_link_is_never_written_through(tmp_pat
     run, victim = tmp_path / "run", tmp_path / "victim"
     victim.mkdir()
     (victim / "latest.pt").write_bytes(b"theirs")
-    lock = fio.lock_folder(str(run))
+    lock = locks.lock_folder(str(run))
     try:
         fio.write_atomic(str(run / "curve.png"), b"png")
-        ident = fio.locked_identity(str(run))
+        ident = locks.locked_identity(str(run))
         os.rename(run, tmp_path / "moved")
         os.symlink(victim, run)
-        with pytest.raises(fio.FolderReplaced, match=r"run is no longer the folder this run "
+        with pytest.raises(locks.FolderReplaced, match=r"run is no longer the folder this run "
                                                      r"locked: it is now a symbolic link"):
             save_checkpoint(str(run / "latest.pt"), {"eval": []})
         with pytest.raises(ValueError, match="it is now a symbolic link"):
@@ -102,13 +103,13 @@ def test_a_locked_run_folder_replaced_by_a_link_is_never_written_through(tmp_pat
         os.unlink(run)
         (tmp_path / "other").mkdir()
         os.rename(tmp_path / "other", run)
-        with pytest.raises(fio.FolderReplaced, match="it is now another folder"):
-            fio.check_locked(str(run / "chunk_00000.npz"), ident)  # as a labelling worker does
+        with pytest.raises(locks.FolderReplaced, match="it is now another folder"):
+            locks.check_locked(str(run / "chunk_00000.npz"), ident)  # as a labelling worker does
         assert sorted(os.listdir(victim)) == ["latest.pt"]
         assert (victim / "latest.pt").read_bytes() == b"theirs"
     finally:
         lock.release()
-    assert fio.locked_identity(str(run)) is None
+    assert locks.locked_identity(str(run)) is None
 
 
 def test_a_locked_folder_swapped_between_the_check_and_the_rename_is_not_written(tmp_path,
@@ -120,7 +121,7 @@ def test_a_locked_folder_swapped_between_the_check_and_the_rename_is_not_written
     run, victim = tmp_path / "run", tmp_path / "victim"
     victim.mkdir()
     (victim / "latest.pt").write_bytes(b"theirs")
-    lock = fio.lock_folder(str(run))
+    lock = locks.lock_folder(str(run))
     real_clean = fio.clean_stale_temps
 
     def swap_then_clean(*args, **kwargs):
@@ -130,7 +131,7 @@ def test_a_locked_folder_swapped_between_the_check_and_the_rename_is_not_written
 
     monkeypatch.setattr(fio, "clean_stale_temps", swap_then_clean)
     try:
-        with pytest.raises(fio.FolderReplaced, match="it is now a symbolic link"):
+        with pytest.raises(locks.FolderReplaced, match="it is now a symbolic link"):
             fio.write_atomic(str(run / "latest.pt"), b"ours")
         assert sorted(os.listdir(victim)) == ["latest.pt"]
         assert (victim / "latest.pt").read_bytes() == b"theirs"

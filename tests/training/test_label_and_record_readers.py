@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from spades_env import SpadesGame
-import spades_env.fileio as fio
+import spades_env.readers as readers
 import spades_env.records as records
 from tests.helpers import ROOT
 from tests.training._records import _teacher_fields
@@ -55,14 +55,14 @@ def test_npz_sizes_are_bounded_from_the_directory(tmp_path):
     p = tmp_path / "big.npz"
     np.savez(p, **_teacher_fields(n=1000))
     with pytest.raises(ValueError, match="declare .* bytes uncompressed; a x holds at most 1000"):
-        fio.read_npz(str(p), "x", lambda h: ({}, {}), max_bytes=1000)
+        readers.read_npz(str(p), "x", lambda h: ({}, {}), max_bytes=1000)
     # a header that declares more data than the member holds
     good = _npy(np.zeros(10, np.int64))
     forged = good.replace(b"(10,)", b"(99,)")
     _zip(tmp_path / "forged.npz", {"seed.npy": forged})
     with pytest.raises(ValueError, match="field 'seed' declares 792 bytes of data, the member "
                                          "holds 80"):
-        fio.read_npz(str(tmp_path / "forged.npz"), "x",
+        readers.read_npz(str(tmp_path / "forged.npz"), "x",
                      lambda h: ({}, {"seed": ((99,), np.int64)}))
     # object arrays are never unpickled
     h = io.BytesIO()
@@ -70,15 +70,15 @@ def test_npz_sizes_are_bounded_from_the_directory(tmp_path):
                                              "shape": (2,)})
     _zip(tmp_path / "obj.npz", {"seed.npy": h.getvalue() + bytes(16)})
     with pytest.raises(ValueError, match="field 'seed' holds Python objects"):
-        fio.read_npz(str(tmp_path / "obj.npz"), "x", lambda h: ({}, {}))
+        readers.read_npz(str(tmp_path / "obj.npz"), "x", lambda h: ({}, {}))
     # too many members: refused from the directory
-    _zip(tmp_path / "many.npz", {f"f{i}.npy": b"" for i in range(fio.MAX_NPZ_MEMBERS + 1)})
-    with pytest.raises(ValueError, match=f"{fio.MAX_NPZ_MEMBERS + 1} members; at most"):
-        fio.read_npz(str(tmp_path / "many.npz"), "x", lambda h: ({}, {}))
+    _zip(tmp_path / "many.npz", {f"f{i}.npy": b"" for i in range(readers.MAX_NPZ_MEMBERS + 1)})
+    with pytest.raises(ValueError, match=f"{readers.MAX_NPZ_MEMBERS + 1} members; at most"):
+        readers.read_npz(str(tmp_path / "many.npz"), "x", lambda h: ({}, {}))
     # members that are not .npy, or named twice
     _zip(tmp_path / "odd.npz", {"notes.txt": b"hi"})
     with pytest.raises(ValueError, match="unexpected member 'notes.txt'"):
-        fio.read_npz(str(tmp_path / "odd.npz"), "x", lambda h: ({}, {}))
+        readers.read_npz(str(tmp_path / "odd.npz"), "x", lambda h: ({}, {}))
 
 
 def test_an_npz_with_a_huge_directory_is_refused_before_zipfile_reads_it(tmp_path, monkeypatch):
@@ -86,7 +86,7 @@ def test_an_npz_with_a_huge_directory_is_refused_before_zipfile_reads_it(tmp_pat
     # directory (a million empty members: 10 s); now the end-of-directory record is read first,
     # also its zip64 form (more than 65,535 members)
     import zipfile
-    for n in (fio.MAX_NPZ_MEMBERS + 1, 70_000):
+    for n in (readers.MAX_NPZ_MEMBERS + 1, 70_000):
         path = tmp_path / f"many{n}.npz"
         with zipfile.ZipFile(path, "w") as z:
             for i in range(n):
@@ -96,9 +96,9 @@ def test_an_npz_with_a_huge_directory_is_refused_before_zipfile_reads_it(tmp_pat
             raise AssertionError("zipfile parsed the directory")
         with monkeypatch.context() as m:
             m.setattr(zipfile, "ZipFile", parsed)
-            with pytest.raises(ValueError, match=f"{n} members; at most {fio.MAX_NPZ_MEMBERS}") \
+            with pytest.raises(ValueError, match=f"{n} members; at most {readers.MAX_NPZ_MEMBERS}") \
                     as e:
-                fio.read_npz(str(path), "x", lambda h: ({}, {}))
+                readers.read_npz(str(path), "x", lambda h: ({}, {}))
         assert str(path) in str(e.value)
 
 
@@ -178,7 +178,7 @@ def test_special_files_are_refused_without_blocking(tmp_path):
     os.mkfifo(fifo)
     t = time.time()
     for fn in (records.load_hand_records, load_labels, load_yaml,
-               records.read_game_record_file, fio.read_regular):
+               records.read_game_record_file, readers.read_regular):
         with pytest.raises(ValueError, match=f"{fifo}: not a regular file \\(a FIFO\\)"):
             fn(str(fifo))
     with pytest.raises(ValueError, match=r"not a regular file \(a folder\)"):
@@ -203,7 +203,7 @@ def test_a_deeply_nested_jsonl_line_is_a_value_error(tmp_path):
 def test_parse_json_names_the_file_and_line_of_a_number_too_long():
     with pytest.raises(ValueError, match=r"^games\.jsonl: line 1: invalid JSON \(Exceeds the "
                                          r"limit \(4300 digits\)"):
-        fio.parse_json('{"version": ' + "1" * 5000 + "}", "games.jsonl: line 1")
+        readers.parse_json('{"version": ' + "1" * 5000 + "}", "games.jsonl: line 1")
 
 
 def test_a_game_record_is_written_atomically_and_read_back(tmp_path):
