@@ -56,7 +56,7 @@ from gymnasium import spaces
 from .bots import make_bot
 from .cards import AGENTS, NUM_ACTIONS, OPPONENTS, PARTNER
 from .engine import IllegalActionError
-from .spades_v1 import raw_env
+from .spades_v1 import raw_env, reset_start
 
 BotSpec = "str | Callable"
 ILLEGAL_ACTION_MODES = ("terminate", "raise", "random_legal")
@@ -161,25 +161,7 @@ class SpadesSingleAgentEnv(gymnasium.Env):
                 ``"game"`` (named in the message), or a ``game`` that is not a running
                 ``SpadesGame`` under the env's rules; nothing changes then.
         """
-        if seed is not None and (isinstance(seed, (bool, np.bool_))
-                                 or not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be None or a dict, got {type(options).__name__}")
-        unknown = sorted(map(repr, set(options or {}) - {"game"}))
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {', '.join(unknown)}; "
-                             f"SpadesSingleAgentEnv.reset takes options={{'game': SpadesGame}}")
-        game = (options or {}).get("game")
-        if game is not None:
-            from .engine import SpadesGame
-            if not isinstance(game, SpadesGame):
-                raise ValueError(f"options['game'] must be a SpadesGame, got {game!r}")
-            if game.rules != self.rules:
-                raise ValueError(f"options['game'] has rules {game.rules}, the env has "
-                                 f"{self.rules}")
-            if game.is_over:
-                raise ValueError("options['game'] is already over")
+        game = reset_start(seed, options, self.rules, only_game="SpadesSingleAgentEnv")
         super().reset(seed=None if seed is None else int(seed))
         rng = self.np_random
         self._env.reset(seed=int(rng.integers(2 ** 63)),

@@ -325,6 +325,35 @@ def _check_options(render_mode, reward, hands_per_episode, max_hands, metadata):
             raise ValueError(f"{name} must be None or an int in 1..10**9, got {v!r}")
 
 
+def reset_start(seed, options, rules: Rules, only_game: str | None = None) -> SpadesGame | None:
+    """The checks of ``reset(seed, options)``, shared by this env and ``SpadesSingleAgentEnv``:
+    ``seed`` None or an int >= 0, ``options`` None or a dict whose ``"game"`` (if any) is a
+    running ``SpadesGame`` under ``rules``. With ``only_game`` (the caller's name) any other key
+    of ``options`` is refused too. Returns that game, or None.
+
+    Raises:
+        ValueError: naming the argument and what it should be.
+    """
+    if seed is not None and (isinstance(seed, (bool, np.bool_))
+                             or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
+    if options is not None and not isinstance(options, dict):
+        raise ValueError(f"options must be None or a dict, got {type(options).__name__}")
+    unknown = sorted(map(repr, set(options or {}) - {"game"})) if only_game else []
+    if unknown:
+        raise ValueError(f"unknown reset option(s) {', '.join(unknown)}; "
+                         f"{only_game}.reset takes options={{'game': SpadesGame}}")
+    start = (options or {}).get("game")
+    if start is not None:
+        if not isinstance(start, SpadesGame):
+            raise ValueError(f"options['game'] must be a SpadesGame, got {start!r}")
+        if start.rules != rules:
+            raise ValueError(f"options['game'] has rules {start.rules}, the env has {rules}")
+        if start.is_over:
+            raise ValueError("options['game'] is already over")
+    return start
+
+
 def observation_space(history: bool = False, rules: Rules | None = None,
                       max_hands: int | None = 100, obs_version: int = 2) -> spaces.Dict:
     """The Dict space of one agent's observation (bounds as in the module docstring table):
@@ -446,23 +475,8 @@ class raw_env(AECEnv, EzPickle):
                 or a ``game`` that is not a running ``SpadesGame`` under the env's rules
                 (nothing changes then).
         """
-        if seed is not None and (isinstance(seed, (bool, np.bool_))
-                                 or not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be None or a dict, got {type(options).__name__}")
+        start = reset_start(seed, options, self.rules)
         _warn_raw_tianshou()
-        start = None
-        if options:
-            start = options.get("game")
-            if start is not None:
-                if not isinstance(start, SpadesGame):
-                    raise ValueError(f"options['game'] must be a SpadesGame, got {start!r}")
-                if start.rules != self.rules:
-                    raise ValueError(f"options['game'] has rules {start.rules}, the env has "
-                                     f"{self.rules}")
-                if start.is_over:
-                    raise ValueError("options['game'] is already over")
         if seed is not None or self._np_random is None:
             self._np_random = np.random.default_rng(None if seed is None else int(seed))
         game_seed = int(self._np_random.integers(2 ** 63))
@@ -755,6 +769,6 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
             self.env.step(action)
 
 
-__all__ = ["env", "raw_env", "parallel_env", "ActionOutOfSpaceError", "ResetNeededError", "AGENTS", "HISTORY_SIZE", "HISTORY_SLOT", "HISTORY_OFFSET",
+__all__ = ["env", "raw_env", "parallel_env", "reset_start", "ActionOutOfSpaceError", "ResetNeededError", "AGENTS", "HISTORY_SIZE", "HISTORY_SLOT", "HISTORY_OFFSET",
            "IncrementalEncoder", "encode_full", "encode_history", "observation_space",
            "REWARD_MODES"]
