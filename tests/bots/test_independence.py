@@ -55,7 +55,7 @@ def test_the_initial_state_is_a_copy_each_time():
     g = _played(4)
     before = g.to_json()
     init = g.initial
-    init["dealer"] = (init["dealer"] + 1) % 4      # d15: this broke the game's own save
+    init["dealer"] = (init["dealer"] + 1) % 4      # this once broke the game's own save
     init["hands"][0] = 0
     assert g.to_json() == before
     SpadesGame.from_json(g.to_json())
@@ -93,7 +93,7 @@ def test_a_clones_random_stream_cannot_be_changed_through_its_snapshot():
     g = SpadesGame(seed=1)
     c = g.clone()
     s = c.to_dict()
-    s["rng"]["state"]["state"] += 1                  # d15's second case
+    s["rng"]["state"]["state"] += 1                  # the same, through the RNG state
     assert c.rng.integers(1 << 30) == g.rng.integers(1 << 30)
 
 

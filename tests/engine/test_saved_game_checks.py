@@ -68,7 +68,7 @@ def test_the_base_states_load_print_save_and_play():
         _load_ok(d)
 
 
-# ------------------------------------------------------------------ score tables (d14 a)
+# ------------------------------------------------------------------------- score tables
 def _table_edit(path, value):
     def edit(d):
         x = d["hand_results"]
@@ -130,7 +130,7 @@ def test_running_game_whose_totals_end_it_is_refused():
     _load_ok(d)
 
 
-# ------------------------------------------------------------------ Blind Nil exchange (d14 b)
+# ------------------------------------------------------------------- Blind Nil exchange
 @pytest.mark.parametrize("queue", "bad")
 def test_exchange_queue_must_follow_the_blind_nil_bids(queue):
     d = _exchange_state()

@@ -15,13 +15,19 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
 # ----------------------------------------------------------------------------- PettingZoo tests
-def test_api_test_default():
-    api_test(spades_v1.env(), num_cycles=1000)
+VARIANTS = [{}, {"hands_per_episode": 1, "blind_nil": True, "history": True},
+            {"reward": "game", "loss_threshold": -100, "max_hands": 3}]
 
 
-def test_api_test_variants():
-    api_test(spades_v1.env(hands_per_episode=1, blind_nil=True, history=True), num_cycles=1000)
-    api_test(spades_v1.env(reward="game", loss_threshold=-100, max_hands=3), num_cycles=1000)
+@pytest.mark.parametrize("kwargs", VARIANTS)
+def test_api_test(kwargs):
+    api_test(spades_v1.env(**kwargs), num_cycles=150)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kwargs", VARIANTS)
+def test_api_test_long(kwargs):
+    api_test(spades_v1.env(**kwargs), num_cycles=1000)
 
 
 def test_seed_test():

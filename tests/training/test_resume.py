@@ -24,6 +24,7 @@ def _files(root):
     return out
 
 
+@pytest.mark.slow  # three training runs
 def test_resume_applies_safe_overrides_and_refuses_the_others_by_name(tmp_path):
     a = train(_tiny(tmp_path), **QUIET)
     assert a["iterations"] == 4
@@ -39,6 +40,7 @@ def test_resume_applies_safe_overrides_and_refuses_the_others_by_name(tmp_path):
             train(wrong, resume=b["checkpoint"], **QUIET)
 
 
+@pytest.mark.slow  # two training runs
 def test_resume_cli_overrides(tmp_path, capsys):
     a = train(_tiny(tmp_path), **QUIET)
     r = _main("spades_env.training.train", "--resume", a["checkpoint"], "--total_decisions", "500",

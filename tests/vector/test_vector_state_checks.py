@@ -28,7 +28,7 @@ def _same(a: dict, b: dict) -> bool:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_mask_that_contradicts_the_phase_is_refused_and_nothing_changes(backend):
-    env = _env_after(6, backend)                     # d17: a bid marked legal in the play
+    env = _env_after(6, backend)                     # a bid marked legal in the play
     before = env.state_dict()
     sd = copy.deepcopy(before)
     sd["_mask"][:, 60] = True
@@ -287,7 +287,7 @@ def test_a_billion_games_is_a_value_error_naming_num_envs():
 
 @pytest.mark.slow
 def test_the_address_space_limit_counts(tmp_path):
-    """d19: under ``ulimit -v`` the refusal names the limit instead of torch running out."""
+    """Under ``ulimit -v`` the refusal names the limit instead of torch running out."""
     import subprocess
     import sys
     child = ("import resource\n"
