@@ -24,7 +24,7 @@ def test_plot_refuses_malformed_eval_entries(tiny, tmp_path):
     for name, (ev, match) in cases.items():
         p = str(tmp_path / f"{name}.pt")
         save_checkpoint(p, {**base, "eval": ev})
-        r = _run("-m", "spades_env.training.plot", p, str(tmp_path / "c.png"))
+        r = _run("-m", "spades_env.training.plot", p, "--out", str(tmp_path / "c.png"))
         assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
         assert r.stderr.startswith(f"error: {p}: {match}"), r.stderr
     assert not os.path.exists(tmp_path / "c.png")
