@@ -46,16 +46,17 @@ def c_rules():
         lib = load_kernel()
     except NativeUnavailable as e:
         pytest.skip(f"no C kernel here: {e}")
-    from spades_env.native import SpRules, c_rules as to_c
+    from spades_env.native import SpDeck, SpRules, c_deck, c_rules as to_c
     i64, u64 = ctypes.c_int64, ctypes.c_uint64
     rp = ctypes.POINTER(SpRules)
+    dp = ctypes.POINTER(SpDeck)
     sig = {"sp_rule_legal_bids": (u64, [rp, i64, u64, i64, ctypes.POINTER(i64)]),
-           "sp_rule_legal_cards": (u64, [u64, i64, i64]),
-           "sp_rule_card_beats": (i64, [i64, i64]),
-           "sp_rule_cards_that_beat": (u64, [u64, i64]),
-           "sp_rule_spades_broken_after": (i64, [i64, i64, i64, i64]),
-           "sp_rule_voids_revealed": (i64, [i64, i64, i64]),
-           "sp_rule_trick_winner": (i64, [ctypes.POINTER(i64), i64]),
+           "sp_rule_legal_cards": (u64, [dp, u64, i64, i64]),
+           "sp_rule_card_beats": (i64, [dp, i64, i64]),
+           "sp_rule_cards_that_beat": (u64, [dp, u64, i64]),
+           "sp_rule_spades_broken_after": (i64, [dp, i64, i64, i64, i64]),
+           "sp_rule_voids_revealed": (i64, [dp, i64, i64, i64]),
+           "sp_rule_trick_winner": (i64, [dp, ctypes.POINTER(i64), i64]),
            "sp_rule_score_team": (None, [ctypes.POINTER(i64), ctypes.POINTER(i64),
                                          ctypes.POINTER(ctypes.c_uint8), i64, i64, i64, rp,
                                          ctypes.POINTER(i64)]),
@@ -65,8 +66,13 @@ def c_rules():
         f = getattr(lib, name)
         f.restype, f.argtypes = res, args
         out[name[len("sp_rule_"):]] = f
+    # the card-play rules take the deck's tables last, as the Python ones (default: standard)
+    for name in ("legal_cards", "card_beats", "cards_that_beat", "spades_broken_after",
+                 "voids_revealed"):
+        out[name] = (lambda f: lambda *a, deck=R.STANDARD_DECK: f(c_deck(deck), *a))(out[name])
     winner = out["trick_winner"]
-    out["trick_winner"] = lambda cards, leader: winner((ctypes.c_int64 * 4)(*cards), leader)
+    out["trick_winner"] = lambda cards, leader, deck=R.STANDARD_DECK: winner(
+        c_deck(deck), (ctypes.c_int64 * 4)(*cards), leader)
     score = out["score_team"]
 
     def score_team(bids, tricks, blind, team, score_before, bags_before, rules):
