@@ -228,13 +228,14 @@ class SpadesGame:
         "blind", "looked", "tricks_won", "trick", "trick_leader", "spades_broken", "played",
         "voids", "trick_number",
         "scores", "bags", "hand_results", "winner", "moves", "plays", "exchange_queue",
-        "exchanges", "hand_number", "_initial",
+        "exchanges", "hand_number", "_initial", "_deck",
     )
 
     def __init__(self, rules: Rules | None = None, seed=None, *, _deal: bool = True):
         self.rules = rules if rules is not None else _STANDARD
         if not isinstance(self.rules, Rules):
             raise ValueError(f"rules must be a spades_env.Rules, got {type(self.rules).__name__}")
+        self._deck = self.rules.deck  # the rules' deck (suits, card order), read every card
         self.rng = make_rng(seed)
         self.scores = [0, 0]
         self.bags = [0, 0]
@@ -432,7 +433,7 @@ class SpadesGame:
         rules = self.rules
         if not self.trick and self.trick_number == 0 and rules.two_of_clubs_leads:
             return first_lead_mask(rules, self.hands[seat])
-        deck = rules.deck
+        deck = self._deck
         return legal_cards_mask(self.hands[seat], deck.suit_of[self.trick[0]] if self.trick
                                 else -1, self.spades_broken, deck)
 
@@ -456,7 +457,7 @@ class SpadesGame:
             rules = self.rules
             if not trick and self.trick_number == 0 and rules.two_of_clubs_leads:
                 return cards_of_mask(first_lead_mask(rules, self.hands[self.current_player]))
-            deck = rules.deck
+            deck = self._deck
             return cards_of_mask(legal_cards_mask(self.hands[self.current_player],
                                                   deck.suit_of[trick[0]] if trick else -1,
                                                   self.spades_broken, deck))
@@ -514,7 +515,7 @@ class SpadesGame:
         if not self.trick and self.trick_number == 0 and self.rules.two_of_clubs_leads \
                 and action != 0:
             return "the holder of the 2 of clubs leads it to the first trick"
-        deck = self.rules.deck
+        deck = self._deck
         return illegal_card_reason(hand, action, deck.suit_of[self.trick[0]] if self.trick else -1,
                                    self.spades_broken, deck)
 
@@ -530,9 +531,8 @@ class SpadesGame:
         if type(action) is int and self.phase == _PLAY \
                 and (seat is None or (type(seat) is int and seat == p)) and 0 <= action < 52:
             trick = self.trick
-            rules = self.rules
-            deck = rules.deck
-            if (trick or self.trick_number or not rules.two_of_clubs_leads) \
+            deck = self._deck
+            if (trick or self.trick_number or not self.rules.two_of_clubs_leads) \
                     and (legal_cards_mask(self.hands[p], deck.suit_of[trick[0]] if trick else -1,
                                           self.spades_broken, deck) >> action) & 1:
                 if not self.moves:
@@ -643,14 +643,14 @@ class SpadesGame:
         self.hands[p] ^= bit
         self.played[p] |= bit
         trick = self.trick
-        deck = self.rules.deck
+        deck = self._deck
         if trick:
             led = deck.suit_of[trick[0]]
             self.voids[p] |= deck.failed_to_follow[led][card]
         else:
             led = -1
             self.trick_leader = p
-        if not self.spades_broken and (deck.spades >> card) & 1:  # else nothing can change
+        if deck.suit_of[card] == 3 and not self.spades_broken:  # else nothing can change
             self.spades_broken = spades_broken_after(card, led, False,
                                                      self.rules.forced_spade_lead_breaks, deck)
         trick.append(card)
@@ -720,6 +720,7 @@ class SpadesGame:
         from it, changes this game, and the other way round."""
         g = SpadesGame.__new__(SpadesGame)
         g.rules = self.rules  # frozen
+        g._deck = self._deck
         g._rng = None
         # the saved state is never handed out (``_rng_snapshot`` copies), so clones may share it
         g._rng_saved = self._rng_saved if self._rng is None else self._rng.bit_generator.state
