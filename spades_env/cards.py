@@ -173,7 +173,9 @@ def card_id(suit: int, rank: int) -> int:
 
 
 def suit_of(card: int) -> int:
-    """Suit (0 clubs .. 3 spades) of a card id.
+    """Suit (0 clubs .. 3 spades) of a card id as the id names it: the suit it follows in the
+    standard deck (under ``Rules.jokers`` the suit a card follows is ``rules.deck.suit_of``:
+    the jokers and the 2D are spades).
 
     Raises:
         ValueError: ``card`` is not an int 0..51.
@@ -182,7 +184,8 @@ def suit_of(card: int) -> int:
 
 
 def rank_of(card: int) -> int:
-    """Rank (0 = two .. 12 = ace) of a card id.
+    """Rank (0 = two .. 12 = ace) of a card id as the id names it (its order within a suit is
+    ``rules.deck.strength``'s).
 
     Raises:
         ValueError: ``card`` is not an int 0..51.
