@@ -1291,3 +1291,18 @@ def test_a_jokers_game_names_the_jokers_and_shows_only_the_players_cards(tmp_pat
     g = _true_game(app, gid)
     assert {card_str(m, jokers=True) for m in g.moves if m < 52} >= {"BJ", "LJ"}
     assert (g.rules.deck.suit_of[BIG_JOKER], g.rules.deck.suit_of[LITTLE_JOKER]) == (3, 3)
+
+
+def test_a_checkpoint_without_the_rules_piece_is_refused_under_other_rules(tmp_path):
+    """The shipped network (observation version 2, trained under standard) cannot see house
+    rules: a game against it under another preset is refused before anything is stored, with
+    the reason; under the standard rules and a shorter target it starts."""
+    pytest.importorskip("torch")
+    app = create_app(str(tmp_path / "db.sqlite3"), checkpoint=SHIPPED)
+    c = _client(app)
+    r = c.post("/api/games", json={"difficulty": "checkpoint", "rules": {"preset": "mirror"}})
+    assert r.status_code == 409, r.text
+    assert "trained under the rules 'standard'" in r.text and "cannot play 'mirror'" in r.text
+    assert c.get("/api/games").json() == {"games": []}  # nothing stored
+    r = c.post("/api/games", json={"difficulty": "checkpoint", "target": 250})
+    assert r.status_code == 201, r.text
