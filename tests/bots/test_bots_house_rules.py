@@ -142,3 +142,29 @@ def test_the_other_search_bots_play_a_legal_hand_under_jokers(level):
         p = g.current_player
         g.apply(bots[p].act(g.view(p)))  # an illegal action would raise here
     assert sum(g.hand_results[0].tricks) == 13
+
+
+@pytest.mark.parametrize("level", ["easy", "medium"])
+def test_scripted_bots_bid_the_jokers_as_the_top_trumps(level):
+    """The bid itself, through ``act``: seat 0 holds BJ LJ 2D 2S and nine low side cards. Under
+    jokers those are the four top trumps, so each bot bids what it bids in the standard deck for
+    AS KS QS JS and the same side cards (easy 2: its sure tricks are the top two cards of a suit;
+    medium 4), and more than for the same 13 ids read in the standard deck (2H 2C 2D 2S and
+    low cards: no sure trick)."""
+    from spades_env.cards import parse_cards
+    side = "3C 4C 5C 3D 4D 5D 3H 4H 5H"
+
+    def bid(text, rules):
+        mine = parse_cards(text, jokers=rules.jokers)
+        rest = [c for c in range(52) if c not in mine]
+        hands = [mine, rest[0:13], rest[13:26], rest[26:39]]
+        g = SpadesGame.from_deal(hands, dealer=3, rules=rules)
+        a = make_bot(level, seed=0).act(g.view(0))
+        assert 52 <= a <= 65, a
+        return a - 52
+
+    jokers = bid("BJ LJ 2D 2S " + side, Rules(jokers=True))
+    same_ids = bid("2H 2C 2D 2S " + side, Rules())
+    top_spades = bid("AS KS QS JS " + side, Rules())
+    assert jokers == top_spades == {"easy": 2, "medium": 4}[level]
+    assert same_ids < jokers
