@@ -263,3 +263,45 @@ def test_replay_frames_of_a_jokers_game_use_its_deck():
     assert len(bj) == 1 and [t["seat"] for t in bj[0]["trick"] if t["card"] == "BJ"] == \
         [bj[0]["trick_winner"]]
     assert [f["trick_winner"] for f in done[:-1]] == winners[:-1]
+
+
+def test_jokers_records_replay_under_their_rules(tmp_path):
+    """Both record formats keep the jokers (docs/rules.md, Jokers). Hand records (``.npz``) whose
+    ``rules`` is ``joker_joker_deuce_deuce`` replay their 56 moves under the jokers' deck and
+    name BJ and LJ; a JSON game record keeps ``jokers`` in its rules. The same moves labelled
+    ``standard`` do not replay: somewhere a seat follows a diamond lead with the 2D while
+    holding other diamonds, or leads a joker as a spade, which the standard deck refuses."""
+    from spades_env.records import HAND_FORMAT, HAND_VERSION, MOVES_PER_HAND
+    rules = Rules.preset("joker_joker_deuce_deuce")
+    seeds, moves = [], []
+    for s in range(12):
+        g = SpadesGame(rules, seed=100 + s)
+        rng = np.random.default_rng(s)
+        while g.hand_number == 0:
+            la = g.legal_actions()
+            g.apply(int(la[int(rng.integers(len(la)))]))
+        assert len(g.moves) == MOVES_PER_HAND
+        seeds.append(100 + s)
+        moves.append(g.moves)
+
+    def write(preset):
+        path = tmp_path / f"{preset}.npz"
+        np.savez(path, format=np.array(HAND_FORMAT), version=np.array(HAND_VERSION),
+                 teacher=np.array("random"), rules=np.array(preset),
+                 seed=np.array(seeds, dtype=np.int64),
+                 scores=np.zeros((len(seeds), 2), dtype=np.int16),
+                 bags=np.zeros((len(seeds), 2), dtype=np.int8),
+                 moves=np.array(moves, dtype=np.uint8))
+        return path.read_bytes()
+
+    src = replay.read_records(write("joker_joker_deuce_deuce"), "j.npz")
+    names = set()
+    for i in range(len(seeds)):
+        rg = src.game(i)
+        assert rg.rules.jokers
+        names |= {x for f in rg.full()["frames"] for h in f["hands"] for x in h}
+    assert {"BJ", "LJ"} <= names and not {"2C", "2H"} & names
+    with pytest.raises(replay.RecordError, match="refused by the engine"):
+        replay.read_records(write("standard"), "s.npz")
+    back = SpadesGame.from_dict(json.loads(_record(g))["game"])
+    assert back.rules == rules and back.moves == g.moves
