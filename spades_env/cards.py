@@ -147,6 +147,21 @@ SPADES_MASK = SUIT_MASKS[Suit.SPADES]
 NON_SPADES_MASK = SUIT_MASKS[0] | SUIT_MASKS[1] | SUIT_MASKS[2]
 FULL_DECK = (1 << NUM_CARDS) - 1
 
+# Jokers (``Rules.jokers``, "Joker Joker Deuce Deuce": docs/rules.md, Jokers). The deck keeps 52
+# cards and their ids: the two jokers take the ids of the two deuces that leave it.
+BIG_JOKER = 26
+"""Card id of the big joker under ``Rules.jokers``: the id of the 2 of hearts, out of that deck."""
+LITTLE_JOKER = 0
+"""Card id of the little joker under ``Rules.jokers``: the id of the 2 of clubs, out of that deck."""
+JOKER_TRUMPS = (39, 13, LITTLE_JOKER, BIG_JOKER)
+"""The cards ``Rules.jokers`` ranks above the ace of spades, from the lowest up: the 2 of spades,
+the 2 of diamonds, the little joker, the big joker (all four are spades for every purpose)."""
+JOKER_NAMES = {BIG_JOKER: "BJ", LITTLE_JOKER: "LJ"}
+"""How the jokers are written (``card_str(..., jokers=True)``); ``parse_card`` also reads
+``BIG JOKER`` and ``LITTLE JOKER``."""
+_JOKER_PARSE = {"BJ": BIG_JOKER, "LJ": LITTLE_JOKER, "BIG JOKER": BIG_JOKER,
+                "LITTLE JOKER": LITTLE_JOKER}
+
 
 def card_id(suit: int, rank: int) -> int:
     """Card id ``suit * 13 + rank`` (int in 0..51).
@@ -158,7 +173,9 @@ def card_id(suit: int, rank: int) -> int:
 
 
 def suit_of(card: int) -> int:
-    """Suit (0 clubs .. 3 spades) of a card id.
+    """Suit (0 clubs .. 3 spades) of a card id as the id names it: the suit it follows in the
+    standard deck (under ``Rules.jokers`` the suit a card follows is ``rules.deck.suit_of``:
+    the jokers and the 2D are spades).
 
     Raises:
         ValueError: ``card`` is not an int 0..51.
@@ -167,7 +184,8 @@ def suit_of(card: int) -> int:
 
 
 def rank_of(card: int) -> int:
-    """Rank (0 = two .. 12 = ace) of a card id.
+    """Rank (0 = two .. 12 = ace) of a card id as the id names it (its order within a suit is
+    ``rules.deck.strength``'s).
 
     Raises:
         ValueError: ``card`` is not an int 0..51.
@@ -183,26 +201,41 @@ _SUIT_PARSE.update({ch: i for i, ch in enumerate(SUIT_SYMBOLS)})
 _SUIT_PARSE.update({"♤": 3, "♡": 2, "♢": 1, "♧": 0})
 
 
-def parse_card(text: str) -> int:
-    """Parse ``AS``, ``10H``, ``TH``, ``2c``, ``A♠`` into a card id.
+def parse_card(text: str, jokers: bool = False) -> int:
+    """Parse ``AS``, ``10H``, ``TH``, ``2c``, ``A♠`` into a card id; with ``jokers`` (the deck of
+    ``Rules.jokers``) also ``BJ`` / ``LJ`` (or ``Big Joker`` / ``Little Joker``), the ids of the
+    2 of hearts and the 2 of clubs, which that deck does not hold.
 
     Raises:
-        ValueError: naming the string when it is not a card.
+        ValueError: naming the string when it is not a card of the deck (a joker without
+            ``jokers``; the 2C or 2H with it).
     """
     if not isinstance(text, str):
         raise ValueError(f"not a card: {text!r} (expected a string such as 'AS' or '10H')")
     s = text.strip().upper()
+    joker = _JOKER_PARSE.get(" ".join(s.split()))
+    if joker is not None:
+        if not jokers:
+            raise ValueError(f"not a card: {text!r} is a joker, and only the deck of "
+                             f"Rules.jokers holds jokers")
+        return joker
     if len(s) < 2:
         raise ValueError(f"not a card: {text!r}")
     suit = _SUIT_PARSE.get(s[-1])
     rank = _RANK_PARSE.get(s[:-1])
     if suit is None or rank is None:
         raise ValueError(f"not a card: {text!r} (rank 2-10/T/J/Q/K/A then suit S/H/D/C)")
-    return suit * 13 + rank
+    card = suit * 13 + rank
+    if jokers and card in JOKER_NAMES:
+        raise ValueError(f"not a card of the deck with jokers: {text!r} (Rules.jokers removes "
+                         f"the 2C and the 2H; their ids are the jokers', "
+                         f"{JOKER_NAMES[card]})")
+    return card
 
 
-def parse_cards(text: str | list[str]) -> list[int]:
-    """Parse a space- or comma-separated list of cards (or a list of strings).
+def parse_cards(text: str | list[str], jokers: bool = False) -> list[int]:
+    """Parse a space- or comma-separated list of cards (or a list of strings); ``jokers`` as for
+    ``parse_card``.
 
     Raises:
         ValueError: not a string or a list of card strings, or a string that is not a card.
@@ -216,15 +249,19 @@ def parse_cards(text: str | list[str]) -> list[int]:
             parts = list(text)
         except TypeError:
             raise ValueError(f"not a list of cards: {text!r}") from None
-    return [parse_card(p) for p in parts]
+    return [parse_card(p, jokers) for p in parts]
 
 
-def card_str(card: int, symbols: bool = False) -> str:
-    """Format a card id as ``AS`` / ``10H`` (or ``A♠`` with ``symbols=True``)."""
+def card_str(card: int, symbols: bool = False, jokers: bool = False) -> str:
+    """Format a card id as ``AS`` / ``10H`` (or ``A♠`` with ``symbols=True``); with ``jokers``
+    (the deck of ``Rules.jokers``) the ids ``BIG_JOKER`` and ``LITTLE_JOKER`` as ``BJ`` and
+    ``LJ``."""
     if isinstance(card, bool) or not isinstance(card, (int, np.integer)):
         raise ValueError(f"card id must be an int 0..51, got {card!r}")
     if not 0 <= card < NUM_CARDS:
         raise ValueError(f"card id {card} out of range 0..51")
+    if jokers and card in JOKER_NAMES:
+        return JOKER_NAMES[card]
     suits = SUIT_SYMBOLS if symbols else SUIT_LETTERS
     return RANK_LETTERS[card % 13] + suits[card // 13]
 
@@ -307,8 +344,8 @@ def bid_action(bid: int) -> int:
     return BID_OFFSET + int(bid)
 
 
-def action_str(action: int, symbols: bool = False) -> str:
-    """Readable name of an action id (0..67).
+def action_str(action: int, symbols: bool = False, jokers: bool = False) -> str:
+    """Readable name of an action id (0..67); ``symbols`` and ``jokers`` as for ``card_str``.
 
     Raises:
         ValueError: ``action`` is not an int.
@@ -318,7 +355,7 @@ def action_str(action: int, symbols: bool = False) -> str:
             raise ValueError(f"action must be an int action id, got {action!r}")
         action = int(action)
     if 0 <= action < NUM_CARDS:
-        return card_str(action, symbols)
+        return card_str(action, symbols, jokers)
     if BID_OFFSET <= action <= BID_OFFSET + MAX_BID:
         b = action - BID_OFFSET
         return "bid Nil" if b == 0 else f"bid {b}"
@@ -329,8 +366,10 @@ def action_str(action: int, symbols: bool = False) -> str:
     return f"<invalid action {action}>"
 
 
-def format_hand(mask: int, symbols: bool = True) -> str:
-    """Hand text grouped by suit, spades first, high to low: ``♠ A K 4  ♥ Q 10 ...``.
+def format_hand(mask: int, symbols: bool = True, jokers: bool = False) -> str:
+    """Hand text grouped by suit, spades first, high to low: ``♠ A K 4  ♥ Q 10 ...``. With
+    ``jokers`` (the deck of ``Rules.jokers``) the spades start with the trumps above the ace,
+    ``BJ LJ 2♦ 2``, and no other suit shows a 2.
 
     Raises:
         ValueError: ``mask`` is not an int in 0..2**52-1.
@@ -339,6 +378,12 @@ def format_hand(mask: int, symbols: bool = True) -> str:
     parts = []
     suits = SUIT_SYMBOLS if symbols else SUIT_LETTERS
     for s in (3, 2, 1, 0):
-        ranks = [RANK_LETTERS[r] for r in range(12, -1, -1) if (mask >> (s * 13 + r)) & 1]
-        parts.append(suits[s] + " " + (" ".join(ranks) if ranks else "-"))
+        names = []
+        if jokers and s == 3:
+            names = [JOKER_NAMES.get(c) or (RANK_LETTERS[c % 13]
+                                            + ("" if c // 13 == 3 else suits[c // 13]))
+                     for c in reversed(JOKER_TRUMPS) if (mask >> c) & 1]
+        low = 1 if jokers else 0  # the deuces of the jokers deck are trumps (or gone)
+        names += [RANK_LETTERS[r] for r in range(12, low - 1, -1) if (mask >> (s * 13 + r)) & 1]
+        parts.append(suits[s] + " " + (" ".join(names) if names else "-"))
     return "  ".join(parts)

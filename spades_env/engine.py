@@ -24,7 +24,7 @@ from .cards import (
     NEXT_SEAT, PARTNER, SEATS_FROM, action_str, card_str, cards_of_mask, mask_to_cards,
 )
 from .rules import (
-    FAILED_TO_FOLLOW, HandResult, Rules, blind_nil_offered, exchange_queue, first_lead_mask,
+    HandResult, Rules, blind_nil_offered, exchange_queue, first_lead_mask,
     first_leader, game_outcome,
     illegal_bid_reason, illegal_card_reason, legal_bids, legal_cards_mask, moon_team, score_hand,
     spades_broken_after, trick_winner_unchecked, voids_of_plays,
@@ -178,8 +178,9 @@ class PlayerView:
         cache = self.__dict__
         known = cache.get("_known_voids")
         if known is None:
-            shown = voids_of_plays(self.play_history, self.rules.forced_spade_lead_breaks,
-                                   self.rules.spades_lead_any_time)
+            rules = self.rules
+            shown = voids_of_plays(self.play_history, rules.forced_spade_lead_breaks,
+                                   rules.spades_lead_any_time, rules.deck)
             known = cache["_known_voids"] = tuple(v | w for v, w in zip(self.voids, shown))
         return known
 
@@ -191,8 +192,9 @@ class PlayerView:
 
     @property
     def led_suit(self) -> int | None:
-        """Suit (0..3) led to the current trick, or None before the lead."""
-        return self.current_trick[0][1] // 13 if self.current_trick else None
+        """Suit (0..3) led to the current trick (``Rules.deck``'s suit of the card led: a joker
+        leads spades), or None before the lead."""
+        return self.rules.deck.suit_of[self.current_trick[0][1]] if self.current_trick else None
 
     def info_key(self) -> tuple:
         """Hashable key of the information set (equal views give equal keys)."""
@@ -226,13 +228,14 @@ class SpadesGame:
         "blind", "looked", "tricks_won", "trick", "trick_leader", "spades_broken", "played",
         "voids", "trick_number",
         "scores", "bags", "hand_results", "winner", "moves", "plays", "exchange_queue",
-        "exchanges", "hand_number", "_initial",
+        "exchanges", "hand_number", "_initial", "_deck",
     )
 
     def __init__(self, rules: Rules | None = None, seed=None, *, _deal: bool = True):
         self.rules = rules if rules is not None else _STANDARD
         if not isinstance(self.rules, Rules):
             raise ValueError(f"rules must be a spades_env.Rules, got {type(self.rules).__name__}")
+        self._deck = self.rules.deck  # the rules' deck (suits, card order), read every card
         self.rng = make_rng(seed)
         self.scores = [0, 0]
         self.bags = [0, 0]
@@ -295,6 +298,7 @@ class SpadesGame:
                 a bad seed. The arguments are not kept (the game holds its own copies).
         """
         from .cards import parse_card
+        jokers = isinstance(rules, Rules) and rules.jokers  # card names of the jokers deck
         if isinstance(hands, (str, bytes, dict)):
             raise ValueError(f"hands must be a list of 4 hands, got {type(hands).__name__}")
         try:
@@ -313,7 +317,7 @@ class SpadesGame:
             else:
                 if isinstance(h, str):
                     from .cards import parse_cards
-                    h = parse_cards(h)
+                    h = parse_cards(h, jokers)
                 m = 0
                 try:
                     items = list(h) if not isinstance(h, (bytes, dict, bool, np.bool_)) else None
@@ -324,7 +328,7 @@ class SpadesGame:
                                      f"mask, got {h!r}")
                 for c in items:
                     if isinstance(c, str):
-                        cid = parse_card(c)
+                        cid = parse_card(c, jokers)
                     elif isinstance(c, (int, np.integer)) and not isinstance(c, bool):
                         cid = int(c)
                     else:
@@ -332,7 +336,8 @@ class SpadesGame:
                     if not 0 <= cid < 52:
                         raise ValueError(f"card id {cid} out of range 0..51")
                     if (m >> cid) & 1:
-                        raise ValueError(f"card {card_str(cid)} appears twice in one hand")
+                        raise ValueError(f"card {card_str(cid, jokers=jokers)} appears twice "
+                                         f"in one hand")
                     m |= 1 << cid
             masks.append(m)
         if any(m.bit_count() != 13 for m in masks):
@@ -412,8 +417,9 @@ class SpadesGame:
 
     @property
     def led_suit(self) -> int | None:
-        """Suit (0..3) of the first card of the current trick, or None before the lead."""
-        return self.trick[0] // 13 if self.trick else None
+        """Suit (0..3) of the first card of the current trick (``Rules.deck``'s: a joker or the
+        2D under jokers leads spades), or None before the lead."""
+        return self.rules.deck.suit_of[self.trick[0]] if self.trick else None
 
     def hand(self, seat: int) -> list[int]:
         """Card ids held by ``seat`` (ascending, a new list). Full information: not for bots.
@@ -424,10 +430,12 @@ class SpadesGame:
         return mask_to_cards(self.hands[_check_seat(seat)])
 
     def _play_mask(self, seat: int) -> int:
-        if not self.trick and self.trick_number == 0 and self.rules.two_of_clubs_leads:
-            return first_lead_mask(self.rules, self.hands[seat])
-        return legal_cards_mask(self.hands[seat], self.trick[0] // 13 if self.trick else -1,
-                                self.spades_broken)
+        rules = self.rules
+        if not self.trick and self.trick_number == 0 and rules.two_of_clubs_leads:
+            return first_lead_mask(rules, self.hands[seat])
+        deck = self._deck
+        return legal_cards_mask(self.hands[seat], deck.suit_of[self.trick[0]] if self.trick
+                                else -1, self.spades_broken, deck)
 
     def legal_mask(self) -> int:
         """Legal actions as a 68-bit int mask (bit = action id)."""
@@ -446,11 +454,13 @@ class SpadesGame:
         """Legal action ids (ascending) for ``current_player``; [] when the game is over."""
         if self.phase == _PLAY:
             trick = self.trick
-            if not trick and self.trick_number == 0 and self.rules.two_of_clubs_leads:
-                return cards_of_mask(first_lead_mask(self.rules, self.hands[self.current_player]))
+            rules = self.rules
+            if not trick and self.trick_number == 0 and rules.two_of_clubs_leads:
+                return cards_of_mask(first_lead_mask(rules, self.hands[self.current_player]))
+            deck = self._deck
             return cards_of_mask(legal_cards_mask(self.hands[self.current_player],
-                                                  trick[0] // 13 if trick else -1,
-                                                  self.spades_broken))
+                                                  deck.suit_of[trick[0]] if trick else -1,
+                                                  self.spades_broken, deck))
         ph = self.phase
         if ph == Phase.BIDDING:
             p = self.current_player
@@ -490,7 +500,8 @@ class SpadesGame:
             if action < NUM_CARDS:
                 if not self.looked[p]:
                     return "decide first: bid Blind Nil or look at your cards"
-                return f"it is the bidding phase: bid 0..13, not play {card_str(action)}"
+                return (f"it is the bidding phase: bid 0..13, not play "
+                        f"{card_str(action, jokers=self.rules.jokers)}")
             return illegal_bid_reason(self.rules, action - BID_OFFSET, p, self.hands[p],
                                       self.looked[p], self.bids)
         if action >= NUM_CARDS:
@@ -498,14 +509,15 @@ class SpadesGame:
             return f"bidding is over: it is {what}, play a card, not {action_str(action)}"
         hand = self.hands[p]
         if not (hand >> action) & 1:
-            return f"{card_str(action)}: that card is not in your hand"
+            return f"{card_str(action, jokers=self.rules.jokers)}: that card is not in your hand"
         if ph == Phase.EXCHANGE:
             return None
         if not self.trick and self.trick_number == 0 and self.rules.two_of_clubs_leads \
                 and action != 0:
             return "the holder of the 2 of clubs leads it to the first trick"
-        return illegal_card_reason(hand, action, self.trick[0] // 13 if self.trick else -1,
-                                   self.spades_broken)
+        deck = self._deck
+        return illegal_card_reason(hand, action, deck.suit_of[self.trick[0]] if self.trick else -1,
+                                   self.spades_broken, deck)
 
     # ------------------------------------------------------------------ moves
     def apply(self, action, seat: int | None = None) -> None:
@@ -519,9 +531,10 @@ class SpadesGame:
         if type(action) is int and self.phase == _PLAY \
                 and (seat is None or (type(seat) is int and seat == p)) and 0 <= action < 52:
             trick = self.trick
+            deck = self._deck
             if (trick or self.trick_number or not self.rules.two_of_clubs_leads) \
-                    and (legal_cards_mask(self.hands[p], trick[0] // 13 if trick else -1,
-                                          self.spades_broken) >> action) & 1:
+                    and (legal_cards_mask(self.hands[p], deck.suit_of[trick[0]] if trick else -1,
+                                          self.spades_broken, deck) >> action) & 1:
                 if not self.moves:
                     self._record_start()
                 self._play_card(p, action)
@@ -630,20 +643,21 @@ class SpadesGame:
         self.hands[p] ^= bit
         self.played[p] |= bit
         trick = self.trick
+        deck = self._deck
         if trick:
-            led = trick[0] // 13
-            self.voids[p] |= FAILED_TO_FOLLOW[led][card]
+            led = deck.suit_of[trick[0]]
+            self.voids[p] |= deck.failed_to_follow[led][card]
         else:
             led = -1
             self.trick_leader = p
-        if card >= 39 and not self.spades_broken:  # otherwise nothing can change
+        if deck.suit_of[card] == 3 and not self.spades_broken:  # else nothing can change
             self.spades_broken = spades_broken_after(card, led, False,
-                                                     self.rules.forced_spade_lead_breaks)
+                                                     self.rules.forced_spade_lead_breaks, deck)
         trick.append(card)
         if len(trick) < 4:
             self.current_player = NEXT_SEAT[p]
             return
-        w = trick_winner_unchecked(trick, self.trick_leader)
+        w = trick_winner_unchecked(trick, self.trick_leader, deck)
         self.tricks_won[w] += 1
         self.trick = []
         self.trick_number += 1
@@ -706,6 +720,7 @@ class SpadesGame:
         from it, changes this game, and the other way round."""
         g = SpadesGame.__new__(SpadesGame)
         g.rules = self.rules  # frozen
+        g._deck = self._deck
         g._rng = None
         # the saved state is never handed out (``_rng_snapshot`` copies), so clones may share it
         g._rng_saved = self._rng_saved if self._rng is None else self._rng.bit_generator.state

@@ -49,8 +49,8 @@ import weakref
 
 from .fileio import clean_stale_temps, write_atomic
 
-__all__ = ["NativeUnavailable", "load_kernel", "SpEnv", "SpRules", "c_rules", "rules_c_fields",
-           "kernel_path"]
+__all__ = ["NativeUnavailable", "load_kernel", "SpEnv", "SpRules", "SpDeck", "c_rules", "c_deck",
+           "rules_c_fields", "kernel_path"]
 
 _DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native")
 # compiled together into one library: the batched engine's step and the PIMC bots' play-outs
@@ -213,7 +213,8 @@ class ThreadChooser:
         self._probing = False
 
 
-_C_TYPES = {"int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32, "float": ctypes.c_float}
+_C_TYPES = {"int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32, "float": ctypes.c_float,
+            "uint64_t": ctypes.c_uint64, "int8_t": ctypes.c_int8}
 
 
 def _read_source(name: str) -> str:
@@ -233,42 +234,17 @@ def rules_c_fields() -> tuple:
     return tuple(re.findall(r"X\((\w+)\)", m.group(1)))
 
 
-class SpRules(ctypes.Structure):
-    """ctypes mirror of ``sp_rules`` (``_native/rules.h``), built from its field list
-    (``rules_c_fields``); fill it with ``c_rules``."""
-
-    _fields_ = [(name, ctypes.c_int64) for name in rules_c_fields()]
-
-
-def c_rules(rules) -> SpRules:
-    """A ``Rules`` as the C struct: each field of ``SP_RULES_FIELDS`` by name, a bool as 0/1, a
-    ``None`` as 0; ``has_<field>`` is 1 when ``<field>`` is not None.
-
-    Raises:
-        RuntimeError: a C field that names no field of ``Rules`` (the two lists disagree).
-    """
-    values = {}
-    for name, _ in SpRules._fields_:
-        if name.startswith("has_") and hasattr(rules, name[4:]):
-            values[name] = int(getattr(rules, name[4:]) is not None)
-        elif hasattr(rules, name):
-            v = getattr(rules, name)
-            values[name] = 0 if v is None else int(v)
-        else:
-            raise RuntimeError(f"_native/rules.h: SP_RULES_FIELDS names {name!r}, which is not a "
-                               f"field of Rules")
-    return SpRules(**values)
-
-
 def _struct_fields(source: str, name: str) -> list:
     """The ctypes fields of ``typedef struct { ... } name;`` in ``_native/<source>``: its
-    declarations in order (``int64_t``, ``int32_t``, ``float``, pointers, ``sp_rules``)."""
+    declarations in order (``int64_t``, ``int32_t``, ``float``, ``uint64_t``, ``int8_t``, arrays
+    ``x[N]`` of them, pointers, ``sp_rules``, ``sp_deck``)."""
     text = _read_source(source)
     m = re.search(r"typedef struct \{([^}]*)\}\s*" + name + r"\s*;", text)
     if m is None:
         raise RuntimeError(f"_native/{source} has no struct {name}")
     out = []
-    for decl in m.group(1).split(";"):
+    body = re.sub(r"SP_RULES_FIELDS\(\w+\)", " ", m.group(1))  # sp_rules' list: rules_c_fields
+    for decl in body.split(";"):
         decl = decl.strip()
         if not decl:
             continue
@@ -277,11 +253,71 @@ def _struct_fields(source: str, name: str) -> list:
             var = var.strip()
             if var.startswith("*"):
                 out.append((var.lstrip("* "), ctypes.c_void_p))
-            elif ctype == "sp_rules":
-                out.append((var, SpRules))
-            else:
-                out.append((var, _C_TYPES[ctype]))
+                continue
+            t = globals()["SpRules"] if ctype == "sp_rules" else \
+                globals()["SpDeck"] if ctype == "sp_deck" else _C_TYPES[ctype]
+            arr = re.fullmatch(r"(\w+)\[(\d+)\]", var)
+            out.append((arr.group(1), t * int(arr.group(2))) if arr else (var, t))
     return out
+
+
+class SpDeck(ctypes.Structure):
+    """ctypes mirror of ``sp_deck`` (``_native/rules.h``: the tables of a ``rules.Deck``), read
+    from that struct's declaration; fill it with ``c_deck``."""
+
+    _fields_ = _struct_fields("rules.h", "sp_deck")
+
+
+class SpRules(ctypes.Structure):
+    """ctypes mirror of ``sp_rules`` (``_native/rules.h``), built from its field list
+    (``rules_c_fields``) and the rest of its declaration (``deck``, an ``SpDeck``); fill it with
+    ``c_rules``."""
+
+    _fields_ = ([(name, ctypes.c_int64) for name in rules_c_fields()]
+                + _struct_fields("rules.h", "sp_rules"))
+
+
+_decks: dict = {}  # rules.Deck name -> its SpDeck (built once per deck)
+
+
+def c_deck(deck) -> SpDeck:
+    """A ``rules.Deck`` as the C struct ``sp_deck``: its suit masks, ``above`` masks, plain cards,
+    suits, strengths, ranks and promoted trumps, copied from the Python tables (one SpDeck per
+    deck, kept: read only by C)."""
+    out = _decks.get(deck.name)
+    if out is None:
+        out = SpDeck(suit=(ctypes.c_uint64 * 4)(*deck.suit_masks),
+                     above=(ctypes.c_uint64 * 52)(*deck.above), plain=deck.plain,
+                     suit_of=(ctypes.c_int8 * 52)(*deck.suit_of),
+                     strength=(ctypes.c_int8 * 52)(*deck.strength),
+                     rank=(ctypes.c_int8 * 52)(*deck.rank),
+                     top=(ctypes.c_int8 * 4)(*deck.top, *[0] * (4 - len(deck.top))),
+                     ntop=len(deck.top))
+        _decks[deck.name] = out
+    return out
+
+
+def c_rules(rules) -> SpRules:
+    """A ``Rules`` as the C struct: each field of ``SP_RULES_FIELDS`` by name, a bool as 0/1, a
+    ``None`` as 0; ``has_<field>`` is 1 when ``<field>`` is not None; ``deck`` the tables of
+    ``rules.deck`` (``c_deck``).
+
+    Raises:
+        RuntimeError: a C field that names no field of ``Rules`` (the two lists disagree).
+    """
+    values = {}
+    for name, _ in SpRules._fields_:
+        if name == "deck":
+            values[name] = c_deck(rules.deck)
+        elif name.startswith("has_") and hasattr(rules, name[4:]):
+            values[name] = int(getattr(rules, name[4:]) is not None)
+        elif hasattr(rules, name):
+            v = getattr(rules, name)
+            values[name] = 0 if v is None else int(v)
+        else:
+            raise RuntimeError(f"_native/rules.h: SP_RULES_FIELDS names {name!r}, which is not a "
+                               f"field of Rules")
+    return SpRules(**values)
 
 
 class SpEnv(ctypes.Structure):
@@ -590,7 +626,8 @@ def load_kernel():
         lib.sp_openmp.argtypes = []
         lib.sp_openmp.restype = ctypes.c_int
         i64 = ctypes.c_int64
-        lib.sp_playouts.argtypes = [i64, vp, vp, vp, vp, i64, i64, vp, i64, i64, i64, i64, vp]
+        lib.sp_playouts.argtypes = [ctypes.POINTER(SpDeck), i64, vp, vp, vp, vp, i64, i64, vp, i64,
+                                    i64, i64, i64, vp]
         lib.sp_playouts.restype = ctypes.c_int64
         _kernel = lib
         return lib

@@ -8,10 +8,10 @@ observer: ``rel = (seat - me) % 4`` so 0 = me, 1 = left (next to act after me), 
 |----------------|-------|-------------------------------------------------------------------------|
 | phase          | 3     | one-hot: bidding, Blind Nil exchange, play (all 0 when the game is over) |
 | looked         | 1     | 1 once the observer has seen its own hand (always 1 without Blind Nil)  |
-| hand           | 52    | own cards (card id = suit*13 + rank); all 0 before looking              |
+| hand           | 52    | own cards by card id (suit*13 + rank; under jokers the big joker is id 26, the little joker id 0); all 0 before looking |
 | played         | 4x52  | cards played this hand, by relative seat                                 |
 | trick          | 4x52  | the current trick: the card each relative seat played to it             |
-| led_suit       | 4     | one-hot suit led to the current trick (all 0 before the lead)           |
+| led_suit       | 4     | one-hot suit led to the current trick (all 0 before the lead); the deck's suit: under jokers a joker or the 2D leads spades |
 | bids           | 4x16  | per relative seat, one-hot: 0 not yet bid, 1 Nil, 1+b bid b (1..13), 15 Blind Nil |
 | tricks_won     | 4     | tricks won this hand by relative seat / 13                              |
 | voids          | 4x4   | known voids by relative seat, by suit: failed to follow suit, or led a spade before spades were broken (void in clubs, diamonds, hearts) |
@@ -138,6 +138,7 @@ RULE_FEATURES: tuple[tuple[str, str, float], ...] = (
     ("big_bid_double", "value", 13.0),
     ("moon_wins", "flag", 1.0),
     ("two_of_clubs_leads", "flag", 1.0),
+    ("jokers", "flag", 1.0),
 )
 """Slot ``k`` of the ``rules`` piece codes ``RULE_FEATURES[k]``; the slots after the last are 0
 (room for later switches: a new switch takes the next slot, earlier slots never move)."""
@@ -260,7 +261,7 @@ def encode(view, out: np.ndarray | None = None) -> np.ndarray:
     for s, c in view.current_trick:
         out[o["trick"][0] + 52 * ((s - me) & 3) + c] = 1.0
     if view.current_trick:
-        out[o["led_suit"][0] + view.current_trick[0][1] // 13] = 1.0
+        out[o["led_suit"][0] + view.led_suit] = 1.0  # the deck's suit (a joker leads spades)
     out[o["spades_broken"][0]] = 1.0 if view.spades_broken else 0.0
     out[o["trick_number"][0]] = view.trick_number / 13.0
     out[o["dealer"][0] + ((view.dealer - me) & 3)] = 1.0
@@ -535,7 +536,7 @@ class IncrementalEncoder:
         p = game.current_player
         if ph == Phase.PLAY:
             tl = len(game.trick)
-            led = game.trick[0] // 13 if tl else -1
+            led = game.rules.deck.suit_of[game.trick[0]] if tl else -1
             sb = game.spades_broken
             hn = game.hand_number
             k = 4 * game.trick_number + tl
@@ -573,12 +574,13 @@ class IncrementalEncoder:
         if self.history:
             flat[self._hist[p][c] + k * HISTORY_SLOT] = 1.0
         flat[self._passed[p][c]] = 0.0
+        deck = game.rules.deck
         if tl == 0:
-            flat[self._led[c // 13]] = 1.0
-        shown = voids_revealed(c, led, sb)
+            flat[self._led[deck.suit_of[c]]] = 1.0
+        shown = voids_revealed(c, led, sb, deck)
         if shown:
             flat[self._voids[p][shown]] = 1.0
-        if not sb and spades_broken_after(c, led, sb, game.rules.forced_spade_lead_breaks):
+        if not sb and spades_broken_after(c, led, sb, game.rules.forced_spade_lead_breaks, deck):
             flat[self._sb] = 1.0
         flat[self._to_act[p]] = 0.0
         if tl < 3:

@@ -59,12 +59,13 @@ def render_game(game, symbols: bool = True) -> str:
     lines = [f"Hand {game.hand_number + (0 if over else 1)}, dealer: seat {game.dealer}, "
              f"phase: {_PHASES[game.phase]}, to act: "
              f"{'-' if game.current_player < 0 else 'seat ' + str(game.current_player)}"]
+    jokers = getattr(game.rules, "jokers", False)  # BJ and LJ (docs/rules.md, Jokers)
     for s in range(4):
         mark = ">" if s == game.current_player else " "
         bid = _bid_text(game.bids[s], game.blind[s])
         lines.append(f"{mark} seat {s} (team {TEAM[s]})  bid {bid:>8}  tricks {game.tricks_won[s]:>2}"
-                     f"  {format_hand(game.hands[s], symbols)}")
-    trick = "  ".join(f"seat {s}: {card_str(c, symbols)}" for s, c in game.current_trick)
+                     f"  {format_hand(game.hands[s], symbols, jokers)}")
+    trick = "  ".join(f"seat {s}: {card_str(c, symbols, jokers)}" for s, c in game.current_trick)
     empty = "(hand over)" if over else "(no card yet)"
     lines.append(f"Trick {min(game.trick_number + 1, 13)}: {trick or empty}"
                  f"   spades {'broken' if game.spades_broken else 'not broken'}")
@@ -88,12 +89,14 @@ def render_view(view, symbols: bool = True) -> str:
         raise ValueError(f"render_view needs a PlayerView (game.view(seat)), got "
                          f"{type(view).__name__}")
     suits = SUIT_SYMBOLS if symbols else SUIT_LETTERS
+    jokers = getattr(view.rules, "jokers", False)
     lines = [f"Seat {view.seat}, phase {_PHASES[view.phase]}, dealer seat {view.dealer}",
-             f"Your hand: {format_hand(view.hand, symbols) if view.looked else '(not looked)'}",
+             f"Your hand: "
+             f"{format_hand(view.hand, symbols, jokers) if view.looked else '(not looked)'}",
              "Bids: " + ", ".join(f"seat {s} {_bid_text(view.bids[s], view.blind[s])}"
                                   for s in range(4)),
              "Tricks: " + ", ".join(f"seat {s} {view.tricks_won[s]}" for s in range(4)),
-             "Trick: " + ("  ".join(f"seat {s}: {card_str(c, symbols)}"
+             "Trick: " + ("  ".join(f"seat {s}: {card_str(c, symbols, jokers)}"
                                     for s, c in view.current_trick) or "(no card yet)")]
     voids = ", ".join(f"seat {s} void in " + "".join(suits[x] for x in range(4) if (v >> x) & 1)
                       for s, v in enumerate(view.voids) if v)
@@ -102,5 +105,6 @@ def render_view(view, symbols: bool = True) -> str:
     lines.append(f"Score: team 0 {view.scores[0]} ({view.bags[0]} bags), "
                  f"team 1 {view.scores[1]} ({view.bags[1]} bags)")
     if view.legal_actions:
-        lines.append("Legal: " + " ".join(action_str(a, symbols) for a in view.legal_actions))
+        lines.append("Legal: " + " ".join(action_str(a, symbols, jokers)
+                                          for a in view.legal_actions))
     return "\n".join(lines)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import SUIT_LETTERS, TEAM, card_str
+from .cards import TEAM, card_str, format_hand
 
 IMAGE_WIDTH = 640
 IMAGE_HEIGHT = 480
@@ -51,23 +51,26 @@ def _bid_text(bid, blind) -> str:
     return "Nil" if bid == 0 else str(bid)
 
 
-def _suit_rows(mask: int) -> list[tuple[str, int]]:
-    """(text, suit) per suit held, spades first: e.g. ('S: A Q 7', 3)."""
+def _suit_rows(mask: int, jokers: bool = False) -> list[tuple[str, int]]:
+    """(text, suit) per suit held, spades first: e.g. ('S: A Q 7', 3); with ``jokers`` (the deck
+    of ``Rules.jokers``) the spades start with the trumps above the ace ('S: BJ LJ 2D 2 A')."""
     rows = []
-    for suit in (3, 2, 1, 0):
-        ranks = [card_str(c)[:-1] for c in range(suit * 13 + 12, suit * 13 - 1, -1)
-                 if (mask >> c) & 1]
-        if ranks:
-            rows.append((f"{SUIT_LETTERS[suit]}: " + " ".join(ranks), suit))
+    for part, suit in zip(format_hand(mask, symbols=False, jokers=jokers).split("  "),
+                          (3, 2, 1, 0)):
+        letter, cards = part.split(" ", 1)
+        if cards != "-":
+            rows.append((f"{letter}: {cards}", suit))
     return rows
 
 
-def _draw_card(d, x: int, y: int, card: int, lead: bool) -> None:
+def _draw_card(d, x: int, y: int, card: int, lead: bool, jokers: bool = False) -> None:
     w, h = 44, 60
     d.rounded_rectangle((x, y, x + w, y + h), radius=5, fill=_CARD,
                         outline=_HILITE if lead else _BLACK, width=3 if lead else 1)
+    # the colour printed on the card (the big joker, id 26 of the 2H, is the red one)
     colour = _RED if card // 13 in (1, 2) else _BLACK
-    d.text((x + w // 2, y + h // 2), card_str(card), fill=colour, font=_font(18), anchor="mm")
+    d.text((x + w // 2, y + h // 2), card_str(card, jokers=jokers), fill=colour, font=_font(18),
+           anchor="mm")
 
 
 def draw_table(game, viewer: int | None = None) -> np.ndarray:
@@ -110,7 +113,7 @@ def draw_table(game, viewer: int | None = None) -> np.ndarray:
         held = game.hands[s]
         face_up = viewer is None or s == viewer
         if face_up and game.looked[s]:
-            for k, (text, suit) in enumerate(_suit_rows(held)):
+            for k, (text, suit) in enumerate(_suit_rows(held, game.rules.jokers)):
                 d.text((x, y + 38 + 17 * k), text, fill=(255, 170, 170) if suit in (1, 2)
                        else _TEXT, font=_font(14))
         else:
@@ -121,7 +124,7 @@ def draw_table(game, viewer: int | None = None) -> np.ndarray:
     spots = {0: (298, 250), 1: (240, 200), 2: (298, 150), 3: (356, 200)}
     for i, (s, c) in enumerate(game.current_trick):
         x, y = spots[(s - bottom) & 3]
-        _draw_card(d, x, y, c, lead=i == 0)
+        _draw_card(d, x, y, c, lead=i == 0, jokers=game.rules.jokers)
     return np.asarray(img, dtype=np.uint8).copy()
 
 

@@ -6,6 +6,12 @@ Everything here is a pure function of its arguments. The engine, the search bots
 deal sampler, and the observation encoders call these; nothing else in Python decides a legal
 card, a trick, a void or a score. Hands are 52-bit ints (bit ``suit * 13 + rank``); ``led_suit``
 is the suit led to the current trick, or -1 when the player is to lead.
+
+Which suit a card follows and how the cards of a suit rank are the deck's (``Deck``, the tables
+of ``Rules.deck``): in the standard deck a card's suit is ``card // 13`` and a higher id ranks
+higher; under ``Rules.jokers`` the jokers and the 2 of diamonds are spades and four trumps rank
+above the ace. The card-play functions take the deck as their last argument (default
+``STANDARD_DECK``).
 """
 
 from __future__ import annotations
@@ -16,8 +22,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .cards import (
-    MAX_BID, NON_SPADES_MASK, PARTNER, SEATS_FROM, NEXT_SEAT, SPADES_MASK, SUIT_MASKS, SUIT_NAMES,
-    Suit, is_int,
+    FULL_DECK, JOKER_TRUMPS, MAX_BID, PARTNER, SEATS_FROM, NEXT_SEAT, SPADES_MASK,
+    SUIT_NAMES, Suit, is_int,
 )
 
 
@@ -65,6 +71,14 @@ class Rules:
         bags_score_points: overtricks (bags) score a point each (``True``); ``False``: a made
             contract scores exactly 10 per trick bid, its bags still counted toward the bag
             penalty ("bags don't count as points").
+        jokers: "Joker Joker Deuce Deuce" (John McLeod's Spades page at pagat.com, Variations):
+            a big and a little joker replace the 2 of hearts and the 2 of clubs (and take their
+            card ids, ``cards.BIG_JOKER`` and ``cards.LITTLE_JOKER``); the jokers and the 2 of
+            diamonds are spades, and the trumps rank, from the top, big joker, little joker,
+            2 of diamonds, 2 of spades, ace of spades ... 3 of spades (``deck``).
+
+    ``deck`` (not a field) is the ``Deck`` these rules play with: ``JOKERS_DECK`` under
+    ``jokers``, else ``STANDARD_DECK``.
 
     Raises:
         ValueError: on construction, for a value out of range (the message names the field).
@@ -91,6 +105,7 @@ class Rules:
     big_bid_double: int = 0
     moon_wins: bool = False
     two_of_clubs_leads: bool = False
+    jokers: bool = False
 
     def __post_init__(self):
         for name in ("target_score", "bag_limit", "bag_penalty", "nil_bonus", "blind_nil_bonus"):
@@ -100,6 +115,7 @@ class Rules:
         for name in _BOOL_FIELDS:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"Rules.{name} must be a bool, got {getattr(self, name)!r}")
+        object.__setattr__(self, "deck", JOKERS_DECK if self.jokers else STANDARD_DECK)
         for name, hi in (("blind_nil_deficit", RULES_INT_MAX), ("min_team_bid", 10),
                          ("nil_pass", 3), ("big_bid_double", 13)):
             v = getattr(self, name)
@@ -142,6 +158,10 @@ class Rules:
             object.__setattr__(self, f.name, state.get(f.name, f.default))
         self.__post_init__()
 
+    def __getstate__(self) -> dict:
+        """Pickling: the fields alone (``deck`` and the other derived values are rebuilt)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
     @property
     def has_exchanges(self) -> bool:
         """Whether cards may change hands after the bidding (``blind_nil`` or ``nil_pass``): a
@@ -170,6 +190,9 @@ class Rules:
             raise ValueError("Rules.spades_lead_any_time and Rules.forced_spade_lead_breaks cannot "
                              "both be on: spades are broken from the start, so no lead breaks "
                              "them")
+        if self.jokers and self.two_of_clubs_leads:
+            raise ValueError("Rules.jokers and Rules.two_of_clubs_leads cannot both be on: the "
+                             "deck with jokers has no 2 of clubs (its id is the little joker's)")
         if self.blind_nil_deficit and not self.blind_nil:
             raise ValueError("Rules.blind_nil_deficit needs Rules.blind_nil on (it limits when "
                              "Blind Nil is offered)")
@@ -278,7 +301,7 @@ def _rule_value(name: str, text: str):
 _RULES_FIELDS = tuple(f.name for f in fields(Rules))
 _BOOL_FIELDS = ("blind_nil", "forced_spade_lead_breaks", "failed_nil_tricks_count", "suicide",
                 "mirror", "whiz", "bid_total_not_13", "spades_lead_any_time",
-                "bags_score_points", "moon_wins", "two_of_clubs_leads")
+                "bags_score_points", "moon_wins", "two_of_clubs_leads", "jokers")
 _WHY_NOT = {
     ("mirror", "whiz"): "both decide the bid from the spades held, differently",
     ("mirror", "suicide"): "a mirror bid is the spades held, so a partnership could not bid "
@@ -293,6 +316,161 @@ _WHY_NOT = {
     ("blind_nil", "suicide"): "suicide has no Blind Nil (its Nil is part of the bidding rule)",
 }
 
+# ----------------------------------------------------------------------------- the deck
+class Deck:
+    """The cards of a deck and their order (docs/rules.md, Table and Jokers), as tables built once
+    per deck: ``STANDARD_DECK`` and ``JOKERS_DECK`` (``Rules.deck``). Every rule that asks a card's
+    suit or which card ranks higher reads them, in Python here and in C and torch through the same
+    tables (``native.c_rules``, the torch backend's constants).
+
+    The deck always holds the 52 card ids. ``promoted`` are the cards ranked above the ace of
+    spades, from the lowest up, all spades: none in the standard deck, ``cards.JOKER_TRUMPS`` (2S,
+    2D, little joker, big joker) under ``Rules.jokers`` ("Joker Joker Deuce Deuce", pagat.com).
+
+    Attributes:
+        name: ``"standard"`` or ``"jokers"``.
+        jokers: whether the deck holds the jokers (``card_str(..., jokers=...)``).
+        promoted: the promoted trumps, lowest first; ``top``: the same, strongest first.
+        suit_of: 52 ints: the suit each card belongs to for every purpose (following suit, voids,
+            breaking and leading spades, counting spades); ``card // 13`` in the standard deck.
+        suit_masks: 4 masks: the cards of each suit; ``spades``, ``non_spades``.
+        strength: 52 ints: a card beats a card of its suit of lower strength (the card id, then
+            52.. for the promoted trumps).
+        rank: 52 ints: a card's rank for comparing cards of different suits: ``card % 13`` (2 = 0
+            .. A = 12), then 13.. for the promoted trumps.
+        plain: the cards that are not promoted: ordered by id within a suit, below the promoted.
+        above, below: 52 masks: the cards of the card's suit that it loses to / beats.
+        beats: ``beats[card][winning]``: ``card_beats`` as a table. ``beaters``: 52 masks, every
+            card that takes the trick from a card (``cards_that_beat``).
+        failed_to_follow: ``[led_suit][card]`` (``failed_to_follow``); ``voids_shown``:
+            ``[spades_broken][led_suit + 1][card]`` (``voids_revealed``).
+        ranked: 4 tuples: the cards of each suit, strongest first.
+    """
+
+    __slots__ = ("name", "jokers", "promoted", "top", "suit_of", "suit_masks", "spades",
+                 "non_spades", "strength", "rank", "plain", "above", "below", "beats", "beaters",
+                 "failed_to_follow", "voids_shown", "ranked", "lowest", "highest", "legal_table",
+                 "_legal_rows", "_suit_matrix")
+
+    def __init__(self, name: str, promoted: tuple = ()):
+        self.name = name
+        self.jokers = bool(promoted)
+        self.promoted = tuple(promoted)
+        self.top = tuple(reversed(self.promoted))
+        up = {c: i for i, c in enumerate(self.promoted)}
+        self.suit_of = tuple(3 if c in up else c // 13 for c in range(52))
+        self.strength = tuple(52 + up[c] if c in up else c for c in range(52))
+        self.rank = tuple(13 + up[c] if c in up else c % 13 for c in range(52))
+        self.suit_masks = tuple(sum(1 << c for c in range(52) if self.suit_of[c] == s)
+                                for s in range(4))
+        self.spades = self.suit_masks[3]
+        self.non_spades = FULL_DECK & ~self.spades
+        self.plain = FULL_DECK & ~sum(1 << c for c in self.promoted)
+        same = [[d for d in range(52) if self.suit_of[d] == self.suit_of[c]] for c in range(52)]
+        st = self.strength
+        self.above = tuple(sum(1 << d for d in same[c] if st[d] > st[c]) for c in range(52))
+        self.below = tuple(sum(1 << d for d in same[c] if st[d] < st[c]) for c in range(52))
+        self.ranked = tuple(tuple(sorted((c for c in range(52) if self.suit_of[c] == s),
+                                         key=st.__getitem__, reverse=True)) for s in range(4))
+        so = self.suit_of
+        self.beats = tuple(tuple(st[c] > st[w] if so[c] == so[w] else so[c] == 3
+                                 for w in range(52)) for c in range(52))
+        self.beaters = tuple(self.above[w] | (self.spades if so[w] != 3 else 0)
+                             for w in range(52))
+        self.failed_to_follow = tuple(tuple(1 << led if so[c] != led else 0 for c in range(52))
+                                      for led in range(4))
+        self.voids_shown = tuple(tuple(tuple(
+            (0b0111 if so[c] == 3 and not broken else 0) if led < 0
+            else self.failed_to_follow[led][c] for c in range(52))
+            for led in range(-1, 4)) for broken in (False, True))
+        if self.promoted:
+            plain, promoted, top = self.plain, self.promoted, self.top
+
+            def lowest(mask: int) -> int:
+                p = mask & plain
+                if p:
+                    return (p & -p).bit_length() - 1
+                return next(c for c in promoted if (mask >> c) & 1)
+
+            def highest(mask: int) -> int:
+                for c in top:
+                    if (mask >> c) & 1:
+                        return c
+                return mask.bit_length() - 1
+
+            self.lowest, self.highest = lowest, highest
+        else:
+            self.lowest, self.highest = _lowbit, _highbit
+        self._suit_matrix = np.array([[so[c] == s for s in range(4)] for c in range(52)],
+                                     dtype=np.intp)  # (52, 4): card -> its suit, one-hot
+        self.legal_table = self._legal_rows = None  # filled below, by legal_cards_mask
+
+    def __repr__(self) -> str:
+        return f"Deck({self.name!r})"
+
+    def __reduce__(self):
+        return _deck_named, (self.name,)
+
+    def top_bits(self, hand: int, suit: int) -> int:
+        """The cards of ``suit`` that ``hand`` holds as 13 bits from the top: bit 12 the suit's
+        strongest card, bit 11 the next, ... (the standard deck's 13-bit rank mask, bit ``r``
+        rank ``r``); the cards below the 13th from the top (3 of the 16 spades under jokers) are
+        left out. For the bots' hand estimates: an ace in the standard deck, a big joker under
+        jokers, is the top of its suit."""
+        if not self.promoted:
+            return (hand >> (13 * suit)) & 0x1FFF
+        out = 0
+        for k, c in enumerate(self.ranked[suit][:13]):
+            if (hand >> c) & 1:
+                out |= 1 << (12 - k)
+        return out
+
+    def low_rank(self, mask: int) -> int:
+        """The card of lowest ``rank`` in a non-empty ``mask`` (equal ranks: the lowest suit)."""
+        best, br = -1, 99
+        for s in (0, 1, 2, 3):
+            m = mask & self.suit_masks[s]
+            if m:
+                c = self.lowest(m)
+                if self.rank[c] < br:
+                    best, br = c, self.rank[c]
+        return best
+
+    def high_rank(self, mask: int, spades_first: bool = True) -> int:
+        """The card of highest ``rank`` in a non-empty ``mask``; at equal ranks a spade first
+        (``spades_first``), else the lowest suit."""
+        best, br = -1, -1
+        for s in ((3, 2, 1, 0) if spades_first else (0, 1, 2, 3)):
+            m = mask & self.suit_masks[s]
+            if m:
+                c = self.highest(m)
+                if self.rank[c] > br:
+                    best, br = c, self.rank[c]
+        return best
+
+
+def _lowbit(mask: int) -> int:
+    return (mask & -mask).bit_length() - 1
+
+
+def _highbit(mask: int) -> int:
+    return mask.bit_length() - 1
+
+
+STANDARD_DECK = Deck("standard")
+"""The 52-card deck of ``standard`` (docs/rules.md, Table): a card's suit is ``card // 13``, a
+higher id ranks higher in its suit."""
+JOKERS_DECK = Deck("jokers", JOKER_TRUMPS)
+"""The deck of ``Rules.jokers`` (docs/rules.md, Jokers): the big joker (id 26, the 2 of hearts'),
+the little joker (id 0, the 2 of clubs') and the 2 of diamonds are spades, and the trumps rank big
+joker, little joker, 2 of diamonds, 2 of spades, ace of spades ... 3 of spades."""
+DECKS = {d.name: d for d in (STANDARD_DECK, JOKERS_DECK)}
+
+
+def _deck_named(name: str) -> Deck:
+    return DECKS[name]
+
+
 PRESETS = {
     "standard": Rules(),
     "short": Rules(target_score=250),
@@ -300,6 +478,7 @@ PRESETS = {
     "suicide": Rules(target_score=500, loss_threshold=-200, suicide=True, min_team_bid=4),
     "mirror": Rules(target_score=500, loss_threshold=-200, mirror=True),
     "whiz": Rules(target_score=500, loss_threshold=-200, whiz=True),
+    "joker_joker_deuce_deuce": Rules(jokers=True),
 }
 """The named rule sets (docs/rules.md, Presets, which cites the source of each)."""
 
@@ -317,7 +496,7 @@ def _own_bids(rules: Rules, hand: int) -> int:
     """The bids (bits 0..13) the seat's own cards allow: ``mirror`` the spades held, ``whiz`` the
     spades held or Nil, else any."""
     if rules.mirror or rules.whiz:
-        n = (hand & SPADES_MASK).bit_count()
+        n = (hand & rules.deck.spades).bit_count()  # the jokers and the 2D count under jokers
         return 1 << n | (1 if rules.whiz else 0)
     return BID_NUMBERS
 
@@ -408,7 +587,7 @@ def illegal_bid_reason(rules: Rules, bit: int, seat: int, hand: int, looked: boo
         return "decide first: bid Blind Nil or look at your cards"
     what = "Blind Nil" if blind else "Nil" if bit == 0 else f"a bid of {bit}"
     if looked and not (_own_bids(rules, hand) >> bit) & 1:
-        n = (hand & SPADES_MASK).bit_count()
+        n = (hand & rules.deck.spades).bit_count()
         return (f"{what} is not allowed: under mirror you bid your spades ({n})" if rules.mirror
                 else f"{what} is not allowed: under whiz you bid your spades ({n}) or Nil")
     partner = bids[PARTNER[seat]]
@@ -472,21 +651,23 @@ def passes_for_nil(rules: Rules, seat: int, bids, blind, dealer: int) -> bool:
 
 
 # ----------------------------------------------------------------------------- card play
-def legal_cards_mask(hand: int, led_suit: int, spades_broken: bool) -> int:
+def legal_cards_mask(hand: int, led_suit: int, spades_broken: bool,
+                     deck: Deck = STANDARD_DECK) -> int:
     """The cards ``hand`` may play (docs/rules.md, Play): the led suit when it holds one, else any
     card; when leading, no spade before spades are broken unless the hand holds only spades.
 
     Args:
         hand: 52-bit mask of the player's cards.
-        led_suit: 0..3, or -1 when the player leads.
+        led_suit: 0..3 (the suit of the card led, ``deck.suit_of``), or -1 when the player leads.
         spades_broken: spades have been broken in this hand.
+        deck: the ``Deck`` (``Rules.deck``): under jokers the jokers and the 2D are spades.
     Returns:
         The 52-bit mask of the legal cards (0 for an empty hand).
     """
     if led_suit >= 0:
-        return (hand & SUIT_MASKS[led_suit]) or hand
+        return (hand & deck.suit_masks[led_suit]) or hand
     if not spades_broken:
-        return (hand & NON_SPADES_MASK) or hand
+        return (hand & deck.non_spades) or hand
     return hand
 
 
@@ -508,53 +689,56 @@ def first_lead_mask(rules: Rules, hand: int) -> int | None:
     return hand & 1 if rules.two_of_clubs_leads else None
 
 
-def illegal_card_reason(hand: int, card: int, led_suit: int, spades_broken: bool) -> str | None:
+def illegal_card_reason(hand: int, card: int, led_suit: int, spades_broken: bool,
+                        deck: Deck = STANDARD_DECK) -> str | None:
     """Why playing ``card`` (held in ``hand``) breaks the rules of ``legal_cards_mask``, as the
     engine says it to a player, or None when it is legal."""
-    if (legal_cards_mask(hand, led_suit, spades_broken) >> card) & 1:
+    if (legal_cards_mask(hand, led_suit, spades_broken, deck) >> card) & 1:
         return None
+    trumps = " (the jokers and the 2D are spades)" if deck.jokers else ""
     if led_suit >= 0:
-        return f"must follow suit: you hold a {SUIT_NAMES[led_suit]}"
-    return "spades are not broken yet: lead another suit"
+        return f"must follow suit: you hold a {SUIT_NAMES[led_suit]}{trumps}"
+    return f"spades are not broken yet: lead another suit{trumps}"
 
 
-def failed_to_follow(card: int, led_suit: int) -> int:
+def failed_to_follow(card: int, led_suit: int, deck: Deck = STANDARD_DECK) -> int:
     """Suit mask (bit ``s``) of the suit a play shows its player void in by not following: the
-    led suit when ``card`` is of another suit, else 0 (also 0 for a lead)."""
-    return 1 << led_suit if led_suit >= 0 and card // 13 != led_suit else 0
+    led suit when ``card`` is of another suit (``deck.suit_of``), else 0 (also 0 for a lead)."""
+    return 1 << led_suit if led_suit >= 0 and deck.suit_of[card] != led_suit else 0
 
 
-FAILED_TO_FOLLOW = tuple(tuple(failed_to_follow(c, led) for c in range(52)) for led in range(4))
-"""``FAILED_TO_FOLLOW[led_suit][card]`` is ``failed_to_follow(card, led_suit)`` (a led suit 0..3):
-the same rule as a table, for the engine's inner loop."""
+FAILED_TO_FOLLOW = STANDARD_DECK.failed_to_follow
+"""``FAILED_TO_FOLLOW[led_suit][card]`` is ``failed_to_follow(card, led_suit)`` (a led suit 0..3)
+in the standard deck: the same rule as a table (``Deck.failed_to_follow``), for inner loops."""
 
 
-def voids_revealed(card: int, led_suit: int, spades_broken: bool) -> int:
+def voids_revealed(card: int, led_suit: int, spades_broken: bool,
+                   deck: Deck = STANDARD_DECK) -> int:
     """Suit mask of every suit a play shows its player void in: ``failed_to_follow``, and for a
     spade led before spades are broken, clubs, diamonds and hearts (that lead is legal only from
     a hand of nothing but spades; docs/rules.md, Play)."""
     if led_suit < 0:
-        return 0b0111 if card >= 39 and not spades_broken else 0
-    return failed_to_follow(card, led_suit)
+        return 0b0111 if deck.suit_of[card] == 3 and not spades_broken else 0
+    return failed_to_follow(card, led_suit, deck)
 
 
-VOIDS_REVEALED = tuple(tuple(tuple(voids_revealed(c, led, broken) for c in range(52))
-                             for led in range(-1, 4)) for broken in (False, True))
+VOIDS_REVEALED = STANDARD_DECK.voids_shown
 """``VOIDS_REVEALED[spades_broken][led_suit + 1][card]`` is ``voids_revealed(card, led_suit,
-spades_broken)``: the same rule as a table, for inner loops."""
+spades_broken)`` in the standard deck: the same rule as a table (``Deck.voids_shown``)."""
 
 
 def spades_broken_after(card: int, led_suit: int, spades_broken: bool,
-                        forced_spade_lead_breaks: bool) -> bool:
+                        forced_spade_lead_breaks: bool, deck: Deck = STANDARD_DECK) -> bool:
     """Whether spades are broken after ``card`` is played (docs/rules.md, Play): a spade played on
     another suit's lead breaks them; a spade led from a hand of only spades breaks them when the
-    switch ``forced_spade_lead_breaks`` is on."""
-    if spades_broken or card < 39:
+    switch ``forced_spade_lead_breaks`` is on. Under jokers a joker or the 2D is a spade."""
+    if spades_broken or deck.suit_of[card] != 3:
         return spades_broken
     return forced_spade_lead_breaks if led_suit < 0 else led_suit != 3
 
 
-def voids_of_plays(plays, forced_spade_lead_breaks: bool, broken_at_start: bool = False) -> tuple:
+def voids_of_plays(plays, forced_spade_lead_breaks: bool, broken_at_start: bool = False,
+                   deck: Deck = STANDARD_DECK) -> tuple:
     """The voids every seat has shown in a hand's plays so far: 4 suit masks by seat
     (``voids_revealed`` of each play, spades breaking by ``spades_broken_after``).
 
@@ -563,19 +747,21 @@ def voids_of_plays(plays, forced_spade_lead_breaks: bool, broken_at_start: bool 
             4, then the current trick's cards).
         broken_at_start: spades count as broken from the first lead (``spades_lead_any_time``):
             a spade lead then shows nothing.
+        deck: the ``Deck`` (suits by ``deck.suit_of``).
     """
     voids = [0, 0, 0, 0]
     broken = broken_at_start
+    shown_by, suit_of = deck.voids_shown, deck.suit_of
     for i in range(0, len(plays), 4):
         led = -1
         for seat, card in plays[i:i + 4]:
-            shown = VOIDS_REVEALED[broken][led + 1][card]
+            shown = shown_by[broken][led + 1][card]
             if shown:
                 voids[seat] |= shown
-            if card >= 39 and not broken:  # otherwise nothing can change
-                broken = spades_broken_after(card, led, broken, forced_spade_lead_breaks)
+            if not broken and suit_of[card] == 3:  # otherwise nothing can change
+                broken = spades_broken_after(card, led, broken, forced_spade_lead_breaks, deck)
             if led < 0:
-                led = card // 13
+                led = suit_of[card]
     return tuple(voids)
 
 
@@ -592,56 +778,57 @@ def _check_trick(cards, leader) -> None:
         raise ValueError(f"a trick is 4 distinct card ids 0..51, got {cards!r}")
 
 
-def trick_winner(cards, leader: int) -> int:
+def trick_winner(cards, leader: int, deck: Deck = STANDARD_DECK) -> int:
     """Seat that wins a complete trick (docs/rules.md, Play).
 
     Args:
         cards: 4 card ids in play order; ``cards[0]`` was led by ``leader``.
         leader: seat (0..3) that led.
+        deck: the ``Deck`` (``Rules.deck``): under jokers the big joker wins every trick.
     Returns:
         The winning seat: highest spade, else highest card of the led suit.
     Raises:
         ValueError: not 4 distinct card ids 0..51, or ``leader`` not a seat 0..3.
     """
     _check_trick(cards, leader)
-    return trick_winner_unchecked([int(c) for c in cards], int(leader))
+    if not isinstance(deck, Deck):
+        raise ValueError(f"deck must be a rules.Deck (Rules.deck), got {type(deck).__name__}")
+    return trick_winner_unchecked([int(c) for c in cards], int(leader), deck)
 
 
-def card_beats(card: int, winning: int) -> bool:
+def card_beats(card: int, winning: int, deck: Deck = STANDARD_DECK) -> bool:
     """Whether ``card`` takes the trick from ``winning``, the card winning it so far
-    (docs/rules.md, Play): a higher card of the same suit, or a spade on another suit."""
-    return card > winning if card // 13 == winning // 13 else card >= 39
+    (docs/rules.md, Play): a stronger card of the same suit (``deck.strength``), or a spade on
+    another suit (``deck.suit_of``)."""
+    so, st = deck.suit_of, deck.strength
+    return st[card] > st[winning] if so[card] == so[winning] else so[card] == 3
 
 
-BEATS = tuple(tuple(card_beats(c, w) for w in range(52)) for c in range(52))
-"""``BEATS[card][winning]`` is ``card_beats(card, winning)``: the same rule as a table, for the
-play-outs' inner loop (a lookup costs less than a call)."""
+BEATS = STANDARD_DECK.beats
+"""``BEATS[card][winning]`` is ``card_beats(card, winning)`` in the standard deck: the same rule as
+a table (``Deck.beats``), for the play-outs' inner loop (a lookup costs less than a call)."""
 
 
-_BEATERS = tuple((SPADES_MASK & ~((1 << (w + 1)) - 1)) if w >= 39 else
-                 (SUIT_MASKS[w // 13] & ~((1 << (w + 1)) - 1)) | SPADES_MASK for w in range(52))
-# _BEATERS[w]: every card that takes the trick from w (card_beats as a mask)
-
-
-def cards_that_beat(cards: int, winning: int) -> int:
+def cards_that_beat(cards: int, winning: int, deck: Deck = STANDARD_DECK) -> int:
     """The cards of the 52-bit mask ``cards`` that would take the trick from ``winning``
     (``card_beats`` for a whole mask at once)."""
-    return cards & _BEATERS[winning]
+    return cards & deck.beaters[winning]
 
 
-def trick_winner_unchecked(cards, leader: int) -> int:
+def trick_winner_unchecked(cards, leader: int, deck: Deck = STANDARD_DECK) -> int:
     """``trick_winner`` without the argument checks (the engine's and the bots' inner loops):
     ``cards`` 4 distinct ints 0..51 in play order, ``leader`` an int seat."""
+    beats = deck.beats
     best = cards[0]
     bi = 0
     for i in (1, 2, 3):
-        if BEATS[cards[i]][best]:
+        if beats[cards[i]][best]:
             best, bi = cards[i], i
     return (leader + bi) & 3
 
 
-def _legal_cards_table() -> np.ndarray:
-    """``LEGAL_CARDS_BY_SUITS``, built by ``legal_cards_mask`` on the full suits of each pattern."""
+def _legal_cards_table(deck: Deck) -> np.ndarray:
+    """``deck.legal_table``, built by ``legal_cards_mask`` on the full suits of each pattern."""
     table = np.zeros((2, 5, 16, 52), dtype=bool)
     cards = np.arange(52)
     for broken in (False, True):
@@ -650,42 +837,51 @@ def _legal_cards_table() -> np.ndarray:
                 hand = 0
                 for suit in range(4):
                     if (held >> suit) & 1:
-                        hand |= SUIT_MASKS[suit]
-                legal = legal_cards_mask(hand, led, broken)
+                        hand |= deck.suit_masks[suit]
+                legal = legal_cards_mask(hand, led, broken, deck)
                 table[int(broken), led + 1, held] = (legal >> cards) & 1
     table.setflags(write=False)
     return table
 
 
-LEGAL_CARDS_BY_SUITS = _legal_cards_table()
+for _deck in DECKS.values():
+    _deck.legal_table = _legal_cards_table(_deck)
+    _deck._legal_rows = _deck.legal_table.reshape(2 * 5 * 16, 52)
+del _deck
+
+LEGAL_CARDS_BY_SUITS = STANDARD_DECK.legal_table
 """``LEGAL_CARDS_BY_SUITS[spades_broken, led_suit + 1, held]`` (numpy bool ``(2, 5, 16, 52)``,
 read-only): the cards ``legal_cards_mask`` allows a hand that holds the suits of the 4-bit mask
-``held`` (bit ``s``: suit ``s``). A hand's legal cards are the cards it holds among them: the rule
-looks at a hand only through which suits it holds. The same rule as a table, for
-``legal_cards_batch``."""
-
-_LEGAL_ROWS = LEGAL_CARDS_BY_SUITS.reshape(2 * 5 * 16, 52)
-_SUIT_BITS = np.array([1, 2, 4, 8])
+``held`` (bit ``s``: suit ``s``) in the standard deck (``Deck.legal_table`` for any deck). A
+hand's legal cards are the cards it holds among them: the rule looks at a hand only through which
+suits it holds. The same rule as a table, for ``legal_cards_batch``."""
 
 
-def legal_cards_batch(hands: np.ndarray, led_suit: np.ndarray, spades_broken: np.ndarray
-                      ) -> np.ndarray:
+def legal_cards_batch(hands: np.ndarray, led_suit: np.ndarray, spades_broken: np.ndarray,
+                      deck: Deck = STANDARD_DECK) -> np.ndarray:
     """The cards each hand may play, for many hands at once: ``legal_cards_mask`` through its
-    table ``LEGAL_CARDS_BY_SUITS`` (docs/rules.md, Play: follow suit when you can; no spade lead
+    table ``deck.legal_table`` (docs/rules.md, Play: follow suit when you can; no spade lead
     before spades are broken unless the hand holds only spades).
 
     Args:
-        hands: bool ``[..., 52]``: the cards each hand holds (card id = suit*13 + rank).
+        hands: bool ``[..., 52]``: the cards each hand holds (by card id).
         led_suit: int ``[...]`` (broadcast against ``hands[..., 0]``): the suit led to the
-            current trick (0..3), or -1 when the hand is to lead.
+            current trick (0..3, ``deck.suit_of``), or -1 when the hand is to lead.
         spades_broken: bool ``[...]`` (broadcast the same way): spades are broken.
+        deck: the ``Deck`` (``Rules.deck``).
     Returns:
         bool ``[..., 52]``: the legal cards (all False for an empty hand).
     """
     hands = np.asarray(hands, dtype=bool)
-    held = hands.reshape(*hands.shape[:-1], 4, 13).any(-1) @ _SUIT_BITS  # suits held, 0..15
+    if deck.promoted:  # suits held, 0..15, by the deck's suits
+        held = ((hands.astype(np.intp) @ deck._suit_matrix) > 0) @ _SUIT_BITS
+    else:
+        held = hands.reshape(*hands.shape[:-1], 4, 13).any(-1) @ _SUIT_BITS
     row = (np.asarray(spades_broken, dtype=np.intp) * 5 + np.asarray(led_suit) + 1) * 16 + held
-    return hands & _LEGAL_ROWS[row]
+    return hands & deck._legal_rows[row]
+
+
+_SUIT_BITS = np.array([1, 2, 4, 8])
 
 
 @dataclass(frozen=True)
@@ -996,7 +1192,9 @@ def game_outcome(scores, rules: Rules, moon: int | None = None) -> int | None:
 
 __all__ = ["Rules", "PRESETS", "legal_bids", "illegal_bid_reason", "blind_nil_offered",
            "BID_NUMBERS", "BLIND_NIL_BIT", "LOOK_BIT", "exchanges", "exchange_queue",
-           "passes_for_nil", "first_leader", "first_lead_mask", "trick_winner", "trick_winner_unchecked", "card_beats", "BEATS",
+           "passes_for_nil", "first_leader", "first_lead_mask", "trick_winner",
+           "trick_winner_unchecked", "card_beats", "BEATS", "Deck", "STANDARD_DECK", "JOKERS_DECK",
+           "DECKS",
            "cards_that_beat", "legal_cards_mask", "illegal_card_reason", "failed_to_follow",
            "FAILED_TO_FOLLOW", "voids_revealed", "VOIDS_REVEALED", "spades_broken_after",
            "voids_of_plays", "legal_cards_batch", "LEGAL_CARDS_BY_SUITS", "TeamScore",

@@ -147,7 +147,7 @@ def encode_state(game, out: np.ndarray | None = None) -> np.ndarray:
     for s, c in game.current_trick:
         out[o["trick"] + 52 * s + c] = 1.0
     if game.trick:
-        out[o["led_suit"] + game.trick[0] // 13] = 1.0
+        out[o["led_suit"] + game.led_suit] = 1.0  # the deck's suit (Rules.deck)
     out[o["spades_broken"]] = 1.0 if game.spades_broken else 0.0
     out[o["trick_number"]] = game.trick_number / 13.0
     rules = game.rules

@@ -4,75 +4,95 @@
  * trick counts (tests/test_native_playout.py compares both on random positions). The Python
  * functions are the reference and the fallback when no C compiler is found.
  *
- * Hands are 52-bit masks (bit = card id suit * 13 + rank, spades = suit 3). Built with the batched
- * engine's kernel by spades_env/native.py and loaded with ctypes. */
+ * Hands are 52-bit masks (bit = card id suit * 13 + rank). Which suit a card follows and how the
+ * cards of a suit rank are the deck's tables (rules.h: sp_deck, the Python rules.Deck passed in by
+ * solver.playouts), so the jokers' deck plays with its own order: "lowest" and "highest" are by
+ * the deck's strength (Deck.lowest, Deck.highest), ranks across suits by Deck.rank. Built with the
+ * batched engine's kernel by spades_env/native.py and loaded with ctypes. */
 #include <stdint.h>
 
 #include "rules.h"
 
 #define SET_MARGIN 2
 
-static const uint64_t ALL52 = SP_ALL52;
-static const uint64_t SUIT[4] = {SP_SUIT(0), SP_SUIT(1), SP_SUIT(2), SP_SUIT(3)};
-#define S3 (SUIT[3])
-
 static inline int lowbit(uint64_t m) { return __builtin_ctzll(m); }
 static inline int highbit(uint64_t m) { return 63 - __builtin_clzll(m); }
-static inline uint64_t above(int c) { return ~((1ULL << (c + 1)) - 1) & ALL52; }
 
-/* lowest rank, non-spades before spades at equal rank (solver._low_rank) */
-static int low_rank(uint64_t m) {
+/* The weakest card of a non-empty mask (Deck.lowest): the lowest id among the plain cards, else the
+ * weakest promoted trump. */
+static inline int lowest(const sp_deck *d, uint64_t m) {
+    const uint64_t p = m & d->plain;
+    if (p) return lowbit(p);
+    for (int k = d->ntop - 1; k >= 0; k--)
+        if ((m >> d->top[k]) & 1) return d->top[k];
+    return lowbit(m);
+}
+
+/* The strongest card of a non-empty mask (Deck.highest): the strongest promoted trump held, else
+ * the highest id. */
+static inline int highest(const sp_deck *d, uint64_t m) {
+    for (int k = 0; k < d->ntop; k++)
+        if ((m >> d->top[k]) & 1) return d->top[k];
+    return highbit(m);
+}
+
+/* lowest rank, the lower suit at equal rank (solver.low_rank, Deck.low_rank) */
+static int low_rank(const sp_deck *d, uint64_t m) {
     int best = -1, br = 99;
     for (int s = 0; s < 4; s++) {
-        uint64_t ch = (m >> (13 * s)) & 0x1FFF;
+        const uint64_t ch = m & d->suit[s];
         if (ch) {
-            int r = lowbit(ch);
-            if (r < br) { br = r; best = 13 * s + r; }
+            const int c = lowest(d, ch), r = d->rank[c];
+            if (r < br) { br = r; best = c; }
         }
     }
     return best;
 }
 
-/* highest rank, spades first at equal rank (solver._high_rank) */
-static int high_rank(uint64_t m) {
+/* highest rank, spades first at equal rank (solver.high_rank, Deck.high_rank) */
+static int high_rank(const sp_deck *d, uint64_t m) {
     int best = -1, br = -1;
     for (int s = 3; s >= 0; s--) {
-        uint64_t ch = (m >> (13 * s)) & 0x1FFF;
+        const uint64_t ch = m & d->suit[s];
         if (ch) {
-            int r = highbit(ch);
-            if (r > br) { br = r; best = 13 * s + r; }
+            const int c = highest(d, ch), r = d->rank[c];
+            if (r > br) { br = r; best = c; }
         }
     }
     return best;
 }
 
-static inline uint64_t beaters(uint64_t legal, int win) { return sp_cards_that_beat(legal, win); }
-
-static inline int can_beat(uint64_t hand, int win, int led) {
-    return sp_cards_that_beat(sp_legal_cards(hand, led, 1), win) != 0;
+static inline uint64_t beaters(const sp_deck *d, uint64_t legal, int win) {
+    return sp_cards_that_beat(d, legal, win);
 }
 
-static int duck(uint64_t legal, int n, int win) {
-    if (n == 0) return low_rank(legal);
-    uint64_t lose = legal & ~beaters(legal, win);
-    return high_rank(lose ? lose : legal);
+static inline int can_beat(const sp_deck *d, uint64_t hand, int win, int led) {
+    return sp_cards_that_beat(d, sp_legal_cards(d, hand, led, 1), win) != 0;
 }
 
-static int choose(int p, const uint64_t *h, uint64_t legal, int n, int led, int win, int wseat,
-                  const int *won, const int *nil, const int *contract, int fnc) {
+static int duck(const sp_deck *d, uint64_t legal, int n, int win) {
+    if (n == 0) return low_rank(d, legal);
+    uint64_t lose = legal & ~beaters(d, legal, win);
+    return high_rank(d, lose ? lose : legal);
+}
+
+static int choose(const sp_deck *d, int p, const uint64_t *h, uint64_t legal, int n, int led,
+                  int win, int wseat, const int *won, const int *nil, const int *contract,
+                  int fnc) {
+    const uint64_t *SUIT = d->suit, S3 = d->suit[3];
     int partner = p ^ 2;
     /* Nil bidder */
-    if (nil[p] && !won[p]) return duck(legal, n, win);
+    if (nil[p] && !won[p]) return duck(d, legal, n, win);
     /* partner of a live Nil */
     if (nil[partner] && !won[partner]) {
-        if (n == 0) return high_rank(legal);
+        if (n == 0) return high_rank(d, legal);
         if (wseat == partner || n <= 1) {
-            uint64_t b = beaters(legal, win);
+            uint64_t b = beaters(d, legal, win);
             if (b) {
-                if (n < 3) return high_rank(b);
-                return lowbit(b);
+                if (n < 3) return high_rank(d, b);
+                return lowest(d, b);
             }
-            return low_rank(legal);
+            return low_rank(d, legal);
         }
     }
     /* opponent of a live Nil */
@@ -86,18 +106,20 @@ static int choose(int p, const uint64_t *h, uint64_t legal, int n, int led, int 
             for (int s = 0; s < 4; s++) {
                 uint64_t mine = legal & SUIT[s], theirs = nh & SUIT[s];
                 if (mine && theirs) {
-                    int lo = lowbit(mine);
-                    if (lo < highbit(theirs) && (best < 0 || lo % 13 < best % 13)) best = lo;
+                    int lo = lowest(d, mine);
+                    if (d->strength[lo] < d->strength[highest(d, theirs)]
+                        && (best < 0 || d->rank[lo] < d->rank[best]))
+                        best = lo;
                 }
             }
-            return best >= 0 ? best : low_rank(legal);
+            return best >= 0 ? best : low_rank(d, legal);
         }
         int to_play = ((tnil - p) & 3) <= 3 - n;
         if (wseat == tnil) {
-            uint64_t lose = legal & ~beaters(legal, win);
-            return lose ? high_rank(lose) : low_rank(legal);
+            uint64_t lose = legal & ~beaters(d, legal, win);
+            return lose ? high_rank(d, lose) : low_rank(d, legal);
         }
-        if (to_play) return low_rank(legal);
+        if (to_play) return low_rank(d, legal);
     }
     /* contract play */
     int team = p & 1, ot = team ^ 1;
@@ -115,8 +137,8 @@ static int choose(int p, const uint64_t *h, uint64_t legal, int n, int led, int 
                 int s = order[i];
                 uint64_t mine = legal & SUIT[s];
                 if (!mine) continue;
-                int top = highbit(mine);
-                if (others & SUIT[s] & above(top)) continue;
+                int top = highest(d, mine);
+                if (others & d->above[top]) continue;
                 if (s != 3 && ((!(oh1 & SUIT[s]) && (oh1 & S3)) || (!(oh2 & SUIT[s]) && (oh2 & S3))))
                     continue;
                 return top;
@@ -125,7 +147,7 @@ static int choose(int p, const uint64_t *h, uint64_t legal, int n, int led, int 
             uint64_t ph = h[partner];
             for (int s = 2; s >= 0; s--) {
                 uint64_t mine = legal & SUIT[s], pm = ph & SUIT[s];
-                if (mine && pm && !((oh1 | oh2) & SUIT[s] & above(highbit(pm)))) return lowbit(mine);
+                if (mine && pm && !((oh1 | oh2) & d->above[highest(d, pm)])) return lowest(d, mine);
             }
             /* else low from the longest suit */
             int bs = -1, bl = -1;
@@ -133,48 +155,58 @@ static int choose(int p, const uint64_t *h, uint64_t legal, int n, int led, int 
                 int ln = __builtin_popcountll(legal & SUIT[s]);
                 if ((ln > bl || (ln == bl && s != 3)) && ln) { bl = ln; bs = s; }
             }
-            return lowbit(legal & SUIT[bs]);
+            return lowest(d, legal & SUIT[bs]);
         }
         if (wseat == partner) {
             /* partner winning: safe against the opponent still to play? */
-            if (!(n < 3 && can_beat(h[o1], win, led))) {
-                uint64_t lose = legal & ~beaters(legal, win);
-                return low_rank(lose ? lose : legal);
+            if (!(n < 3 && can_beat(d, h[o1], win, led))) {
+                uint64_t lose = legal & ~beaters(d, legal, win);
+                return low_rank(d, lose ? lose : legal);
             }
         }
-        uint64_t b = beaters(legal, win);
+        uint64_t b = beaters(d, legal, win);
         if (b) {
             if (n == 3) {
                 uint64_t bb = b & SUIT[led];
-                return lowbit(bb ? bb : b);
+                return lowest(d, bb ? bb : b);
             }
-            /* lowest winner that the opponent(s) after us cannot beat */
-            for (uint64_t rest = b; rest; rest &= rest - 1) {
-                int c = lowbit(rest);
-                if (can_beat(h[o1], c, led)) continue;
-                if (n == 1 && can_beat(h[o2], c, led)) continue;
+            /* lowest winner that the opponent(s) after us cannot beat (from the weakest up:
+             * the plain cards by id, then the promoted trumps from the weakest) */
+            uint64_t rest = b & d->plain;
+            for (int j = d->ntop - 1;;) {
+                int c;
+                if (rest) {
+                    c = lowbit(rest);
+                    rest &= rest - 1;
+                } else {
+                    while (j >= 0 && !((b >> d->top[j]) & 1)) j--;
+                    if (j < 0) break;
+                    c = d->top[j--];
+                }
+                if (can_beat(d, h[o1], c, led)) continue;
+                if (n == 1 && can_beat(d, h[o2], c, led)) continue;
                 return c;
             }
             /* cannot win for sure: second hand low, third hand high */
-            if (n == 2) return (b & SUIT[led]) ? high_rank(b & SUIT[led]) : lowbit(b);
+            if (n == 2) return (b & SUIT[led]) ? high_rank(d, b & SUIT[led]) : lowest(d, b);
         }
         uint64_t lose = legal & ~b;
-        return low_rank(lose ? lose : legal);
+        return low_rank(d, lose ? lose : legal);
     }
     /* duck (contract safe) */
-    return duck(legal, n, win);
+    return duck(d, legal, n, win);
 }
 
 /* One play-out (solver.playout) from a position; won[4] is updated in place. */
-static void playout1(uint64_t *h, const int8_t *trick, int n, int leader, int *won, int broken,
-                     const int *nil, const int *contract, int flb, int fnc) {
+static void playout1(const sp_deck *d, uint64_t *h, const int8_t *trick, int n, int leader,
+                     int *won, int broken, const int *nil, const int *contract, int flb, int fnc) {
     int p = (leader + n) & 3, led = -1, win = -1, wseat = -1;
     if (n) {
-        led = trick[0] / 13;
+        led = d->suit_of[trick[0]];
         win = trick[0];
         wseat = leader;
         for (int i = 1; i < n; i++) {
-            if (sp_card_beats(trick[i], win)) {
+            if (sp_card_beats(d, trick[i], win)) {
                 win = trick[i];
                 wseat = (leader + i) & 3;
             }
@@ -183,18 +215,18 @@ static void playout1(uint64_t *h, const int8_t *trick, int n, int leader, int *w
     int left = __builtin_popcountll(h[0]) + __builtin_popcountll(h[1]) +
                __builtin_popcountll(h[2]) + __builtin_popcountll(h[3]);
     while (left) {
-        const uint64_t hand = h[p], legal = sp_legal_cards(hand, led, broken);
+        const uint64_t hand = h[p], legal = sp_legal_cards(d, hand, led, broken);
         int card = (legal & (legal - 1))
-                       ? choose(p, h, legal, n, led, win, wseat, won, nil, contract, fnc)
+                       ? choose(d, p, h, legal, n, led, win, wseat, won, nil, contract, fnc)
                        : highbit(legal);
         h[p] = hand & ~(1ULL << card);
         left--;
-        broken = sp_spades_broken_after(card, led, broken, flb);
+        broken = sp_spades_broken_after(d, card, led, broken, flb);
         if (n == 0) {
-            led = card / 13;
+            led = d->suit_of[card];
             win = card;
             wseat = p;
-        } else if (sp_card_beats(card, win)) {
+        } else if (sp_card_beats(d, card, win)) {
             win = card;
             wseat = p;
         }
@@ -215,15 +247,17 @@ static void playout1(uint64_t *h, const int8_t *trick, int n, int leader, int *w
  * is checked here: the result is 0, or 1 + the first row whose card is not in the mover's hand
  * (nothing is played then).
  *
+ * deck: the deck's tables (native.c_deck of the rules' Deck).
  * Shared: the trick in progress trick[0..ntrick) (card ids in play order), its leader (the seat to
  * lead when ntrick == 0), won[4] trick counts by seat, broken, mover (the seat to play), flb
  * (Rules.forced_spade_lead_breaks), fnc (Rules.failed_nil_tricks_count).
  * Row r: hands[4r..4r+4) masks by seat, bids[4r..4r+4) (0 = Nil), card[r]: the mover's card played
  * first (pimc._finish_trick), or -1 to start at the position as it is.
  * Output: out[4r..4r+4) final trick counts by seat. */
-int64_t sp_playouts(int64_t rows, const uint64_t *hands, const int8_t *bids, const int8_t *card,
-                    const int8_t *trick, int64_t ntrick, int64_t leader, const int8_t *won,
-                    int64_t broken, int64_t mover, int64_t flb, int64_t fnc, int8_t *out) {
+int64_t sp_playouts(const sp_deck *deck, int64_t rows, const uint64_t *hands, const int8_t *bids,
+                    const int8_t *card, const int8_t *trick, int64_t ntrick, int64_t leader,
+                    const int8_t *won, int64_t broken, int64_t mover, int64_t flb, int64_t fnc,
+                    int8_t *out) {
     for (int64_t r = 0; r < rows; r++) {
         int c = card[r];
         if (c < -1 || c > 51 || (c >= 0 && !((hands[4 * r + mover] >> c) & 1))) return r + 1;
@@ -246,17 +280,17 @@ int64_t sp_playouts(int64_t rows, const uint64_t *hands, const int8_t *bids, con
         int c = card[r];
         if (c >= 0) { /* solver.finish_trick */
             h[mover] &= ~(1ULL << c);
-            brk = sp_spades_broken_after(c, n ? t[0] / 13 : -1, brk, (int)flb);
+            brk = sp_spades_broken_after(deck, c, n ? deck->suit_of[t[0]] : -1, brk, (int)flb);
             t[n++] = (int8_t)c;
             if (n == 4) {
                 const int64_t tc[4] = {t[0], t[1], t[2], t[3]};
-                const int ws = sp_trick_winner(tc, ldr);
+                const int ws = sp_trick_winner(deck, tc, ldr);
                 w[ws]++;
                 ldr = ws;
                 n = 0;
             }
         }
-        playout1(h, t, n, ldr, w, brk, nil, contract, (int)flb, (int)fnc);
+        playout1(deck, h, t, n, ldr, w, brk, nil, contract, (int)flb, (int)fnc);
         for (int s = 0; s < 4; s++) out[4 * r + s] = (int8_t)w[s];
     }
     return 0;

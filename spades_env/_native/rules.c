@@ -5,28 +5,30 @@
 
 #include "rules.h"
 
-uint64_t sp_rule_legal_cards(uint64_t hand, int64_t led, int64_t broken) {
-    return sp_legal_cards(hand, (int)led, (int)broken);
+/* The card-play rules take the deck's tables (sp_deck: native.c_deck of a rules.Deck). */
+uint64_t sp_rule_legal_cards(const sp_deck *d, uint64_t hand, int64_t led, int64_t broken) {
+    return sp_legal_cards(d, hand, (int)led, (int)broken);
 }
 
-int64_t sp_rule_card_beats(int64_t card, int64_t winning) {
-    return sp_card_beats((int)card, (int)winning);
+int64_t sp_rule_card_beats(const sp_deck *d, int64_t card, int64_t winning) {
+    return sp_card_beats(d, (int)card, (int)winning);
 }
 
-uint64_t sp_rule_cards_that_beat(uint64_t cards, int64_t winning) {
-    return sp_cards_that_beat(cards, (int)winning);
+uint64_t sp_rule_cards_that_beat(const sp_deck *d, uint64_t cards, int64_t winning) {
+    return sp_cards_that_beat(d, cards, (int)winning);
 }
 
-int64_t sp_rule_spades_broken_after(int64_t card, int64_t led, int64_t broken, int64_t flb) {
-    return sp_spades_broken_after((int)card, (int)led, (int)broken, (int)flb);
+int64_t sp_rule_spades_broken_after(const sp_deck *d, int64_t card, int64_t led, int64_t broken,
+                                    int64_t flb) {
+    return sp_spades_broken_after(d, (int)card, (int)led, (int)broken, (int)flb);
 }
 
-int64_t sp_rule_voids_revealed(int64_t card, int64_t led, int64_t broken) {
-    return sp_voids_revealed((int)card, (int)led, (int)broken);
+int64_t sp_rule_voids_revealed(const sp_deck *d, int64_t card, int64_t led, int64_t broken) {
+    return sp_voids_revealed(d, (int)card, (int)led, (int)broken);
 }
 
-int64_t sp_rule_trick_winner(const int64_t *cards, int64_t leader) {
-    return sp_trick_winner(cards, (int)leader);
+int64_t sp_rule_trick_winner(const sp_deck *d, const int64_t *cards, int64_t leader) {
+    return sp_trick_winner(d, cards, (int)leader);
 }
 
 uint64_t sp_rule_legal_bids(const sp_rules *rules, int64_t seat, uint64_t hand, int64_t looked,

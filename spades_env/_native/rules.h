@@ -6,7 +6,10 @@
  * tests/engine/test_rules_conformance.py holds every implementation to it.
  *
  * Hands are 52-bit masks (bit = card id suit * 13 + rank, spades = suit 3); led is the suit led to
- * the current trick, or -1 when the player is to lead. */
+ * the current trick, or -1 when the player is to lead. Which suit a card follows and how the cards
+ * of a suit rank are the deck's tables (sp_deck, rules.Deck: the standard deck, or the deck of
+ * Rules.jokers, whose jokers and 2 of diamonds are spades above the ace), carried in the rules
+ * struct and filled from Python's tables by native.c_rules. */
 #ifndef SPADES_RULES_H
 #define SPADES_RULES_H
 
@@ -20,28 +23,41 @@
     X(forced_spade_lead_breaks) X(bag_limit) X(bag_penalty) X(nil_bonus) X(blind_nil_bonus) \
     X(failed_nil_tricks_count) X(blind_nil_deficit) X(min_team_bid) X(suicide) X(mirror) X(whiz) \
     X(bid_total_not_13) X(nil_pass) X(spades_lead_any_time) X(bags_score_points) \
-    X(big_bid_double) X(moon_wins) X(two_of_clubs_leads)
+    X(big_bid_double) X(moon_wins) X(two_of_clubs_leads) X(jokers)
 #define SP_RULES_INT64(name) int64_t name;
+
+/* The deck's tables (rules.Deck, one per deck: STANDARD_DECK or JOKERS_DECK), copied from Python by
+ * native.c_rules and native.c_deck. */
+typedef struct {
+    uint64_t suit[4];    /* the cards of each suit (Deck.suit_masks) */
+    uint64_t above[52];  /* the cards of a card's suit that beat it (Deck.above) */
+    uint64_t plain;      /* the cards that are not promoted trumps, ordered by id (Deck.plain) */
+    int8_t suit_of[52];  /* the suit of each card (Deck.suit_of) */
+    int8_t strength[52]; /* the order of the cards of a suit (Deck.strength) */
+    int8_t rank[52];     /* the rank to compare cards of two suits (Deck.rank) */
+    int8_t top[4];       /* the promoted trumps, strongest first (Deck.top) */
+    int8_t ntop;         /* how many (0 in the standard deck) */
+} sp_deck;
+
 typedef struct {
     SP_RULES_FIELDS(SP_RULES_INT64)
+    sp_deck deck; /* the deck these rules play with (Rules.deck) */
 } sp_rules;
 
 #define SP_ALL52 ((1ULL << 52) - 1)
 #define SP_BID_NUMBERS 0x3FFFu /* legal bids bits 0..13: the bids 0 (Nil) .. 13 */
 #define SP_BLIND_NIL_BIT 14
 #define SP_LOOK_BIT 15
-#define SP_SUIT(s) (0x1FFFULL << (13 * (s)))
-#define SP_NON_SPADES (SP_SUIT(0) | SP_SUIT(1) | SP_SUIT(2))
 
 /* The cards hand may play: the led suit when it holds one, else any card; when leading, no spade
  * before spades are broken unless the hand holds only spades. */
-static inline uint64_t sp_legal_cards(uint64_t hand, int led, int broken) {
+static inline uint64_t sp_legal_cards(const sp_deck *d, uint64_t hand, int led, int broken) {
     if (led >= 0) {
-        const uint64_t follow = hand & SP_SUIT(led);
+        const uint64_t follow = hand & d->suit[led];
         return follow ? follow : hand;
     }
     if (!broken) {
-        const uint64_t ns = hand & SP_NON_SPADES;
+        const uint64_t ns = hand & ~d->suit[3];
         return ns ? ns : hand;
     }
     return hand;
@@ -61,7 +77,7 @@ static inline uint32_t sp_legal_bids(const sp_rules *r, int seat, uint64_t hand,
     uint32_t allowed = SP_BID_NUMBERS;
     if (looked && (r->mirror || r->whiz)) {
         int n = 0; /* the spades held (portable: no compiler builtin) */
-        for (uint64_t x = hand & SP_SUIT(3); x; x &= x - 1) n++;
+        for (uint64_t x = hand & r->deck.suit[3]; x; x &= x - 1) n++;
         allowed = 1u << n | (r->whiz ? 1u : 0u);
     }
     if (r->min_team_bid || r->suicide) {
@@ -89,38 +105,39 @@ static inline uint32_t sp_legal_bids(const sp_rules *r, int seat, uint64_t hand,
     return allowed;
 }
 
-/* Whether card takes the trick from winning (the card winning it so far): a higher card of the
+/* Whether card takes the trick from winning (the card winning it so far): a stronger card of the
  * same suit, or a spade on another suit. */
-static inline int sp_card_beats(int card, int winning) {
-    return card / 13 == winning / 13 ? card > winning : card >= 39;
+static inline int sp_card_beats(const sp_deck *d, int card, int winning) {
+    const int s = d->suit_of[card];
+    return s == d->suit_of[winning] ? d->strength[card] > d->strength[winning] : s == 3;
 }
 
 /* The cards of the mask cards that would take the trick from winning. */
-static inline uint64_t sp_cards_that_beat(uint64_t cards, int winning) {
-    const uint64_t above = ~((1ULL << (winning + 1)) - 1) & SP_ALL52;
-    if (winning >= 39) return cards & SP_SUIT(3) & above;
-    return (cards & SP_SUIT(winning / 13) & above) | (cards & SP_SUIT(3));
+static inline uint64_t sp_cards_that_beat(const sp_deck *d, uint64_t cards, int winning) {
+    if (d->suit_of[winning] == 3) return cards & d->above[winning];
+    return cards & (d->above[winning] | d->suit[3]);
 }
 
 /* Whether spades are broken after card is played: a spade on another suit's lead breaks them; a
  * spade led (from a hand of only spades) breaks them when flb (forced_spade_lead_breaks). */
-static inline int sp_spades_broken_after(int card, int led, int broken, int flb) {
-    if (broken || card < 39) return broken;
+static inline int sp_spades_broken_after(const sp_deck *d, int card, int led, int broken,
+                                         int flb) {
+    if (broken || d->suit_of[card] != 3) return broken;
     return led < 0 ? flb : led != 3;
 }
 
 /* Suit mask (bit s) of the suits a play shows its player void in: the led suit when card does not
  * follow it; for a spade led before spades are broken, clubs, diamonds and hearts. */
-static inline int sp_voids_revealed(int card, int led, int broken) {
-    if (led < 0) return card >= 39 && !broken ? 7 : 0;
-    return card / 13 != led ? 1 << led : 0;
+static inline int sp_voids_revealed(const sp_deck *d, int card, int led, int broken) {
+    if (led < 0) return d->suit_of[card] == 3 && !broken ? 7 : 0;
+    return d->suit_of[card] != led ? 1 << led : 0;
 }
 
 /* The seat that wins the complete trick cards[0..4) (play order) led by leader. */
-static inline int sp_trick_winner(const int64_t *cards, int leader) {
+static inline int sp_trick_winner(const sp_deck *d, const int64_t *cards, int leader) {
     int best = (int)cards[0], bi = 0;
     for (int i = 1; i < 4; i++) {
-        if (sp_card_beats((int)cards[i], best)) {
+        if (sp_card_beats(d, (int)cards[i], best)) {
             best = (int)cards[i];
             bi = i;
         }

@@ -5,7 +5,8 @@
  * SpadesVectorEnv.step / _output does with tensor ops: same buffers, same layout, same order of
  * writes. The torch path is the reference; tests/test_vector_parity.py checks both backends
  * against the scalar engine. The card-play rules (follow suit, spades break, voids, trick winner)
- * are rules.h's, shared with the play-outs.
+ * are rules.h's, shared with the play-outs, on the deck's tables in the rules (rules.deck: a card's
+ * suit is rules.deck.suit_of[card], the jokers' deck included).
  *
  * Built at first use by spades_env/native.py (plain C, no Python or torch headers; loaded with
  * ctypes). Compiled without -ffast-math: k / 13.0f must be IEEE float32 division. */
@@ -65,7 +66,7 @@ static void play_mask(const sp_env *e, int64_t i, int led) {
     uint8_t *m = e->mask + i * NACT;
     uint64_t hand = 0;
     for (int c = 0; c < NCARDS; c++) hand |= (uint64_t)h[c] << c;
-    const uint64_t legal = sp_legal_cards(hand, led, e->broken[i]);
+    const uint64_t legal = sp_legal_cards(&e->rules.deck, hand, led, e->broken[i]);
     for (int c = 0; c < NCARDS; c++) m[c] = (uint8_t)((legal >> c) & 1);
     memset(m + NCARDS, 0, NACT - NCARDS);
 }
@@ -75,9 +76,9 @@ static void play_mask(const sp_env *e, int64_t i, int led) {
 static void bid_mask(const sp_env *e, int64_t i) {
     const int64_t p = e->cur[i];
     uint64_t hand = 0;
-    if (e->rules.mirror || e->rules.whiz) { /* the bid reads the spades held */
+    if (e->rules.mirror || e->rules.whiz) { /* the bid reads the spades held (rules.deck's) */
         const uint8_t *h = e->hands + i * 4 * NCARDS + p * NCARDS;
-        for (int c = 39; c < NCARDS; c++) hand |= (uint64_t)h[c] << c;
+        for (int c = 0; c < NCARDS; c++) hand |= (uint64_t)h[c] << c;
     }
     const uint32_t legal = sp_legal_bids(&e->rules, (int)p, hand, 1, e->bids + i * 4);
     uint8_t *m = e->mask + i * NACT;
@@ -135,7 +136,8 @@ int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
             continue;
         }
         const int64_t k = t - 4, pos = k & 3, j = k >> 2;
-        const int64_t suit = act / 13;
+        const sp_deck *deck = &e->rules.deck;
+        const int64_t suit = deck->suit_of[act];
         ob[p * row + e->o_hand + act] = 0;
         for (int o = 0; o < 4; o++) {
             int64_t r = (p - o) & 3;
@@ -153,14 +155,14 @@ int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
         }
         /* the voids the play shows (a spade led before spades are broken: the leader held only
          * spades, so it is void in clubs, diamonds and hearts; observation version 2) */
-        const int shown = sp_voids_revealed((int)act, led_before, e->broken[i]);
+        const int shown = sp_voids_revealed(deck, (int)act, led_before, e->broken[i]);
         for (int s = 0; s < 4; s++) {
             if ((shown >> s) & 1) {
                 e->voids[i * 16 + p * 4 + s] = 1;
                 for (int o = 0; o < 4; o++) ob[o * row + e->o_voids + 4 * ((p - o) & 3) + s] = 1;
             }
         }
-        e->broken[i] = (uint8_t)sp_spades_broken_after((int)act, led_before, e->broken[i],
+        e->broken[i] = (uint8_t)sp_spades_broken_after(deck, (int)act, led_before, e->broken[i],
                                                        (int)e->rules.forced_spade_lead_breaks);
         for (int o = 0; o < 4; o++) ob[o * row + e->o_broken] = e->broken[i];
         e->trick[i * 4 + pos] = act;
@@ -171,7 +173,7 @@ int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
         }
         /* trick complete */
         const int64_t led = e->led[i];
-        const int64_t w = sp_trick_winner(e->trick + i * 4, (int)e->leader[i]);
+        const int64_t w = sp_trick_winner(deck, e->trick + i * 4, (int)e->leader[i]);
         const int64_t won = ++e->tricks[i * 4 + w];
         for (int o = 0; o < 4; o++) ob[o * row + e->o_won + ((w - o) & 3)] = (uint8_t)won;
         for (int q = 0; q < 16; q++) ob[e->trick_obs[i * 16 + q]] = 0;

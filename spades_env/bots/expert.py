@@ -56,7 +56,7 @@ from ..cards import BID_OFFSET, LOOK_ACTION, NEXT_SEAT, NUM_ACTIONS, NUM_CARDS, 
 from ..devices import check_device
 from ..engine import Phase, SpadesGame
 from ..observation import OFFSETS, encode
-from ..rules import legal_cards_batch
+from ..rules import STANDARD_DECK, legal_cards_batch
 from .base import exchanged_seats
 from .pimc import PIMCBot, bid_weight, legal_bids_at
 from .work import check_work
@@ -101,6 +101,7 @@ class _Evidence:
         self.played_then: list[int] = []  # cards that seat had played before that decision
         self.later: list[int] = []     # cards it played from that decision on, up to the view
         self.led: list[int] = []       # suit led to the trick then, -1 when leading or bidding
+        self.deck = STANDARD_DECK      # the rules' Deck (Rules.deck): the suits of the legal cards
         self.broken: list[bool] = []
         self.is_bid: list[bool] = []
         self.bid_legal: list[int] = []  # legal bid actions then (16-bit mask, bit = action - 52)
@@ -168,7 +169,8 @@ class PolicyLikelihood:
         action = np.asarray(ev.action)
         if n_bid < n_rec:
             legal = legal_cards_batch(held[:, seat[n_bid:]] | later[n_bid:],
-                                      np.asarray(ev.led[n_bid:]), np.asarray(ev.broken[n_bid:]))
+                                      np.asarray(ev.led[n_bid:]), np.asarray(ev.broken[n_bid:]),
+                                      ev.deck)
             logits = self.agent.play_head(z[:, n_bid:])
             out[:, n_bid:] = self._log_mix(logits, tensor(legal), action[n_bid:], floor)
         if n_bid:
@@ -422,10 +424,12 @@ class ExpertBot(PIMCBot):
                view.rules)
         if key != self._evidence_key:
             self._evidence_key, self._evidence = key, _Evidence()
+            self._evidence.deck = view.rules.deck
         moves = _hand_moves(view)
         ev = self._evidence
         if ev.moves != moves[:len(ev.moves)]:  # another game or hand with the same key
             ev = self._evidence = _Evidence()
+            ev.deck = view.rules.deck
         ev.moves = moves
         others = sum(1 for s, _a in moves if s != me)
         if others > len(ev):
@@ -453,7 +457,7 @@ class ExpertBot(PIMCBot):
                 ev.played_then.append(g.played[s])
                 is_bid = g.phase == Phase.BIDDING
                 ev.is_bid.append(is_bid)
-                ev.led.append(-1 if is_bid or not g.trick else g.trick[0] // 13)
+                ev.led.append(-1 if is_bid or not g.trick else g.led_suit)
                 ev.broken.append(bool(g.spades_broken))
                 ev.bid_legal.append(g.legal_mask() >> BID_OFFSET if is_bid else 0)
             k += 1

@@ -7,12 +7,15 @@ the only inputs are the public history and the seat's own hand.
 Terms (``docs/rules.md``): a seat is **void** in a suit once it failed to follow that suit; a card
 is the **boss** of its suit when no unseen card of that suit ranks higher; **unseen** cards are those
 neither in the observer's hand nor played yet (they lie in the other three hands).
+
+Suits and the order of the cards are the rules' deck's (``view.rules.deck``, ``rules.Deck``): under
+``Rules.jokers`` the jokers and the 2 of diamonds are spades, above the ace.
 """
 
 from __future__ import annotations
 
-from ..cards import FULL_DECK, SPADES_MASK, SUIT_MASKS
-from ..rules import card_beats
+from ..cards import FULL_DECK
+from ..rules import STANDARD_DECK, card_beats
 
 __all__ = [
     "unseen_mask", "suit_remaining", "highest_outstanding", "is_boss", "void_seats",
@@ -34,20 +37,21 @@ def suit_remaining(view, suit: int) -> int:
     """How many cards of ``suit`` (0..3) are still unseen, i.e. held by the other three seats."""
     if not 0 <= suit <= 3:
         raise ValueError(f"suit must be 0..3, got {suit!r}")
-    return (unseen_mask(view) & SUIT_MASKS[suit]).bit_count()
+    return (unseen_mask(view) & view.rules.deck.suit_masks[suit]).bit_count()
 
 
 def highest_outstanding(view, suit: int) -> int:
     """Card id of the highest unseen card of ``suit``, or -1 when none is outstanding."""
     if not 0 <= suit <= 3:
         raise ValueError(f"suit must be 0..3, got {suit!r}")
-    m = unseen_mask(view) & SUIT_MASKS[suit]
-    return m.bit_length() - 1 if m else -1
+    deck = view.rules.deck
+    m = unseen_mask(view) & deck.suit_masks[suit]
+    return deck.highest(m) if m else -1
 
 
-def higher_in_suit(card: int) -> int:
-    """Mask of the cards of ``card``'s suit that rank above it."""
-    return SUIT_MASKS[card // 13] & ~((2 << card) - 1)
+def higher_in_suit(card: int, deck=STANDARD_DECK) -> int:
+    """Mask of the cards of ``card``'s suit that rank above it (in ``deck``'s order)."""
+    return deck.above[card]
 
 
 def is_boss(view, card: int) -> bool:
@@ -60,7 +64,7 @@ def is_boss(view, card: int) -> bool:
     """
     if not 0 <= card < 52:
         raise ValueError(f"card id {card} out of range 0..51")
-    return not (unseen_mask(view) & higher_in_suit(card))
+    return not (unseen_mask(view) & higher_in_suit(card, view.rules.deck))
 
 
 def void_seats(view, suit: int) -> list[int]:
@@ -71,7 +75,7 @@ def void_seats(view, suit: int) -> list[int]:
     if not 0 <= suit <= 3:
         raise ValueError(f"suit must be 0..3, got {suit!r}")
     poss = possible_holdings(view)
-    return [s for s in range(4) if not poss[s] & SUIT_MASKS[suit]]
+    return [s for s in range(4) if not poss[s] & view.rules.deck.suit_masks[suit]]
 
 
 def possible_holdings(view) -> tuple[int, int, int, int]:
@@ -86,6 +90,7 @@ def possible_holdings(view) -> tuple[int, int, int, int]:
     known = view.known_cards
     known_all = known[0] | known[1] | known[2] | known[3]
     voids = view.voids
+    suits = view.rules.deck.suit_masks
     out = [0, 0, 0, 0]
     for s in range(4):
         if s == me:
@@ -96,38 +101,40 @@ def possible_holdings(view) -> tuple[int, int, int, int]:
         if v:
             for suit in range(4):
                 if (v >> suit) & 1:
-                    m &= ~SUIT_MASKS[suit]
+                    m &= ~suits[suit]
             m |= known[s]  # a known card is held whatever the void record says
         out[s] = m
     return out[0], out[1], out[2], out[3]
 
 
-def current_winner(trick) -> tuple[int, int]:
+def current_winner(trick, deck=STANDARD_DECK) -> tuple[int, int]:
     """``(seat, card)`` winning the (possibly incomplete) trick so far; ``trick`` is
     ``((seat, card), ...)`` in play order and must not be empty (docs/rules.md: highest spade, else the
-    highest card of the led suit)."""
+    highest card of the led suit; ``deck``: the rules' ``Deck``)."""
     if not trick:
         raise ValueError("current_winner needs at least one card in the trick")
     ws, wc = trick[0]
     for s, c in trick[1:]:
-        if card_beats(c, wc):
+        if card_beats(c, wc, deck):
             ws, wc = s, c
     return ws, wc
 
 
-def can_beat(holding: int, card: int, led_suit: int) -> bool:
+def can_beat(holding: int, card: int, led_suit: int, deck=STANDARD_DECK) -> bool:
     """Whether a seat that may hold ``holding`` (a mask) could beat ``card`` in a trick led in
-    ``led_suit``, assuming it follows suit whenever it may hold the led suit.
+    ``led_suit``, assuming it follows suit whenever it may hold the led suit (``deck``: the
+    rules' ``Deck``).
 
     Used to test whether a card is safe against the players still to play.
     """
-    cs = card // 13
-    higher = holding & higher_in_suit(card)
+    cs = deck.suit_of[card]
+    higher = holding & deck.above[card]
+    suits = deck.suit_masks
     if cs == led_suit:
         if higher:
             return True
         # a seat out of the led suit may trump a non-spade card
-        return cs != 3 and not holding & SUIT_MASKS[led_suit] and bool(holding & SPADES_MASK)
+        return cs != 3 and not holding & suits[led_suit] and bool(holding & suits[3])
     if cs == 3:  # our card is a trump on a non-spade trick
-        return bool(higher) and not holding & SUIT_MASKS[led_suit]
+        return bool(higher) and not holding & suits[led_suit]
     return False

@@ -45,8 +45,9 @@ from ..engine import Phase
 from ..rules import legal_bids, passes_for_nil
 from .base import Bot, check_flag, check_probability, exchanged_seats, legal_bid_numbers
 from .sampler import DealSampler, as_random, check_deal
-from .solver import ABOVE, BELOW, HandUtility, high_rank, low_rank, estimate_tricks, \
-    finish_trick, nil_risk, playouts, solve
+from ..rules import STANDARD_DECK
+from .solver import HandUtility, high_rank, low_rank, estimate_tricks, finish_trick, nil_risk, \
+    playouts, solve
 from .work import check_work, search_work
 
 __all__ = ["PIMCBot", "HardBot", "InsaneBot", "best_candidate", "bid_likelihood", "bid_weight",
@@ -54,11 +55,11 @@ __all__ = ["PIMCBot", "HardBot", "InsaneBot", "best_candidate", "bid_likelihood"
            "resample"]
 
 
-def estimate_bid(hand: int) -> int:
+def estimate_bid(hand: int, deck=STANDARD_DECK) -> int:
     """Bid the model expects from a 13-card hand: 0 (Nil) for a very safe weak hand, else the
-    rounded ``estimate_tricks`` (at least 1)."""
-    e = estimate_tricks(hand)
-    if e < 1.6 and nil_risk(hand) < 1.0:
+    rounded ``estimate_tricks`` (at least 1); ``deck``: the rules' ``Deck``."""
+    e = estimate_tricks(hand, deck)
+    if e < 1.6 and nil_risk(hand, deck) < 1.0:
         return 0
     return max(1, int(e + 0.5))
 
@@ -81,10 +82,12 @@ def bid_weight(rules, bid: int, hand: int, legal=None) -> float:
     bids ``legal`` at that turn when the rules narrowed them (``legal_bids_at``: a bid that was
     the only one left, or the lowest a team minimum allowed, says less about the hand)."""
     if forced_bid(rules, bid):
-        return 1.0 if (hand >> 39).bit_count() == bid else FORCED_MISMATCH
+        return 1.0 if (hand & rules.deck.spades).bit_count() == bid else FORCED_MISMATCH
+    deck = rules.deck
     if legal is not None and len(legal) < 14:
-        return bid_likelihood(bid, hand) / sum(bid_likelihood(b, hand) for b in legal)
-    return bid_likelihood(bid, hand)
+        return bid_likelihood(bid, hand, deck=deck) / sum(bid_likelihood(b, hand, deck=deck)
+                                                          for b in legal)
+    return bid_likelihood(bid, hand, deck=deck)
 
 
 def legal_bids_at(view, seat: int) -> list[int] | None:
@@ -104,17 +107,18 @@ def legal_bids_at(view, seat: int) -> list[int] | None:
     return None if len(out) == 14 else out
 
 
-def bid_likelihood(bid: int, hand: int, sigma: float = 1.4, floor: float = 0.03) -> float:
+def bid_likelihood(bid: int, hand: int, sigma: float = 1.4, floor: float = 0.03,
+                   deck=STANDARD_DECK) -> float:
     """Relative likelihood that a player holding ``hand`` (13 cards, at bidding time) bid ``bid``.
 
     Bidding model for the inference of ``insane``: a non-Nil bid is normal around
     ``estimate_tricks(hand)`` with deviation ``sigma``; a Nil is likely only for a weak hand with a
     low ``nil_risk``. ``floor`` keeps every deal possible (other players bid differently).
-    Returns a float in (0, 1].
+    ``deck``: the rules' ``Deck`` (the hand's top cards in its order). Returns a float in (0, 1].
     """
-    e = estimate_tricks(hand)
+    e = estimate_tricks(hand, deck)
     if bid == 0:
-        r = nil_risk(hand)
+        r = nil_risk(hand, deck)
         x = max(0.0, r - 0.8) / 1.0 + max(0.0, e - 2.0) / 1.5
         return floor + (1 - floor) * exp(-0.5 * x * x)
     d = (bid - e) / sigma
@@ -270,7 +274,8 @@ class PIMCBot(Bot):
                 continue
             seats.append(s)
         # a bid the rules force (mirror, whiz) is the bidder's spade count: exact, in the sampler
-        forced = {s: view.bids[s] - ((view.played[s] | view.known_cards[s]) >> 39).bit_count()
+        spades = view.rules.deck.spades
+        forced = {s: view.bids[s] - ((view.played[s] | view.known_cards[s]) & spades).bit_count()
                   for s in seats if forced_bid(view.rules, view.bids[s])}
         sampler = DealSampler(view, spade_counts=forced or None)
         seats = [s for s in seats if s not in forced] if self.infer_bids else []
@@ -315,7 +320,10 @@ class PIMCBot(Bot):
     # ------------------------------------------------------------------ card play
     def _candidates(self, view, legal) -> list[int]:
         """Legal cards with equivalent ones merged: two cards of a suit are equivalent when every
-        card ranked between them is in the bot's hand or was played to an earlier trick."""
+        card ranked between them (in the deck's order) is in the bot's hand or was played to an
+        earlier trick."""
+        deck = view.rules.deck
+        suit_of, st, above, below = deck.suit_of, deck.strength, deck.above, deck.below
         trick_cards = 0
         for _s, c in view.current_trick:
             trick_cards |= 1 << c
@@ -323,8 +331,9 @@ class PIMCBot(Bot):
         gone |= view.hand
         out = []
         prev = -1
-        for c in sorted(legal):
-            if prev >= 0 and prev // 13 == c // 13 and not (ABOVE[prev] & BELOW[c] & ~gone):
+        for c in sorted(legal, key=st.__getitem__):  # by strength: equivalents side by side
+            if prev >= 0 and suit_of[prev] == suit_of[c] and st[prev] < st[c] \
+                    and not (above[prev] & below[c] & ~gone):
                 prev = c
                 continue
             out.append(c)
@@ -389,14 +398,14 @@ class PIMCBot(Bot):
                 weight += w
                 for i, card in enumerate(cands):
                     h2, t2, l2, w2, b2 = finish_trick(hands, trick, leader, won, broken, card, me,
-                                                      flb)
-                    totals[i] += w * solve(h2, t2, l2, w2, b2, util, flb) * sign
+                                                      flb, rules.deck)
+                    totals[i] += w * solve(h2, t2, l2, w2, b2, util, flb, rules.deck) * sign
         else:
             deals = list(self._deals(view, self.samples))
             nc = len(cands)
             rows = [hands for hands, _w in deals for _c in cands]
             outs = playouts(rows, bids, cands * len(deals), trick, leader, won, broken, me, flb,
-                            fnc=rules.failed_nil_tricks_count)
+                            fnc=rules.failed_nil_tricks_count, deck=rules.deck)
             values = self._leaf_values(view, cands, deals, [util(o) * sign for o in outs])
             for d, (_hands, w) in enumerate(deals):
                 weight += w
@@ -420,11 +429,12 @@ class PIMCBot(Bot):
         """Bids worth testing: Nil (unless the hand is plainly unfit for it) and a window of
         ``bid_window`` below to ``bid_window + 1`` above the estimated trick count."""
         hand = view.hand
-        e = int(estimate_tricks(hand) + 0.5)
+        deck = view.rules.deck
+        e = int(estimate_tricks(hand, deck) + 0.5)
         lo = max(1, e - self.bid_window)
         hi = min(13, e + self.bid_window + 1)
         cands = list(range(lo, hi + 1))
-        if nil_risk(hand) < 4.0 and estimate_tricks(hand) < 3.5:
+        if nil_risk(hand, deck) < 4.0 and estimate_tricks(hand, deck) < 3.5:
             cands.insert(0, 0)
         legal = legal_bid_numbers(view)
         kept = [b for b in cands if b in legal]
@@ -483,7 +493,7 @@ class PIMCBot(Bot):
             bids = list(bids_fixed)
             for s in range(4):
                 if s != me and bids[s] is None:
-                    bids[s] = estimate_bid(hands[s])
+                    bids[s] = estimate_bid(hands[s], rules.deck)
             for b in cands:
                 bids[me] = b
                 keys.append(tuple(bids))
@@ -499,13 +509,13 @@ class PIMCBot(Bot):
                     continue
                 got = playouts([rows[r] for r in idx], [keys[r] for r in idx], [0] * len(idx),
                                [], holder, (0, 0, 0, 0), rules.spades_lead_any_time, holder, flb,
-                               fnc=rules.failed_nil_tricks_count)
+                               fnc=rules.failed_nil_tricks_count, deck=rules.deck)
                 for r, o in zip(idx, got):
                     outs[r] = o
         else:
             outs = playouts(rows, keys, [-1] * len(keys), [], leader, (0, 0, 0, 0),
                             rules.spades_lead_any_time, me, flb,
-                            fnc=rules.failed_nil_tricks_count)
+                            fnc=rules.failed_nil_tricks_count, deck=rules.deck)
         for d, (hands, w) in enumerate(deals):
             for i, b in enumerate(cands):
                 key = keys[d * nc + i]
@@ -546,9 +556,10 @@ class PIMCBot(Bot):
         hand = view.hand
         if not hand:
             raise ValueError("no card to pass")
+        deck = view.rules.deck
         if passes_for_nil(view.rules, view.seat, view.bids, view.blind, view.dealer):
-            return high_rank(hand)
-        return low_rank(hand)
+            return high_rank(hand, deck)
+        return low_rank(hand, deck)
 
 
 class HardBot(PIMCBot):

@@ -13,6 +13,11 @@ to the seats whose hands it does not know, agreeing with everything public (docs
 - optionally (``spade_counts``) a seat holds exactly so many of the unseen spades: what a bid the
   rules force tells (``mirror``, ``whiz``: docs/rules.md, House rules; ``bots.pimc.forced_bid``).
 
+Suits are the rules' deck's (``view.rules.deck``): under ``Rules.jokers`` the jokers and the 2 of
+diamonds are spades, so a seat void in spades holds none of them, and a forced bid counts them.
+The deck always holds the 52 card ids (the jokers take the ids of the deuces that left it), so the
+sampler deals exactly the cards in play.
+
 Every constraint is "card of suit ``s`` may (not) go to seat ``o``", so the unknown cards fall into
 at most four *pools* (one per suit, suits with the same set of allowed seats merged). The sampler
 counts consistent deals exactly with a small dynamic program over pools (state: cards each seat
@@ -34,7 +39,7 @@ from math import comb
 
 import numpy as np
 
-from ..cards import SUIT_MASKS, mask_to_cards
+from ..cards import mask_to_cards
 
 __all__ = ["DealSampler", "inferred_voids", "sample_deals", "check_deal"]
 
@@ -130,8 +135,9 @@ class DealSampler:
                              f"{free.bit_count()} are unseen")
         # Pools: suits grouped by the set of seats (indices into `seats`) that may hold them.
         groups: dict[tuple, list[int]] = {}
+        suits = view.rules.deck.suit_masks
         for suit in range(4):
-            cards = mask_to_cards(free & SUIT_MASKS[suit])
+            cards = mask_to_cards(free & suits[suit])
             if not cards:
                 continue
             allowed = tuple(i for i, s in enumerate(seats)
@@ -336,6 +342,7 @@ def check_deal(view, hands) -> str | None:
         return "need 4 hands"
     played = view.played[0] | view.played[1] | view.played[2] | view.played[3]
     voids = inferred_voids(view)
+    suits = view.rules.deck.suit_masks
     seen = 0
     for s in range(4):
         h = hands[s]
@@ -349,7 +356,7 @@ def check_deal(view, hands) -> str | None:
         if s == view.seat and view.looked and h != view.hand:
             return "the observer's hand differs"
         for suit in range(4):
-            if (voids[s] >> suit) & 1 and h & SUIT_MASKS[suit]:
+            if (voids[s] >> suit) & 1 and h & suits[suit]:
                 return f"seat {s} holds a card of suit {suit} it is known to be void in"
         if s != view.seat and view.known_cards[s] & ~h:
             return f"seat {s} lacks a card known from the Blind Nil exchange"

@@ -6,25 +6,28 @@ hand: they are only ever fed determinizations, never the real hidden cards.
 
 Representation: hands are 52-bit ints (bit = card id ``suit * 13 + rank``); a trick in progress is a
 list of card ids in play order plus the seat that led it; ``won`` is 4 trick counts by seat.
+
+Every function takes the rules' ``Deck`` (``Rules.deck``, default the standard deck): which suit a
+card follows and how the cards of a suit rank come from its tables, so under ``Rules.jokers`` the
+jokers and the 2 of diamonds are the top spades here as in the engine, in Python and in C.
 """
 
 from __future__ import annotations
 
 from array import array
 
-from ..cards import NEXT_SEAT, OPPONENTS, PARTNER, SUIT_MASKS, TEAM
-from ..native import NativeUnavailable, load_kernel
+from ..cards import NEXT_SEAT, OPPONENTS, PARTNER, TEAM
+from ..native import NativeUnavailable, c_deck, load_kernel
 from ..rules import (
-    BEATS, Rules, cards_that_beat, legal_cards_mask, score_hand, spades_broken_after,
+    STANDARD_DECK, Deck, Rules, legal_cards_mask, score_hand, spades_broken_after,
     trick_winner_unchecked,
 )
 
 __all__ = ["playout", "playouts", "finish_trick", "solve", "estimate_tricks", "HandUtility",
            "nil_risk"]
 
-SM = SUIT_MASKS
-S3 = SUIT_MASKS[3]
-# ABOVE[c]: cards of higher id than c (restricted to c's suit by the caller).
+# ABOVE[c]: cards of higher id than c (restricted to c's suit by the caller): the standard deck's
+# order (Deck.above and Deck.below are the same restricted to the suit, for any deck).
 ABOVE = tuple(~((1 << (c + 1)) - 1) & ((1 << 52) - 1) for c in range(52))
 BELOW = tuple((1 << c) - 1 for c in range(52))
 INF = float("inf")
@@ -33,8 +36,11 @@ INF = float("inf")
 SET_MARGIN = 2
 
 
-def low_rank(m: int) -> int:
-    """Card of lowest rank in ``m`` (non-spades before spades at equal rank); ``m`` non-zero."""
+def low_rank(m: int, deck: Deck = STANDARD_DECK) -> int:
+    """Card of lowest rank in ``m`` (non-spades before spades at equal rank); ``m`` non-zero
+    (``Deck.low_rank``; the standard deck's by its 13-bit suits)."""
+    if deck.promoted:
+        return deck.low_rank(m)
     best = -1
     br = 99
     for s in (0, 1, 2, 3):
@@ -47,8 +53,11 @@ def low_rank(m: int) -> int:
     return best
 
 
-def high_rank(m: int) -> int:
-    """Card of highest rank in ``m`` (spades first at equal rank); ``m`` non-zero."""
+def high_rank(m: int, deck: Deck = STANDARD_DECK) -> int:
+    """Card of highest rank in ``m`` (spades first at equal rank); ``m`` non-zero
+    (``Deck.high_rank``; the standard deck's by its 13-bit suits)."""
+    if deck.promoted:
+        return deck.high_rank(m)
     best = -1
     br = -1
     for s in (3, 2, 1, 0):
@@ -61,15 +70,15 @@ def high_rank(m: int) -> int:
     return best
 
 
-def _can_beat(hand: int, win: int, led: int, _legal=legal_cards_mask,
-              _beat=cards_that_beat) -> bool:
+def _can_beat(hand: int, win: int, led: int, deck: Deck = STANDARD_DECK,
+              _legal=legal_cards_mask) -> bool:
     """Whether a player holding ``hand`` can beat ``win`` in a trick led in suit ``led``."""
-    return bool(_beat(_legal(hand, led, True), win))
+    return bool(_legal(hand, led, True, deck) & deck.beaters[win])
 
 
 def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = False,
-            log: list | None = None, fnc: bool = False, _legal=legal_cards_mask,
-            _beats=BEATS) -> list:
+            log: list | None = None, fnc: bool = False, deck: Deck = STANDARD_DECK,
+            _legal=legal_cards_mask) -> list:
     """Play the hand to the end with a fast rule-based policy for all four seats.
 
     The policy sees all four hands (it runs on a determinization). Habits: a Nil bidder plays the
@@ -90,6 +99,7 @@ def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = Fals
         log: optional list; the cards played are appended to it in order (for tests).
         fnc: ``Rules.failed_nil_tricks_count`` (a failed Nil's tricks count toward its
             partner's contract, so the policy's trick needs include them).
+        deck: the rules' ``Deck`` (``Rules.deck``).
     Returns:
         list of 4 final trick counts by seat.
     """
@@ -101,12 +111,13 @@ def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = Fals
                 bids[1] * (bids[1] > 0) + bids[3] * (bids[3] > 0))
     n = len(trick)
     p = (leader + n) & 3
+    beats, suit_of, spades = deck.beats, deck.suit_of, deck.spades
     if n:
-        led = trick[0] // 13
+        led = suit_of[trick[0]]
         win = trick[0]
         wseat = leader
         for i in range(1, n):
-            if BEATS[trick[i]][win]:
+            if beats[trick[i]][win]:
                 win = trick[i]
                 wseat = (leader + i) & 3
     else:
@@ -116,23 +127,24 @@ def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = Fals
     left = h[0].bit_count() + h[1].bit_count() + h[2].bit_count() + h[3].bit_count()
     while left:
         hand = h[p]
-        legal = _legal(hand, led, broken)
+        legal = _legal(hand, led, broken, deck)
         if not (legal & (legal - 1)):
             card = legal.bit_length() - 1
         else:
-            card = _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken, fnc)
+            card = _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken, fnc,
+                           deck)
         # ---- apply
         if log is not None:
             log.append(card)
         h[p] = hand & ~(1 << card)
         left -= 1
-        if card >= 39 and not broken:  # otherwise nothing can change
-            broken = spades_broken_after(card, led, broken, flb)
+        if not broken and (spades >> card) & 1:  # otherwise nothing can change
+            broken = spades_broken_after(card, led, broken, flb, deck)
         if n == 0:
-            led = card // 13
+            led = suit_of[card]
             win = card
             wseat = p
-        elif _beats[card][win]:
+        elif beats[card][win]:
             win = card
             wseat = p
         n += 1
@@ -146,7 +158,8 @@ def playout(hands, trick, leader: int, won, broken: bool, bids, flb: bool = Fals
     return won
 
 
-def finish_trick(hands, trick, leader: int, won, broken: bool, card: int, p: int, flb: bool):
+def finish_trick(hands, trick, leader: int, won, broken: bool, card: int, p: int, flb: bool,
+                 deck: Deck = STANDARD_DECK):
     """Apply ``card`` by seat ``p`` to a position (arguments as ``playout``).
 
     Returns:
@@ -155,10 +168,10 @@ def finish_trick(hands, trick, leader: int, won, broken: bool, card: int, p: int
     """
     hands = list(hands)
     hands[p] &= ~(1 << card)
-    broken = spades_broken_after(card, trick[0] // 13 if trick else -1, broken, flb)
+    broken = spades_broken_after(card, deck.suit_of[trick[0]] if trick else -1, broken, flb, deck)
     trick = list(trick) + [card]
     if len(trick) == 4:
-        ws = trick_winner_unchecked(trick, leader)
+        ws = trick_winner_unchecked(trick, leader, deck)
         won = list(won)
         won[ws] += 1
         return hands, [], ws, won, broken
@@ -183,7 +196,8 @@ def native_playouts() -> bool:
 
 
 def playouts(deals, bids, cards, trick, leader: int, won, broken: bool, mover: int,
-             flb: bool = False, native: bool = True, fnc: bool = False) -> list:
+             flb: bool = False, native: bool = True, fnc: bool = False,
+             deck: Deck = STANDARD_DECK) -> list:
     """Many ``playout`` calls from one position: row ``r`` plays ``cards[r]`` for ``mover``
     (``finish_trick``), then plays the hand out on ``deals[r]`` with ``bids[r]``.
 
@@ -196,6 +210,8 @@ def playouts(deals, bids, cards, trick, leader: int, won, broken: bool, mover: i
         native: use the C play-out when it is available (``native_playouts``); False forces the
             Python one (the reference; the same trick counts).
         fnc: ``Rules.failed_nil_tricks_count``, as for ``playout``.
+        deck: the rules' ``Deck`` (``Rules.deck``): the C play-outs read the same tables
+            (``native.c_deck``), so under jokers they run in C too.
     Returns:
         R tuples of 4 final trick counts by seat.
     Raises:
@@ -232,7 +248,7 @@ def playouts(deals, bids, cards, trick, leader: int, won, broken: bool, mover: i
         t = array("b", trick or [0])
         w = array("b", won)
         out = array("b", bytes(4 * rows))
-        bad = _kernel.sp_playouts(rows, hands.buffer_info()[0], b.buffer_info()[0],
+        bad = _kernel.sp_playouts(c_deck(deck), rows, hands.buffer_info()[0], b.buffer_info()[0],
                                   c.buffer_info()[0], t.buffer_info()[0], len(trick), leader,
                                   w.buffer_info()[0], int(bool(broken)), mover, int(bool(flb)),
                                   int(bool(fnc)), out.buffer_info()[0])
@@ -248,10 +264,10 @@ def playouts(deals, bids, cards, trick, leader: int, won, broken: bool, mover: i
         bd = bids if one else bids[r]
         if cards[r] >= 0:
             h2, t2, l2, w2, b2 = finish_trick(deals[r], trick, leader, won, broken, cards[r],
-                                              mover, flb)
+                                              mover, flb, deck)
         else:
             h2, t2, l2, w2, b2 = deals[r], trick, leader, won, broken
-        res.append(tuple(playout(h2, t2, l2, w2, b2, bd, flb, fnc=fnc)))
+        res.append(tuple(playout(h2, t2, l2, w2, b2, bd, flb, fnc=fnc, deck=deck)))
     return res
 
 
@@ -260,33 +276,39 @@ def _not_in_hand(deals, cards, mover, r):
                      f"(seat {mover}); a row's card must be one of its cards, or -1")
 
 
-def _duck(legal: int, n: int, win: int) -> int:
+def _duck(legal: int, n: int, win: int, deck: Deck = STANDARD_DECK) -> int:
     """Card that avoids the trick: lowest on lead, else the highest card that loses to ``win``,
     else (forced to win) the highest card."""
     if n == 0:
-        return low_rank(legal)
-    lose = legal & ~cards_that_beat(legal, win)
-    return high_rank(lose if lose else legal)
+        return low_rank(legal, deck)
+    lose = legal & ~deck.beaters[win]
+    return high_rank(lose if lose else legal, deck)
 
 
-def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken, fnc=False) -> int:
-    """The play-out policy's card for seat ``p`` (``legal`` has at least 2 cards)."""
+def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken, fnc=False,
+            deck: Deck = STANDARD_DECK) -> int:
+    """The play-out policy's card for seat ``p`` (``legal`` has at least 2 cards). "Lowest" and
+    "highest" are by the deck's order (``Deck.lowest``, ``Deck.highest``), ranks across suits by
+    ``Deck.rank``."""
     partner = PARTNER[p]
+    SM = deck.suit_masks
+    S3 = SM[3]
+    lowest, highest, beaters = deck.lowest, deck.highest, deck.beaters
     # ---------------------------------------------------------------- Nil bidder
     if nil[p] and not won[p]:
-        return _duck(legal, n, win)
+        return _duck(legal, n, win, deck)
     # ---------------------------------------------------------------- partner of a live Nil
     if nil[partner] and not won[partner]:
         if n == 0:
-            return high_rank(legal)
+            return high_rank(legal, deck)
         # partner still to play this trick, or partner winning: take the trick high
         if wseat == partner or n <= 1:
-            b = cards_that_beat(legal, win)
+            b = legal & beaters[win]
             if b:
                 if n < 3:
-                    return high_rank(b)
-                return (b & -b).bit_length() - 1
-            return low_rank(legal)
+                    return high_rank(b, deck)
+                return lowest(b)
+            return low_rank(legal, deck)
     # ---------------------------------------------------------------- opponent of a live Nil
     o1, o2 = OPPONENTS[p]
     tnil = -1
@@ -298,25 +320,26 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken, fnc=Fal
         if n == 0:
             nh = h[tnil]
             best = -1
+            st, rank = deck.strength, deck.rank
             for s in (0, 1, 2, 3):
                 mine = legal & SM[s]
                 theirs = nh & SM[s]
                 if mine and theirs:
-                    lo = (mine & -mine).bit_length() - 1
-                    if lo < theirs.bit_length() - 1:
-                        if best < 0 or lo % 13 < best % 13:
+                    lo = lowest(mine)
+                    if st[lo] < st[highest(theirs)]:
+                        if best < 0 or rank[lo] < rank[best]:
                             best = lo
             if best >= 0:
                 return best
-            return low_rank(legal)
+            return low_rank(legal, deck)
         to_play = (tnil - p) % 4 <= 3 - n  # the Nil bidder plays after us in this trick
         if wseat == tnil:
-            lose = legal & ~cards_that_beat(legal, win)
+            lose = legal & ~beaters[win]
             if lose:
-                return high_rank(lose)
-            return low_rank(legal)
+                return high_rank(lose, deck)
+            return low_rank(legal, deck)
         if to_play:
-            return low_rank(legal)
+            return low_rank(legal, deck)
     # ---------------------------------------------------------------- contract play
     team = TEAM[p]
     # a Nil bidder's tricks count only with Rules.failed_nil_tricks_count (fnc)
@@ -328,6 +351,7 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken, fnc=Fal
     tleft = 13 - won[0] - won[1] - won[2] - won[3]
     want = need > 0 or (oneed > 0 and tleft - oneed <= SET_MARGIN)
     if want:
+        above = deck.above
         if n == 0:
             # lead a sure winner (top card of its suit that no opponent can ruff)
             oh1 = h[o1]
@@ -337,8 +361,8 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken, fnc=Fal
                 mine = legal & SM[s]
                 if not mine:
                     continue
-                top = mine.bit_length() - 1
-                if others & SM[s] & ABOVE[top]:
+                top = highest(mine)
+                if others & above[top]:
                     continue
                 if s != 3 and ((not oh1 & SM[s] and oh1 & S3) or (not oh2 & SM[s] and oh2 & S3)):
                     continue
@@ -348,8 +372,8 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken, fnc=Fal
             for s in (2, 1, 0):
                 mine = legal & SM[s]
                 pm = ph & SM[s]
-                if mine and pm and not ((oh1 | oh2) & SM[s] & ABOVE[pm.bit_length() - 1]):
-                    return (mine & -mine).bit_length() - 1
+                if mine and pm and not ((oh1 | oh2) & above[highest(pm)]):
+                    return lowest(mine)
             # else low from the longest suit
             bs = -1
             bl = -1
@@ -359,47 +383,57 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken, fnc=Fal
                     if ln:
                         bl = ln
                         bs = s
-            m = legal & SM[bs]
-            return (m & -m).bit_length() - 1
+            return lowest(legal & SM[bs])
         if wseat == partner:
             # partner winning: is it safe against the opponent still to play?
             safe = True
-            if n < 3 and _can_beat(h[o1], win, led):
+            if n < 3 and _can_beat(h[o1], win, led, deck):
                 safe = False
             if safe:
-                lose = legal & ~cards_that_beat(legal, win)
-                return low_rank(lose if lose else legal)
-        b = cards_that_beat(legal, win)
+                lose = legal & ~beaters[win]
+                return low_rank(lose if lose else legal, deck)
+        b = legal & beaters[win]
         if b:
             if n == 3:
                 bb = b & SM[led]
                 if not bb:
                     bb = b
-                return (bb & -bb).bit_length() - 1
-            # lowest winner that the opponent(s) after us cannot beat
-            rest = b
-            while rest:
-                c = (rest & -rest).bit_length() - 1
-                ok = True
-                if _can_beat(h[o1], c, led):
-                    ok = False
-                elif n == 1 and _can_beat(h[o2], c, led):
-                    ok = False
-                if ok:
-                    return c
-                rest &= rest - 1
+                return lowest(bb)
+            # lowest winner that the opponent(s) after us cannot beat (from the weakest up: the
+            # plain cards by id, then the promoted trumps from the weakest)
+            rest = b & deck.plain
+            promoted = deck.promoted  # () in the standard deck
+            i = 0
+            while True:
+                if rest:
+                    low = rest & -rest
+                    rest ^= low
+                    c = low.bit_length() - 1
+                else:
+                    while i < len(promoted) and not (b >> promoted[i]) & 1:
+                        i += 1
+                    if i == len(promoted):
+                        break
+                    c = promoted[i]
+                    i += 1
+                if _can_beat(h[o1], c, led, deck):
+                    continue
+                if n == 1 and _can_beat(h[o2], c, led, deck):
+                    continue
+                return c
             # cannot win for sure: second hand low, third hand high
             if n == 2:
-                return high_rank(b & SM[led]) if b & SM[led] else (b & -b).bit_length() - 1
+                return high_rank(b & SM[led], deck) if b & SM[led] else lowest(b)
         lose = legal & ~b
-        return low_rank(lose if lose else legal)
+        return low_rank(lose if lose else legal, deck)
     # ---------------------------------------------------------------- duck (contract safe)
-    return _duck(legal, n, win)
+    return _duck(legal, n, win, deck)
 
 
 # ============================================================================ exact endgame solver
 
-def solve(hands, trick, leader: int, won, broken: bool, util, flb: bool = False) -> float:
+def solve(hands, trick, leader: int, won, broken: bool, util, flb: bool = False,
+          deck: Deck = STANDARD_DECK) -> float:
     """Exact minimax value of a perfect-information position (double-dummy) for team 0.
 
     Team 0 (seats 0 and 2) maximizes ``util(won)``, team 1 minimizes it; ``util`` maps the final
@@ -409,12 +443,13 @@ def solve(hands, trick, leader: int, won, broken: bool, util, flb: bool = False)
     positions at trick boundaries are memoized. Meant for the last 3-4 tricks.
 
     Args:
-        hands, trick, leader, won, broken, flb: as in ``playout``.
+        hands, trick, leader, won, broken, flb, deck: as in ``playout``.
         util: callable on a 4-tuple of trick counts.
     Returns:
         The value of the position under best play by both teams.
     """
     memo: dict = {}
+    suit_of, st, above, below = deck.suit_of, deck.strength, deck.above, deck.below
     h = list(hands)
     tr = list(trick)
     w = list(won)
@@ -433,8 +468,8 @@ def solve(hands, trick, leader: int, won, broken: bool, util, flb: bool = False)
             alpha = -INF
             beta = INF
         hand = h[p]
-        led = tr[0] // 13 if n else -1
-        legal = legal_cards_mask(hand, led, state[0])
+        led = suit_of[tr[0]] if n else -1
+        legal = legal_cards_mask(hand, led, state[0], deck)
         maxi = TEAM[p] == 0
         best = None
         others = (h[0] | h[1] | h[2] | h[3]) & ~hand
@@ -445,18 +480,21 @@ def solve(hands, trick, leader: int, won, broken: bool, util, flb: bool = False)
         while m:
             c = (m & -m).bit_length() - 1
             m &= m - 1
-            # skip a card equivalent to the previous one tried (same suit, nothing between)
-            if prev >= 0 and prev // 13 == c // 13 and not (others & ABOVE[prev] & BELOW[c]):
-                prev = c
-                continue
+            # skip a card equivalent to the previous one tried (same suit, nothing between them
+            # in the deck's order)
+            if prev >= 0 and suit_of[prev] == suit_of[c]:
+                lo, hi = (prev, c) if st[prev] < st[c] else (c, prev)
+                if not (others & above[lo] & below[hi]):
+                    prev = c
+                    continue
             prev = c
             bit = 1 << c
             h[p] = hand & ~bit
             saved_broken = state[0]
-            state[0] = spades_broken_after(c, led, saved_broken, flb)
+            state[0] = spades_broken_after(c, led, saved_broken, flb, deck)
             tr.append(c)
             if n == 3:
-                ws = trick_winner_unchecked(tr, ldr)  # trick complete
+                ws = trick_winner_unchecked(tr, ldr, deck)  # trick complete
                 saved = tr[:]
                 tr.clear()
                 w[ws] += 1
@@ -521,19 +559,26 @@ _SPADE = tuple(_spade_value(c) for c in range(1 << 13))
 _SHORT = (0.9, 0.55, 0.15)  # extra ruffing value of a void / singleton / doubleton
 
 
-def estimate_tricks(hand: int) -> float:
+def estimate_tricks(hand: int, deck: Deck = STANDARD_DECK) -> float:
     """Rough expected tricks of a 13-card hand (high cards, long spades, ruffing shortness).
 
     A fast stand-in for a bidding model (docs/bots.md strategy notes): aces, guarded kings, queens in
     3-4 card suits, spade honours and length beyond three, and voids/singletons/doubletons worth a
     ruff each while spare spades last. Returns a float (about the tricks such a hand takes).
+    Honours are a suit's top cards in the deck's order (``Deck.top_bits``: under jokers the big
+    and little joker count as the ace and king of spades do in the standard deck).
     """
-    c0 = hand & 0x1FFF
-    c1 = (hand >> 13) & 0x1FFF
-    c2 = (hand >> 26) & 0x1FFF
-    c3 = hand >> 39
-    v = _SIDE[c0] + _SIDE[c1] + _SIDE[c2] + _SPADE[c3]
-    spare = c3.bit_count() - 1 - (c3 >> 12 & 1) - (c3 >> 11 & 1)
+    if deck.promoted:
+        c0, c1, c2, c3 = (deck.top_bits(hand, s) for s in range(4))
+        n3 = (hand & deck.spades).bit_count()
+    else:
+        c0 = hand & 0x1FFF
+        c1 = (hand >> 13) & 0x1FFF
+        c2 = (hand >> 26) & 0x1FFF
+        c3 = hand >> 39
+        n3 = c3.bit_count()
+    v = _SIDE[c0] + _SIDE[c1] + _SIDE[c2] + _SPADE[c3] + 0.85 * (n3 - c3.bit_count())
+    spare = n3 - 1 - (c3 >> 12 & 1) - (c3 >> 11 & 1)
     if spare > 0:
         r = 0.0
         for ch in (c0, c1, c2):
@@ -544,16 +589,17 @@ def estimate_tricks(hand: int) -> float:
     return v
 
 
-def nil_risk(hand: int) -> float:
+def nil_risk(hand: int, deck: Deck = STANDARD_DECK) -> float:
     """Rough danger of a Nil with this hand: high spades, long spades, and unguarded high cards
     (docs/bots.md: a safe Nil has no high spades, many low cards, no unguarded kings or queens).
-    0 = very safe; above about 2.5 a Nil is unlikely."""
-    c3 = hand >> 39
+    0 = very safe; above about 2.5 a Nil is unlikely. High cards are a suit's top ones in the
+    deck's order (``Deck.top_bits``)."""
+    c3 = deck.top_bits(hand, 3)
     risk = 0.0
     risk += 3.0 * (c3 >> 12 & 1) + 2.0 * (c3 >> 11 & 1) + 1.2 * (c3 >> 10 & 1) + 0.6 * (c3 >> 9 & 1)
-    risk += max(0, c3.bit_count() - 3) * 0.8
+    risk += max(0, (hand & deck.spades).bit_count() - 3) * 0.8
     for s in (0, 1, 2):
-        ch = (hand >> (13 * s)) & 0x1FFF
+        ch = deck.top_bits(hand, s)
         ln = ch.bit_count()
         for r in (12, 11, 10, 9):
             if ch >> r & 1:

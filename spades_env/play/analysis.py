@@ -38,10 +38,11 @@ def default_checkpoint() -> str | None:
     return path if os.path.isfile(path) else None
 
 
-def action_label(action: int) -> str:
-    """``6♣`` for a card, ``bid 3`` / ``Nil`` / ``Blind Nil`` / ``look`` for the others."""
+def action_label(action: int, jokers: bool = False) -> str:
+    """``6♣`` for a card (``BJ``, ``LJ`` for the jokers with ``jokers``: ``Rules.jokers``), ``bid
+    3`` / ``Nil`` / ``Blind Nil`` / ``look`` for the others."""
     if action < NUM_CARDS:
-        return card_str(action, True)
+        return card_str(action, True, jokers)
     if action == BLIND_NIL_ACTION:
         return "Blind Nil"
     if action == LOOK_ACTION:
@@ -110,12 +111,13 @@ class Analyst:
                 cards, vals = bot.card_values(view)
                 by_card = dict(zip(cards, vals))
                 cur = None
-                for c in legal:  # an equivalent card follows its candidate in sorted order
+                # an equivalent card follows its candidate in the deck's order
+                for c in sorted(legal, key=view.rules.deck.strength.__getitem__):
                     if c in by_card:
                         cur = c
                     v = by_card.get(cur)
                     values[c] = None if v is None or math.isnan(v) else round(float(v), 2)
-        rows = [{"action": a, "label": action_label(a),
+        rows = [{"action": a, "label": action_label(a, view.rules.jokers),
                  "prob": None if probs is None else round(float(probs[a]), 4),
                  "value": values.get(a), "played": played == a} for a in legal]
         best_prob = max(rows, key=lambda r: r["prob"])["action"] if probs is not None else None

@@ -55,12 +55,14 @@ __all__ = ["RECORD_FORMAT", "RECORD_VERSION", "game_record", "write_game_record"
            "MAX_UPLOAD_GAMES", "CHECKPOINT_EVERY", "GAMES_KEPT"]
 
 _PHASES = ("bidding", "exchange", "play", "over")
-_SUIT_DISPLAY = (3, 2, 0, 1)
 
 
-def _cards(mask: int) -> list[str]:
-    cards = sorted(mask_to_cards(mask), key=lambda c: (_SUIT_DISPLAY.index(c // 13), -(c % 13)))
-    return [card_str(c) for c in cards]
+def _cards(mask: int, rules: Rules) -> list[str]:
+    """The names of a hand's cards in display order (``session.display_order``: the rules'
+    deck, under jokers BJ and LJ)."""
+    from .session import display_order
+    return [card_str(c, jokers=rules.jokers)
+            for c in display_order(mask_to_cards(mask), rules.deck)]
 
 
 def seat_labels(lineup: dict) -> list[str]:
@@ -110,21 +112,22 @@ def _snap(g: SpadesGame, move: int) -> dict:
     return {
         "move": move, "hand_number": g.hand_number + (0 if over else 1), "dealer": g.dealer,
         "phase": _PHASES[g.phase], "to_act": g.current_player,
-        "hands": [_cards(g.hands[s]) for s in range(4)],
+        "hands": [_cards(g.hands[s], g.rules) for s in range(4)],
         "bids": list(g.bids), "blind": list(g.blind), "tricks": list(g.tricks_won),
-        "trick": [{"seat": s, "card": card_str(c)} for s, c in g.current_trick],
+        "trick": [{"seat": s, "card": card_str(c, jokers=g.rules.jokers)}
+                  for s, c in g.current_trick],
         "trick_complete": False, "trick_winner": None,
         "spades_broken": g.spades_broken, "scores": list(g.scores), "bags": list(g.bags),
         "event": None, "hand_result": None,
     }
 
 
-def _event(seat: int, action: int, phase: int) -> dict:
+def _event(seat: int, action: int, phase: int, jokers: bool = False) -> dict:
     if phase == Phase.EXCHANGE:
-        return {"seat": seat, "kind": "pass", "text": f"passes {card_str(action, True)} to partner",
-                "action": action}
+        return {"seat": seat, "kind": "pass",
+                "text": f"passes {card_str(action, True, jokers)} to partner", "action": action}
     if action < NUM_CARDS:
-        return {"seat": seat, "kind": "play", "text": f"plays {card_str(action, True)}",
+        return {"seat": seat, "kind": "play", "text": f"plays {card_str(action, True, jokers)}",
                 "action": action}
     if action == BLIND_NIL_ACTION:
         return {"seat": seat, "kind": "bid", "text": "bids Blind Nil", "action": action}
@@ -156,18 +159,19 @@ def replay_frames(start: SpadesGame, moves, stop_at_hand_end: bool = False,
         except ValueError as e:
             raise ValueError(f"move {first_move + k} ({a}) is refused by the engine: {e}"
                              ) from None
-        ev = _event(seat, int(a), phase)
+        ev = _event(seat, int(a), phase, g.rules.jokers)
         if g.hand_number > hands_before:
             hr = g.hand_results[-1]
             cards = trick + [(seat, int(a))]
             f = {
                 "move": first_move + k + 1, "hand_number": hr.hand_number + 1, "dealer": hr.dealer,
                 "phase": "hand over", "to_act": -1,
-                "hands": [_cards(pre_hands[s] & ~(1 << int(a))) for s in range(4)],
+                "hands": [_cards(pre_hands[s] & ~(1 << int(a)), g.rules) for s in range(4)],
                 "bids": list(hr.bids), "blind": list(hr.blind), "tricks": list(hr.tricks),
-                "trick": [{"seat": s, "card": card_str(c)} for s, c in cards],
+                "trick": [{"seat": s, "card": card_str(c, jokers=g.rules.jokers)}
+                          for s, c in cards],
                 "trick_complete": True,
-                "trick_winner": trick_winner([c for _, c in cards], cards[0][0]),
+                "trick_winner": trick_winner([c for _, c in cards], cards[0][0], g.rules.deck),
                 "spades_broken": True, "scores": [t.total for t in hr.teams],
                 "bags": [t.bags_after for t in hr.teams], "event": ev,
                 "hand_result": hr.to_dict(),
@@ -182,7 +186,8 @@ def replay_frames(start: SpadesGame, moves, stop_at_hand_end: bool = False,
         f["event"] = ev
         if phase == Phase.PLAY and len(trick) == 3:
             cards = trick + [(seat, int(a))]
-            f["trick"] = [{"seat": s, "card": card_str(c)} for s, c in cards]
+            f["trick"] = [{"seat": s, "card": card_str(c, jokers=g.rules.jokers)}
+                          for s, c in cards]
             f["trick_complete"] = True
             f["trick_winner"] = g.trick_leader
         frames.append(f)

@@ -30,7 +30,7 @@ from ..cards import (
     mask_to_cards, partner_of, team_of,
 )
 from ..engine import Phase, SpadesGame
-from ..rules import PRESETS, Rules, trick_winner
+from ..rules import PRESETS, STANDARD_DECK, Deck, Rules, trick_winner
 from .store import GameRow, StaleGameError, StatsDelta, Store
 
 __all__ = ["HUMAN_SEAT", "LEVELS", "TARGETS", "LINEUPS", "SEAT_NAMES", "Refused", "BotPool",
@@ -48,7 +48,7 @@ target the engine accepts)."""
 PANEL_FIELDS = ("target_score", "loss_threshold", "suicide", "mirror", "whiz", "min_team_bid",
                 "bid_total_not_13", "blind_nil", "blind_nil_deficit", "nil_pass",
                 "spades_lead_any_time", "bags_score_points", "two_of_clubs_leads",
-                "big_bid_double", "moon_wins")
+                "big_bid_double", "moon_wins", "jokers")
 """The ``Rules`` fields the settings panel lets a player change (the others keep the preset's
 values; the API takes any field)."""
 
@@ -84,21 +84,28 @@ def checkpoint_lineup(path: str) -> dict:
     return {"partner": "hard", "opponents": f"checkpoint:{path}"}
 
 
-def display_order(cards) -> list[int]:
-    """Card ids sorted for showing a hand: spades, hearts, clubs, diamonds, each high to low."""
-    return sorted(cards, key=lambda c: (_SUIT_DISPLAY.index(c // 13), -(c % 13)))
+def display_order(cards, deck: Deck = STANDARD_DECK) -> list[int]:
+    """Card ids sorted for showing a hand: spades, hearts, clubs, diamonds, each high to low, in
+    ``deck``'s suits and order (``Rules.deck``: under jokers BJ LJ 2D 2S AS ... 3S first)."""
+    so, st = deck.suit_of, deck.strength
+    return sorted(cards, key=lambda c: (_SUIT_DISPLAY.index(so[c]), -st[c]))
 
 
 def _rules_head(rules: Rules) -> str:
     """The name a rules line starts with: the preset the rules are, else the bidding variant
-    (suicide, mirror, whiz), else ``Custom``."""
+    (suicide, mirror, whiz), else the jokers' game (Joker Joker Deuce Deuce), else ``Custom``."""
     for name, r in PRESETS.items():
         if r == rules:
-            return name.capitalize()
+            return " ".join(w.capitalize() for w in name.split("_"))
     for name in ("suicide", "mirror", "whiz"):
         if getattr(rules, name):
             return name.capitalize()
+    if rules.jokers:
+        return _JJDD
     return "Custom"
+
+
+_JJDD = "Joker Joker Deuce Deuce"
 
 
 def rules_info(rules: Rules) -> dict:
@@ -126,8 +133,11 @@ def rules_info(rules: Rules) -> dict:
         tags.append(f"{r.big_bid_double} for {20 * r.big_bid_double}")
     if r.moon_wins:
         tags.append("moon wins")
+    head = _rules_head(r)
+    if r.jokers and head != _JJDD:
+        tags.append("jokers")
     length = str(r.target_score) + ("" if r.loss_threshold is None else f"/{r.loss_threshold}")
-    line = " \u00b7 ".join([_rules_head(r), *tags, length])
+    line = " \u00b7 ".join([head, *tags, length])
     bidding = ("suicide: in each partnership exactly one partner bids Nil" if r.suicide else
                "mirror: each player bids the number of spades it holds (Nil with none)"
                if r.mirror else
@@ -160,6 +170,11 @@ def rules_info(rules: Rules) -> dict:
         items.append(f"A made team bid of {r.big_bid_double} or more scores 20 per trick")
     if r.moon_wins:
         items.append("A team that bids 13 and takes every trick wins the game")
+    if r.jokers:
+        items.append("Joker Joker Deuce Deuce: a big and a little joker replace the 2\u2665 and "
+                     "the 2\u2663; the trumps from the top are the big joker, the little joker, "
+                     "the 2\u2666, the 2\u2660, then A\u2660 to 3\u2660 (the jokers and the "
+                     "2\u2666 are spades)")
     items.append(f"Nil: {r.nil_bonus} points; every {r.bag_limit} bags cost {r.bag_penalty} "
                  f"points")
     if r.failed_nil_tricks_count:
@@ -169,8 +184,9 @@ def rules_info(rules: Rules) -> dict:
     return {"spec": r.spec(), "line": line, "items": items, "fields": r.to_dict()}
 
 
-def _cards(mask: int) -> list[str]:
-    return [card_str(c) for c in display_order(mask_to_cards(mask))]
+def _cards(mask: int, rules: Rules) -> list[str]:
+    return [card_str(c, jokers=rules.jokers)
+            for c in display_order(mask_to_cards(mask), rules.deck)]
 
 
 def _bid_text(bid, blind) -> str | None:
@@ -181,9 +197,9 @@ def _bid_text(bid, blind) -> str | None:
     return "Nil" if bid == 0 else str(bid)
 
 
-def _action_text(action: int) -> str:
+def _action_text(action: int, jokers: bool = False) -> str:
     if action < NUM_CARDS:
-        return card_str(action, True)
+        return card_str(action, True, jokers)
     if action == BLIND_NIL_ACTION:
         return "Blind Nil"
     if action == LOOK_ACTION:
@@ -370,13 +386,15 @@ class GameSession:
                                   "completed_trick": False}
         else:
             kind = "play" if phase_before == Phase.PLAY else "bid"
-            notes["last_move"] = {"seat": seat, "kind": kind, "text": _action_text(action),
+            notes["last_move"] = {"seat": seat, "kind": kind,
+                                  "text": _action_text(action, g.rules.jokers),
                                   "completed_trick": False}
             if kind == "play" and len(trick_before) == 3:
                 cards = trick_before + [(seat, action)]
                 notes["last_trick"] = {
-                    "cards": [{"seat": s, "card": card_str(c)} for s, c in cards],
-                    "winner": trick_winner([c for _, c in cards], cards[0][0]),
+                    "cards": [{"seat": s, "card": card_str(c, jokers=g.rules.jokers)}
+                              for s, c in cards],
+                    "winner": trick_winner([c for _, c in cards], cards[0][0], g.rules.deck),
                     "number": 13 if g.hand_number > before_hands else g.trick_number,
                 }
                 notes["last_move"]["completed_trick"] = True
@@ -441,8 +459,9 @@ class GameSession:
         to_act = v.current_player
         your_turn = to_act == HUMAN_SEAT and not self.pending_table and not g.is_over
         legal = set(v.legal_actions) if your_turn else set()
-        hand = [{"card": card_str(c), "action": c, "legal": c in legal}
-                for c in display_order(mask_to_cards(v.hand))]
+        jokers = g.rules.jokers
+        hand = [{"card": card_str(c, jokers=jokers), "action": c, "legal": c in legal}
+                for c in display_order(mask_to_cards(v.hand), g.rules.deck)]
         seats = []
         for s in range(4):
             level = None if s == HUMAN_SEAT else row.lineup.get(str(s))
@@ -491,7 +510,8 @@ class GameSession:
             "phase": phase, "to_act": to_act, "your_turn": your_turn,
             "dealer": v.dealer, "seats": seats, "teams": teams,
             "hand": hand, "looked": v.looked, "bidding": bidding,
-            "trick": [{"seat": s, "card": card_str(c)} for s, c in v.current_trick],
+            "trick": [{"seat": s, "card": card_str(c, jokers=jokers)}
+                      for s, c in v.current_trick],
             "trick_number": v.trick_number, "spades_broken": v.spades_broken,
             "last_trick": row.notes.get("last_trick"), "last_move": row.notes.get("last_move"),
             "hand_results": self._hand_result_dicts(v.hand_results),

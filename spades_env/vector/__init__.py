@@ -2,7 +2,8 @@
 
 ``SpadesVectorEnv`` plays the ``standard`` rules of ``docs/rules.md`` (with the switches
 ``target_score``, ``loss_threshold``, ``forced_spade_lead_breaks``, ``bag_limit``, ``bag_penalty``,
-``nil_bonus``, ``failed_nil_tricks_count``, ``bags_score_points``, the bidding house rules) in
+``nil_bonus``, ``failed_nil_tricks_count``, ``bags_score_points``, the bidding house rules, the
+jokers' deck of ``jokers``, whose tables ``Rules.deck`` both backends read) in
 every game of a batch, and returns, for every game, the observation and legal action mask of the
 seat to act. The observation is exactly
 ``spades_env.observation.encode`` of that seat's ``PlayerView`` (same ``PIECES``/``OFFSETS`` table,

@@ -5,7 +5,9 @@ buffers and is checked against it, and ``load_state_dict`` replays saved games o
 This module is the torch form of the rules (docs/architecture.md, Where the rules are decided):
 legal bids and cards (``_lead_mask``, ``_follow_mask``), the trick winner (the ``card_val``
 table), spades broken, the voids a play shows (``_lead_voids``), hand scoring
-(``score_records``) and the end of the game (``game_outcomes``).
+(``score_records``) and the end of the game (``game_outcomes``). A card's suit and its order in
+the suit come from the rules' deck (``Rules.deck``: ``suit_of``, ``rank``, the tables the Python
+rules use), so the deck of ``Rules.jokers`` runs here too.
 
 Each step writes only the observation entries that changed (a card play: 9 entries per game; a
 finished trick: the 16 trick entries and the led suit) into the uint8 rows of ``layout``; the
@@ -22,7 +24,7 @@ import torch
 
 from ..cards import BID_OFFSET, MAX_BID, NUM_ACTIONS, NUM_CARDS, NUM_TRICKS
 from ..observation import BID_SLOTS, OBS_SIZE, OFFSETS
-from ..rules import Rules
+from ..rules import STANDARD_DECK, Rules
 from .layout import ROW, SIDE, TRICK_NUMBER, TRICKS_WON
 
 RULES = OFFSETS["rules"]  # the rules piece: the same floats in every row
@@ -194,11 +196,12 @@ class _Consts:
     - ``onehot[s]`` (16,): one-hot of ``(s - o) % 4`` for each observer o (dealer, to_act).
     """
 
-    def __init__(self, n: int, dev: torch.device):
+    def __init__(self, n: int, dev: torch.device, deck=STANDARD_DECK):
         play, void, bid, won, onehot, led = _seat_index_tables()
         t = lambda a: torch.as_tensor(a, device=dev)  # noqa: E731
         cards = np.arange(NUM_CARDS)
-        suit_of = cards // 13
+        suit_of = np.array(deck.suit_of)  # cards // 13 in the standard deck
+        rank = np.array(deck.rank)  # cards % 13 there; the promoted trumps 13.. under jokers
         self.play = t((play[:, None, :] + cards[None, :, None]).reshape(4 * NUM_CARDS, 9))
         self.void = t((void[:, None, :] + np.arange(4)[None, :, None]).reshape(16, 4))
         self.bid = t(bid)
@@ -206,13 +209,15 @@ class _Consts:
         self.led = t(led[None, :] + np.arange(4)[:, None])  # (4 suits, 4 observers)
         self.onehot = t(onehot.reshape(4, 16))
         self.suit_of = t(suit_of)
-        # card strength in a trick led in suit `led`: spade 32+, led suit 16+, else rank only
+        # card strength in a trick led in suit `led`: spade 64+, led suit 32+, else rank only
+        # (ranks 0..16: a promoted trump of the jokers' deck ranks 13..16)
         val = np.zeros((4, NUM_CARDS), dtype=np.int64)
         for ls in range(4):
-            val[ls] = (suit_of == 3) * 32 + (suit_of == ls) * 16 + cards % 13
+            val[ls] = (suit_of == 3) * 64 + (suit_of == ls) * 32 + rank
         self.card_val = t(val.reshape(-1))
         self.suit_cards = t(suit_of[None, :] == np.arange(4)[:, None])
         self.non_spades = t(suit_of != 3)
+        self.spade_cards = t(suit_of == 3)
         self.row4 = torch.arange(n, device=dev) * 4
         self.seats = torch.arange(4, device=dev)
         self.deal_seat = t(cards % 4)
@@ -240,7 +245,7 @@ class TorchBackend:
               "_v_phase_bid", "_v_phase_play", "_mask_cards", "_mask_rest", "_hands_rows")
 
     def _build_consts(self) -> None:
-        self._c = _Consts(self.num_envs, self.device)
+        self._c = _Consts(self.num_envs, self.device, self.rules.deck)
 
     def _make_views(self) -> None:
         """Views of the state tensors written every step (made once: slicing costs Python time;
@@ -460,8 +465,8 @@ class TorchBackend:
         r, spades = self.rules, None
         if r.mirror or r.whiz:  # the bid reads the spades the bidder holds
             hands = self._hands.view(self.num_envs, 4, NUM_CARDS)
-            spades = hands[torch.arange(self.num_envs, device=self.device), self._cur, 39:]
-            spades = spades.sum(1, dtype=torch.int64)
+            held = hands[torch.arange(self.num_envs, device=self.device), self._cur]
+            spades = (held & self._c.spade_cards).sum(1, dtype=torch.int64)  # the deck's spades
         self._mask_rest.copy_(legal_bids_batch(r, self._cur, self._bids, spades))
 
     def _score_torch(self):

@@ -21,11 +21,11 @@ pytestmark = pytest.mark.skipif(not native_playouts(),
                                 reason="no C compiler: Python play-outs only")
 
 
-def _positions(n: int, seed: int, flb: bool):
+def _positions(n: int, seed: int, flb: bool, jokers: bool = False):
     """``n`` play-phase positions of real games (random legal play), with the seat's legal cards:
     ``(hands, trick, leader, won, broken, mover, legal, rules)``."""
     rnd = random.Random(seed)
-    rules = Rules(forced_spade_lead_breaks=flb)
+    rules = Rules(forced_spade_lead_breaks=flb, jokers=jokers)
     out = []
     while len(out) < n:
         g = SpadesGame(rules, seed=rnd.randrange(2**31))
@@ -133,3 +133,34 @@ def test_c_playouts_equal_python_playouts_failed_nil_tricks_count():
         assert got == want
         differ += got != playouts(deals, bids, legal, trick, leader, won, broken, mover, False)
     assert differ > 0  # the switch does change the policy somewhere
+
+
+def test_c_playouts_equal_python_playouts_under_jokers():
+    """``Rules.jokers`` (docs/rules.md, Jokers): the play-outs take the deck's tables
+    (``native.c_deck``), so C plays the same cards as Python, each card legal by the engine's
+    rules and the tricks counted with the jokers' order; and the order does change the counts."""
+    from spades_env import rules as R
+    deck = R.JOKERS_DECK
+    rnd = random.Random(9)
+    differ = rows = 0
+    for hands, trick, leader, won, broken, mover, legal in _positions(120, 23, False, True):
+        bids = [tuple(rnd.choice((0, 1, 2, 3, 4, 5, 7)) for _ in range(4)) for _ in legal]
+        deals = [hands] * len(legal)
+        got = playouts(deals, bids, legal, trick, leader, won, broken, mover, deck=deck)
+        want = playouts(deals, bids, legal, trick, leader, won, broken, mover, native=False,
+                        deck=deck)
+        assert got == want
+        differ += got != playouts(deals, bids, legal, trick, leader, won, broken, mover)
+        rows += len(legal)
+    for r in range(rows // 40):  # whole play-outs, card by card, against the reference rules
+        hands, trick, leader, won, broken, mover, legal = _positions(1, 100 + r, False, True)[0]
+        log: list = []
+        out = playout(hands, trick, leader, won, broken, (3, 3, 3, 3), log=log, deck=deck)
+        h, t, ldr, w, b = list(hands), list(trick), leader, list(won), broken
+        for card in log:
+            p = (ldr + len(t)) & 3
+            led = deck.suit_of[t[0]] if t else -1
+            assert (R.legal_cards_mask(h[p], led, b, deck) >> card) & 1
+            h, t, ldr, w, b = finish_trick(h, t, ldr, w, b, card, p, False, deck)
+        assert tuple(w) == tuple(out)
+    assert rows > 200 and differ > 0

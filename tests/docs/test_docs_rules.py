@@ -133,6 +133,23 @@ def trick_errors(text: str) -> list[str]:
     return errors
 
 
+JOKER_TRICKS = ("id", "rules", "leader", "cards", "winner", "shows")
+
+
+def joker_trick_errors(text: str) -> list[str]:
+    """The trick winners under ``jokers`` (docs/rules.md, Jokers): the cards read with the jokers'
+    names, the winner by ``trick_winner`` with the rules' deck (the C rules and the play examples
+    J4-J8 through every engine: ``tests/engine/test_rules_conformance.py``)."""
+    errors = []
+    for row in table(text, *JOKER_TRICKS):
+        rules = parse_rules(row["rules"])
+        cards = parse_cards(row["cards"], jokers=rules.jokers)
+        w = trick_winner(cards, int(row["leader"]), rules.deck)
+        if w != int(row["winner"]):
+            errors.append(f"{row['id']}: doc says seat {row['winner']} wins, trick_winner {w}")
+    return errors
+
+
 # --------------------------------------------------------------------------- play
 DEALS = ("deal", "dealer", "seat", "hand")
 PLAY = ("id", "deal", "rules", "plays", "to act", "legal", "broken", "shows")
@@ -143,12 +160,15 @@ _ACTION_BY_NAME = {action_str(a): a for a in range(NUM_ACTIONS)}
 
 
 def deals(text: str) -> dict:
-    """{deal name: (dealer, [4 hands as card-id lists])} from the deals table."""
+    """{deal name: (dealer, [4 hands as card-id lists])} from the deals table; a deal whose hands
+    name the jokers (BJ, LJ) is read as a deal of the jokers' deck (docs/rules.md, Jokers)."""
     out: dict = {}
-    for row in table(text, *DEALS):
+    rows = table(text, *DEALS)
+    jokers = {r["deal"] for r in rows if {"BJ", "LJ"} & set(r["hand"].split())}
+    for row in rows:
         dealer, hands = out.setdefault(row["deal"], (int(row["dealer"]), [None] * 4))
         assert int(row["dealer"]) == dealer, f"deal {row['deal']}: two dealers"
-        hands[int(row["seat"])] = parse_cards(row["hand"])
+        hands[int(row["seat"])] = parse_cards(row["hand"], jokers=row["deal"] in jokers)
     return out
 
 
@@ -180,10 +200,12 @@ def play_errors(text: str) -> list[str]:
     known = deals(text)
     for row in table(text, *PLAY):
         dealer, hands = known[row["deal"]]
-        g = SpadesGame.from_deal(hands, dealer, rules=parse_rules(row["rules"]))
+        rules = parse_rules(row["rules"])
+        jokers = rules.jokers
+        g = SpadesGame.from_deal(hands, dealer, rules=rules)
         _bid_round(g)
         if row["plays"] != "-":
-            for c in parse_cards(row["plays"]):
+            for c in parse_cards(row["plays"], jokers=jokers):
                 g.apply(c)
         p = g.current_player
         if p != int(row["to act"]):
@@ -194,9 +216,9 @@ def play_errors(text: str) -> list[str]:
             if legal != g.hand(p):
                 errors.append(f"{row['id']}: doc says the whole hand is legal, engine "
                               f"{[card_str(c) for c in legal]}")
-        elif [card_str(c) for c in legal] != row["legal"].split():
+        elif [card_str(c, jokers=jokers) for c in legal] != row["legal"].split():
             errors.append(f"{row['id']}: doc legal {row['legal']!r}, engine "
-                          f"{' '.join(card_str(c) for c in legal)!r}")
+                          f"{' '.join(card_str(c, jokers=jokers) for c in legal)!r}")
         if g.spades_broken != _YES_NO[row["broken"]]:
             errors.append(f"{row['id']}: doc broken {row['broken']}, engine {g.spades_broken}")
     return errors
@@ -428,7 +450,7 @@ def house_bidding_errors(text: str) -> list[str]:
     rng = np.random.default_rng(0)
     for row in rows:
         rules = parse_rules(row["rules"])
-        hand = cards_to_mask(parse_cards(row["next bidder's hand"]))
+        hand = cards_to_mask(parse_cards(row["next bidder's hand"], jokers=rules.jokers))
         made = row["bids so far (seat 1, 2, 3)"]
         made = [] if made == "(none)" else [int(b) for b in made.split(",")]
         want = _bid_set(row["legal bids of the next bidder"])
@@ -462,7 +484,7 @@ def house_bidding_errors(text: str) -> list[str]:
     return errors
 
 
-CHECKS = (scoring_errors, trick_errors, play_errors, blind_nil_errors, dealer_errors, end_errors,
+CHECKS = (scoring_errors, trick_errors, joker_trick_errors, play_errors, blind_nil_errors, dealer_errors, end_errors,
           rules_field_errors, preset_errors, notation_errors, seat_errors, score_table_errors,
           reference_errors, house_bidding_errors)
 
@@ -481,7 +503,8 @@ def test_sections_other_files_cite_are_there_in_order(doc):
 def test_example_ids_are_unique_and_plentiful(doc):
     ids = _example_ids(doc)
     assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
-    for prefix, least in (("S", 12), ("T", 8), ("B", 4), ("C", 6), ("N", 8), ("D", 4), ("E", 10)):
+    for prefix, least in (("S", 12), ("T", 8), ("B", 4), ("C", 6), ("N", 8), ("D", 4), ("E", 10),
+                          ("J", 10)):
         assert sum(re.fullmatch(prefix + r"\d+", i) is not None for i in ids) >= least, prefix
 
 
@@ -527,6 +550,12 @@ MUTATIONS = [
     (house_bidding_errors, "| 5, 4, 0 | 0 |", "| 5, 4, 0 | 0, 4 |"),
     (house_bidding_errors, "| 3, 2 | 0, 3 |", "| 3, 2 | 3 |"),
     (house_bidding_errors, "| 4, 3, 2 | 0..3, 5..13 |", "| 4, 3, 2 | 0..13 |"),
+    (house_bidding_errors, "10C 3H | 3 | 4 |", "10C 3H | 3 | 1 |"),  # 4 spades, not 1
+    (joker_trick_errors, "| 0 | AD 2D KD BJ | 3 |", "| 0 | AD 2D KD BJ | 1 |"),
+    (joker_trick_errors, "| 2 | 2D 3S 2S AS | 2 |", "| 2 | 2D 3S 2S AS | 0 |"),
+    (play_errors, "| AD | 1 | 3D 4D | no |", "| AD | 1 | 2D 3D 4D | no |"),
+    (play_errors, "| J4 | J | jokers=True | - | 0 | 3C", "| J4 | J | jokers=True | - | 0 | BJ 3C"),
+    (play_errors, "| 2 | 7D 8D JD | yes |", "| 2 | 7D 8D JD | no |"),
 ]
 
 

@@ -130,3 +130,24 @@ def test_card_helpers_reject_wrong_types_with_value_error():
     for bad in (None, 5):
         with pytest.raises(ValueError):
             se.parse_cards(bad)  # was TypeError
+
+
+def test_joker_names_read_and_written_under_jokers_only():
+    """docs/rules.md, Jokers: the big joker takes id 26 (the 2H's), the little joker id 0 (the
+    2C's); with ``jokers`` they are written and read BJ / LJ, and the 2C and 2H are no card of
+    that deck; without it, BJ is no card and ids 26 / 0 are the 2H and 2C."""
+    from spades_env.cards import (BIG_JOKER, LITTLE_JOKER, action_str, card_str, cards_to_mask,
+                                  format_hand, parse_card, parse_cards)
+    assert (BIG_JOKER, LITTLE_JOKER) == (26, 0)
+    assert [card_str(c, jokers=True) for c in (26, 0, 13, 39, 51)] == ["BJ", "LJ", "2D", "2S",
+                                                                       "AS"]
+    assert [card_str(c) for c in (26, 0)] == ["2H", "2C"]
+    assert action_str(26, True, jokers=True) == "BJ" and action_str(26, True) == "2♥"
+    assert parse_cards("BJ lj 2D", jokers=True) == [26, 0, 13]
+    assert [parse_card(t, jokers=True) for t in ("Big Joker", "little  joker")] == [26, 0]
+    for bad, jokers in (("BJ", False), ("LJ", False), ("2C", True), ("2♥", True)):
+        with pytest.raises(ValueError, match="not a card"):
+            parse_card(bad, jokers=jokers)
+    hand = cards_to_mask(parse_cards("BJ LJ 2D 2S AS 3S 3D AH 3C", jokers=True))
+    assert format_hand(hand, jokers=True) == "♠ BJ LJ 2♦ 2 A 3  ♥ A  ♦ 3  ♣ 3"
+    assert format_hand(hand, symbols=False, jokers=True) == "S BJ LJ 2D 2 A 3  H A  D 3  C 3"

@@ -46,16 +46,17 @@ def c_rules():
         lib = load_kernel()
     except NativeUnavailable as e:
         pytest.skip(f"no C kernel here: {e}")
-    from spades_env.native import SpRules, c_rules as to_c
+    from spades_env.native import SpDeck, SpRules, c_deck, c_rules as to_c
     i64, u64 = ctypes.c_int64, ctypes.c_uint64
     rp = ctypes.POINTER(SpRules)
+    dp = ctypes.POINTER(SpDeck)
     sig = {"sp_rule_legal_bids": (u64, [rp, i64, u64, i64, ctypes.POINTER(i64)]),
-           "sp_rule_legal_cards": (u64, [u64, i64, i64]),
-           "sp_rule_card_beats": (i64, [i64, i64]),
-           "sp_rule_cards_that_beat": (u64, [u64, i64]),
-           "sp_rule_spades_broken_after": (i64, [i64, i64, i64, i64]),
-           "sp_rule_voids_revealed": (i64, [i64, i64, i64]),
-           "sp_rule_trick_winner": (i64, [ctypes.POINTER(i64), i64]),
+           "sp_rule_legal_cards": (u64, [dp, u64, i64, i64]),
+           "sp_rule_card_beats": (i64, [dp, i64, i64]),
+           "sp_rule_cards_that_beat": (u64, [dp, u64, i64]),
+           "sp_rule_spades_broken_after": (i64, [dp, i64, i64, i64, i64]),
+           "sp_rule_voids_revealed": (i64, [dp, i64, i64, i64]),
+           "sp_rule_trick_winner": (i64, [dp, ctypes.POINTER(i64), i64]),
            "sp_rule_score_team": (None, [ctypes.POINTER(i64), ctypes.POINTER(i64),
                                          ctypes.POINTER(ctypes.c_uint8), i64, i64, i64, rp,
                                          ctypes.POINTER(i64)]),
@@ -65,8 +66,13 @@ def c_rules():
         f = getattr(lib, name)
         f.restype, f.argtypes = res, args
         out[name[len("sp_rule_"):]] = f
+    # the card-play rules take the deck's tables last, as the Python ones (default: standard)
+    for name in ("legal_cards", "card_beats", "cards_that_beat", "spades_broken_after",
+                 "voids_revealed"):
+        out[name] = (lambda f: lambda *a, deck=R.STANDARD_DECK: f(c_deck(deck), *a))(out[name])
     winner = out["trick_winner"]
-    out["trick_winner"] = lambda cards, leader: winner((ctypes.c_int64 * 4)(*cards), leader)
+    out["trick_winner"] = lambda cards, leader, deck=R.STANDARD_DECK: winner(
+        c_deck(deck), (ctypes.c_int64 * 4)(*cards), leader)
     score = out["score_team"]
 
     def score_team(bids, tricks, blind, team, score_before, bags_before, rules):
@@ -129,54 +135,94 @@ def test_primitives_give_the_values_docs_rules_md_states(c_rules):
         assert f["voids_revealed"](parse_card("2S"), -1, 1) == 0, lang
 
 
-def test_primitives_agree_everywhere(c_rules):
-    """Python and C over every card, led suit and switch, and 2000 random hands."""
+@pytest.mark.parametrize("deck", [R.STANDARD_DECK, R.JOKERS_DECK], ids=lambda d: d.name)
+def test_primitives_agree_everywhere(c_rules, deck):
+    """Python and C over every card, led suit and switch, and 2000 random hands, in each deck
+    (the C rules read the deck's tables: ``native.c_deck``)."""
     py, c = _impls(c_rules)["python"], _impls(c_rules)["c"]
+    kw = {"deck": deck}
     for card in range(52):
         for led in range(-1, 4):
             for broken in (0, 1):
-                assert py["voids_revealed"](card, led, bool(broken)) \
-                    == c["voids_revealed"](card, led, broken)
+                assert py["voids_revealed"](card, led, bool(broken), deck) \
+                    == c["voids_revealed"](card, led, broken, **kw)
                 for flb in (0, 1):
-                    assert int(py["spades_broken_after"](card, led, bool(broken), bool(flb))) \
-                        == c["spades_broken_after"](card, led, broken, flb)
+                    assert int(py["spades_broken_after"](card, led, bool(broken), bool(flb),
+                                                         deck)) \
+                        == c["spades_broken_after"](card, led, broken, flb, **kw)
         for win in range(52):
             if win != card:
-                assert int(py["card_beats"](card, win)) == c["card_beats"](card, win)
+                assert int(py["card_beats"](card, win, deck)) == c["card_beats"](card, win, **kw)
+    suits = deck.suit_masks
     rnd = random.Random(5)
     for _ in range(2000):
-        hand = rnd.getrandbits(52) & rnd.choice([FULL_DECK, SUIT[3], SUIT[3] | SUIT[0], FULL_DECK])
+        hand = rnd.getrandbits(52) & rnd.choice([FULL_DECK, suits[3], suits[3] | suits[0],
+                                                 suits[1], FULL_DECK])
         for led in range(-1, 4):
             for broken in (0, 1):
-                assert py["legal_cards"](hand, led, bool(broken)) \
-                    == c["legal_cards"](hand, led, broken)
+                assert py["legal_cards"](hand, led, bool(broken), deck) \
+                    == c["legal_cards"](hand, led, broken, **kw)
         win = rnd.randrange(52)
-        assert py["cards_that_beat"](hand, win) == c["cards_that_beat"](hand, win)
+        assert py["cards_that_beat"](hand, win, deck) == c["cards_that_beat"](hand, win, **kw)
         trick = rnd.sample(range(52), 4)
         leader = rnd.randrange(4)
-        assert py["trick_winner"](trick, leader) == c["trick_winner"](trick, leader) \
-            == R.trick_winner(trick, leader)
+        assert py["trick_winner"](trick, leader, deck) == c["trick_winner"](trick, leader, **kw) \
+            == R.trick_winner(trick, leader, deck)
 
 
-def test_the_batched_legal_cards_are_legal_cards_mask():
+def test_jokers_primitives_give_the_values_docs_rules_md_states(c_rules):
+    """docs/rules.md, Jokers, worked by hand in Python and C: the jokers and the 2D are spades
+    (a diamond lead calls for the real diamonds only; they may not be led before spades are
+    broken; one played on a diamond breaks spades and shows the void), and the trumps rank BJ,
+    LJ, 2D, 2S, AS."""
+    d = R.JOKERS_DECK
+    card = lambda t: parse_card(t, jokers=True)  # noqa: E731
+    mask = lambda t: cards_to_mask(parse_cards(t, jokers=True))  # noqa: E731
+    hand = mask("2D 3D 9D BJ 5C")
+    for lang, f in _impls(c_rules).items():
+        assert f["legal_cards"](hand, 1, 0, deck=d) == mask("3D 9D"), lang
+        assert f["legal_cards"](mask("2D 5C"), 1, 0, deck=d) == mask("2D 5C"), lang
+        assert f["legal_cards"](hand, -1, 0, deck=d) == mask("3D 9D 5C"), lang
+        assert f["legal_cards"](mask("2D LJ"), -1, 0, deck=d) == mask("2D LJ"), lang
+        assert f["legal_cards"](hand, 3, 0, deck=d) == mask("2D BJ"), lang
+        assert f["spades_broken_after"](card("2D"), 1, 0, 0, deck=d) == 1, lang
+        assert f["spades_broken_after"](card("BJ"), 2, 0, 0, deck=d) == 1, lang
+        assert f["voids_revealed"](card("2D"), 1, 0, deck=d) == 0b0010, lang
+        assert f["voids_revealed"](card("LJ"), -1, 0, deck=d) == 0b0111, lang
+        order = parse_cards("BJ LJ 2D 2S AS KS 3S", jokers=True)
+        for hi, lo in zip(order, order[1:]):
+            assert f["card_beats"](hi, lo, deck=d) and not f["card_beats"](lo, hi, deck=d), lang
+        assert f["card_beats"](card("2D"), card("AD"), deck=d), lang
+        assert f["cards_that_beat"](mask("2D 2S AS KD LJ"), card("AS"), deck=d) \
+            == mask("2D 2S LJ"), lang
+    rows = table(read_doc(), "id", "rules", "leader", "cards", "winner", "shows")
+    assert [r["id"] for r in rows] == ["J1", "J2", "J3"]
+    for r in rows:
+        cards = parse_cards(r["cards"], jokers=True)
+        assert c_rules["trick_winner"](cards, int(r["leader"]), deck=d) == int(r["winner"])
+
+
+@pytest.mark.parametrize("deck", [R.STANDARD_DECK, R.JOKERS_DECK], ids=lambda d: d.name)
+def test_the_batched_legal_cards_are_legal_cards_mask(deck):
     """``rules.legal_cards_batch`` (numpy, through the table ``LEGAL_CARDS_BY_SUITS``) against
     ``legal_cards_mask`` on 3000 random hands holding every pattern of suits, each with every led
     suit and both spades states, in one batch."""
     rnd = random.Random(7)
     hands = []
     for k in range(3000):
-        suits = sum(SUIT[s] for s in range(4) if (k % 16) >> s & 1)
+        suits = sum(deck.suit_masks[s] for s in range(4) if (k % 16) >> s & 1)
         hands.append(rnd.getrandbits(52) & suits)
     cases = [(h, led, broken) for h in hands for led in range(-1, 4) for broken in (False, True)]
     bits = np.array([[(h >> c) & 1 for c in range(52)] for h, _, _ in cases], dtype=bool)
     got = R.legal_cards_batch(bits, np.array([c[1] for c in cases]),
-                              np.array([c[2] for c in cases]))
-    want = np.array([[(R.legal_cards_mask(*c) >> card) & 1 for card in range(52)]
+                              np.array([c[2] for c in cases]), deck)
+    want = np.array([[(R.legal_cards_mask(*c, deck) >> card) & 1 for card in range(52)]
                      for c in cases], dtype=bool)
     assert np.array_equal(got, want)
     # broadcasting: one led suit and one spades state for a batch of hands
-    assert np.array_equal(R.legal_cards_batch(bits[:50], -1, False),
-                          R.legal_cards_batch(bits[:50], np.full(50, -1), np.zeros(50, bool)))
+    assert np.array_equal(R.legal_cards_batch(bits[:50], -1, False, deck),
+                          R.legal_cards_batch(bits[:50], np.full(50, -1), np.zeros(50, bool),
+                                              deck))
 
 
 # ----------------------------------------------------------------------------- docs/rules.md
@@ -198,30 +244,28 @@ def _play_rows():
 
 
 def _rules_of(cell: str) -> Rules:
-    if cell == "standard":
-        return Rules()
-    name, value = cell.split("=")
-    return Rules(**{name: value == "True"})
+    return parse_rules(cell)
 
 
 def _reference_walk(hands, dealer, rules, plays):
     """The position after ``plays`` by the Python rules alone: (to act, its hand, led, broken)."""
     hands = list(hands)
+    deck = rules.deck
     leader = R.first_leader(rules, hands, dealer)
     broken, trick = rules.spades_lead_any_time, []  # docs/rules.md, House rules
     for k, card in enumerate(plays):
         p = (leader + len(trick)) & 3
-        led = trick[0] // 13 if trick else -1
+        led = deck.suit_of[trick[0]] if trick else -1
         first = R.first_lead_mask(rules, hands[p]) if k == 0 else None
-        assert ((R.legal_cards_mask(hands[p], led, broken) if first is None else first)
+        assert ((R.legal_cards_mask(hands[p], led, broken, deck) if first is None else first)
                 >> card) & 1
         hands[p] &= ~(1 << card)
-        broken = R.spades_broken_after(card, led, broken, rules.forced_spade_lead_breaks)
+        broken = R.spades_broken_after(card, led, broken, rules.forced_spade_lead_breaks, deck)
         trick.append(card)
         if len(trick) == 4:
-            leader, trick = R.trick_winner_unchecked(trick, leader), []
+            leader, trick = R.trick_winner_unchecked(trick, leader, deck), []
     p = (leader + len(trick)) & 3
-    return p, hands[p], trick[0] // 13 if trick else -1, broken
+    return p, hands[p], deck.suit_of[trick[0]] if trick else -1, broken
 
 
 def _vector_walk(backend, hands, dealer, rules, plays):
@@ -246,23 +290,26 @@ def test_worked_play_examples_in_every_implementation(impl, c_rules):
     table = deals(read_doc())
     rows = _play_rows()
     assert [r["id"] for r in rows] == ["B1", "B2", "B3", "B4", "C1", "C2", "C3", "C4", "C5", "C6",
-                                      "C7", "C8", "C9"]
+                                      "C7", "C8", "C9", "J4", "J5", "J6", "J7", "J8"]
     for r in rows:
         dealer, hands = table[r["deal"]]
         masks = [cards_to_mask(h) for h in hands]
         rules = _rules_of(r["rules"])
-        plays = [] if r["plays"] == "-" else parse_cards(r["plays"])
+        deck, jokers = rules.deck, rules.jokers
+        plays = [] if r["plays"] == "-" else parse_cards(r["plays"], jokers=jokers)
         p, hand, led, broken = _reference_walk(masks, dealer, rules, plays)
-        want_legal = hand if r["legal"] == "whole hand" else cards_to_mask(parse_cards(r["legal"]))
+        want_legal = hand if r["legal"] == "whole hand" else \
+            cards_to_mask(parse_cards(r["legal"], jokers=jokers))
         want = (int(r["to act"]), want_legal, r["broken"] == "yes")
         # the first lead under two_of_clubs_leads (rules.first_lead_mask; in C the kernel's, so the
         # batched engine's rows below check it there)
         first = R.first_lead_mask(rules, hand) if not plays else None
         if impl == "reference":
-            got = (p, R.legal_cards_mask(hand, led, broken) if first is None else first, broken)
-        elif impl == "c":
-            got = (p, c_rules["legal_cards"](hand, led, broken) if first is None else first,
+            got = (p, R.legal_cards_mask(hand, led, broken, deck) if first is None else first,
                    broken)
+        elif impl == "c":
+            got = (p, c_rules["legal_cards"](hand, led, broken, deck=deck) if first is None
+                   else first, broken)
         elif impl == "engine":
             g = SpadesGame.from_deal(hands, dealer, rules=rules, seed=0)
             for _ in range(4):
@@ -276,13 +323,13 @@ def test_worked_play_examples_in_every_implementation(impl, c_rules):
 
 
 # ----------------------------------------------------------------------------- random games
-def _random_game_trace(seed: int, flb: bool):
+def _random_game_trace(seed: int, flb: bool, deck=R.STANDARD_DECK):
     """A random legal hand by the reference: the deal, the plays, and after each play the voids
     shown (by seat) and whether spades are broken; before each play the legal cards."""
     rnd = random.Random(seed)
-    deck = list(range(52))
-    rnd.shuffle(deck)
-    hands = [cards_to_mask(deck[13 * s:13 * s + 13]) for s in range(4)]
+    ids = list(range(52))
+    rnd.shuffle(ids)
+    hands = [cards_to_mask(ids[13 * s:13 * s + 13]) for s in range(4)]
     dealer = rnd.randrange(4)
     h = list(hands)
     leader, trick, broken = (dealer + 1) & 3, [], False
@@ -290,26 +337,30 @@ def _random_game_trace(seed: int, flb: bool):
     steps = []
     for _ in range(52):
         p = (leader + len(trick)) & 3
-        led = trick[0] // 13 if trick else -1
-        legal = R.legal_cards_mask(h[p], led, broken)
+        led = deck.suit_of[trick[0]] if trick else -1
+        legal = R.legal_cards_mask(h[p], led, broken, deck)
         card = rnd.choice(mask_to_cards(legal))
-        voids[p] |= R.voids_revealed(card, led, broken)
-        broken = R.spades_broken_after(card, led, broken, flb)
+        voids[p] |= R.voids_revealed(card, led, broken, deck)
+        broken = R.spades_broken_after(card, led, broken, flb, deck)
         h[p] &= ~(1 << card)
         trick.append(card)
         if len(trick) == 4:
-            leader, trick = R.trick_winner_unchecked(trick, leader), []
+            leader, trick = R.trick_winner_unchecked(trick, leader, deck), []
         steps.append((p, legal, card, tuple(voids), broken))
     return hands, dealer, steps
 
 
+@pytest.mark.parametrize("jokers", [False, True], ids=["standard", "jokers"])
 @pytest.mark.parametrize("impl", ["engine", "vector-torch", "vector-native"])
-def test_random_games_follow_the_reference_card_by_card(impl):
+def test_random_games_follow_the_reference_card_by_card(impl, jokers):
+    """Random hands by the reference rules (in the standard deck, and in the jokers' deck:
+    docs/rules.md, Jokers) replayed in each engine: the same seat to act and legal cards at
+    every card, the same voids shown and spades broken after it."""
     flbs = (False, True)
     for k in range(40):
         flb = flbs[k % 2]
-        hands, dealer, steps = _random_game_trace(1000 + k, flb)
-        rules = Rules(forced_spade_lead_breaks=flb)
+        rules = Rules(forced_spade_lead_breaks=flb, jokers=jokers)
+        hands, dealer, steps = _random_game_trace(1000 + k, flb, rules.deck)
         if impl == "engine":
             g = SpadesGame.from_deal([mask_to_cards(m) for m in hands], dealer, rules=rules,
                                      seed=0)

@@ -41,13 +41,14 @@ def test_spec_is_the_preset_name_or_the_fields_that_differ():
 
 
 @pytest.mark.parametrize("spec,words", [
-    ("nope", "unknown rules preset 'nope'; known: ['house', 'mirror', 'short', 'standard', "
-             "'suicide', 'whiz']"),
+    ("nope", "unknown rules preset 'nope'; known: ['house', 'joker_joker_deuce_deuce', 'mirror', "
+             "'short', 'standard', 'suicide', 'whiz']"),
     ("house,foo=1", "unknown rules field(s): ['foo']"),
     ("house,min_team_bid=four", "rules field min_team_bid: 'four' is not an int"),
     ("mirror,whiz=true", "Rules.mirror and Rules.whiz cannot both be on"),
     ("house,short", "two presets"),
-    (7, "rules must be a Rules, a preset name (standard, short, house, suicide, mirror, whiz)"),
+    (7, "rules must be a Rules, a preset name (standard, short, house, suicide, mirror, whiz, "
+        "joker_joker_deuce_deuce)"),
     ("min_team_bid=4,min_team_bid=5", "field min_team_bid given twice"),
     ("{preset: house, preset: short}", "field preset given twice"),
     ("min_team_bid=4_0", "rules field min_team_bid: '4_0' is not an int"),

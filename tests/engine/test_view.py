@@ -32,8 +32,10 @@ def reshuffle_unseen(g, seat, rng, tries=200):
         pool += mask_to_cards(free[s])
     need = {s: free[s].bit_count() for s in others}
 
+    suit_of = g.rules.deck.suit_of  # the deck's suits: under jokers a joker is a spade
+
     def allowed(card, s):
-        return not (v.voids[s] >> (card // 13)) & 1
+        return not (v.voids[s] >> suit_of[card]) & 1
 
     for _ in range(tries):
         order = list(pool)
@@ -156,8 +158,10 @@ def test_voids_recorded_when_failing_to_follow():
 
 @pytest.mark.parametrize("rules", [
     Rules(nil_pass=2), Rules(nil_pass=3, blind_nil=True), Rules(mirror=True), Rules(whiz=True),
-    Rules(suicide=True, min_team_bid=4), Rules(min_team_bid=4, bid_total_not_13=True)],
-    ids=["nil_pass", "nil_pass+blind", "mirror", "whiz", "suicide", "board-not13"])
+    Rules(suicide=True, min_team_bid=4), Rules(min_team_bid=4, bid_total_not_13=True),
+    Rules(jokers=True), Rules(jokers=True, nil_pass=2, mirror=True)],
+    ids=["nil_pass", "nil_pass+blind", "mirror", "whiz", "suicide", "board-not13", "jokers",
+         "jokers+nil_pass+mirror"])
 @pytest.mark.parametrize("seed", range(12))
 def test_view_under_house_rules_unchanged_when_unseen_cards_reshuffled(rules, seed):
     """Each house rule (docs/rules.md, House rules): the view still depends only on what the seat
@@ -202,3 +206,33 @@ def test_nil_pass_cards_are_seen_by_the_two_partners_only():
     k.hands[2] ^= (1 << 26) | (1 << 28)
     assert k.view(1) == v1 and k.view(3) == g.view(3)
     assert k.view(0) != v0
+
+
+def test_jokers_voids_are_the_decks_and_public():
+    """docs/rules.md, Jokers (deal J, worked example J7): seat 1 plays the 2D on the third
+    diamond lead; the 2D is a spade, so every seat's view shows seat 1 void in diamonds (and not
+    in spades), as the reference ``voids_of_plays`` with the jokers' deck says, while in the
+    standard deck the same ids would show nothing; the view still depends only on what each seat
+    may know."""
+    from spades_env import rules as R
+    from spades_env.cards import parse_cards
+    hands = ["BJ AD KD QD 3C 4C 5C 6C 7C 8C 9C 10C JC", "2D 3D 4D 3H 4H 5H 6H 7H 8H 9H 10H JH QH",
+             "5D 6D 7D 8D JD QC KC AC KH AH 3S 4S 5S", "9D 10D LJ 2S AS KS QS JS 10S 9S 8S 7S 6S"]
+    rules = Rules(jokers=True)
+    g = SpadesGame.from_deal(hands, dealer=3, rules=rules)
+    for _ in range(4):
+        g.apply(bid_action(3))
+    for c in parse_cards("AD 3D 5D 9D KD 4D 6D 10D QD 2D", jokers=True):
+        g.apply(c)
+    for seat in range(4):
+        assert g.view(seat).known_voids[1] == 0b0010
+    plays = g.view(2).play_history
+    assert R.voids_of_plays(plays, False, False, R.JOKERS_DECK)[1] == 0b0010
+    assert R.voids_of_plays(plays, False, False, R.STANDARD_DECK)[1] == 0
+    rng = np.random.default_rng(3)
+    for seat in range(4):
+        v = g.view(seat)
+        new = reshuffle_unseen(g, seat, rng)
+        k = g.clone()
+        k.hands = new
+        assert k.view(seat) == v

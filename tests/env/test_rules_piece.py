@@ -122,6 +122,36 @@ def test_batched_engine_writes_the_piece_on_both_backends():
             obs, mask, seat, *_ = env.step(a)
 
 
+def test_the_jokers_slot_is_slot_23_and_every_backend_writes_it():
+    """``Rules.jokers`` (docs/rules.md, Jokers) takes slot 23, the next after
+    ``two_of_clubs_leads``: 1 under ``joker_joker_deuce_deuce``, 0 in every other preset; the
+    piece under jokers differs from standard's in that slot only (the preset changes nothing
+    else). The AEC env and both batched backends write it."""
+    assert RULE_FEATURES[23] == ("jokers", "flag", 1.0) and len(RULE_FEATURES) == 24
+    jk = PRESETS["joker_joker_deuce_deuce"]
+    f = rules_features(jk)
+    assert f[23] == 1.0
+    assert [k for k in range(RULES_SIZE) if f[k] != rules_features(Rules())[k]] == [23]
+    assert all(rules_features(p)[23] == 0 for n, p in PRESETS.items() if n != "joker_joker_deuce_deuce")
+    e = spades_v2.raw_env(rules="joker_joker_deuce_deuce")
+    e.reset(seed=2)
+    assert np.array_equal(e.observe("player_0")["observation"][R0:R1], f)
+    torch = pytest.importorskip("torch")
+    from spades_env.vector import SpadesVectorEnv
+    for backend in ("torch", "native"):
+        try:
+            env = SpadesVectorEnv(3, seed=4, rules=jk, backend=backend)
+        except Exception as e:  # noqa: BLE001 - no C compiler on this machine
+            if backend == "native":
+                pytest.skip(f"native kernel unavailable: {e}")
+            raise
+        obs, mask, seat = env.reset()
+        for _ in range(60):  # into the card play: the piece never changes
+            assert torch.equal(obs[:, R0:R1], torch.tensor(f).expand(3, -1))
+            a = torch.multinomial(mask.float(), 1).squeeze(1)
+            obs, mask, seat, *_ = env.step(a)
+
+
 # ------------------------------------------------------------------ networks of earlier versions
 SHIPPED = "checkpoints/shipped/agent.pt"  # observation version 2, trained under standard
 

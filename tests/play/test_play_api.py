@@ -1250,6 +1250,49 @@ def test_rules_line_and_list_name_the_scoring_and_lead_switches():
     assert "A team that bids 13 and takes every trick wins the game" in info["items"]
 
 
+def test_a_jokers_game_names_the_jokers_and_shows_only_the_players_cards(tmp_path):
+    """docs/rules.md, Jokers: a game under ``joker_joker_deuce_deuce`` through the API. Every
+    response names the player's own cards as the engine does under jokers (``BJ``, ``LJ`` for
+    ids 26 and 0; ``card_str(..., jokers=True)``), sorted with the trumps first, and no other
+    seat's card (jokers included) is on the wire; the rules line and list say Joker Joker Deuce
+    Deuce; a hand is played to its score table."""
+    from spades_env.cards import BIG_JOKER, LITTLE_JOKER
+    from spades_env.play.session import PANEL_FIELDS, display_order
+    assert "jokers" in PANEL_FIELDS
+    app = create_app(str(tmp_path / "db.sqlite3"), lineups=FAST, seed=3)
+    c = _client(app)
+    r = c.post("/api/games", json={"difficulty": "easy",
+                                   "rules": {"preset": "joker_joker_deuce_deuce",
+                                             "target_score": 100}})
+    assert r.status_code == 201, r.text
+    view = r.json()
+    assert view["rules"]["line"] == "Joker Joker Deuce Deuce \u00b7 100"
+    assert any(i.startswith("Joker Joker Deuce Deuce: a big and a little joker") for i in
+               view["rules"]["items"])
+    gid, jokers_seen = view["id"], set()
+    while not view["hand_table"]:
+        g = _true_game(app, gid)
+        deck = g.rules.deck
+        mine = display_order(mask_to_cards(g.hands[HUMAN_SEAT]), deck)
+        assert [h["card"] for h in view["hand"]] == [card_str(x, jokers=True) for x in mine]
+        hidden = {card_str(x, jokers=True) for s in range(4) if s != HUMAN_SEAT
+                  for x in mask_to_cards(g.hands[s])}
+        text = r.text.replace(gid, "")
+        for name in hidden:
+            assert not re.search(rf"(?<![0-9A-Za-z]){name}(?![0-9A-Za-z])", text), name
+        jokers_seen |= {h["card"] for h in view["hand"]} & {"BJ", "LJ"}
+        jokers_seen |= {t["card"] for t in view["trick"]} & {"BJ", "LJ"}
+        if view["your_turn"]:
+            r = c.post(f"/api/games/{gid}/action", json=human_choice(view))
+        else:
+            r = c.post(f"/api/games/{gid}/advance", json={"seq": view["seq"]})
+        assert r.status_code == 200, r.text
+        view = r.json()
+    g = _true_game(app, gid)
+    assert {card_str(m, jokers=True) for m in g.moves if m < 52} >= {"BJ", "LJ"}
+    assert (g.rules.deck.suit_of[BIG_JOKER], g.rules.deck.suit_of[LITTLE_JOKER]) == (3, 3)
+
+
 def test_a_checkpoint_without_the_rules_piece_is_refused_under_other_rules(tmp_path):
     """The shipped network (observation version 2, trained under standard) cannot see house
     rules: a game against it under another preset is refused before anything is stored, with

@@ -869,3 +869,31 @@ def test_house_rules_panel_and_a_whole_suicide_game(server, page):
     page.click(tid("new-game"))
     page.wait_for_function(
         f"document.querySelector('[data-testid=rules-preview]').innerText === {json.dumps(line)}")
+
+
+def test_a_jokers_game_shows_joker_faces(server, page):
+    """docs/rules.md, Jokers: the panel's preset ``joker_joker_deuce_deuce`` checks its jokers
+    box, the rules chip names the game, and a joker the player holds (or sees in the trick) is
+    drawn as a joker (``BJ`` red, ``LJ`` black, named for screen readers), never as a 2H or 2C."""
+    open_page(page, server)
+    page.select_option(tid("rules-preset"), "joker_joker_deuce_deuce")
+    assert page.is_checked(tid("jokers"))
+    start_game(page, "easy", "250")
+    assert page.inner_text(tid("rules-line")).startswith("Joker Joker Deuce Deuce")
+    joker = "['BJ', 'LJ'].includes(c.card)"
+    v = fast_forward(page, f"v.your_turn && (v.hand.some((c) => {joker}) || "
+                           f"v.trick.some((c) => {joker}))")
+    page.wait_for_function(YOUR_TURN)
+    shown = [c["card"] for c in v["hand"]] + [c["card"] for c in v["trick"]]
+    faces = page.eval_on_selector_all(
+        ".card.joker", "els => els.map(e => [e.dataset.card, e.getAttribute('aria-label'), "
+                       "getComputedStyle(e).color])")
+    want = {c for c in shown if c in ("BJ", "LJ")}
+    assert want and {f[0] for f in faces} >= want
+    red = page.evaluate("""() => { const e = document.createElement('div');
+        e.className = 'card suit-H'; document.body.appendChild(e);
+        const c = getComputedStyle(e).color; e.remove(); return c; }""")
+    for card, label, colour in faces:
+        assert label == {"BJ": "Big Joker", "LJ": "Little Joker"}[card]
+        assert (colour == red) == (card == "BJ")  # the big joker red, the little one not
+    assert not {"2H", "2C"} & set(hand_cards(page))

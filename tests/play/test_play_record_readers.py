@@ -229,3 +229,79 @@ def test_a_record_file_ref_that_is_not_a_small_number_is_404(tmp_path, ref):
         assert r.status_code == 404, (sub, r.text)
         assert r.json()["detail"].startswith("no record file")
     assert c.get("/api/watch/file/00").status_code == 200
+
+
+def test_replay_frames_of_a_jokers_game_use_its_deck():
+    """docs/rules.md, Jokers: the replay of a game under ``joker_joker_deuce_deuce`` names the
+    jokers BJ and LJ, shows the hands with the trumps first, and every completed trick's winner
+    is the engine's (the big joker wins whatever is led)."""
+    from spades_env import Rules, SpadesGame
+    from spades_env.bots import make_bot
+    from spades_env.play.replay import frames_from_game
+    rules = Rules.preset("joker_joker_deuce_deuce")
+    g = SpadesGame(rules, seed=8)
+    bots = [make_bot("medium", seed=s) for s in range(4)]
+    winners = []
+    while g.hand_number == 0:
+        before = g.trick_number
+        g.apply(bots[g.current_player].act(g.view(g.current_player)))
+        if g.trick_number != before or g.hand_number:
+            winners.append(g.trick_leader if not g.hand_number else None)
+    frames = frames_from_game(g)["frames"]
+    names = {x for f in frames for h in f["hands"] for x in h}
+    assert {"BJ", "LJ"} <= names and not {"2C", "2H"} & names
+    first = frames[0]["hands"]
+    for hand in first:
+        trumps = [x for x in hand if x in ("BJ", "LJ", "2D") or x.endswith("S")]
+        assert hand[:len(trumps)] == trumps  # spades (the jokers' deck's) shown first
+        order = ["BJ", "LJ", "2D", "2S", "AS", "KS", "QS", "JS", "10S", "9S", "8S", "7S", "6S",
+                 "5S", "4S", "3S"]
+        assert trumps == sorted(trumps, key=order.index)
+    done = [f for f in frames if f["trick_complete"]]
+    assert len(done) == 13
+    bj = [f for f in done if any(t["card"] == "BJ" for t in f["trick"])]
+    assert len(bj) == 1 and [t["seat"] for t in bj[0]["trick"] if t["card"] == "BJ"] == \
+        [bj[0]["trick_winner"]]
+    assert [f["trick_winner"] for f in done[:-1]] == winners[:-1]
+
+
+def test_jokers_records_replay_under_their_rules(tmp_path):
+    """Both record formats keep the jokers (docs/rules.md, Jokers). Hand records (``.npz``) whose
+    ``rules`` is ``joker_joker_deuce_deuce`` replay their 56 moves under the jokers' deck and
+    name BJ and LJ; a JSON game record keeps ``jokers`` in its rules. The same moves labelled
+    ``standard`` do not replay: somewhere a seat follows a diamond lead with the 2D while
+    holding other diamonds, or leads a joker as a spade, which the standard deck refuses."""
+    from spades_env.records import HAND_FORMAT, HAND_VERSION, MOVES_PER_HAND
+    rules = Rules.preset("joker_joker_deuce_deuce")
+    seeds, moves = [], []
+    for s in range(12):
+        g = SpadesGame(rules, seed=100 + s)
+        rng = np.random.default_rng(s)
+        while g.hand_number == 0:
+            la = g.legal_actions()
+            g.apply(int(la[int(rng.integers(len(la)))]))
+        assert len(g.moves) == MOVES_PER_HAND
+        seeds.append(100 + s)
+        moves.append(g.moves)
+
+    def write(preset):
+        path = tmp_path / f"{preset}.npz"
+        np.savez(path, format=np.array(HAND_FORMAT), version=np.array(HAND_VERSION),
+                 teacher=np.array("random"), rules=np.array(preset),
+                 seed=np.array(seeds, dtype=np.int64),
+                 scores=np.zeros((len(seeds), 2), dtype=np.int16),
+                 bags=np.zeros((len(seeds), 2), dtype=np.int8),
+                 moves=np.array(moves, dtype=np.uint8))
+        return path.read_bytes()
+
+    src = replay.read_records(write("joker_joker_deuce_deuce"), "j.npz")
+    names = set()
+    for i in range(len(seeds)):
+        rg = src.game(i)
+        assert rg.rules.jokers
+        names |= {x for f in rg.full()["frames"] for h in f["hands"] for x in h}
+    assert {"BJ", "LJ"} <= names and not {"2C", "2H"} & names
+    with pytest.raises(replay.RecordError, match="refused by the engine"):
+        replay.read_records(write("standard"), "s.npz")
+    back = SpadesGame.from_dict(json.loads(_record(g))["game"])
+    assert back.rules == rules and back.moves == g.moves

@@ -532,9 +532,11 @@ def test_info_hands_start_bags_are_the_bags_before_each_hand(backend):
 @pytest.mark.parametrize("rules", [
     Rules(min_team_bid=4, bid_total_not_13=True), Rules(suicide=True, min_team_bid=4),
     Rules(mirror=True), Rules(whiz=True), Rules(spades_lead_any_time=True),
-    Rules(big_bid_double=7, moon_wins=True), Rules(two_of_clubs_leads=True)],
+    Rules(big_bid_double=7, moon_wins=True), Rules(two_of_clubs_leads=True),
+    Rules.preset("joker_joker_deuce_deuce"), Rules(jokers=True, mirror=True),
+    Rules(jokers=True, whiz=True, spades_lead_any_time=True)],
     ids=["board4-not13", "suicide", "mirror", "whiz", "spades-any-time", "big-bids-moon",
-         "2C-leads"])
+         "2C-leads", "jokers", "jokers-mirror", "jokers-whiz-any-time"])
 def test_parity_house_bidding_rules(backend, rules):
     """The house rules of bidding and leading (docs/rules.md, House rules) in the batched engine: at every step
     the masks (so the legal bids, which ``rules.legal_bids`` decides in the engine), the

@@ -107,9 +107,18 @@ function sound(kind) {
 }
 
 // ------------------------------------------------------------------ cards
+const JOKERS = { BJ: "Big Joker", LJ: "Little Joker" };  // the jokers' deck (Rules.jokers)
+
 function cardEl(card, opts = {}) {
   const el = document.createElement(opts.button ? "button" : "div");
   if (opts.button) el.type = "button";
+  if (JOKERS[card]) {  // a joker: its two letters and a star, the big one red
+    el.className = `card joker joker-${card}` + (opts.small ? " small" : "");
+    el.dataset.card = card;
+    el.innerHTML = `<span class="rank">${card}</span><span class="pip">\u2605</span>`;
+    el.setAttribute("aria-label", JOKERS[card]);
+    return el;
+  }
   const rank = card.slice(0, -1), suit = card.slice(-1);
   el.className = `card suit-${suit}` + (opts.small ? " small" : "");
   el.dataset.card = card;
@@ -215,6 +224,7 @@ function applyRules(f) {  // show a rules dict (Rules.to_dict() fields) in the p
   $("two-of-clubs").checked = !!f.two_of_clubs_leads;
   $("big-bid").checked = (f.big_bid_double || 0) > 0;
   $("moon-wins").checked = !!f.moon_wins;
+  $("jokers").checked = !!f.jokers;
 }
 
 function panelRules() {  // the rules mapping of the panel: the preset and the fields it shows
@@ -234,6 +244,7 @@ function panelRules() {  // the rules mapping of the panel: the preset and the f
     two_of_clubs_leads: $("two-of-clubs").checked,
     big_bid_double: $("big-bid").checked ? 10 : 0,
     moon_wins: $("moon-wins").checked,
+    jokers: $("jokers").checked,
   };
 }
 
@@ -984,7 +995,7 @@ function wire() {
   $("rules-preset").onchange = (e) => { applyRules(config.presets[e.target.value]); checkRules(); };
   for (const id of ["target", "loss-threshold", "bid-variant", "min-team-bid", "nil-pass", "blind-nil-deficit",
     "blind-nil-rule", "bid-total-not-13", "spades-any-time", "bags-score", "two-of-clubs",
-    "big-bid", "moon-wins"]) $(id).addEventListener("change", checkRules);
+    "big-bid", "moon-wins", "jokers"]) $(id).addEventListener("change", checkRules);
   $("rules-chip").onclick = (e) => { e.stopPropagation(); toggleRules(); };
   document.addEventListener("click", (e) => { if (!$("rules-list").contains(e.target)) toggleRules(false); });
   $("bid-submit").onclick = () => act(BID_OFFSET + bidValue);
