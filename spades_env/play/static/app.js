@@ -458,11 +458,28 @@ function renderTrick() {
   box.appendChild(sb);
 }
 
-// the player's own order of the hand (drag to reorder); cards it does not know go last
+// the player's own order of the hand (drag to reorder), kept per game and per hand: a new deal
+// comes in the server's order (by suit, high to low); a card it does not know (passed by the
+// partner) goes after the card that precedes it in the server's order
+function orderKey() { return `order.${state.id}`; }
+
+function savedOrder() {
+  const saved = store.get(orderKey(), null);
+  if (!saved || Array.isArray(saved) || saved.hand !== state.hand_number) return null;
+  return saved.cards;
+}
+
 function orderedHand() {
-  const order = store.get(`order.${state.id}`, []);
-  const rank = (c) => { const i = order.indexOf(c); return i < 0 ? 1000 : i; };
-  return state.hand.map((h, i) => [h, i]).sort((a, b) => (rank(a[0].card) - rank(b[0].card)) || (a[1] - b[1])).map((x) => x[0]);
+  const order = savedOrder();
+  if (!order) return state.hand;
+  const out = state.hand.filter((h) => order.includes(h.card))
+    .sort((a, b) => order.indexOf(a.card) - order.indexOf(b.card));
+  state.hand.forEach((h, i) => {
+    if (order.includes(h.card)) return;
+    const before = state.hand.slice(0, i).reverse().find((p) => out.includes(p));
+    out.splice(before ? out.indexOf(before) + 1 : 0, 0, h);
+  });
+  return out;
 }
 
 function renderHand() {
@@ -540,7 +557,7 @@ function reorder(card, x) {
   }
   const order = others.map((c) => c.dataset.card);
   order.splice(at, 0, card);
-  store.set(`order.${state.id}`, order);
+  store.set(orderKey(), { hand: state.hand_number, cards: order });
   renderHand();
 }
 
