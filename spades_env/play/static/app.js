@@ -360,23 +360,125 @@ async function newGame() {
   }
 }
 
-function enterGame(g) {
+// ------------------------------------------------------------------ the address: one entry per screen
+// "" the settings, "#game=ID" a game (its table, or its results once over), "#watch" the replay
+// view, "#watch=KEY" one replay; Back and Forward move between them (popstate -> routeFromHash)
+function navigate(hash, replace) {
+  if (location.hash === hash || (!hash && !location.hash)) return;
+  const url = location.pathname + location.search + hash;
+  if (replace) history.replaceState(null, "", url); else history.pushState(null, "", url);
+}
+
+function enterGame(g, opts = {}) {
+  const again = state && state.id === g.id;
+  if (!again) releaseGame();
   state = g;
   showLastTrickUntil = 0;
-  history.replaceState(null, "", location.pathname + location.search + `#game=${g.id}`);
+  // back at a trick just completed (a reload, Back): it stays shown for the usual pause
+  if (opts.restore && g.last_move && g.last_move.completed_trick && !g.trick.length) {
+    showLastTrickUntil = Date.now() + TRICK_PAUSE;
+  }
+  if (!opts.fromAddress) navigate(`#game=${g.id}`);
+  claimGame();
   route();
 }
 
-function toSettings() {
+function toSettings(opts = {}) {
+  releaseGame();
   state = null;
   pumpGen++;
-  history.replaceState(null, "", location.pathname + location.search);
+  if (!opts.fromAddress) navigate("");
   show("settings");
   loadSettings();
 }
 
+// the screen the address names (page load, Back, Forward)
+async function routeFromHash() {
+  const h = location.hash;
+  const m = /^#game=([A-Za-z0-9_-]{1,64})$/.exec(h);
+  if (m) {
+    if (state && state.id === m[1]) { route(); return; }
+    try {
+      const g = await withServer(() => api(`/api/games/${m[1]}`));
+      if (location.hash === h) enterGame(g, { fromAddress: true, restore: true });
+    } catch (e) {
+      navigate("", true);
+      toSettings({ fromAddress: true });
+      $("settings-error").hidden = false;
+      $("settings-error").textContent = `That game cannot be opened: ${e.message}`;
+    }
+    return;
+  }
+  if (h === "#watch" || h.startsWith("#watch=")) {
+    releaseGame();
+    state = null;
+    const key = h.startsWith("#watch=") ? decodeURIComponent(h.slice(7)) : undefined;
+    if (!replay || !key || replay.key !== key) await openWatch(key, { fromAddress: true });
+    else show("watch");
+    return;
+  }
+  toSettings({ fromAddress: true });
+}
+
+// ------------------------------------------------------------------ one game in several tabs
+// The tab that opens a game plays it and says so to the others (BroadcastChannel); another tab
+// on the same game stops its bots, says the game is open elsewhere, follows each move, and
+// takes the game over with one click (or by itself when the playing tab leaves it).
+const TAB = Math.random().toString(36).slice(2);
+const channel = "BroadcastChannel" in window ? new BroadcastChannel("spades-play") : null;
+let elsewhere = false;  // the game shown here is played in another tab
+
+function tell(type, extra) {
+  if (channel && state) channel.postMessage({ type, game: state.id, tab: TAB, ...(extra || {}) });
+}
+
+function claimGame() { elsewhere = false; tell("claim"); }
+
+function releaseGame() {
+  if (state && !elsewhere) tell("release");
+  elsewhere = false;
+}
+
+async function refreshGame() {  // the game as it stands on the server, shown without a sound
+  if (!state) return;
+  const id = state.id;
+  await serial(async () => {
+    try {
+      const g = await withServer(() => api(`/api/games/${id}`));
+      if (!state || state.id !== id) return;
+      state = g;
+      if (g.result && !g.hand_table && elsewhere) { render(); return; }
+      if (onTable()) render();
+    } catch (e) { /* keep what is shown */ }
+  });
+}
+
+async function takeOver() {
+  if (!state) return;
+  claimGame();
+  await refreshGame();
+  if (state) route();
+}
+
+if (channel) {
+  channel.onmessage = (e) => {
+    const m = e.data || {};
+    if (!state || m.game !== state.id || m.tab === TAB) return;
+    if (m.type === "claim") {
+      elsewhere = true;
+      pumpGen++;
+      if (onTable()) render();
+    } else if (m.type === "moved" && elsewhere) {
+      refreshGame();
+    } else if (m.type === "release" && elsewhere) {
+      takeOver();
+    }
+  };
+}
+
 function route() {
   if (!state) { show("settings"); return; }
+  if (elsewhere && state.result && !state.hand_table) { show("table"); render(); return; }
   if (state.result && !state.hand_table) { showResults(); return; }
   show("table");
   render();
@@ -489,7 +591,7 @@ function renderHand() {
     for (let i = 0; i < state.seats[2].cards_left; i++) box.appendChild(backEl(false));
     return;
   }
-  const clickable = state.your_turn && (state.phase === "play" || state.phase === "exchange");
+  const clickable = state.your_turn && !elsewhere && (state.phase === "play" || state.phase === "exchange");
   for (const h of orderedHand()) {
     const el = cardEl(h.card, { button: true });
     el.dataset.legal = String(h.legal);
@@ -609,7 +711,9 @@ function render() {
   setStatus(paused ? `Paused. ${state.status}` : state.status, false);
   renderBidPanel();
   renderHandTable();
-  $("hint").hidden = !(store.get("hints", true) && state.your_turn);
+  $("hint").hidden = !(store.get("hints", true) && state.your_turn) || elsewhere;
+  $("elsewhere").hidden = !elsewhere;
+  if (elsewhere) $("bidpanel").hidden = true;
   if (hintSeq !== null && hintSeq !== state.seq) hideAnalysis();
 }
 
@@ -667,13 +771,21 @@ function send(path, body) {
       const next = await withServer(() => api(path, b));
       if (!state || state.id !== id) return false;
       state = next;
+      tell("moved", { seq: next.seq });
       afterState(before);
       return true;
     } catch (e) {
       if (!state || state.id !== id) return false;
       setStatus(e.message, true);
-      if (e.status === 409) {  // out of step with the server: fetch the game again
-        try { state = await withServer(() => api(`/api/games/${id}`)); render(); setStatus(e.message, true); } catch (e2) { /* keep */ }
+      if (e.status === 409) {  // out of step with the server (another tab or window): catch up
+        try {
+          state = await withServer(() => api(`/api/games/${id}`));
+          render();
+          if (/^stale move|moved on/.test(e.message)) {
+            setStatus("The game had moved on elsewhere (another tab or window): this is where it stands now", true);
+            setTimeout(() => pump(), 0);
+          } else setStatus(e.message, true);
+        } catch (e2) { /* keep */ }
       }
       const err = new Error(e.message); err.status = e.status;
       return err;
@@ -683,6 +795,7 @@ function send(path, body) {
 
 async function act(action, el) {
   if (!state || !state.your_turn) return;
+  if (elsewhere) { setStatus("This game is open in another tab: Play here takes it over", true); return; }
   const res = await send(`/api/games/${state.id}/action`, () => (state.your_turn ? { action, seq: state.seq } : null));
   if (res === true) { pump(); return; }
   if (res instanceof Error) {
@@ -705,11 +818,11 @@ function onTable() { return state && !$("screen-table").hidden; }
 async function pump() {
   const my = ++pumpGen;
   let failures = 0;
-  while (my === pumpGen && onTable() && !paused) {
+  while (my === pumpGen && onTable() && !paused && !elsewhere) {
     if (state.your_turn || state.hand_table || state.result) break;
     const wait = Math.max(BOT_DELAY, showLastTrickUntil - Date.now(), failures ? 300 : 0);
     await sleep(wait);
-    if (my !== pumpGen || !onTable() || paused) break;
+    if (my !== pumpGen || !onTable() || paused || elsewhere) break;
     const res = await send(`/api/games/${state.id}/advance`, () =>
       (!paused && state && !state.your_turn && !state.hand_table && !state.result ? { seq: state.seq } : null));
     if (res instanceof Error) {
@@ -807,7 +920,7 @@ async function showResults() {
   $("stats-title").textContent = `Your statistics: ${state.difficulty}, ${state.rules.line}`;
   $("results").dataset.rules = state.rules.spec;
   renderStats($("stats"), r.stats ? [r.stats] : [], { difficulty: state.difficulty, rules: state.rules.spec });
-  $("watch-this").onclick = () => { const id = state.id; state = null; openWatch(`game/${id}`); };
+  $("watch-this").onclick = () => { const id = state.id; releaseGame(); state = null; openWatch(`game/${id}`); };
 }
 
 // ------------------------------------------------------------------ watch (all four hands), hand by hand
@@ -818,8 +931,9 @@ function watchEmpty(on) {
   $("watch-body").hidden = on;
 }
 
-async function openWatch(key) {
+async function openWatch(key, opts = {}) {
   pumpGen++;
+  if (!opts.fromAddress) navigate(key ? `#watch=${encodeURIComponent(key)}` : "#watch");
   show("watch");
   replay = null;
   $("watch-title").textContent = "";
@@ -874,6 +988,9 @@ async function loadReplay(key, upload) {
     return;
   }
   if (token !== replayToken) return;
+  if (!$("screen-watch").hidden) {
+    navigate(`#watch=${encodeURIComponent(upload ? `${summary.key}?game=${summary.game || 0}` : key)}`, true);
+  }
   if (upload) {
     key = `${summary.key}?game=${summary.game || 0}`;
     const gsel = $("watch-game");
@@ -1011,7 +1128,7 @@ function wire() {
   $("next").onclick = nextHand;
   $("hint").onclick = showHint;
   $("analysis-close").onclick = () => { hideAnalysis(); if (!$("screen-watch").hidden) $("watch-analysis-on").checked = false; };
-  $("new-game").onclick = toSettings;
+  $("new-game").onclick = () => toSettings();
   $("menu").onclick = (e) => {
     e.stopPropagation();
     const open = $("menu-panel").hidden;
@@ -1025,9 +1142,15 @@ function wire() {
   $("paused-resume").onclick = () => setPaused(false);
   $("menu-new-game").onclick = () => { closeMenu(); setPaused(false); toSettings(); };
   $("menu-settings").onclick = () => { closeMenu(); toSettings(); };
-  $("menu-watch").onclick = () => { closeMenu(); state = null; openWatch(); };
+  $("menu-watch").onclick = () => { closeMenu(); releaseGame(); state = null; openWatch(); };
   $("menu-sound").onclick = () => { soundOn = !soundOn; store.set("sound", soundOn); updateMenu(); if (soundOn) sound("turn"); };
-  $("nav-watch").onclick = () => { state = null; openWatch(); };
+  $("nav-watch").onclick = () => { releaseGame(); state = null; openWatch(); };
+  $("take-over").onclick = takeOver;
+  window.addEventListener("popstate", () => { closeMenu(); routeFromHash(); });
+  window.addEventListener("pagehide", () => releaseGame());
+  document.addEventListener("visibilitychange", () => {  // back to this tab: catch up
+    if (!document.hidden && onTable() && !elsewhere) refreshGame().then(() => { if (onTable()) pump(); });
+  });
   $("watch-source").onchange = (e) => { if (e.target.value) loadReplay(e.target.value); };
   $("watch-game").onchange = (e) => { if (e.target.value) loadReplay(e.target.value); };
   $("watch-analysis-on").onchange = () => { if (replay) showFrame(frameIdx); };
@@ -1051,12 +1174,14 @@ function wire() {
 window.addEventListener("DOMContentLoaded", async () => {
   wire();
   updateMenu();
-  show("settings");
+  const named = location.hash;  // a reload or a link: back to the screen the address names
+  if (!named) show("settings");
   try {
     await loadSettings();
   } catch (e) {
     $("settings-error").hidden = false;
     $("settings-error").textContent = e.message;
   }
+  if (named) await routeFromHash();
   document.body.dataset.ready = "true";
 });
