@@ -48,7 +48,7 @@ from .analysis import Analyst, default_checkpoint
 from ..rules import PRESETS, Rules
 from .session import (
     HUMAN_SEAT, LEVELS, LINEUPS, PANEL_FIELDS, TARGETS, BotPool, GameSession, Refused,
-    checkpoint_lineup, rules_info, stats_summary,
+    checkpoint_lineup, rules_info, stats_summary, warm_views,
 )
 from .store import Store
 
@@ -235,6 +235,12 @@ class ActionIn(_Strict):
 
 class SeqIn(_Strict):
     seq: StrictInt | None = None
+
+
+class WarmIn(_Strict):
+    difficulty: StrictStr | None = None
+    game: StrictStr | None = None
+    hints: StrictBool = True
 
 
 class Busy(Refused):
@@ -492,6 +498,7 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
     if checkpoint is not None:
         table["checkpoint"] = checkpoint_lineup(checkpoint)
         levels.append("checkpoint")
+    levels_of = levels
     sources = [replay.load_record_file(p) for p in records]
     bots = BotPool()
     seeds = None if seed is None else np.random.default_rng(seed)
@@ -624,11 +631,37 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
                 raise Refused(422, f"game length must be one of {list(TARGETS)} points, got "
                                    f"{body.target}")
             rules = Rules(target_score=body.target, blind_nil=body.blind_nil)
+        bots.warm(table[body.difficulty].values())  # (already warm: nothing to do)
         with lock:
             s = GameSession.create(store, bots, player, body.difficulty, table[body.difficulty],
                                    seed=None if seeds is None else int(seeds.integers(2 ** 63)),
                                    rules=rules)
             return view(s, player)
+
+    @app.post("/api/warm")
+    def warm(body: WarmIn, player: str = Depends(player_id)):
+        """Start loading what a difficulty (``difficulty``) or a game (``game``: its line-up)
+        needs, and the hint's agent and search with ``hints``; answer how far that is:
+        ``{"ready", "done", "total", "items": [{"key", "label", "state", "seconds"}]}``
+        (``BotPool.status``). The page asks when a difficulty is chosen, and waits for
+        ``ready`` (showing the items) before the first bot move of a game."""
+        if (body.difficulty is None) == (body.game is None):
+            raise Refused(422, "give either difficulty or game")
+        if body.game is not None:
+            with lock:
+                levels = list(load(body.game, player).row.lineup.values())
+        elif body.difficulty in levels_of:
+            levels = list(table[body.difficulty].values())
+        else:
+            raise Refused(422, f"unknown difficulty {body.difficulty!r}; choose one of {levels_of}")
+        levels = list(dict.fromkeys(levels))
+        bots.warm(levels)
+        items = [bots.status(lv) for lv in levels]
+        if body.hints and hasattr(analyst, "warm"):  # (a test's stand-in may not warm)
+            analyst.warm(warm_views())
+            items.append(analyst.status())
+        done = sum(it["state"] in ("ready", "failed") for it in items)
+        return {"ready": done == len(items), "done": done, "total": len(items), "items": items}
 
     @app.post("/api/rules")
     def check_rules(body: RulesIn, player: str = Depends(player_id)):
@@ -683,6 +716,13 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
 
     @app.post("/api/games/{game_id}/advance")
     def advance(game_id: str, body: SeqIn | None = Body(None), player: str = Depends(player_id)):
+        with lock:
+            lineup = set(load(game_id, player).row.lineup.values())
+        for level in lineup:  # a level still loading is waited for here, not under the lock
+            try:
+                bots.get(level)
+            except ValueError:
+                pass  # the move answers 503 with the reason
         return mutate(game_id, player, lambda s: s.advance(body.seq if body else None))
 
     @app.post("/api/games/{game_id}/next")

@@ -1,6 +1,6 @@
-"""The browser game, round 3 (issue 42): one test per fault found in real play, each driving the
-real page in headless Chromium (Debian's ``chromium``) against the real app under uvicorn. Each
-of these failed on the page before its fix.
+"""The browser game, round 3: one test per fault found by playing it as a new user would, each
+driving the real page in headless Chromium (Debian's ``chromium``) against the real app under
+uvicorn. Each of these failed on the page before its fix.
 
 Shares the fixtures and helpers of ``test_play_browser.py`` (the browser, the served app, the
 record files).
@@ -166,3 +166,107 @@ def test_back_and_forward_stay_in_the_app(server, page):
     assert game_id(page) == gid and page.is_hidden("#screen-watch")
     page.go_forward()
     page.wait_for_selector(f"{tid('watch-empty')}:visible", timeout=5000)
+
+
+# ---------------------------------------------------------------------- 3. a cold start
+def _serve_process(tmp_path, port: int):
+    """``spades play`` in a process of its own (nothing imported, nothing loaded yet), started
+    now; answers once its config route does."""
+    log = open(tmp_path / "server.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "spades_env", "play", "--no-browser",
+                             "--port", str(port), "--db", str(tmp_path / "play.sqlite3")],
+                            stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 120
+    while True:
+        assert proc.poll() is None, (tmp_path / "server.log").read_text()
+        assert time.time() < deadline, "the server did not start"
+        try:
+            urllib.request.urlopen(f"http://localhost:{port}/api/config", timeout=2).read()
+            return proc, log
+        except OSError:
+            time.sleep(0.1)
+
+
+def _wait_watching(page, done: str, indicator: str, timeout: float = 60.0, t0=None):
+    """Wait for the JS condition ``done``; the seconds it took (since ``t0``, default now) and
+    whether the JS condition ``indicator`` (a progress indicator shown) held meanwhile."""
+    t0 = time.perf_counter() if t0 is None else t0
+    seen = False
+    while not page.evaluate(done):
+        seen = seen or page.evaluate(indicator)
+        assert time.perf_counter() - t0 < timeout, f"never: {done}"
+        page.wait_for_timeout(15)
+    return time.perf_counter() - t0, seen
+
+
+def test_cold_start_loads_ahead_and_shows_progress(tmp_path, page):
+    """Fault 3: after a server start, the first hint took 5.8 s of "Thinking..." and Expert's
+    first move 8.3 s. The page now has the server load the chosen difficulty's bots and the hint
+    as soon as the difficulty is chosen (``POST /api/warm``), and shows what is loading, with a
+    progress bar, while a move or a hint waits on it. Measured here on a server process started
+    cold: the first Expert move and the first hint take under a second, or a progress indicator
+    is shown while they wait; printed with the median bot move."""
+    if "expert" not in LINEUPS:
+        pytest.skip("Expert needs PyTorch and the shipped network")
+    port = _free_port()
+    proc, log = _serve_process(tmp_path, port)
+    try:
+        base = f"http://localhost:{port}"
+        t_open = time.perf_counter()
+        open_page(page, base)
+        page.select_option(tid("difficulty"), "expert")
+        page.select_option(tid("target"), "100")
+        page.click(tid("play"))
+        page.wait_for_selector(f"{tid('score')}:visible")
+        t_table = time.perf_counter()
+        bids = ("() => [...document.querySelectorAll('#felt .seat .bid')].length")
+        bot_to_act = ("() => !document.querySelector('[data-testid=status]').innerText"
+                      ".startsWith('Your turn')")
+        if not page.evaluate(bot_to_act):  # the player bids first: the bots bid after
+            page.wait_for_selector(f"{tid('bid-submit')}:visible")
+            page.click(tid("bid-submit"))
+        n = page.evaluate(bids) if page.evaluate(bot_to_act) else 0
+        indicator = ("() => { const l = document.querySelector('[data-testid=loading]');"
+                     " return !!l && !l.hidden && /^Loading .+ ready/.test(l.innerText); }")
+        first_move, move_progress = _wait_watching(
+            page, f"document.querySelectorAll('#felt .seat .bid').length > {n}", indicator)
+        print(f"\ncold start: page open to table {t_table - t_open:.2f} s; first Expert move "
+              f"{first_move:.2f} s (progress shown: {move_progress})")
+        assert first_move < 1.0 or move_progress, first_move
+        # the first hint, on the player's next turn (a bid, or a card when the player bid first)
+        page.wait_for_function(YOUR_TURN, timeout=60000)
+        v = get_view(page, game_id(page))
+        legal = sorted(h["action"] for h in v["hand"] if h["legal"]) if not v["bidding"] else \
+            sorted(52 + b for b in v["bidding"]["bids"])
+        t_hint = time.perf_counter()
+        page.click(tid("hint"))
+        hint, hint_progress = _wait_watching(
+            page, "!!document.querySelector('[data-testid=analysis] tr[data-action]')",
+            "document.getElementById('analysis-title').innerText === 'Loading the hint\u2026'",
+            t0=t_hint)
+        rows = page.eval_on_selector_all(f"{tid('analysis')} tr[data-action]",
+                                         "rs => rs.map(r => Number(r.dataset.action))")
+        assert rows == legal  # the moves the player may make
+        # the bots' moves afterwards: the page's own timing of each /advance answer
+        deadline = time.time() + 120
+        while page.evaluate("performance.getEntriesByType('resource').filter("
+                            "(e) => e.name.endsWith('/advance')).length") < 16:
+            assert time.time() < deadline, "the bots did not move"
+            if page.is_visible(tid("next")):
+                page.click(tid("next"))
+            elif page.is_visible(tid("bid-submit")):
+                page.click(tid("bid-submit"))
+                page.wait_for_function("document.getElementById('bidpanel').hidden")
+            elif not click_first_legal(page):
+                page.wait_for_timeout(30)
+        moves = page.evaluate("performance.getEntriesByType('resource').filter("
+                              "(e) => e.name.endsWith('/advance')).map((e) => e.duration / 1000)")
+        median = statistics.median(moves[1:])
+        print(f"first hint {hint:.2f} s (progress shown: {hint_progress}); median bot move "
+              f"{median:.3f} s over {len(moves) - 1} moves")
+        assert hint < 1.0 or hint_progress, hint
+        assert median < 2.0, moves
+    finally:
+        proc.terminate()
+        proc.wait(20)
+        log.close()

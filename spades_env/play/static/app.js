@@ -77,6 +77,45 @@ function serial(fn) {  // one game request at a time, in order
   return p;
 }
 
+// ------------------------------------------------------------------ loading the bots and the hint
+// The server loads what a difficulty needs when it is chosen (POST /api/warm); before the first
+// bot move of a game, and while a first hint waits, the page shows how far that is.
+const warmed = new Set();  // games whose bots are loaded
+function loadingText(st, only) {
+  const items = st.items.filter((it) => !only || it.key === only);
+  const waiting = items.filter((it) => it.state !== "ready" && it.state !== "failed");
+  const secs = Math.max(0, ...waiting.map((it) => it.seconds));
+  return `Loading ${waiting.map((it) => it.label).join(", ")} (first time only): ` +
+    `${items.length - waiting.length} of ${items.length} ready, ${secs.toFixed(1)} s`;
+}
+
+function showLoading(st) {
+  const box = $("loading");
+  box.hidden = !st;
+  if (!st) return;
+  $("loading-text").textContent = loadingText(st);
+  $("loading-bar").max = st.total;
+  $("loading-bar").value = st.done;
+}
+
+function warmBody(extra) { return { hints: store.get("hints", true), ...extra }; }
+
+async function waitForBots(id, my) {  // true once the game's bots are loaded (false: stopped)
+  if (warmed.has(id)) return true;
+  for (;;) {
+    let st;
+    try { st = await withServer(() => api("/api/warm", warmBody({ game: id }))); } catch (e) { showLoading(null); return true; }
+    if (my !== pumpGen || !state || state.id !== id) { showLoading(null); return false; }
+    if (st.items.filter((it) => it.key.startsWith("bot:")).every((it) => it.state === "ready" || it.state === "failed")) {
+      warmed.add(id);
+      showLoading(null);
+      return true;
+    }
+    showLoading(st);
+    await sleep(250);
+  }
+}
+
 function show(screen) {
   for (const s of ["settings", "table", "results", "watch"]) $(`screen-${s}`).hidden = s !== screen;
   if (screen !== "table") $("hand-table-box").hidden = true;
@@ -131,7 +170,6 @@ async function loadSettings() {
   config = await withServer(() => api("/api/config"), err);
   $("settings-error").hidden = true;
   const sel = $("difficulty");
-  const keep = sel.value || "medium";
   sel.innerHTML = "";
   for (const lv of config.levels) {
     const o = document.createElement("option");
@@ -139,8 +177,10 @@ async function loadSettings() {
     o.textContent = lv.key === "checkpoint" ? "Trained agent" : lv.key[0].toUpperCase() + lv.key.slice(1);
     sel.appendChild(o);
   }
-  sel.value = config.levels.some((l) => l.key === keep) ? keep : config.levels[0].key;
+  const remembered = sel.value || store.get("difficulty", "medium");
+  sel.value = config.levels.some((l) => l.key === remembered) ? remembered : config.levels[0].key;
   lineupText();
+  warmChosen();
   buildRulesPanel();
   $("hint-setting").checked = store.get("hints", true);
   const list = await withServer(() => api("/api/games"), err);
@@ -307,6 +347,11 @@ async function continueGame(id) {
 async function discardGame(id) {
   try { await withServer(() => api(`/api/games/${id}`, undefined, "DELETE")); } catch (e) { /* gone */ }
   await loadSettings();
+}
+
+function warmChosen() {  // load the chosen difficulty's bots (and the hint) ahead of Play
+  const difficulty = $("difficulty").value;
+  if (difficulty) api("/api/warm", warmBody({ difficulty })).catch(() => {});
 }
 
 function lineupText() {
@@ -818,6 +863,9 @@ function onTable() { return state && !$("screen-table").hidden; }
 async function pump() {
   const my = ++pumpGen;
   let failures = 0;
+  if (state && !state.your_turn && !state.hand_table && !state.result && !elsewhere && !paused && onTable()) {
+    if (!(await waitForBots(state.id, my))) return;
+  }
   while (my === pumpGen && onTable() && !paused && !elsewhere) {
     if (state.your_turn || state.hand_table || state.result) break;
     const wait = Math.max(BOT_DELAY, showLastTrickUntil - Date.now(), failures ? 300 : 0);
@@ -896,12 +944,26 @@ async function showHint() {
   $("analysis-box").hidden = false;
   $("screen-table").classList.add("with-side");
   renderAnalysis(null, "Thinking\u2026", "");
+  let answered = false;
+  (async () => {  // the first hint after a start loads the agent: say how far that is
+    await sleep(300);
+    while (!answered && hintSeq === seq) {
+      let st;
+      try { st = await api("/api/warm", warmBody({ game: id, hints: true })); } catch (e) { return; }
+      const it = st.items.find((x) => x.key === "analysis");
+      if (answered || hintSeq !== seq || !it || it.state !== "loading") return;
+      renderAnalysis(null, "Loading the hint\u2026", loadingText(st, "analysis"));
+      await sleep(250);
+    }
+  })();
   try {
     const h = await api(`/api/games/${id}/hint`);
+    answered = true;
     if (!state || state.id !== id || state.seq !== seq) return;
     renderAnalysis(h.analysis, "What the agent thinks of your move",
       "From your own view only: the agent's probability of each move and the search bot's expected points.");
   } catch (e) {
+    answered = true;
     renderAnalysis(null, "No hint", e.message);
   }
 }
@@ -1108,7 +1170,7 @@ function watchAnalysis(f) {
 
 // ------------------------------------------------------------------ wiring
 function wire() {
-  $("difficulty").onchange = lineupText;
+  $("difficulty").onchange = () => { store.set("difficulty", $("difficulty").value); lineupText(); warmChosen(); };
   $("play").onclick = askNewGame;
   $("confirm-new").onclick = newGame;
   $("cancel-new").onclick = () => { $("confirm-box").hidden = true; $("play").hidden = false; };
