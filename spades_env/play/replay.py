@@ -52,7 +52,8 @@ __all__ = ["RECORD_FORMAT", "RECORD_VERSION", "game_record", "write_game_record"
            "parse_record", "frames_from_game", "frames_from_json_text", "load_record_file",
            "RecordSource", "seat_labels", "replay_frames", "ReplayGame", "parse_upload",
            "read_records", "RecordError", "TooLarge", "MAX_REPLAY_MOVES", "MAX_UPLOAD_MOVES",
-           "MAX_UPLOAD_GAMES", "CHECKPOINT_EVERY", "GAMES_KEPT"]
+           "MAX_UPLOAD_GAMES", "CHECKPOINT_EVERY", "GAMES_KEPT", "problem_kind",
+           "refusal_summary"]
 
 _PHASES = ("bidding", "exchange", "play", "over")
 _SUIT_DISPLAY = (3, 2, 0, 1)
@@ -238,6 +239,31 @@ class TooLarge(RecordError):
     """A record past a size limit of the replay view (the app answers 413)."""
 
 
+def problem_kind(message: str) -> str:
+    """What kind of problem a refusal's message is, in a player's words: ``not JSON``, ``not a
+    game record``, ``too large`` or ``damaged`` (a record whose game does not load)."""
+    if "invalid JSON" in message or "not UTF-8" in message:
+        return "not JSON"
+    if "not a spades_env game record" in message or "teacher records, not" in message:
+        return "not a game record"
+    if "moves in all" in message or ("at most" in message and "moves" in message):
+        return "too large"
+    return "damaged"
+
+
+def refusal_summary(message: str, name: str | None = None, too_large: bool = False) -> str:
+    """One line for a player about a refused record file (the message stays as its details):
+    ``NAME is damaged: its game does not load (cut short or edited?)``, ``NAME is not a Spades
+    game record``, ``NAME is too large for the replay view``. ``name`` defaults to the start of
+    the message (every refusal names its file first)."""
+    name = name or message.split(": ")[0]
+    kind = "too large" if too_large else problem_kind(message)
+    return {"not JSON": f"{name} is not a Spades game record (it is not JSON text)",
+            "not a game record": f"{name} is not a Spades game record",
+            "too large": f"{name} is too large for the replay view",
+            }.get(kind, f"{name} is damaged: its game does not load (cut short or edited?)")
+
+
 # ---------------------------------------------------------------------- record files
 _ZIP_MAGIC = b"PK"
 
@@ -262,8 +288,17 @@ class RecordSource:
     _games: list = field(default_factory=list, repr=False)
     _teacher: dict | None = field(default=None, repr=False)
     refused: dict = field(default_factory=dict)
+    places: dict = field(default_factory=dict)  # index -> "line N" (JSON lines) or "hand N"
     _kept: OrderedDict = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def problem(self, index: int) -> str | None:
+        """A refused game's problem in short (``line 2: not JSON``), else None."""
+        if index not in self.refused:
+            return None
+        kind = problem_kind(self.refused[index])
+        place = self.places.get(index)
+        return f"{place}: {kind}" if place else kind
 
     def title(self, index: int) -> str:
         """The title of game ``index``: the file's name, with ``#index`` when it holds more."""
@@ -357,6 +392,7 @@ def _read_hands(data: bytes, where: str, name: str, upload: bool) -> RecordSourc
             _check_hand(src, i)
         except RecordError as e:
             src.refused[i] = str(e)
+            src.places[i] = f"hand {i}"
     return _some_loaded(src)
 
 
@@ -371,7 +407,8 @@ def _some_loaded(src: RecordSource) -> RecordSource:
 
 def _read_games(data: bytes, where: str, name: str, upload: bool) -> RecordSource:
     try:
-        docs = read_game_records(data, where, most=MAX_UPLOAD_GAMES if upload else None)
+        docs = read_game_records(data, where, most=MAX_UPLOAD_GAMES if upload else None,
+                                 keep_bad_lines=True)
     except TooManyRecords as e:
         raise TooLarge(str(e)) from None
     total = 0
@@ -384,15 +421,20 @@ def _read_games(data: bytes, where: str, name: str, upload: bool) -> RecordSourc
     if upload and total > MAX_UPLOAD_MOVES:
         raise TooLarge(f"{where}: {total} moves in all; an upload may hold at most "
                        f"{MAX_UPLOAD_MOVES}")
-    games, refused = [], {}
+    games, refused, places = [], {}, {}
     for i, (d, at) in enumerate(docs):
         try:
+            if isinstance(d, ValueError):  # a line that is not JSON (``keep_bad_lines``)
+                raise d
             games.append(parse_record(d, name + at[len(where):]))
         except ValueError as e:
             games.append(None)
-            refused[i] = str(e)
+            msg = str(e)
+            refused[i] = name + msg[len(where):] if msg.startswith(where) else msg
+            if at != where:
+                places[i] = at[len(where) + 2:]
     return _some_loaded(RecordSource(where, name, "games", len(games), _games=games,
-                                     refused=refused))
+                                     refused=refused, places=places))
 
 
 def read_records(data, where: str, name: str | None = None, upload: bool = False

@@ -270,3 +270,57 @@ def test_cold_start_loads_ahead_and_shows_progress(tmp_path, page):
         proc.terminate()
         proc.wait(20)
         log.close()
+
+
+# ---------------------------------------------------------------------- 8. uploads
+def test_uploads_name_the_file_and_open_the_good_games(server, page, records, tmp_path):
+    """Fault 8: the 9 MB refusal named no file and left the previous file's list on screen; a
+    damaged record showed "KeyError: 'rules'"; one bad line refused a whole .jsonl. Now each
+    refusal names the file in plain words (the details one click away), the old list goes, and a
+    .jsonl opens its good games and lists its bad lines."""
+    folder, game = records
+    rec = game_record(game, ["Ann", "Ben", "Cat", "Dan"])
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * (9 * 1024 * 1024) + json.dumps(rec).encode())
+    damaged = json.loads(json.dumps(rec))
+    del damaged["game"]["rules"]
+    (tmp_path / "damaged.json").write_text(json.dumps(damaged))
+    good = json.dumps(rec)
+    (tmp_path / "mixed.jsonl").write_text(good + "\n{\"format\": \"spades_env.game_r\n" + good
+                                          + "\n")
+    open_page(page, server)
+    page.click(tid("watch"))
+    page.set_input_files(tid("watch-file"), str(folder / "two.jsonl"))
+    page.wait_for_function("document.querySelector('[data-testid=watch-title]').innerText === 'two.jsonl #0'")
+    assert page.is_visible(tid("watch-game"))
+
+    page.set_input_files(tid("watch-file"), str(big))
+    page.wait_for_selector(f"{tid('watch-error')}:visible")
+    err = page.inner_text(tid("watch-error"))
+    assert err.startswith("big.json is too large"), err
+    assert "8 MiB" in err
+    assert page.is_hidden(tid("watch-game"))  # not the list of two.jsonl
+    assert page.inner_text(tid("watch-title")) == "" and page.is_hidden(tid("watch-pos"))
+
+    page.set_input_files(tid("watch-file"), str(tmp_path / "damaged.json"))
+    page.wait_for_function("document.querySelector('[data-testid=watch-error]').innerText"
+                           ".startsWith('damaged.json')")
+    summary = page.inner_text(f"{tid('watch-error')} .summary")
+    assert summary == "damaged.json is damaged: its game does not load (cut short or edited?)"
+    assert "KeyError" not in page.inner_text(tid("watch-error"))
+    details = page.locator(f"{tid('watch-error')} details")
+    assert details.get_attribute("open") is None  # the details are one click away
+    details.locator("summary").click()
+    assert "missing field 'rules'" in details.inner_text()
+
+    page.set_input_files(tid("watch-file"), str(tmp_path / "mixed.jsonl"))
+    page.wait_for_function("document.querySelector('[data-testid=watch-title]').innerText === 'mixed.jsonl #0'")
+    assert page.is_hidden(tid("watch-error"))
+    opts = page.eval_on_selector_all(f"{tid('watch-game')} option",
+                                     "els => els.map(e => [e.textContent, e.disabled])")
+    assert opts == [["mixed.jsonl #0", False], ["mixed.jsonl #1 (line 2: not JSON)", True],
+                    ["mixed.jsonl #2", False]]
+    bad = page.inner_text(tid("watch-refused"))
+    assert bad.startswith("1 of 3 games did not load") and "line 2" in bad, bad
+    page.select_option(tid("watch-game"), index=2)
+    page.wait_for_function("document.querySelector('[data-testid=watch-title]').innerText === 'mixed.jsonl #2'")

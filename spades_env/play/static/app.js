@@ -48,6 +48,7 @@ async function api(path, body, method, headers) {
   if (!r.ok) {
     const err = new Error((data && data.detail) || `${r.status} ${r.statusText}`);
     err.status = r.status;
+    err.summary = data && data.summary;  // a refused record: one line for the player
     throw err;
   }
   return data;
@@ -1000,7 +1001,7 @@ async function openWatch(key, opts = {}) {
   replay = null;
   $("watch-title").textContent = "";
   $("watch-error").hidden = true;
-  $("watch-game").hidden = true;
+  clearUploadList();
   watchEmpty(true);
   const list = await withServer(() => api("/api/watch"), (t) => { $("watch-error").hidden = false; $("watch-error").textContent = t; });
   $("watch-error").hidden = true;
@@ -1023,9 +1024,20 @@ async function openWatch(key, opts = {}) {
   if (key) { sel.value = key; await loadReplay(key); }
 }
 
-function watchError(text) {
-  $("watch-error").hidden = false;
-  $("watch-error").textContent = text;
+// a refused record: the player's line, the server's reason one click away (when it says more)
+function watchError(text, summary) {
+  const box = $("watch-error");
+  box.hidden = false;
+  if (!summary || summary === text) { box.textContent = text; return; }
+  box.innerHTML = `<span class="summary">${esc(summary)}</span>` +
+    `<details><summary>Details</summary><span class="detail">${esc(text)}</span></details>`;
+}
+
+function clearUploadList() {
+  $("watch-game").hidden = true;
+  $("watch-game").innerHTML = "";
+  $("watch-refused").hidden = true;
+  $("watch-refused").textContent = "";
 }
 
 // key: "game/ID", "file/N?game=K" or "upload/TOKEN?game=K"; upload: the file's bytes to send first
@@ -1036,6 +1048,7 @@ async function loadReplay(key, upload) {
   watchEmpty(true);
   $("watch-error").hidden = true;
   $("watch-title").textContent = "Loading\u2026";
+  if (upload || !key.startsWith("upload/")) clearUploadList();
   let summary;
   try {
     if (upload) {
@@ -1046,7 +1059,7 @@ async function loadReplay(key, upload) {
   } catch (e) {
     if (token !== replayToken) return;
     $("watch-title").textContent = "";
-    watchError(e.message);
+    watchError(e.message, e.summary);
     return;
   }
   if (token !== replayToken) return;
@@ -1059,10 +1072,22 @@ async function loadReplay(key, upload) {
     gsel.innerHTML = "";
     for (const g of summary.games) {
       const o = document.createElement("option");
-      o.value = `${summary.key}?game=${g.index}`; o.textContent = g.refused ? `${g.title} (refused)` : g.title;
+      o.value = `${summary.key}?game=${g.index}`;
+      o.textContent = g.refused ? `${g.title} (${g.problem})` : g.title;
+      o.disabled = !!g.refused;
+      if (g.refused) o.title = g.refused;
       gsel.appendChild(o);
     }
     gsel.hidden = summary.game_count < 2;
+    if (summary.refused_count) {  // the games that did not load, each with its line and reason
+      const bad = summary.games.filter((g) => g.refused);
+      $("watch-refused").hidden = false;
+      $("watch-refused").innerHTML =
+        `${summary.refused_count} of ${summary.game_count} games did not load: ` +
+        bad.slice(0, 5).map((g) => `<span title="${esc(g.refused)}">${esc(g.problem)}</span>`).join(", ") +
+        (bad.length > 5 ? ", \u2026" : "") +
+        `<details><summary>Details</summary><ul>${bad.slice(0, 50).map((g) => `<li>${esc(g.refused)}</li>`).join("")}</ul></details>`;
+    }
     gsel.value = key;
     $("watch-source").value = "";
   }
