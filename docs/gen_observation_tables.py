@@ -33,9 +33,10 @@ import numpy as np
 
 from spades_env.cards import (BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, MAX_BID, NUM_ACTIONS,
                               NUM_CARDS, RANK_LETTERS, SUIT_NAMES, card_id)
-from spades_env.observation import OBS_SIZE, OBS_SIZE_V1, OBS_VERSION, PIECES, bid_slot
-from spades_env.rules import Rules
-from spades_env.spades_v1 import HISTORY_OFFSET, HISTORY_SIZE, HISTORY_SLOT, observation_space
+from spades_env.observation import (OBS_SIZE, OBS_SIZE_V1, OBS_SIZE_V2, OBS_VERSION, PIECES,
+                                    RULE_FEATURES, RULES_SIZE, bid_slot, rules_features)
+from spades_env.rules import PRESETS, Rules
+from spades_env.spades_v2 import HISTORY_OFFSET, HISTORY_SIZE, HISTORY_SLOT, observation_space
 from spades_env.state import STATE_PIECES, STATE_SIZE, state_space
 
 DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "observation.md")
@@ -67,6 +68,8 @@ OBS_TEXT = {
                                          "first the cards it passed that its partner still "
                                          "holds, then the cards it received; all 0 without an "
                                          "exchange"),
+    "rules": ("32", "rule slots", "the game's rules, one slot per switch (rule-slot table); the "
+                                  "same at every move of a game"),
 }
 
 STATE_TEXT = {
@@ -132,7 +135,7 @@ def observation_table() -> str:
     for name, size in PIECES:
         stop = start + size
         shape, coding, meaning = _text_of(OBS_TEXT, name, size, "observation")
-        since = "1" if stop <= OBS_SIZE_V1 else str(OBS_VERSION)
+        since = "1" if stop <= OBS_SIZE_V1 else "2" if stop <= OBS_SIZE_V2 else str(OBS_VERSION)
         rows.append([f"`{name}`", _index(start, stop), shape, str(size), since, coding,
                      _bounds(space.low[start:stop], space.high[start:stop]), meaning])
         start = stop
@@ -141,7 +144,7 @@ def observation_table() -> str:
     assert _shape_size(shape) == HISTORY_SIZE and int(shape.split(" x ")[1]) == HISTORY_SLOT
     stop = HISTORY_OFFSET + HISTORY_SIZE
     rows.append(["`history`", _index(HISTORY_OFFSET, stop), shape, str(HISTORY_SIZE),
-                 "1 (moved in 2)", coding,
+                 "1 (moved in 2 and 3)", coding,
                  _bounds(space.low[HISTORY_OFFSET:stop], space.high[HISTORY_OFFSET:stop]),
                  meaning])
     return _rows_table(["piece", "index", "shape", "size", "since", "coding", "bounds",
@@ -166,8 +169,10 @@ def sizes_table() -> str:
     """The totals: observation versions, history, state."""
     rows = [
         ["observation, version 1", "`OBS_SIZE_V1`", str(OBS_SIZE_V1)],
-        [f"observation, version {OBS_VERSION}", "`OBS_SIZE`", str(OBS_SIZE)],
-        ["observation with `history=True`", "`OBS_SIZE + HISTORY_SIZE`",
+        ["observation, version 2 (`spades_v1`)", "`OBS_SIZE_V2`", str(OBS_SIZE_V2)],
+        [f"observation, version {OBS_VERSION} (`spades_v2`, batched engine)", "`OBS_SIZE`",
+         str(OBS_SIZE)],
+        ["`spades_v2` observation with `history=True`", "`OBS_SIZE + HISTORY_SIZE`",
          str(OBS_SIZE + HISTORY_SIZE)],
         ["state (`env.state()`)", "`STATE_SIZE`", str(STATE_SIZE)],
         ["action ids", "`NUM_ACTIONS`", str(NUM_ACTIONS)],
@@ -207,7 +212,24 @@ def bid_slot_table() -> str:
     return _rows_table(["slot", "bid"], rows)
 
 
+def rule_slot_table() -> str:
+    """The slots of the ``rules`` piece (``observation.RULE_FEATURES``) and their values under
+    each preset."""
+    names = list(PRESETS)
+    feats = {n: rules_features(PRESETS[n]) for n in names}
+    rows = []
+    for k, (field, coding, scale) in enumerate(RULE_FEATURES):
+        how = {"flag": "1 when on (not 0)", "set": "1 when set (not None)",
+               "minus": f"-{field} / {scale:g} (0 when None)",
+               "value": f"{field} / {scale:g}"}[coding]
+        rows.append([str(k), f"`{field}`", how] + [f"{float(feats[n][k]):.4g}" for n in names])
+    rows.append([f"{len(RULE_FEATURES)} - {RULES_SIZE - 1}", "(free)", "0: room for later switches"]
+                + ["0"] * len(names))
+    return _rows_table(["slot", "field", "value"] + [f"`{n}`" for n in names], rows)
+
+
 TABLES = {
+    "rule_slots": rule_slot_table,
     "sizes": sizes_table,
     "observation": observation_table,
     "bid_slots": bid_slot_table,

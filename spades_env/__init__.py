@@ -54,7 +54,9 @@ def _command_excepthook(kind, value, tb, _default=sys.excepthook) -> None:
 
 # Gymnasium ids of the single-agent env (``gym.make("Spades-v1")``, ``gym.make_vec``, SB3's
 # ``make_vec_env``). Registering imports gymnasium's registry (not the env itself, nor torch).
-GYM_IDS = {"Spades-v1": {}, "SpadesHand-v1": {"hands_per_episode": 1}}
+GYM_IDS = {"Spades-v1": {}, "SpadesHand-v1": {"hands_per_episode": 1},
+           "Spades-v2": {"obs_version": 3}, "SpadesHand-v2": {"hands_per_episode": 1,
+                                                               "obs_version": 3}}
 
 
 def _register_gymnasium_ids() -> None:
@@ -98,7 +100,7 @@ def __getattr__(name):
     # Lazy imports so the engine never pulls in pettingzoo/torch (only gymnasium's registry).
     # importlib, not ``from . import``: that form calls this __getattr__ again (endless recursion).
     import importlib
-    if name in ("spades_v0", "spades_v1"):  # v0: the deprecated alias of v1
+    if name in ("spades_v0", "spades_v1", "spades_v2"):  # v0: the deprecated alias of v1
         return importlib.import_module("." + name, __name__)
     if name == "SpadesSingleAgentEnv":
         return importlib.import_module(".single_agent", __name__).SpadesSingleAgentEnv

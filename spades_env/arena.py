@@ -445,7 +445,10 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
     from .bots.work import check_task
     for spec in (team0, team1):  # a bad name or checkpoint fails now, before any game is played
         if isinstance(spec, str):
-            work = getattr(make_bot(spec, seed=0), "work", None)
+            bot = make_bot(spec, seed=0)
+            if hasattr(bot, "check_rules"):  # a network that cannot play these rules
+                bot.check_rules(rules)
+            work = getattr(bot, "work", None)
             if work is not None:  # a search bot: one pair's work and the workers' memory
                 check_task(f"arena player {spec}", work,
                            2 * (1 if mode == "hands" else min(hand_cap, GAME_HANDS)), 2,

@@ -23,10 +23,16 @@ observer: ``rel = (seat - me) % 4`` so 0 = me, 1 = left (next to act after me), 
 | bags           | 2     | team bag counts (mine, theirs) / bag_limit                              |
 | target         | 1     | target_score / 500                                                      |
 | exchange       | 2x52  | this hand's Blind Nil exchange as the observer saw it: [0:52] the cards it passed to its partner that the partner still holds, [52:104] the cards it received from its partner; all 0 without an exchange |
+| rules          | 32    | the game's rules (``rules_features``): one slot per switch, the same for every seat and every move; unused slots 0 |
 
-``OBS_SIZE`` is the total (679). ``OFFSETS[name]`` gives ``(start, stop)``.
+``OBS_SIZE`` is the total (711). ``OFFSETS[name]`` gives ``(start, stop)``.
 
 Version history (``OBS_VERSION``):
+
+- 3 (711 floats): the ``rules`` piece appended, so that one network can tell rule sets apart
+  (``RULE_FEATURES`` lists its slots). Every piece of version 2 keeps its offset: a network
+  trained on version 2 reads ``obs[:OBS_SIZE_V2]`` and plays the rules it was trained under
+  (``spades_env.bots.CheckpointBot`` refuses others).
 
 - 2 (679 floats): the ``exchange`` piece appended (the cards passed and received in a Blind Nil
   exchange); ``voids`` also shows the voids a spade lead before spades were broken reveals. Every
@@ -62,6 +68,7 @@ PIECES: tuple[tuple[str, int], ...] = (
     ("bags", 2),
     ("target", 1),
     ("exchange", 2 * 52),  # version 2: new pieces go at the end, earlier offsets never move
+    ("rules", 32),  # version 3
 )
 
 OFFSETS: dict[str, tuple[int, int]] = {}
@@ -71,10 +78,14 @@ for _name, _size in PIECES:
     _o += _size
 OBS_SIZE = _o
 del _o, _name, _size
-OBS_VERSION = 2
+OBS_VERSION = 3
 # size of the version-1 observation: the pieces up to ``target`` (trained checkpoints read these)
 OBS_SIZE_V1 = OFFSETS["target"][1]
-assert OBS_SIZE_V1 == 575 and OBS_SIZE == 679
+# size of the version-2 observation: the pieces up to ``exchange`` (the env ``spades_v1``)
+OBS_SIZE_V2 = OFFSETS["exchange"][1]
+OBS_SIZES = (OBS_SIZE_V1, OBS_SIZE_V2, OBS_SIZE)
+"""The observation widths a network may read, by version (1, 2, 3): each a prefix of the next."""
+assert OBS_SIZE_V1 == 575 and OBS_SIZE_V2 == 679 and OBS_SIZE == 711
 
 BID_SLOTS = 16
 BID_NOT_YET = 0
@@ -98,6 +109,74 @@ def bid_slot(bid, blind: bool) -> int:
             raise ValueError(f"a Blind Nil bid is 0, got {bid}")
         return BID_BLIND_NIL
     return 1 + int(bid)
+
+
+# ----------------------------------------------------------------------------- the rules piece
+RULE_FEATURES: tuple[tuple[str, str, float], ...] = (
+    # (Rules field, coding, scale): "flag" 1.0 when on (an int: non-zero); "value" field / scale;
+    # "set" 1.0 when the field is not None (loss_threshold); "minus" -field / scale.
+    ("target_score", "value", 500.0),
+    ("loss_threshold", "set", 1.0),
+    ("loss_threshold", "minus", 500.0),
+    ("blind_nil", "flag", 1.0),
+    ("forced_spade_lead_breaks", "flag", 1.0),
+    ("bag_limit", "value", 10.0),
+    ("bag_penalty", "value", 100.0),
+    ("nil_bonus", "value", 100.0),
+    ("blind_nil_bonus", "value", 200.0),
+    ("failed_nil_tricks_count", "flag", 1.0),
+    ("blind_nil_deficit", "value", 500.0),
+    ("min_team_bid", "value", 13.0),
+    ("suicide", "flag", 1.0),
+    ("mirror", "flag", 1.0),
+    ("whiz", "flag", 1.0),
+    ("bid_total_not_13", "flag", 1.0),
+    ("nil_pass", "value", 3.0),
+    ("spades_lead_any_time", "flag", 1.0),
+    ("bags_score_points", "flag", 1.0),
+    ("big_bid_double", "flag", 1.0),
+    ("big_bid_double", "value", 13.0),
+    ("moon_wins", "flag", 1.0),
+    ("two_of_clubs_leads", "flag", 1.0),
+)
+"""Slot ``k`` of the ``rules`` piece codes ``RULE_FEATURES[k]``; the slots after the last are 0
+(room for later switches: a new switch takes the next slot, earlier slots never move)."""
+RULES_SIZE = 32
+assert len(RULE_FEATURES) <= RULES_SIZE
+
+
+def rules_features(rules) -> np.ndarray:
+    """The ``rules`` piece of the observation under ``rules`` (a ``Rules``): float32
+    ``(RULES_SIZE,)``, slot ``k`` coding ``RULE_FEATURES[k]`` (docs/observation.md). Computed once
+    per rule set and cached; the returned array is read-only.
+
+    Raises:
+        ValueError: ``rules`` is not a ``Rules``.
+    """
+    from .rules import Rules
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules_features needs a spades_env.Rules, got {type(rules).__name__}")
+    got = _RULES_CACHE.get(rules)
+    if got is None:
+        got = np.zeros(RULES_SIZE, dtype=np.float32)
+        for k, (name, coding, scale) in enumerate(RULE_FEATURES):
+            v = getattr(rules, name)
+            if coding == "flag":
+                got[k] = 1.0 if v else 0.0
+            elif coding == "set":
+                got[k] = 0.0 if v is None else 1.0
+            elif coding == "minus":
+                got[k] = 0.0 if v is None else -v / scale
+            else:
+                got[k] = v / scale
+        got.flags.writeable = False
+        if len(_RULES_CACHE) > 256:
+            _RULES_CACHE.clear()
+        _RULES_CACHE[rules] = got
+    return got
+
+
+_RULES_CACHE: dict = {}
 
 
 def _check_write_mask(out, start, mask) -> None:
@@ -203,6 +282,7 @@ def encode(view, out: np.ndarray | None = None) -> np.ndarray:
         if to == me:
             received |= 1 << c
     write_mask(out, ex + 52, received)
+    out[o["rules"][0]:o["rules"][1]] = rules_features(rules)
     return out
 
 
@@ -213,11 +293,13 @@ def decode(obs: np.ndarray) -> dict:
     ``played`` (4 lists), ``trick`` (4 card ids or None), ``led_suit``, ``bids`` (4 x (bid or None,
     blind)), ``tricks_won`` (4 ints), ``voids`` (4 lists of suits), ``spades_broken``,
     ``trick_number``, ``dealer``, ``to_act``, ``scores`` and ``bags`` (scaled floats), ``target``,
-    ``passed`` and ``received`` (the exchange piece's two card lists).
+    ``passed`` and ``received`` (the exchange piece's two card lists), ``rules`` (the rules
+    piece's 32 floats; None for a version-2 vector of 679 floats).
 
     Raises:
-        ValueError: ``obs`` is not a 1-d array of at least ``OBS_SIZE`` numbers (a longer one,
-            e.g. with the env's history piece, is decoded from its first ``OBS_SIZE``), holds NaN
+        ValueError: ``obs`` is not a 1-d array of at least ``OBS_SIZE_V2`` numbers (679 floats
+            are version 2; 711 or more are read as version 3 and decoded from their first
+            ``OBS_SIZE``: pass ``spades_v1``'s history vectors as ``obs[:679]``), holds NaN
             or infinite values, or is no observation (each seat's bid must be one-hot: an
             all-zero vector is refused).
     """
@@ -225,10 +307,11 @@ def decode(obs: np.ndarray) -> dict:
         obs = np.asarray(obs, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"obs must be an array of numbers, got {type(obs).__name__}") from None
-    if obs.ndim != 1 or obs.shape[0] < OBS_SIZE:
-        raise ValueError(f"obs must be a 1-d array of at least {OBS_SIZE} floats, got shape "
-                         f"{obs.shape}")
-    bad = np.flatnonzero(~np.isfinite(obs[:OBS_SIZE]))
+    if obs.ndim != 1 or obs.shape[0] < OBS_SIZE_V2:
+        raise ValueError(f"obs must be a 1-d array of at least {OBS_SIZE_V2} floats (version 2; "
+                         f"{OBS_SIZE} with the rules piece), got shape {obs.shape}")
+    has_rules = obs.shape[0] >= OBS_SIZE
+    bad = np.flatnonzero(~np.isfinite(obs[:OBS_SIZE if has_rules else OBS_SIZE_V2]))
     if len(bad):
         raise ValueError(f"obs holds NaN or infinite values (at index {int(bad[0])}): not an "
                          f"observation")
@@ -283,6 +366,7 @@ def decode(obs: np.ndarray) -> dict:
         "target": float(seg("target")[0]),
         "passed": cards(seg("exchange")[:52]),
         "received": cards(seg("exchange")[52:]),
+        "rules": [float(x) for x in seg("rules")] if has_rules else None,
     }
 
 
@@ -311,13 +395,16 @@ def encode_history(view, out: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
-def encode_full(view, history: bool = False) -> np.ndarray:
-    """Observation vector as the env gives it: ``encode(view)`` then, with ``history``, the
-    history piece. Shape ``(OBS_SIZE,)`` or ``(OBS_SIZE + HISTORY_SIZE,)``, float32."""
-    out = np.zeros(OBS_SIZE + (HISTORY_SIZE if history else 0), dtype=np.float32)
-    encode(view, out[:OBS_SIZE])
+def encode_full(view, history: bool = False, obs_version: int = OBS_VERSION) -> np.ndarray:
+    """Observation vector as the env gives it: ``encode(view)`` (its first 679 floats for
+    ``obs_version`` 2, the ``spades_v1`` env) then, with ``history``, the history piece.
+    Shape ``(width + HISTORY_SIZE,)`` or ``(width,)``, float32, ``width`` 711 or 679."""
+    width = OBS_SIZE if obs_version == OBS_VERSION else OBS_SIZE_V2
+    full = encode(view)
+    out = np.zeros(width + (HISTORY_SIZE if history else 0), dtype=np.float32)
+    out[:width] = full[:width]
     if history:
-        encode_history(view, out[OBS_SIZE:])
+        encode_history(view, out[width:])
     return out
 
 
@@ -372,6 +459,7 @@ class IncrementalEncoder:
         self._sc = o["scores"]
         self._bags = o["bags"]
         self._target = o["target"]
+        self._rules_lo, self._rules_hi = OFFSETS["rules"]
         self._bid_not_yet = np.concatenate([rows + o["bids"] + BID_SLOTS * r for r in range(4)])
         if self.history:
             self._hist = [[np.concatenate([rows + HISTORY_OFFSET + rel[s],
@@ -397,6 +485,7 @@ class IncrementalEncoder:
         flat[self._to_act[game.current_player]] = 1.0
         rules = game.rules
         buf[:, self._target] = rules.target_score / 500.0
+        buf[:, self._rules_lo:self._rules_hi] = rules_features(rules)
         self._write_scores(game.scores, game.bags, rules)
         if game.spades_broken:  # broken from the start (Rules.spades_lead_any_time)
             flat[self._sb] = 1.0
@@ -505,6 +594,7 @@ class IncrementalEncoder:
         return False
 
 
-__all__ = ["PIECES", "OFFSETS", "OBS_SIZE", "OBS_SIZE_V1", "OBS_VERSION", "encode", "decode",
+__all__ = ["PIECES", "OFFSETS", "OBS_SIZE", "OBS_SIZE_V1", "OBS_SIZE_V2", "OBS_SIZES",
+           "OBS_VERSION", "RULE_FEATURES", "RULES_SIZE", "rules_features", "encode", "decode",
            "write_mask", "bid_slot", "check_out", "NUM_CARDS", "HISTORY_SLOT", "HISTORY_SIZE",
            "HISTORY_OFFSET", "encode_history", "encode_full", "IncrementalEncoder"]

@@ -7,7 +7,7 @@ same options) and lets bots play every seat but ``seat``. A bot is a level name 
 
 | item              | value                                                                 |
 |-------------------|-----------------------------------------------------------------------|
-| observation_space | ``Box`` float32, shape ``(679,)`` (``(3591,)`` with ``history=True``): the ``spades_v1`` vector of ``seat`` |
+| observation_space | ``Box`` float32, shape ``(679,)`` (``(3591,)`` with ``history=True``): the ``spades_v1`` vector of ``seat``; ``(711,)`` (``(3623,)``) with ``obs_version=3``, the ``spades_v2`` vector |
 | action_space      | ``Discrete(68)``: the engine's action ids                              |
 | action_masks()    | bool ``(68,)``: legal actions now (what ``sb3_contrib.MaskablePPO`` calls); also ``info["action_mask"]`` as int8 |
 | reward            | the ``spades_v1`` reward of ``seat``, summed over its own move and the bots' moves up to its next turn |
@@ -34,7 +34,9 @@ up, the others' hidden), ``uint8`` ``(480, 640, 3)`` (``spades_env.render_image`
 Gymnasium's ``RecordVideo``.
 
 Registered Gymnasium ids (``import spades_env`` registers them): ``"Spades-v1"`` (full games,
-defaults as below) and ``"SpadesHand-v1"`` (one hand per episode); any argument below may be
+defaults as below) and ``"SpadesHand-v1"`` (one hand per episode), and ``"Spades-v2"`` /
+``"SpadesHand-v2"``, the same with ``obs_version=3`` (the ``spades_v2`` observation: the rules
+piece); any argument below may be
 given to ``gym.make`` / ``gym.make_vec``, e.g. ``gym.make("Spades-v1", opponents="easy")``.
 ``gym.make`` wraps the env, so reach ``action_masks()`` as ``env.unwrapped.action_masks()`` or
 ``env.get_wrapper_attr("action_masks")()`` (vector envs: ``envs.call("action_masks")``, or the

@@ -170,14 +170,17 @@ from pettingzoo.utils.env_logger import EnvLogger
 from .cards import AGENTS, NUM_ACTIONS
 from .engine import IllegalActionError, ResetNeededError, SpadesGame
 from .observation import (  # noqa: F401 - the encoders, re-exported (their home is observation)
-    HISTORY_OFFSET, HISTORY_SIZE, HISTORY_SLOT, OBS_SIZE, OFFSETS, IncrementalEncoder, encode,
-    encode_full, encode_history,
+    HISTORY_SIZE, HISTORY_SLOT, OBS_SIZE, OBS_SIZE_V2, OFFSETS, IncrementalEncoder,
+    encode, encode_full, encode_history, rules_features,
 )
 from .render import render_game, render_score_table
 from .state import encode_state, score_bound, state_space
 from .rules import HandResult, Rules, TeamScore
 
 REWARD_MODES = ("hand", "game")
+HISTORY_OFFSET = OBS_SIZE_V2
+"""Where the history piece starts in this env's observation (version 2: after 679 floats;
+``spades_v2.HISTORY_OFFSET`` is 711)."""
 
 _RULE_FIELDS = tuple(f.name for f in dataclasses.fields(Rules))
 
@@ -259,7 +262,7 @@ def parallel_env(**kwargs):
                 return {}, {}, {}, {}, {}
             return super().step(actions)
 
-    return TurnBasedParallelEnv(env(**kwargs))
+    return TurnBasedParallelEnv(kwargs.pop("_env", env)(**kwargs))
 
 
 def env(bots=None, **kwargs):
@@ -270,13 +273,19 @@ def env(bots=None, **kwargs):
     ``act(view)`` or a callable ``view -> action``): the env plays those seats itself and its
     agents are only the other seats (``spades_env.bot_seats.BotSeatsEnv``).
     """
+    return wrap_env(raw_env, bots, kwargs)
+
+
+def wrap_env(raw, bots, kwargs):
+    """``raw(**kwargs)`` (an AEC env class of this module or ``spades_v2``) with ``bots`` seated
+    and the wrappers of ``env``."""
     if bots:
         from functools import partial
 
         from .bot_seats import BotSeatsEnv
-        e = BotSeatsEnv(bots, partial(raw_env, **kwargs))
+        e = BotSeatsEnv(bots, partial(raw, **kwargs))
     elif bots is None or bots == {}:
-        e = raw_env(**kwargs)
+        e = raw(**kwargs)
     else:
         raise ValueError(f"bots must be a dict {{agent: bot}} or None, got {bots!r}")
     e = _TerminateIllegal(e, illegal_reward=-1)
@@ -296,7 +305,8 @@ def _make_rules(rules, rule_kwargs) -> Rules:
     unknown = sorted(set(rule_kwargs) - set(_RULE_FIELDS))
     if unknown:
         raise ValueError(f"unknown option(s) {unknown}; env options are render_mode, reward, "
-                         f"hands_per_episode, max_hands, history, rules, and the Rules fields "
+                         f"hands_per_episode, max_hands, history, rules, obs_version, and the Rules "
+                         f"fields "
                          f"{list(_RULE_FIELDS)}")
     if rule_kwargs:
         rules = dataclasses.replace(rules, **rule_kwargs)  # Rules validates the values
@@ -316,8 +326,10 @@ def _check_options(render_mode, reward, hands_per_episode, max_hands, metadata):
 
 
 def observation_space(history: bool = False, rules: Rules | None = None,
-                      max_hands: int | None = 100) -> spaces.Dict:
-    """The Dict space of one agent's observation (bounds as in the module docstring table).
+                      max_hands: int | None = 100, obs_version: int = 2) -> spaces.Dict:
+    """The Dict space of one agent's observation (bounds as in the module docstring table):
+    ``obs_version`` 2 (``spades_v1``: 679 floats) or 3 (``spades_v2``: 711, the rules piece
+    appended, bounded by its own values), then the history piece with ``history``.
 
     The bounds are finite: ``scores`` within ``+-spades_env.state.score_bound(rules, max_hands)``
     (the most a total can reach in ``max_hands`` hands from 0-0, over ``target_score``), ``target``
@@ -330,9 +342,13 @@ def observation_space(history: bool = False, rules: Rules | None = None,
     if not isinstance(history, (bool, np.bool_)):
         raise ValueError(f"history must be True or False, got {history!r}")
     rules = rules if rules is not None else Rules()
-    width = OBS_SIZE + (HISTORY_SIZE if history else 0)
+    base = _base_width(obs_version)
+    width = base + (HISTORY_SIZE if history else 0)
     low = np.zeros(width, dtype=np.float32)
     high = np.ones(width, dtype=np.float32)
+    if base == OBS_SIZE:  # the rules piece: its values under these rules (above 1 for some)
+        a, b = OFFSETS["rules"]
+        high[a:b] = np.maximum(high[a:b], rules_features(rules))
     a, b = OFFSETS["scores"]
     bound = np.float32(score_bound(rules, max_hands))
     low[a:b] = -bound
@@ -342,6 +358,14 @@ def observation_space(history: bool = False, rules: Rules | None = None,
         "observation": spaces.Box(low=low, high=high, shape=(width,), dtype=np.float32),
         "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
     })
+
+
+def _base_width(obs_version) -> int:
+    """The observation's width before the history piece: 679 (version 2) or 711 (version 3)."""
+    if obs_version not in (2, 3) or isinstance(obs_version, bool):
+        raise ValueError(f"obs_version must be 2 (spades_v1, 679 floats) or 3 (spades_v2, 711 "
+                         f"floats with the rules piece), got {obs_version!r}")
+    return OBS_SIZE_V2 if obs_version == 2 else OBS_SIZE
 
 
 class raw_env(AECEnv, EzPickle):
@@ -355,6 +379,8 @@ class raw_env(AECEnv, EzPickle):
         history: append the ordered card-play history piece to the observation.
         rules: a ``Rules``, a preset name or a rules mapping (``Rules.parse``);
             ``**rule_fields`` override its fields.
+        obs_version: 2 (``spades_v1``'s default: 679 floats) or 3 (``spades_v2``: 711, the rules
+            piece appended).
     Raises:
         ValueError: an unknown option or a value out of range (the message names it).
     """
@@ -366,13 +392,18 @@ class raw_env(AECEnv, EzPickle):
         "render_fps": 1,
     }
 
+    OBS_VERSION = 2
+
     def __init__(self, render_mode=None, reward="hand", hands_per_episode=None, max_hands=100,
-                 history=False, rules=None, **rule_fields):
+                 history=False, rules=None, obs_version=None, **rule_fields):
+        obs_version = self.OBS_VERSION if obs_version is None else obs_version
         EzPickle.__init__(self, render_mode=render_mode, reward=reward,
                           hands_per_episode=hands_per_episode, max_hands=max_hands,
-                          history=history, rules=rules, **rule_fields)
+                          history=history, rules=rules, obs_version=obs_version, **rule_fields)
         super().__init__()
         _check_options(render_mode, reward, hands_per_episode, max_hands, self.metadata)
+        self._base = _base_width(obs_version)
+        self.obs_version = int(obs_version)
         if not isinstance(history, (bool, np.bool_)):
             raise ValueError(f"history must be True or False, got {history!r}")
         self.rules = _make_rules(rules, rule_fields)
@@ -385,8 +416,8 @@ class raw_env(AECEnv, EzPickle):
         self.agents = list(AGENTS)
         self._seat = {a: i for i, a in enumerate(AGENTS)}
         # distinct space objects per agent so that seeding one does not seed the others
-        self.observation_spaces = {a: observation_space(self.history, self.rules, self.max_hands)
-                                   for a in AGENTS}
+        self.observation_spaces = {a: observation_space(self.history, self.rules, self.max_hands,
+                                                        self.obs_version) for a in AGENTS}
         self.state_space = state_space(self.rules, self.max_hands)
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
         self._enc = IncrementalEncoder(self.history)
@@ -467,7 +498,13 @@ class raw_env(AECEnv, EzPickle):
         except (KeyError, TypeError):
             raise ValueError(f"unknown agent {agent!r}; the agents are {list(AGENTS)}") from None
         game = self.game
-        obs = self._enc.buf[seat].copy()
+        row = self._enc.buf[seat]
+        if self._base == OBS_SIZE:
+            obs = row.copy()
+        elif self.history:  # version 2: the rules piece left out
+            obs = np.concatenate((row[:self._base], row[OBS_SIZE:]))
+        else:
+            obs = row[:self._base].copy()
         if not self._done and seat == game.current_player:
             m = game.legal_mask()
             mask = np.unpackbits(np.frombuffer(m.to_bytes(9, "little"), dtype=np.uint8),

@@ -45,6 +45,8 @@ typedef struct {
     int64_t *hand_count;  /* (N,) hands finished in the running game */
     float target_feature; /* float32(target / 500) */
     int32_t threads;      /* OpenMP threads for the loops over games (1: serial) */
+    int64_t o_rules, n_rules; /* the rules piece: offset and width (observation version 3) */
+    float *rules_feat;    /* (n_rules,) observation.rules_features(rules), the same for every row */
 } sp_env;
 
 /* Loops over games run on e->threads OpenMP threads when built with -fopenmp (games are
@@ -206,6 +208,7 @@ void sp_render(const sp_env *e, float *out, int64_t *seat) {
         dst[e->o_tn] = (float)src[e->o_tn] / 13.0f;
         const float *sd = e->side + (i * 4 + s) * 5;
         for (int q = 0; q < 5; q++) dst[e->o_side + q] = sd[q];
+        for (int64_t q = 0; q < e->n_rules; q++) dst[e->o_rules + q] = e->rules_feat[q];
     }
 }
 

@@ -46,7 +46,7 @@ except ImportError:  # the base install has no torch: say what to install
                       name="torch") from None
 
 from spades_env.devices import check_device
-from spades_env.observation import OBS_SIZE, OBS_SIZE_V1
+from spades_env.observation import OBS_SIZE, OBS_SIZE_V1, OBS_SIZE_V2, OBS_SIZES
 
 from .model import MAX_PARAMS, MAX_WIDTH, Agent, network_params
 
@@ -201,6 +201,14 @@ def load_checkpoint(path: str, map_location="cpu") -> dict:
     return data
 
 
+def trained_rules(data: dict):
+    """The ``Rules`` a loaded checkpoint was trained under (its config's ``rules``; standard for
+    checkpoints written before the field existed). ``data`` comes from ``load_checkpoint``, which
+    checked the value."""
+    from spades_env.rules import Rules
+    return Rules.parse(data["config"].get("rules", "standard"))
+
+
 # ============================================================================= network
 def agent_kwargs(shape, path="checkpoint") -> dict:
     """``model_shape`` checked and coerced into ``Agent`` keyword arguments.
@@ -237,10 +245,11 @@ def agent_kwargs(shape, path="checkpoint") -> dict:
     # the observation width: checkpoints from before observation version 2 have no obs_size and
     # read the 575 floats of version 1 (the first 575 of version 2: same pieces, same offsets)
     out.setdefault("obs_size", OBS_SIZE_V1)
-    if type(out["obs_size"]) is not int or out["obs_size"] not in (OBS_SIZE_V1, OBS_SIZE):
-        raise checkpoint_error(path, f"corrupt checkpoint: model_shape: obs_size must be {OBS_SIZE_V1} "
-                         f"(observation version 1) or {OBS_SIZE} (version 2), got "
-                         f"{out['obs_size']!r}")
+    if type(out["obs_size"]) is not int or out["obs_size"] not in OBS_SIZES:
+        raise checkpoint_error(path, f"corrupt checkpoint: model_shape: obs_size must be "
+                                     f"{OBS_SIZE_V1} (observation version 1), {OBS_SIZE_V2} "
+                                     f"(version 2) or {OBS_SIZE} (version 3), got "
+                                     f"{out['obs_size']!r}")
     n = network_params(out["hidden"], out["head_hidden"], out.get("critic_hidden", ()))
     if n > MAX_PARAMS:
         raise checkpoint_error(path, f"corrupt checkpoint: model_shape asks for a network of {n} parameters "
@@ -287,7 +296,7 @@ def check_model(data: dict, path="checkpoint") -> dict:
     return the ``Agent`` keyword arguments.
 
     A ``model_shape`` without ``obs_size`` (written before observation version 2) takes the
-    input width of the weights' first layer when it is a known observation size (575 or 679).
+    input width of the weights' first layer when it is a known observation size (575, 679 or 711).
 
     Raises:
         ValueError: naming ``path`` and the bad key or tensor.
@@ -296,7 +305,7 @@ def check_model(data: dict, path="checkpoint") -> dict:
     if isinstance(shape, dict) and "obs_size" not in shape and isinstance(model, dict):
         first = model.get("trunk.0.weight" if shape.get("hidden") else "play_head.0.weight")
         if isinstance(first, torch.Tensor) and first.dim() == 2 \
-                and int(first.shape[1]) in (OBS_SIZE_V1, OBS_SIZE):
+                and int(first.shape[1]) in OBS_SIZES:
             shape = {**shape, "obs_size": int(first.shape[1])}
     kwargs = agent_kwargs(shape, path)
     check_state_dict(model, expected_state(kwargs), path, "model")
@@ -320,4 +329,5 @@ def build_agent(data: dict, device="cpu", path="checkpoint"):
 
 
 __all__ = ["FORMAT_TAG", "FORMAT_VERSION", "load_checkpoint", "check_tensors", "agent_kwargs",
-           "expected_state", "check_state_dict", "check_model", "build_agent", "check_widths"]
+           "expected_state", "check_state_dict", "check_model", "build_agent", "check_widths",
+           "trained_rules"]

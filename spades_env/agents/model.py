@@ -1,7 +1,8 @@
 """The policy/value network shared by all four seats (what a checkpoint holds the weights of).
 
-Input: the observation of ``spades_env.observation`` (one seat's information set; 679 floats in
-version 2, a network trained on version 1's 575 reads the first 575, ``obs_size``).
+Input: the observation of ``spades_env.observation`` (one seat's information set; 711 floats in
+version 3; a network trained on version 2's 679 or version 1's 575 reads the first 679 or 575,
+``obs_size``).
 A shared ReLU trunk feeds three heads:
 
 | head    | output                         | used in phase            |
@@ -95,9 +96,10 @@ class Agent(nn.Module):
     Args:
         hidden: trunk widths (list of ints), e.g. ``[512, 256]``.
         head_hidden: width of each head's hidden layer.
-        obs_size: input width: ``OBS_SIZE`` (observation version 2), or ``OBS_SIZE_V1`` (575)
-            for a network trained on version 1; a wider observation is cut to its first
-            ``obs_size`` floats (version 1's pieces keep their offsets in version 2).
+        obs_size: input width: ``OBS_SIZE`` (observation version 3, 711), or ``OBS_SIZE_V2``
+            (679) / ``OBS_SIZE_V1`` (575) for a network trained on an earlier version; a wider
+            observation is cut to its first ``obs_size`` floats (earlier pieces keep their
+            offsets in later versions).
         critic_hidden: widths of the privileged critic (empty: none; the value head is the critic).
         init: initialise the weights (orthogonal, biases 0; draws from torch's global RNG). False
             leaves them uninitialised, for weights that are loaded next (``build_agent``): the
@@ -278,5 +280,36 @@ def widen(agent: Agent, hidden, head_hidden: int) -> Agent:
     return new
 
 
-__all__ = ["Agent", "torch_threads", "widen", "check_widen", "NUM_BID_ACTIONS", "PRIV_SIZE", "MAX_WIDTH", "MAX_PARAMS", "network_params",
+def widen_input(state: dict, kwargs: dict, obs_size: int) -> tuple[dict, dict]:
+    """A network's ``state`` dict and ``Agent`` keyword arguments ``kwargs`` made to read a wider
+    observation of ``obs_size`` floats (a later observation version: earlier pieces keep their
+    offsets), acting exactly as before: every layer that reads the observation gets zero weights
+    for the new floats (the first trunk layer, or the heads without a trunk, and the privileged
+    critic's first layer, whose observation columns come before the privileged ones).
+
+    Used by ``init_from`` to start training on observation version 3 (the rules piece) from a
+    version-2 network. Returns new ``(state, kwargs)``; the inputs are not changed.
+
+    Raises:
+        ValueError: ``obs_size`` narrower than the network's input.
+    """
+    old = int(kwargs.get("obs_size", obs_size))
+    if obs_size < old:
+        raise ValueError(f"widen_input: the network reads {old} floats, more than {obs_size}")
+    if obs_size == old:
+        return dict(state), dict(kwargs)
+    firsts = ["trunk.0.weight"] if kwargs.get("hidden") else \
+        [f"{h}.0.weight" for h in ("play_head", "bid_head", "value_head")]
+    out = dict(state)
+    for k in firsts:
+        w = state[k]
+        out[k] = torch.cat([w, w.new_zeros((w.shape[0], obs_size - old))], 1)
+    if "critic.0.weight" in state:
+        w = state["critic.0.weight"]
+        out["critic.0.weight"] = torch.cat([w[:, :old], w.new_zeros((w.shape[0], obs_size - old)),
+                                            w[:, old:]], 1)
+    return out, {**kwargs, "obs_size": int(obs_size)}
+
+
+__all__ = ["Agent", "torch_threads", "widen", "widen_input", "check_widen", "NUM_BID_ACTIONS", "PRIV_SIZE", "MAX_WIDTH", "MAX_PARAMS", "network_params",
            "privileged_features"]

@@ -6,6 +6,8 @@ actions of the view, through the checkpoint's network (``spades_env.agents.model
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 try:
@@ -15,11 +17,11 @@ except ImportError:  # the base install has no torch: say what to install
                       "not installed: pip install 'spades_env[torch]' (or torch>=2.2)",
                       name="torch") from None
 
-from ..agents.checkpoint import build_agent, load_checkpoint
+from ..agents.checkpoint import build_agent, load_checkpoint, trained_rules
 from ..agents.model import torch_threads
 from ..cards import NUM_ACTIONS
 from ..devices import check_device
-from ..observation import encode
+from ..observation import OBS_SIZE, OBS_SIZES, encode
 from .base import Bot
 
 
@@ -32,6 +34,11 @@ class CheckpointBot(Bot):
         greedy: play the most probable legal action (default); else sample from the masked policy.
         device: torch device: ``cpu`` or ``cuda`` (``cuda:N``), present on this machine
             (``spades_env.devices.check_device``).
+        any_rules: let a network of observation version 1 or 2 (575 or 679 floats: no rules
+            piece) play rules other than those it was trained under. By default such a game is
+            refused at the bot's first decision (``ValueError`` naming the file and both rule
+            sets): the network cannot see the difference. A network of version 3 (711 floats)
+            reads the rules piece and plays any rules. ``True`` is for transfer experiments.
         threads: torch CPU threads for each decision (default 1; ``None`` keeps the process's
             setting). A decision is one observation through a small network, which a second
             thread barely speeds up (0.34 against 0.24 ms on an idle 2-core machine), while its
@@ -50,7 +57,9 @@ class CheckpointBot(Bot):
     name = "checkpoint"
 
     def __init__(self, path: str, seed=None, greedy: bool = True, device: str = "cpu",
-                 threads: int | None = 1):
+                 threads: int | None = 1, any_rules: bool = False):
+        if not isinstance(any_rules, bool):
+            raise ValueError(f"any_rules must be True or False, got {any_rules!r}")
         if threads is not None and (type(threads) is not int or not 1 <= threads <= 1024):
             raise ValueError(f"threads must be an int in 1..1024 or None, got {threads!r}")
         device = check_device(device, "device")  # before the file: a bad device is not its fault
@@ -61,6 +70,30 @@ class CheckpointBot(Bot):
         self.agent = build_agent(self.data, device)
         self.device = device
         self.greedy = greedy
+        self.any_rules = any_rules or self.agent.obs_size >= OBS_SIZE
+        self.trained_rules = trained_rules(self.data)
+        self._rules_ok = self.trained_rules  # the last rules checked (an identity fast path)
+
+    def check_rules(self, rules) -> None:
+        """Refuse ``rules`` the network cannot play (``any_rules`` in the class docstring): rules
+        that differ from those it was trained under in any field but ``target_score`` (which the
+        observation shows since version 1), for a network without the rules piece.
+
+        Raises:
+            ValueError: naming the checkpoint, its rules and ``rules``.
+        """
+        if rules is self._rules_ok or self.any_rules:
+            return
+        if dataclasses.replace(rules, target_score=self.trained_rules.target_score) \
+                != self.trained_rules:
+            raise ValueError(
+                f"checkpoint {self.path!r} was trained under the rules {self.trained_rules.spec()!r} "
+                f"and its network reads no rules piece (observation version "
+                f"{OBS_SIZES.index(self.agent.obs_size) + 1}), so it cannot play "
+                f"{rules.spec()!r}; train a network on observation version 3 (spades train), or "
+                f"pass any_rules=True (make_bot('checkpoint:PATH', any_rules=True)) to play it "
+                f"anyway")
+        self._rules_ok = rules
 
     @torch.no_grad()
     def action_probs(self, view) -> np.ndarray:
@@ -71,6 +104,7 @@ class CheckpointBot(Bot):
         Raises:
             ValueError: the view's seat has no legal action.
         """
+        self.check_rules(view.rules)
         legal = view.legal_actions
         if not legal:
             raise ValueError(f"seat {view.seat} has no legal action (not its turn?)")

@@ -45,7 +45,8 @@ class PolicyPlayer:
         name: label in the arena's table.
         history: encode with the ``history`` piece (``OBS_SIZE + HISTORY_SIZE``), as
             ``spades_v1.env(history=True)``.
-        encoder: ``view -> obs`` to use instead (e.g. a newer observation version).
+        encoder: ``view -> obs`` to use instead (e.g. ``spades_env.observation.encode``: the
+            ``spades_v2`` observation, version 3, with the rules piece).
     Raises:
         ValueError: from ``act``, when ``fn`` returns something that is not a legal action id
             (the message names the player, the action and the legal ids).
@@ -64,7 +65,7 @@ class PolicyPlayer:
             from ..spades_v1 import encode_full
 
             def encoder(view, _h=bool(history)):
-                return encode_full(view, _h)
+                return encode_full(view, _h, obs_version=2)  # as spades_v1 gives it
         self.encoder = encoder
 
     def act(self, view) -> int:

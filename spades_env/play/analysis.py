@@ -129,9 +129,13 @@ class Analyst:
             raise ValueError(f"seat {view.seat} has no decision to analyse (not its turn)")
         with self._lock:
             probs = None
+            policy_error = None
             policy = self._load_policy()
             if policy is not None:
-                probs = policy.action_probs(view)
+                try:
+                    probs = policy.action_probs(view)
+                except ValueError as e:  # a network without the rules piece, other rules
+                    policy_error = str(e)
             values = {}
             if view.phase == Phase.PLAY and len(legal) > 1:
                 from ..bots import make_bot
@@ -156,5 +160,5 @@ class Analyst:
         phase = ("bidding", "exchange", "play", "over")[view.phase]
         return {"seat": int(view.seat), "phase": phase,
                 "rows": rows, "checkpoint": None if probs is None else os.path.basename(
-                    self.checkpoint), "checkpoint_error": self._policy_error,
+                    self.checkpoint), "checkpoint_error": policy_error or self._policy_error,
                 "search": self.search, "best_prob": best_prob, "best_value": best_value}

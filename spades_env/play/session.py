@@ -322,8 +322,24 @@ class BotPool:
             bot = self.get(level)
         except (ValueError, OSError) as e:
             raise Refused(503, f"the bot {level!r} cannot be loaded: {e}") from None
+        self.check_rules(level, view.rules)
         bot.rng = np.random.default_rng([seed, move_no])
         return int(bot.act(view))
+
+    def check_rules(self, level: str, rules: Rules) -> None:
+        """Refuse (409) a ``level`` whose bot cannot play ``rules``: a checkpoint whose network
+        reads no rules piece, under rules other than it was trained under
+        (``CheckpointBot.check_rules``)."""
+        try:
+            bot = self.get(level)
+        except (ValueError, OSError) as e:
+            raise Refused(503, f"the bot {level!r} cannot be loaded: {e}") from None
+        check = getattr(bot, "check_rules", None)
+        if check is not None:
+            try:
+                check(rules)
+            except ValueError as e:
+                raise Refused(409, str(e)) from None
 
 
 class GameSession:
@@ -368,6 +384,8 @@ class GameSession:
         game = SpadesGame(rules, seed=seed)
         seats = {str(s): (lineup["partner"] if s == partner_of(HUMAN_SEAT) else lineup["opponents"])
                  for s in range(4) if s != HUMAN_SEAT}
+        for level in sorted(set(seats.values())):  # before anything is saved
+            bots.check_rules(level, rules)
         now = time.time()
         row = GameRow(id=secrets.token_urlsafe(18), player=player, difficulty=difficulty,
                       target=int(target), lineup=seats, seed=int(seed), state=game.to_json(),

@@ -717,7 +717,8 @@ def check_ready(args: Args) -> None:
         kw = check_model(load_checkpoint(args.init_from), args.init_from)
         want = {"hidden": list(args.hidden), "head_hidden": args.head_hidden,
                 "obs_size": OBS_SIZE, "critic_hidden": list(args.critic_hidden)}
-        if {**{"critic_hidden": []}, **kw} != want:
+        # a network of an earlier observation version is widened (agents.model.widen_input)
+        if {**{"critic_hidden": []}, **kw, "obs_size": OBS_SIZE} != want:
             raise ValueError(f"bad config: init_from: {args.init_from}: its network {kw} is not "
                              f"the config's (hidden {args.hidden}, head_hidden {args.head_hidden}, "
                              f"critic_hidden {args.critic_hidden}, obs_size {OBS_SIZE})")

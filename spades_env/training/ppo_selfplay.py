@@ -38,12 +38,12 @@ import torch
 from torch import nn
 
 from spades_env import Rules
-from spades_env.agents.model import PRIV_SIZE, Agent, privileged_features
+from spades_env.agents.model import PRIV_SIZE, Agent, privileged_features, widen_input
 from spades_env.bots import make_bot
 from spades_env.cards import NUM_ACTIONS, NUM_CARDS, TEAM
 from spades_env.observation import OBS_SIZE
 
-from .checkpoint import load_checkpoint, save_checkpoint
+from .checkpoint import check_model, load_checkpoint, save_checkpoint
 from .config import Args, to_dict
 from .distill_stage import distill_round_paths, distill_stage, label_folder_suffix
 from .envs import env_hands, make_env
@@ -576,8 +576,12 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
         if args.init_from:  # a given network instead of the warm-start stage
             # its shape was checked against the config by check_ready (open_run), before any work
             init = load_checkpoint(args.init_from, map_location=args.device)
-            agent.load_state_dict(init["model"])
-            log(f"network initialised from {args.init_from}")
+            kw = check_model(init, args.init_from)
+            state, _ = widen_input(init["model"], kw, agent.obs_size)  # an earlier observation
+            agent.load_state_dict(state)
+            log(f"network initialised from {args.init_from}"
+                + (f" (widened from {kw['obs_size']} observation floats)"
+                   if kw["obs_size"] != agent.obs_size else ""))
             started = "init_from"
         elif args.bc_teacher and args.bc_hands > 0:  # ---- warm start by behaviour cloning
             t0 = time.time()

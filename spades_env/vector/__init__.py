@@ -17,10 +17,10 @@ API (N = ``num_envs``)
 ----------------------
 | call | returns |
 |---|---|
-| ``reset(seed=None, holder=None, dealer=None)`` | ``obs (N,679) f32, mask (N,68) bool, seat (N,)``
+| ``reset(seed=None, holder=None, dealer=None)`` | ``obs (N,711) f32, mask (N,68) bool, seat (N,)``
 | ``step(actions (N,))`` | ``obs, mask, seat, rewards (N, 4) float32, dones (N,) bool, info`` |
 | ``get_game(i)`` | a ``SpadesGame`` equal to game i's state (for scalar bots: ``.view(seat)``) |
-| ``observe(i, seat)`` | any seat's observation of game i, ``(679,)`` float32 numpy |
+| ``observe(i, seat)`` | any seat's observation of game i, ``(711,)`` float32 numpy (observation version 3, ``spades_v2``'s vector) |
 | ``sample_actions(generator=None)`` | a uniformly random legal action per game, ``(N,)`` int64 |
 | ``state_dict()`` / ``load_state_dict(d)`` | exact save / restore (generator included) |
 
@@ -64,7 +64,8 @@ Determinism: every deal and first dealer come from one ``torch.Generator`` on th
 ``seed``, so the same seed gives the same games on every device and backend. The deals are not the
 scalar engine's RNG stream; ``get_game(i)`` rebuilds a ``SpadesGame`` equal to game ``i``'s state.
 
-Version history: 1 (first version); 1.3 observation version 2 (679 floats: the Blind Nil exchange
+Version history: 1 (first version); 1.4 observation version 3 (711 floats: the rules piece;
+states saved with version 2 are refused by ``load_state_dict``); 1.3 observation version 2 (679 floats: the Blind Nil exchange
 piece, all 0 here, and the voids a spade led before spades were broken reveals; states of
 earlier versions are refused by ``load_state_dict``, their observation rows are 576 bytes);
 1.2 int64 score records (int32 ones are widened on load);
@@ -86,7 +87,7 @@ except ImportError:  # the base install has no torch: say what to install
 from ..cards import MAX_BID, NUM_ACTIONS, NUM_CARDS, NUM_TRICKS
 from ..devices import check_device
 from ..engine import SpadesGame
-from ..observation import OBS_SIZE, OBS_VERSION
+from ..observation import OBS_SIZE, OBS_VERSION, rules_features
 from ..rules import Rules
 from .layout import (HAND_STEPS, HIST_WIDTH, MAX_HANDS_LIMIT, ROW, available_memory,
                      bytes_per_game)
@@ -220,6 +221,8 @@ class SpadesVectorEnv(NativeBackend, TorchBackend):
         # trick_number (divided by 13 on output); scores, bags and target live in _side
         self._obs4 = torch.zeros((n, 4 * ROW), dtype=torch.uint8, device=dev)
         self._side = torch.zeros((n, 4, 5), dtype=torch.float32, device=dev)  # by observer
+        # the observation's rules piece, the same in every row (observation.rules_features)
+        self._rules_feat = torch.tensor(rules_features(rules), dtype=torch.float32, device=dev)
         self._mask = torch.zeros((n, NUM_ACTIONS), dtype=torch.bool, device=dev)
         self._obs_out = None if self.copy else \
             torch.zeros((n, OBS_SIZE), dtype=torch.float32, device=dev)

@@ -97,7 +97,9 @@ class NativeBackend:
             reward_game=int(self.reward == "game"), owner=ptr(self._owner),
             dealer=ptr(self._dealer), scores=ptr(self._scores), bags=ptr(self._bags),
             hand_count=ptr(self._hand_count),
-            target_feature=float(np.float32(r.target_score / 500.0)), threads=self._threads)
+            target_feature=float(np.float32(r.target_score / 500.0)), threads=self._threads,
+            o_rules=o["rules"][0], n_rules=o["rules"][1] - o["rules"][0],
+            rules_feat=ptr(self._rules_feat))
         self._spenv_ref = ctypes.byref(self._spenv)
         if not self.copy:
             self._lean_ptrs = [x.data_ptr() for x in self._lean[1:]]

@@ -25,6 +25,8 @@ from ..observation import BID_SLOTS, OBS_SIZE, OFFSETS
 from ..rules import Rules
 from .layout import ROW, SIDE, TRICK_NUMBER, TRICKS_WON
 
+RULES = OFFSETS["rules"]  # the rules piece: the same floats in every row
+
 
 def legal_bids_batch(rules: Rules, seat: torch.Tensor, bids: torch.Tensor,
                      spades: torch.Tensor | None = None) -> torch.Tensor:
@@ -398,6 +400,7 @@ class TorchBackend:
         out[:, TRICKS_WON[0]:TRICKS_WON[1]].div_(13.0)  # float32 k / 13: bit-equal to encode's
         out[:, TRICK_NUMBER].div_(13.0)
         out[:, SIDE[0]:SIDE[1]] = self._side_rows.index_select(0, rows)
+        out[:, RULES[0]:RULES[1]] = self._rules_feat
 
     def _observe_row(self, i: int, seat: int) -> np.ndarray:
         """Seat ``seat``'s observation of game ``i`` (ints checked): ``(OBS_SIZE,)`` float32

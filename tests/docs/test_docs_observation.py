@@ -87,9 +87,13 @@ def test_the_offsets_in_the_doc_add_up(doc, name, size, extra):
 
 def test_the_sizes_are_the_documented_ones():
     # worked out from the piece list by hand: 3+1+52+208+208+4+64+4+16+1+1+4+4+2+2+1 = 575, +104
-    assert (OBS_SIZE_V1, OBS_SIZE, OBS_VERSION, STATE_SIZE, NUM_ACTIONS) == (575, 679, 2, 735, 68)
-    assert sum(s for _, s in PIECES[:-1]) == 575 and PIECES[-1] == ("exchange", 104)
+    # = 679, +32 = 711
+    assert (OBS_SIZE_V1, OBS_SIZE, OBS_VERSION, STATE_SIZE, NUM_ACTIONS) == (575, 711, 3, 735, 68)
+    assert sum(s for _, s in PIECES[:-2]) == 575 and PIECES[-2:] == (("exchange", 104),
+                                                                    ("rules", 32))
     assert spades_v1.HISTORY_OFFSET == 679 and spades_v1.HISTORY_SIZE == 52 * 56
+    from spades_env import spades_v2
+    assert spades_v2.HISTORY_OFFSET == 711
 
 
 # Version 1's offsets, frozen: a later version may only append pieces.

@@ -28,7 +28,7 @@ LAYERS = {
     1: ["spades_env", "spades_env.engine", "spades_env.render", "spades_env.render_image"],
     2: ["spades_env.observation", "spades_env.records"],
     3: ["spades_env.bots", "spades_env.agents", "spades_env.devices"],
-    4: ["spades_env.spades_v1", "spades_env.spades_v0", "spades_env.single_agent",
+    4: ["spades_env.spades_v1", "spades_env.spades_v2", "spades_env.spades_v0", "spades_env.single_agent",
         "spades_env.bot_seats", "spades_env.state", "spades_env.vector"],
     5: ["spades_env.arena", "spades_env.ray_cluster"],
     6: ["spades_env.integrations", "spades_env.play"],

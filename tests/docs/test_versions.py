@@ -32,12 +32,16 @@ def test_version_is_the_same_in_pyproject_package_and_changelog():
 
 
 def test_observation_version_and_sizes():
-    assert (OBS_VERSION, OBS_SIZE, OBS_SIZE_V1) == (2, 679, 575)
-    from spades_env import spades_v1
+    assert (OBS_VERSION, OBS_SIZE, OBS_SIZE_V1) == (3, 711, 575)
+    from spades_env import spades_v1, spades_v2
     env = spades_v1.env()
     assert env.metadata["name"] == "spades_v1"
     env.reset(seed=0)
     assert env.observation_space("player_0")["observation"].shape == (679,)
+    env = spades_v2.env()
+    assert env.metadata["name"] == "spades_v2"
+    env.reset(seed=0)
+    assert env.observation_space("player_0")["observation"].shape == (711,)
 
 
 @pytest.mark.parametrize("statement", ["from spades_env import spades_v0",
@@ -58,5 +62,5 @@ def test_old_env_name_warns_and_gives_v1(statement):
 def test_old_gymnasium_id_says_which_version_exists():
     assert "Spades-v1" in gym.registry and "SpadesHand-v1" in gym.registry
     assert "Spades-v0" not in gym.registry
-    with pytest.raises(gym.error.DeprecatedEnv, match="Please use `Spades-v1` instead"):
+    with pytest.raises(gym.error.DeprecatedEnv, match="Please use `Spades-v2` instead"):
         gym.make("Spades-v0")

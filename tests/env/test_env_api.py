@@ -9,7 +9,7 @@ from pettingzoo.test import api_test, seed_test
 
 from spades_env import IllegalActionError, Rules, SpadesGame, spades_v1
 from spades_env.cards import NUM_ACTIONS, bid_action, parse_card
-from spades_env.observation import OBS_SIZE
+from spades_env.observation import OBS_SIZE_V2
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -39,7 +39,7 @@ def test_metadata_and_spaces():
     for a in env.possible_agents:
         assert env.action_space(a).n == NUM_ACTIONS == 68
         sp = env.observation_space(a)
-        assert sp["observation"].shape == (OBS_SIZE,) and sp["observation"].dtype == np.float32
+        assert sp["observation"].shape == (OBS_SIZE_V2,) and sp["observation"].dtype == np.float32
         assert sp["action_mask"].shape == (68,) and sp["action_mask"].dtype == np.int8
     hist = spades_v1.env(history=True)
     assert hist.observation_space("player_0")["observation"].shape == (679 + 2912,)

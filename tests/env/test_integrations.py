@@ -12,7 +12,7 @@ from spades_env import SpadesGame, spades_v1
 from spades_env.arena import play_match
 from spades_env.bots import make_bot
 from spades_env.integrations import PolicyPlayer, TurnCreditWrapper, legal_mask
-from spades_env.observation import OBS_SIZE, encode
+from spades_env.observation import OBS_SIZE_V2, encode
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -30,12 +30,12 @@ def test_policy_player_sees_the_env_observation_and_mask():
     view = game.view(game.current_player)
     assert p.act(view) == view.legal_actions[0]
     obs, mask = calls[0]
-    assert np.array_equal(obs, encode(view)) and obs.dtype == np.float32
+    assert np.array_equal(obs, encode(view)[:OBS_SIZE_V2]) and obs.dtype == np.float32
     assert mask.dtype == np.int8 and np.flatnonzero(mask).tolist() == list(view.legal_actions)
     assert np.array_equal(legal_mask(view), mask)
     hp = PolicyPlayer(lambda o, m: (calls.append(o), int(np.flatnonzero(m)[0]))[1], history=True)
     hp.act(view)
-    assert calls[-1].shape == (OBS_SIZE + spades_v1.HISTORY_SIZE,)
+    assert calls[-1].shape == (OBS_SIZE_V2 + spades_v1.HISTORY_SIZE,)
 
 
 def test_policy_player_matches_the_bot_it_wraps_in_the_arena():

@@ -24,9 +24,9 @@ S, H, D, C = (list(range(13 * s, 13 * s + 13)) for s in (3, 2, 1, 0))
 
 
 def test_version_1_pieces_keep_their_offsets_and_the_new_piece_is_at_the_end():
-    assert OBS_VERSION == 2 and OBS_SIZE_V1 == 575 and OBS_SIZE == 679
+    assert OBS_VERSION == 3 and OBS_SIZE_V1 == 575 and OBS_SIZE == 711
     assert {k: OFFSETS[k] for k in V1_OFFSETS} == V1_OFFSETS
-    assert OFFSETS["exchange"] == (575, 679) and list(OFFSETS)[-1] == "exchange"
+    assert OFFSETS["exchange"] == (575, 679) and list(OFFSETS)[-2:] == ["exchange", "rules"]
 
 
 def _voids(obs, rel):
@@ -121,7 +121,7 @@ def test_the_env_rows_follow_the_exchange_move_by_move():
                 and env.game.hand_number == 0:
             for s in range(4):
                 assert np.array_equal(env.observe(f"player_{s}")["observation"],
-                                      encode(env.game.view(s)))
+                                      encode(env.game.view(s))[:679])
             legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
             env.step(int(legal[rng.integers(len(legal))]))
         assert env.game.hand_results[0].blind[0]
@@ -196,6 +196,8 @@ def test_decode_reads_a_longer_vector_and_refuses_a_short_one():
     g = SpadesGame(seed=0)
     full = spades_v1.encode_full(g.view(0), history=True)
     assert decode(full)["hand"] == decode(full[:OBS_SIZE])["hand"] == g.hand(0)
+    assert decode(full[:679])["hand"] == g.hand(0) and decode(full[:679])["rules"] is None
+    assert decode(full[:OBS_SIZE])["rules"][:3] == [1.0, 0.0, 0.0]  # target 500/500, no loss
     with pytest.raises(ValueError, match="at least 679"):
         decode(full[:OBS_SIZE_V1])
 
@@ -233,6 +235,7 @@ def test_model_shape_obs_size_is_checked_and_defaults_to_version_1():
     from spades_env.training.checkpoint import agent_kwargs
     assert agent_kwargs({"hidden": [16], "head_hidden": 8})["obs_size"] == 575
     assert agent_kwargs({"hidden": [16], "head_hidden": 8, "obs_size": 679})["obs_size"] == 679
-    for bad in (600, 0, True, "679", 575.0):
+    assert agent_kwargs({"hidden": [16], "head_hidden": 8, "obs_size": 711})["obs_size"] == 711
+    for bad in (600, 0, True, "679", 575.0, 712):
         with pytest.raises(ValueError, match="obs_size"):
             agent_kwargs({"hidden": [16], "head_hidden": 8, "obs_size": bad})

@@ -10,7 +10,7 @@ from gymnasium.utils.env_checker import check_env
 from spades_env import IllegalActionError, SpadesGame, SpadesSingleAgentEnv
 from spades_env.bots import RandomBot
 from spades_env.cards import bid_action
-from spades_env.observation import encode
+from spades_env.observation import OBS_SIZE_V2, encode
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -32,7 +32,7 @@ def _play(env, rng, seed):
         mask = env.action_masks()
         assert mask.dtype == bool and np.flatnonzero(mask).tolist() == game.legal_actions()
         assert np.array_equal(info["action_mask"].astype(bool), mask)
-        assert np.array_equal(obs, encode(game.view(env.seat)))
+        assert np.array_equal(obs, encode(game.view(env.seat))[:OBS_SIZE_V2])
         legal = np.flatnonzero(mask)
         obs, r, term, trunc, info = env.step(int(legal[rng.integers(len(legal))]))
         total += r

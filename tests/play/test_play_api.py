@@ -1248,3 +1248,18 @@ def test_rules_line_and_list_name_the_scoring_and_lead_switches():
     assert "The holder of the 2 of clubs leads it to the first trick" in info["items"]
     assert "A made team bid of 10 or more scores 20 per trick" in info["items"]
     assert "A team that bids 13 and takes every trick wins the game" in info["items"]
+
+
+def test_a_checkpoint_without_the_rules_piece_is_refused_under_other_rules(tmp_path):
+    """The shipped network (observation version 2, trained under standard) cannot see house
+    rules: a game against it under another preset is refused before anything is stored, with
+    the reason; under the standard rules and a shorter target it starts."""
+    pytest.importorskip("torch")
+    app = create_app(str(tmp_path / "db.sqlite3"), checkpoint=SHIPPED)
+    c = _client(app)
+    r = c.post("/api/games", json={"difficulty": "checkpoint", "rules": {"preset": "mirror"}})
+    assert r.status_code == 409, r.text
+    assert "trained under the rules 'standard'" in r.text and "cannot play 'mirror'" in r.text
+    assert c.get("/api/games").json() == {"games": []}  # nothing stored
+    r = c.post("/api/games", json={"difficulty": "checkpoint", "target": 250})
+    assert r.status_code == 201, r.text

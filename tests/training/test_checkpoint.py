@@ -269,7 +269,7 @@ def test_expected_state_allocates_nothing(monkeypatch):
         raise AssertionError("expected_state allocated real tensors (to_empty)")
     monkeypatch.setattr(torch.nn.Module, "to_empty", no_alloc)
     st = expected_state({"hidden": [4096, 4096], "head_hidden": 16})
-    assert st["trunk.0.weight"] == ((4096, 679), torch.float32)
+    assert st["trunk.0.weight"] == ((4096, 711), torch.float32)
     with torch.device("meta"):
         ref = Agent(hidden=[8], head_hidden=4)
     assert ref.trunk[0].weight.is_meta

@@ -306,7 +306,7 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
                  "--head-hidden", "24"]) == 0
     data = load_checkpoint(str(wide))
     assert data["model_shape"]["hidden"] == [48] and data["model_shape"]["head_hidden"] == 24
-    assert data["model"]["trunk.0.weight"].shape == (48, 679)
+    assert data["model"]["trunk.0.weight"].shape == (48, 711)
     assert data["distill"]["widened_from"] == {"hidden": [32], "head_hidden": 16}
     assert data["config"]["hidden"] == [48] and data["config"]["head_hidden"] == 24
     assert CheckpointBot(str(wide)).act(g.view(g.current_player)) in \

@@ -80,4 +80,4 @@ def test_vector_observe_and_given_deal_argument_types():
     with pytest.raises(ValueError, match="integer seats"):
         env.reset(holder=holder.double() + 0.4, dealer=torch.zeros(2))
     obs, mask, seat = env.reset(holder=holder, dealer=torch.zeros(2, dtype=torch.long))
-    assert seat.tolist() == [1, 1] and env.observe(0, 1).shape == (679,)
+    assert seat.tolist() == [1, 1] and env.observe(0, 1).shape == (711,)

@@ -256,7 +256,7 @@ def test_the_package_keeps_the_modules_import_paths():
     assert vec.FinalResults is results.FinalResults
     for name in ("HAND_STEPS", "ROW", "MAX_HANDS_LIMIT", "bytes_per_game", "available_memory"):
         assert getattr(vec, name) is getattr(layout, name), name
-    assert (vec.OBS_SIZE, vec.HAND_STEPS, vec.ROW) == (679, 56, 680)  # 679 padded to 8 bytes
+    assert (vec.OBS_SIZE, vec.HAND_STEPS, vec.ROW) == (711, 56, 712)  # 711 padded to 8 bytes
     assert vec.__all__ == ["SpadesVectorEnv", "FinalResults", "HAND_STEPS", "OBS_SIZE"]
 
 
