@@ -329,7 +329,10 @@ class BotPool:
     def check_rules(self, level: str, rules: Rules) -> None:
         """Refuse (409) a ``level`` whose bot cannot play ``rules``: a checkpoint whose network
         reads no rules piece, under rules other than it was trained under
-        (``CheckpointBot.check_rules``)."""
+        (``CheckpointBot.check_rules``). Only a ``checkpoint:PATH`` level has such a check, so
+        another level is not built (nor waited for while ``warm`` builds it) to be asked."""
+        if not level.startswith("checkpoint:"):
+            return
         try:
             bot = self.get(level)
         except (ValueError, OSError) as e:

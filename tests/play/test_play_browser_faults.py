@@ -216,9 +216,12 @@ def test_cold_start_loads_ahead_and_shows_progress(tmp_path, page):
         open_page(page, base)
         page.select_option(tid("difficulty"), "expert")
         page.select_option(tid("target"), "100")
+        t_play = time.perf_counter()
         page.click(tid("play"))
         page.wait_for_selector(f"{tid('score')}:visible")
         t_table = time.perf_counter()
+        # the game starts at once, while the bots load (before: Play waited for Expert's build)
+        assert t_table - t_play < 1.0, t_table - t_play
         bids = ("() => [...document.querySelectorAll('#felt .seat .bid')].length")
         bot_to_act = ("() => !document.querySelector('[data-testid=status]').innerText"
                       ".startsWith('Your turn')")
@@ -230,7 +233,8 @@ def test_cold_start_loads_ahead_and_shows_progress(tmp_path, page):
                      " return !!l && !l.hidden && /^Loading .+ ready/.test(l.innerText); }")
         first_move, move_progress = _wait_watching(
             page, f"document.querySelectorAll('#felt .seat .bid').length > {n}", indicator)
-        print(f"\ncold start: page open to table {t_table - t_open:.2f} s; first Expert move "
+        print(f"\ncold start: page open to table {t_table - t_open:.2f} s (Play to table "
+              f"{t_table - t_play:.2f} s); first Expert move "
               f"{first_move:.2f} s (progress shown: {move_progress})")
         assert first_move < 1.0 or move_progress, first_move
         # the first hint, on the player's next turn (a bid, or a card when the player bid first)
