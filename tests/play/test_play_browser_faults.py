@@ -328,3 +328,34 @@ def test_uploads_name_the_file_and_open_the_good_games(server, page, records, tm
     assert bad.startswith("1 of 3 games did not load") and "line 2" in bad, bad
     page.select_option(tid("watch-game"), index=2)
     page.wait_for_function("document.querySelector('[data-testid=watch-title]').innerText === 'mixed.jsonl #2'")
+
+
+# ---------------------------------------------------------------------- 9. the bid button
+def test_bid_panel_is_off_and_says_so_while_the_bid_is_sent(server, page):
+    """Fault 9: the Bid button stayed live for 0.1-1 s while the bid was sent, with no feedback.
+    Here the server's answer is held back: meanwhile every button of the panel is off and the
+    status line says which bid is on its way; a second click sends nothing; the answer ends it."""
+    open_page(page, server)
+    start_game(page)
+    page.wait_for_selector(f"{tid('bid-submit')}:visible")
+    assert page.is_enabled(tid("bid-submit"))
+    bid = page.inner_text(tid("bid-value"))
+    held, sent = [], []
+    page.on("request", lambda r: sent.append(r.url) if r.url.endswith("/action") else None)
+    page.route("**/action", lambda route: held.append(route))
+    page.click(tid("bid-submit"))
+    page.wait_for_function("document.getElementById('bid-submit').disabled")
+    for name in ("bid-submit", "bid-nil", "bid-minus", "bid-plus"):
+        assert page.is_disabled(tid(name)), name
+    assert page.inner_text(tid("status")) == f"Bidding {bid}\u2026"
+    page.evaluate("document.getElementById('bid-submit').click()")  # a second click
+    page.wait_for_timeout(300)
+    assert len(held) == 1 and len(sent) == 1
+    held[0].continue_()
+    page.wait_for_function("document.getElementById('bidpanel').hidden || "
+                           "!document.getElementById('bid-submit').disabled")
+    page.unroute("**/action")
+    assert len(sent) == 1
+    v = get_view(page, game_id(page))
+    assert v["seats"][2]["bid"] == int(bid)  # the one bid, made once
+    assert not page.evaluate("document.getElementById('bidpanel').classList.contains('sending')")

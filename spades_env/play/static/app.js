@@ -17,6 +17,7 @@ const store = {  // the page's own settings (never a rule): sound, hints, the or
 let state = null;       // the last view of the game from the server
 let config = null;
 let bidValue = 3;
+let bidSending = false;  // a bid on its way to the server
 let showLastTrickUntil = 0;
 let pumpGen = 0;        // each pump() starts a new generation; older loops stop
 let paused = false;
@@ -724,7 +725,6 @@ function renderBidPanel() {
     if (counts.length && !counts.includes(bidValue)) {  // the nearest legal count
       bidValue = counts.reduce((best, x) => (Math.abs(x - bidValue) < Math.abs(best - bidValue) ? x : best));
     }
-    $("bid-nil").disabled = !b.nil;
     $("bid-nil").title = b.nil ? "" : (b.refused["0"] || "");
   }
   showBidValue();
@@ -734,14 +734,32 @@ function showBidValue() {
   const b = state && state.bidding;
   if (!b || b.blind_nil || b.look) return;
   $("bid-value").textContent = String(bidValue);
-  const ok = b.bids.includes(bidValue);
-  $("bid-submit").disabled = !ok;
-  $("bid-minus").disabled = bidValue <= 1;
-  $("bid-plus").disabled = bidValue >= 13;
+  const ok = bidButtons();
   const why = ok ? "" : b.refused[String(bidValue)];
   $("status").dataset.bidRefused = why ? String(bidValue) : "";
   if (why) setStatus(why, true);
   else setStatus(paused ? `Paused. ${state.status}` : state.status, false);
+}
+
+// the bid panel's buttons as the bid allows (all off while a bid is being sent); whether the
+// count shown may be bid
+function bidButtons() {
+  const b = state && state.bidding;
+  $("bidpanel").classList.toggle("sending", bidSending);
+  if (!b) return false;
+  const ok = b.bids.includes(bidValue);
+  $("bid-submit").disabled = bidSending || !ok;
+  $("bid-minus").disabled = bidSending || bidValue <= 1;
+  $("bid-plus").disabled = bidSending || bidValue >= 13;
+  $("bid-nil").disabled = bidSending || !b.nil;
+  $("bid-blind-nil").disabled = $("bid-look").disabled = bidSending;
+  return ok;
+}
+
+function bidWords(action) {
+  if (action === BLIND_NIL) return "Blind Nil";
+  if (action === LOOK) return null;
+  return action === BID_OFFSET ? "Nil" : String(action - BID_OFFSET);
 }
 
 function setStatus(text, error) {
@@ -842,7 +860,20 @@ function send(path, body) {
 async function act(action, el) {
   if (!state || !state.your_turn) return;
   if (elsewhere) { setStatus("This game is open in another tab: Play here takes it over", true); return; }
-  const res = await send(`/api/games/${state.id}/action`, () => (state.your_turn ? { action, seq: state.seq } : null));
+  const bid = action >= BID_OFFSET;
+  if (bid) {  // one bid at a time: the panel is off, and says so, until the answer
+    if (bidSending) return;
+    bidSending = true;
+    bidButtons();
+    const words = bidWords(action);
+    setStatus(words ? `Bidding ${words}\u2026` : "Looking at your cards\u2026", false);
+  }
+  let res;
+  try {
+    res = await send(`/api/games/${state.id}/action`, () => (state.your_turn ? { action, seq: state.seq } : null));
+  } finally {
+    if (bid) { bidSending = false; bidButtons(); }
+  }
   if (res === true) { pump(); return; }
   if (res instanceof Error) {
     sound("error");
