@@ -22,7 +22,7 @@ import pytest
 
 from .test_play_browser import (  # noqa: F401 - fixtures are used by name
     FAST, YOUR_TURN, Served, _drag, _free_port, click_first_legal, fast_forward, hand_cards,
-    open_page, page, records, served, server, start_game, tid,
+    open_page, page, records, rects, served, server, start_game, tid,
 )
 
 pytest.importorskip("fastapi")
@@ -359,3 +359,44 @@ def test_bid_panel_is_off_and_says_so_while_the_bid_is_sent(server, page):
     v = get_view(page, game_id(page))
     assert v["seats"][2]["bid"] == int(bid)  # the one bid, made once
     assert not page.evaluate("document.getElementById('bidpanel').classList.contains('sending')")
+
+
+# ---------------------------------------------------------------------- 6. the covered label
+def _until_your_card(page):
+    """Play through the page (bidding) until the player's card is on the table; the bots' next
+    moves are then held back (the held requests are returned), so the trick stays shown."""
+    held = []
+    deadline = time.time() + 60
+    while True:
+        assert time.time() < deadline, "no card of the player's reached the table"
+        page.wait_for_function(YOUR_TURN, timeout=30000)
+        if page.is_visible(tid("bid-submit")):
+            page.click(tid("bid-submit"))
+            page.wait_for_function("document.getElementById('bidpanel').hidden")
+            continue
+        page.route("**/advance", lambda route: held.append(route))
+        page.locator(f"{tid('hand')} [data-legal=true]:not(.idle)").first.click()
+        page.wait_for_selector("#trick .card.at-bottom")
+        return held
+
+
+@pytest.mark.parametrize("size", [(1280, 860), (1024, 700), (390, 844)])
+def test_spades_broken_label_is_never_under_a_card(server, page, size):
+    """Fault 6: at 1280x860 the player's card on the table covered "spades broken / not broken"
+    (the label sat at the foot of the trick, under the bottom card). It is now in the table's
+    bottom-left corner: whole, on the table, and clear of every card of the trick."""
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    open_page(page, server, "delay=0&pause=60000")  # a trick the player completes stays shown
+    start_game(page)
+    _until_your_card(page)
+    label = page.locator("#felt .broken")  # (data-testid spades-broken)
+    assert label.inner_text() in ("spades broken", "spades not broken")
+    box, felt = label.bounding_box(), page.locator("#felt").bounding_box()
+    assert felt["x"] <= box["x"] and box["x"] + box["width"] <= felt["x"] + felt["width"]
+    assert felt["y"] <= box["y"] and box["y"] + box["height"] <= felt["y"] + felt["height"]
+    cards = rects(page, "#trick .card") + rects(page, "#seat-bottom")
+    lab = {"left": box["x"], "right": box["x"] + box["width"], "top": box["y"],
+           "bottom": box["y"] + box["height"], "card": "label"}
+    assert not [c for c in cards if lab["left"] < c["right"] and c["left"] < lab["right"]
+                and lab["top"] < c["bottom"] and c["top"] < lab["bottom"]], (lab, cards)
+    assert rects(page, "#trick .card.at-bottom")  # your card was on the table when measured

@@ -601,10 +601,8 @@ function renderTrick() {
     if (winner === c.seat) el.classList.add("winner");
     box.appendChild(el);
   }
-  const sb = document.createElement("div");
-  sb.className = "broken";
-  sb.textContent = state.phase === "play" ? (state.spades_broken ? "spades broken" : "spades not broken") : "";
-  box.appendChild(sb);
+  // in the table's bottom-left corner, beside your card on the table, never under it
+  $("broken").textContent = state.phase === "play" ? (state.spades_broken ? "spades broken" : "spades not broken") : "";
 }
 
 // the player's own order of the hand (drag to reorder), kept per game and per hand: a new deal
