@@ -50,7 +50,7 @@ from ..rules import Rules, trick_winner
 
 __all__ = ["RECORD_FORMAT", "RECORD_VERSION", "game_record", "write_game_record",
            "parse_record", "frames_from_game", "frames_from_json_text", "load_record_file",
-           "RecordSource", "seat_labels", "replay_frames", "ReplayGame", "parse_upload",
+           "RecordSource", "seat_labels", "team_names", "replay_frames", "ReplayGame", "parse_upload",
            "read_records", "RecordError", "TooLarge", "MAX_REPLAY_MOVES", "MAX_UPLOAD_MOVES",
            "MAX_UPLOAD_GAMES", "CHECKPOINT_EVERY", "GAMES_KEPT", "problem_kind",
            "refusal_summary"]
@@ -75,6 +75,21 @@ def seat_labels(lineup: dict) -> list[str]:
         else:
             label = "agent" if level.startswith("checkpoint:") else level
             out.append(f"{SEAT_NAMES[s]} ({label})")
+    return out
+
+
+def team_names(players) -> list[str]:
+    """The two teams' names as the table shows them: seats 0 and 2, then 1 and 3, the player
+    (``You``) first, each name without the level in brackets its seat label carries:
+    ``["You & Max", "Zoe & Lily"]`` for ``["Max (hard)", "Zoe (easy)", "You", "Lily (easy)"]``,
+    ``["Ann & Cat", "Ben & Dan"]`` for a record's ``["Ann", "Ben", "Cat", "Dan"]``."""
+    def short(name: str) -> str:
+        cut = name.rsplit(" (", 1)[0] if name.endswith(")") else name
+        return cut or name
+    out = []
+    for t in (0, 1):
+        seats = sorted((t, t + 2), key=lambda s: players[s] != "You")
+        out.append(" & ".join(short(players[s]) for s in seats))
     return out
 
 
@@ -193,11 +208,11 @@ def replay_frames(start: SpadesGame, moves, stop_at_hand_end: bool = False,
 def frames_from_game(game: SpadesGame, players=DEFAULT_PLAYERS, title: str = "") -> dict:
     """The replay of ``game`` from its first deal (``game.initial``) through ``game.moves``.
 
-    Returns ``{"title", "players", "rules", "winner", "moves", "frames"}``.
+    Returns ``{"title", "players", "teams", "rules", "winner", "moves", "frames"}``.
     """
     start = SpadesGame.replay([], initial=game.initial) if game.initial else SpadesGame(game.rules)
-    return {"title": title, "players": list(players), "rules": game.rules.to_dict(),
-            "winner": game.winner, "moves": len(game.moves),
+    return {"title": title, "players": list(players), "teams": team_names(players),
+            "rules": game.rules.to_dict(), "winner": game.winner, "moves": len(game.moves),
             "frames": replay_frames(start, game.moves)}
 
 
@@ -599,9 +614,11 @@ class ReplayGame:
         return self._hands
 
     def summary(self) -> dict:
-        """``{"title", "players", "rules", "winner", "moves", "frame_count", "hands"}``."""
+        """``{"title", "players", "teams", "rules", "winner", "moves", "frame_count", "hands"}``
+        (``teams``: ``team_names``)."""
         hands = self.hands()
-        return {"title": self.title, "players": self.players, "rules": self.rules.to_dict(),
+        return {"title": self.title, "players": self.players,
+                "teams": team_names(self.players), "rules": self.rules.to_dict(),
                 "winner": self.winner, "moves": hands[-1]["end"],
                 "frame_count": sum(h["frames"] for h in hands), "hands": hands}
 

@@ -21,7 +21,8 @@ import urllib.request
 import pytest
 
 from .test_play_browser import (  # noqa: F401 - fixtures are used by name
-    FAST, YOUR_TURN, Served, _drag, _free_port, click_first_legal, fast_forward, hand_cards,
+    FAST, PLAY_JS, YOUR_TURN, Served, _drag, _free_port, click_first_legal, fast_forward,
+    hand_cards,
     open_page, page, records, rects, served, server, start_game, tid,
 )
 
@@ -400,3 +401,124 @@ def test_spades_broken_label_is_never_under_a_card(server, page, size):
     assert not [c for c in cards if lab["left"] < c["right"] and c["left"] < lab["right"]
                 and lab["top"] < c["bottom"] and c["top"] < lab["bottom"]], (lab, cards)
     assert rects(page, "#trick .card.at-bottom")  # your card was on the table when measured
+
+
+# ---------------------------------------------------------------------- 7. analysis bars
+BARS_JS = """els => els.map(r => {
+    const bar = r.querySelector('.bar'), num = r.querySelector('.num');
+    const cell = bar ? bar.parentElement : null;
+    const box = (e) => { const b = e.getBoundingClientRect();
+                         return {left: b.left, right: b.right, top: b.top, bottom: b.bottom}; };
+    return {action: Number(r.dataset.action), num: box(num), bar: bar ? box(bar) : null,
+            track: cell ? cell.clientWidth - parseFloat(getComputedStyle(cell).paddingLeft)
+                          - parseFloat(getComputedStyle(cell).paddingRight) : null};
+})"""
+
+
+@pytest.mark.parametrize("size", [(1280, 860), (390, 844)])
+def test_analysis_bars_never_run_under_the_numbers(server, page, size):
+    """Fault 7: the probability bars ran under the percentages, and were as long as the
+    probability of a cell's width, so 23.9% and 27.1% looked alike. Each bar now has a column of
+    its own, clear of every number, and is as long as its probability against the most probable
+    move's: that move's bar fills its column, and the others are in proportion to it."""
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    open_page(page, server)
+    start_game(page)
+    page.wait_for_selector(f"{tid('bid-submit')}:visible")
+    page.click(tid("hint"))
+    page.wait_for_selector(f"{tid('analysis')} tr[data-action]")
+    probs = {r["action"]: r["prob"] for r in page.evaluate(
+        "async (id) => (await (await fetch(`/api/games/${id}/hint`)).json()).analysis.rows",
+        game_id(page))}
+    top = max(probs.values())
+    rows = page.eval_on_selector_all(f"{tid('analysis')} tr[data-action]", BARS_JS)
+    assert len(rows) == len(probs) and top > 0
+    for r in rows:
+        b, n = r["bar"], r["num"]
+        assert b["right"] <= n["left"], r  # the bar ends before its number starts
+        want = r["track"] * probs[r["action"]] / top
+        assert abs((b["right"] - b["left"]) - want) <= 1.0, (r, probs[r["action"]], top)
+    assert max(r["track"] for r in rows) >= 40  # a column long enough to tell bars apart
+
+
+# ---------------------------------------------------------------------- 10. names, cut-off text
+def test_replay_names_the_teams_as_the_table_does(server, page, records, tmp_path):
+    """Fault 10: the replay called the player's team "Max (hard) & You", the game "You & Max".
+    The replay's score bar and score table now name the teams as the table does (the player
+    first, the levels left to the seats' labels)."""
+    folder, game = records
+    players = ["Max (hard)", "Zoe (easy)", "You", "Lily (easy)"]  # seat_labels of a game
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(game_record(game, players)))
+    open_page(page, server)
+    page.click(tid("watch"))
+    page.set_input_files(tid("watch-file"), str(path))
+    page.wait_for_function("document.querySelector('[data-testid=watch-title]').innerText === 'mine.json'")
+    teams = page.eval_on_selector_all("#watch-score .team b", "els => els.map(e => e.innerText)")
+    assert teams == ["You & Max", "Zoe & Lily"]
+    names = page.eval_on_selector_all("#screen-watch .seat .name", "els => els.map(e => e.innerText)")
+    assert "Max (hard)" in names  # the seat keeps its level
+    page.click("#w-last")  # the last frame: the final hand's score table
+    page.wait_for_selector("#w-hand-table:not([hidden])")
+    head = page.eval_on_selector_all("#w-hand-table tr:first-child th", "els => els.map(e => e.innerText)")
+    assert head == ["", "You & Max", "Zoe & Lily"]
+
+
+TEXT_FITS = """(sel) => {
+  const s = document.querySelector(sel), o = s.options[s.selectedIndex], cs = getComputedStyle(s);
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+  // the room for the text: the box less its padding and the arrow (about 24 px)
+  const room = s.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 24;
+  return {text: o.textContent, width: ctx.measureText(o.textContent).width, room};
+}"""
+
+
+def test_replay_picker_shows_the_whole_score(served, page):
+    """Fault 10: the replay's game picker cut a finished game's label ("297-9...") at 1280 and
+    1024. The label now starts with the score and fits the picker at both sizes."""
+    open_page(page, served.url)
+    gid = start_game(page, target="100")
+    v = page.evaluate(PLAY_JS, [gid, "!!v.result", 3000])
+    s0, s1 = v["teams"][0]["score"], v["teams"][1]["score"]
+    for size in [(1280, 860), (1024, 700)]:
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        page.goto(f"{served.url}/?delay=0&pause=0#watch")
+        page.wait_for_selector(f"{tid('watch-source')}:visible")
+        page.select_option(tid("watch-source"), f"game/{gid}")
+        fit = page.evaluate(TEXT_FITS, f"[data-testid=watch-source]")
+        assert fit["text"].startswith(f"You {s0}\u2013{s1} \u00b7 "), fit
+        assert fit["width"] <= fit["room"], (size, fit)
+
+
+# ---------------------------------------------------------------------- 11. phone
+def test_phone_hint_fits_the_window_and_replay_ranks_read(server, page, records):
+    """Fault 11: at 390x844 the hint panel sat below the hand and the page grew to 1061 px (a bid
+    hint: 14 rows); the replay's small cards had 7.4 px ranks. The panel now takes the room under
+    the hand and scrolls inside (every row still there), so the page is no taller than the
+    window; the replay's ranks are at least 10 px."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_page(page, server)
+    start_game(page)
+    page.wait_for_selector(f"{tid('bid-submit')}:visible")
+    page.click(tid("hint"))
+    page.wait_for_selector(f"{tid('analysis')} tr[data-action]")
+    assert page.locator(f"{tid('analysis')} tr[data-action]").count() == 14  # Nil, 1..13
+    assert page.evaluate("document.documentElement.scrollHeight") <= 844
+    box = page.locator("#analysis-box").bounding_box()
+    assert box["y"] + box["height"] <= 844 and box["height"] >= 160
+    hand = page.locator(tid("hand")).bounding_box()
+    assert box["y"] >= hand["y"] + hand["height"]  # below the hand, not over it
+    # the last row is reached by scrolling the panel
+    page.locator(f"{tid('analysis')} tr[data-action]").last.scroll_into_view_if_needed()
+    assert page.locator(f"{tid('analysis')} tr[data-action]").last.is_visible()
+    assert page.evaluate("document.documentElement.scrollHeight") <= 844
+
+    folder, _ = records
+    page.click(tid("watch"))
+    page.set_input_files(tid("watch-file"), str(folder / "one.json"))
+    page.wait_for_selector("#screen-watch .open-hand .card")
+    sizes = page.eval_on_selector_all(
+        "#screen-watch .open-hand .card .rank",
+        "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))")
+    assert len(sizes) == 52 and min(sizes) >= 10, sorted(sizes)[:3]

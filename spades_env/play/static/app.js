@@ -774,6 +774,7 @@ function render() {
   renderBidPanel();
   renderHandTable();
   $("hint").hidden = !(store.get("hints", true) && state.your_turn) || elsewhere;
+  if (!$("analysis-box").hidden) fitAnalysis();
   $("elsewhere").hidden = !elsewhere;
   if (elsewhere) $("bidpanel").hidden = true;
   if (hintSeq !== null && hintSeq !== state.seq) hideAnalysis();
@@ -954,17 +955,34 @@ function renderAnalysis(a, title, note) {
   if (a && a.phase !== "play") notes.push("The search bot values cards in the play phase only.");
   $("analysis-note").textContent = notes.join(" ");
   if (!a) { t.innerHTML = ""; return; }
-  const head = `<tr><th>Move</th><th title="${esc(a.checkpoint || "no checkpoint")}">Agent</th><th title="the search bot (${esc(a.search)}): expected score difference of the hand, points">Search</th></tr>`;
+  const head = `<tr><th>Move</th><th colspan="2" title="${esc(a.checkpoint || "no checkpoint")}">Agent</th><th title="the search bot (${esc(a.search)}): expected score difference of the hand, points">Search</th></tr>`;
+  // each bar in a column of its own (never under a number), as long as the row's probability
+  // against the most probable move's (full length): 23.9% and 27.1% are 88% and 100% long
+  const top = Math.max(0, ...a.rows.map((r) => r.prob || 0));
   const rows = a.rows.map((r) => {
     const p = r.prob === null ? "\u2013" : `${(100 * r.prob).toFixed(1)}%`;
-    const bar = r.prob === null ? "" : `<span class="bar" style="width:${Math.round(100 * r.prob)}%"></span>`;
+    const bar = r.prob === null || top <= 0 ? "" : `<span class="bar" style="width:${(100 * r.prob / top).toFixed(1)}%"></span>`;
     const v = r.value === null ? "\u2013" : `${r.value > 0 ? "+" : ""}${r.value.toFixed(1)}`;
     const cls = [r.played ? "played" : "", r.action === a.best_prob ? "best-prob" : "", r.action === a.best_value ? "best-value" : ""].join(" ").trim();
     const label = r.label.replace(/([\u2665\u2666])/g, '<span class="red">$1</span>');
     return `<tr data-action="${r.action}" class="${cls}"><td class="move">${r.played ? '<span class="mark" title="the move played">\u25B6</span> ' : ""}${label}</td>` +
-      `<td class="prob">${bar}<span class="num">${p}</span></td><td class="value">${v}</td></tr>`;
+      `<td class="pbar">${bar}</td><td class="prob"><span class="num">${p}</span></td><td class="value">${v}</td></tr>`;
   });
   t.innerHTML = head + rows.join("");
+  fitAnalysis();
+}
+
+// on a narrow screen the panel is below the hand: it takes the room left under it and scrolls
+// inside, so the page never grows past the window (beside the table it keeps its own height)
+function fitAnalysis() {
+  const box = $("analysis-box");
+  box.style.maxHeight = "";
+  box.classList.remove("fitted");
+  if (box.hidden || $("screen-table").hidden || !matchMedia("(max-width: 700px)").matches) return;
+  const top = box.getBoundingClientRect().top + scrollY;
+  const pad = parseFloat(getComputedStyle($("screen-table")).paddingBottom) || 0;
+  box.style.maxHeight = `${Math.max(160, Math.floor(innerHeight - top - pad - 2))}px`;
+  box.classList.add("fitted");
 }
 
 async function showHint() {
@@ -1039,7 +1057,8 @@ async function openWatch(key, opts = {}) {
   for (const g of list.games) {
     const o = document.createElement("option");
     o.value = g.key;
-    o.textContent = `${new Date(g.updated * 1000).toLocaleString()} \u00b7 ${g.difficulty}, ${g.rules} \u00b7 ${g.scores[0]}\u2013${g.scores[1]} (${g.hands} hands)`;
+    o.textContent = gameLabel(g);
+    o.title = `${g.hands} hands`;
     sel.appendChild(o);
   }
   for (const r of list.records) {
@@ -1051,6 +1070,13 @@ async function openWatch(key, opts = {}) {
     }
   }
   if (key) { sel.value = key; await loadReplay(key); }
+}
+
+// a finished game in the replay picker, the score first (so a narrow picker cuts the date, never
+// the score): "You 313\u2013297 \u00b7 easy, Standard \u00b7 500 \u00b7 Dec 2, 1:54 PM" (the hands in its tooltip)
+function gameLabel(g) {
+  const when = new Date(g.updated * 1000).toLocaleString([], { month: "short", day: "numeric", hour: "numeric", minute: "2-digit" });
+  return `You ${g.scores[0]}\u2013${g.scores[1]} \u00b7 ${g.difficulty}, ${g.rules} \u00b7 ${when}`;
 }
 
 // a refused record: the player's line, the server's reason one click away (when it says more)
@@ -1157,14 +1183,20 @@ async function showFrame(i) {
   drawFrame(frames[want - h.first_frame]);
 }
 
+// the teams' names as the table shows them ("You & Max"), from the server (summary.teams)
+function replayTeams(rp) {
+  const p = rp.summary.players;
+  return rp.summary.teams || [`${p[0]} & ${p[2]}`, `${p[1]} & ${p[3]}`];
+}
+
 function drawFrame(f) {
   const rp = replay;
   $("w-slider").value = String(frameIdx);
   $("w-pos").textContent = `move ${f.move} / ${rp.summary.moves}`;
-  const names = rp.summary.players.map(esc);
+  const names = rp.summary.players.map(esc), teams = replayTeams(rp).map(esc);
   $("watch-score").innerHTML =
-    `<span class="team"><b>${names[0]} & ${names[2]}</b> <span class="pts">${f.scores[0]}</span> <span class="bags">(${f.bags[0]})</span></span>` +
-    `<span class="team"><b>${names[1]} & ${names[3]}</b> <span class="pts">${f.scores[1]}</span> <span class="bags">(${f.bags[1]})</span></span>` +
+    `<span class="team"><b>${teams[0]}</b> <span class="pts">${f.scores[0]}</span> <span class="bags">(${f.bags[0]})</span></span>` +
+    `<span class="team"><b>${teams[1]}</b> <span class="pts">${f.scores[1]}</span> <span class="bags">(${f.bags[1]})</span></span>` +
     `<span class="meta">Hand ${f.hand_number} \u00b7 ${esc(f.phase)}</span>`;
   $("watch-event").textContent = f.event ? `${rp.summary.players[f.event.seat]} ${f.event.text}` :
     (f.move === 0 ? "The deal" : "New deal");
@@ -1192,7 +1224,7 @@ function drawFrame(f) {
   }
   const ht = $("w-hand-table");
   ht.hidden = !f.hand_result;
-  if (f.hand_result) ht.innerHTML = handTableHtml(f.hand_result, [`${names[0]} & ${names[2]}`, `${names[1]} & ${names[3]}`]);
+  if (f.hand_result) ht.innerHTML = handTableHtml(f.hand_result, replayTeams(rp));
   watchAnalysis(f);
 }
 
@@ -1264,6 +1296,7 @@ function wire() {
   $("take-over").onclick = takeOver;
   window.addEventListener("popstate", () => { closeMenu(); routeFromHash(); });
   window.addEventListener("pagehide", () => releaseGame());
+  window.addEventListener("resize", () => fitAnalysis());
   document.addEventListener("visibilitychange", () => {  // back to this tab: catch up
     if (!document.hidden && onTable() && !elsewhere) refreshGame().then(() => { if (onTable()) pump(); });
   });
