@@ -522,3 +522,40 @@ def test_phone_hint_fits_the_window_and_replay_ranks_read(server, page, records)
         "#screen-watch .open-hand .card .rank",
         "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))")
     assert len(sizes) == 52 and min(sizes) >= 10, sorted(sizes)[:3]
+
+
+# ---------------------------------------------------------------------- 12. download
+def test_download_the_record_from_results_and_replay(served, page, tmp_path):
+    """Fault 12: the docs said a game record could be downloaded from the app; only the API
+    route existed. The results screen and the replay of a finished game now have a Download
+    button: the file is the game's record (its players, its moves, its final score), and it
+    opens again by upload."""
+    open_page(page, served.url)
+    gid = start_game(page, target="100")
+    v = page.evaluate(PLAY_JS, [gid, "!!v.result", 3000])
+    scores = [v["teams"][0]["score"], v["teams"][1]["score"]]
+    page.reload()  # the last hand's score table, then Next: the results
+    page.wait_for_selector(f"{tid('next')}:visible")
+    page.click(tid("next"))
+    page.wait_for_selector(f"{tid('results')}:visible")
+    with page.expect_download() as dl:
+        page.click(tid("result-download"))
+    first = tmp_path / "from-results.json"
+    dl.value.save_as(str(first))
+    assert dl.value.suggested_filename == f"spades-{gid[:8]}.json"
+    rec = json.loads(first.read_text())
+    assert rec["format"] == "spades_env.game_record"
+    assert rec["players"] == ["Max (medium)", "Zoe (easy)", "You", "Lily (easy)"]
+    game = SpadesGame.from_dict(rec["game"])
+    assert game.is_over and list(game.scores) == scores
+
+    page.click(tid("watch-this"))
+    page.wait_for_selector(f"{tid('watch-download')}:visible")
+    with page.expect_download() as dl2:
+        page.click(tid("watch-download"))
+    second = tmp_path / "from-replay.json"
+    dl2.value.save_as(str(second))
+    assert json.loads(second.read_text()) == rec
+    page.set_input_files(tid("watch-file"), str(second))  # it opens again
+    page.wait_for_function("document.querySelector('[data-testid=watch-title]').innerText === 'from-replay.json'")
+    assert page.is_hidden(tid("watch-download"))  # an upload is a file already

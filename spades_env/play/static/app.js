@@ -1021,6 +1021,7 @@ async function showResults() {
   show("results");
   const r = state.result;
   $("result-text").textContent = `${r.text} after ${r.hands} hands`;
+  $("result-download").href = `/api/watch/game/${encodeURIComponent(state.id)}/record`;
   const names = state.teams.map((t) => esc(t.name));
   $("result-contracts").innerHTML =
     `<tr><th></th><th>${names[0]}</th><th>${names[1]}</th></tr>` +
@@ -1048,6 +1049,7 @@ async function openWatch(key, opts = {}) {
   replay = null;
   $("watch-title").textContent = "";
   $("watch-error").hidden = true;
+  $("watch-download").hidden = true;
   clearUploadList();
   watchEmpty(true);
   const list = await withServer(() => api("/api/watch"), (t) => { $("watch-error").hidden = false; $("watch-error").textContent = t; });
@@ -1104,6 +1106,10 @@ async function loadReplay(key, upload) {
   $("watch-error").hidden = true;
   $("watch-title").textContent = "Loading\u2026";
   if (upload || !key.startsWith("upload/")) clearUploadList();
+  // a finished game of yours: its record one click away (a file's games are files already)
+  const own = /^game\/([^?]+)$/.exec(key || "");
+  $("watch-download").hidden = !own;
+  if (own) $("watch-download").href = `/api/watch/${key}/record`;
   let summary;
   try {
     if (upload) {
