@@ -962,7 +962,7 @@ def test_record_files_in_the_replay_view(tmp_path):
     assert t["frames"][-1]["hand_result"] == h.hand_results[0].to_dict()
     # bad files fail when the app starts, naming the file
     bad = tmp_path / "bad.jsonl"
-    # a line that is not JSON is one refused game, the file's others open (issue 42, fault 8)
+    # a line that is not JSON is one refused game, the file's others open
     bad.write_text(g.to_json() + "\n{oops\n")
     src = load_record_file(str(bad))
     assert src.count == 2 and list(src.refused) == [1] and src.problem(1) == "line 2: not JSON"
