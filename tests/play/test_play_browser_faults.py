@@ -559,3 +559,59 @@ def test_download_the_record_from_results_and_replay(served, page, tmp_path):
     page.set_input_files(tid("watch-file"), str(second))  # it opens again
     page.wait_for_function("document.querySelector('[data-testid=watch-title]').innerText === 'from-replay.json'")
     assert page.is_hidden(tid("watch-download"))  # an upload is a file already
+
+
+# ---------------------------------------------------------------------- a hint a player understands
+def test_hint_says_the_move_and_why_and_shows_it(server, page):
+    """The hint's two columns disagreed without a word. It now opens with one line: the move
+    and why; in bidding the agent's choice, preset in the bid box; in play the search's best
+    card (the most points expected), raised in the hand, and the agent's choice when it differs.
+    The full table stays below it."""
+    open_page(page, server)
+    start_game(page)
+    page.wait_for_selector(f"{tid('bid-submit')}:visible")
+    gid = game_id(page)
+    page.click(tid("hint"))
+    page.wait_for_selector(f"{tid('hint-line')}:visible")
+    a = page.evaluate("async (id) => (await (await fetch(`/api/games/${id}/hint`)).json())"
+                      ".analysis", gid)
+    best = max(a["rows"], key=lambda r: r["prob"])
+    assert best["action"] == a["best_prob"]
+    line = page.inner_text(tid("hint-line"))
+    pct = f"{100 * best['prob']:.0f}%"
+    if best["action"] == 52:
+        assert line.startswith(f"Bid Nil: the agent's choice ({pct}"), line
+    else:
+        n = best["action"] - 52
+        assert line.startswith(f"Bid {n}: the agent's choice ({pct}"), line
+        assert page.inner_text(tid("bid-value")) == str(n)  # preset in the bid box
+    assert page.locator(f"{tid('analysis')} tr[data-action]").count() == len(a["rows"])
+    # in play: the search's best card, raised in the hand
+    page.click(tid("bid-submit"))
+    deadline = time.time() + 60
+    while True:
+        page.wait_for_function(YOUR_TURN, timeout=30000)
+        v = get_view(page, gid)
+        if v["phase"] == "play" and sum(h["legal"] for h in v["hand"]) > 1:
+            break
+        assert time.time() < deadline
+        if page.is_visible(tid("bid-submit")):
+            page.click(tid("bid-submit"))
+        else:
+            click_first_legal(page)
+    page.click(tid("hint"))
+    page.wait_for_selector(f"{tid('hint-line')}:visible")
+    a = page.evaluate("async (id) => (await (await fetch(`/api/games/${id}/hint`)).json())"
+                      ".analysis", gid)
+    pick = next(r for r in a["rows"] if r["action"] == a["best_value"])
+    line = page.inner_text(tid("hint-line"))
+    pts = f"{'+' if pick['value'] > 0 else ''}{pick['value']:.1f}"
+    assert line.startswith(f"Play {pick['label']}: the most points expected this hand ({pts} "), line
+    if a["best_prob"] != a["best_value"]:
+        agent = next(r for r in a["rows"] if r["action"] == a["best_prob"])
+        assert f"the agent would play {agent['label']} ({100 * agent['prob']:.0f}%)" in line
+    raised = page.eval_on_selector_all(f"{tid('hand')} .card.suggested",
+                                       "els => els.map(e => Number(e.dataset.action))")
+    assert raised == [pick["action"]]
+    click_first_legal(page)  # a move made: the suggestion goes
+    assert page.locator(f"{tid('hand')} .card.suggested").count() == 0

@@ -18,6 +18,7 @@ let state = null;       // the last view of the game from the server
 let config = null;
 let bidValue = 3;
 let bidSending = false;  // a bid on its way to the server
+let suggested = null;  // the hint's move, {seq, action}: raised in the hand
 let showLastTrickUntil = 0;
 let pumpGen = 0;        // each pump() starts a new generation; older loops stop
 let paused = false;
@@ -642,6 +643,7 @@ function renderHand() {
     el.dataset.legal = String(h.legal);
     el.dataset.action = String(h.action);
     if (h.legal) el.classList.add("legal");
+    if (suggested && suggested.seq === state.seq && suggested.action === h.action) el.classList.add("suggested");
     if (!clickable) el.classList.add("idle");
     el.addEventListener("pointerdown", (e) => startDrag(e, el, h));
     el.addEventListener("click", () => { if (!dragJustEnded) playCard(h.action, el); });
@@ -944,6 +946,44 @@ function hideAnalysis() {
   $("analysis-box").hidden = true;
   $("screen-table").classList.remove("with-side");
   hintSeq = null;
+  $("hint-line").hidden = true;
+  if (suggested) { suggested = null; if (state && !$("screen-table").hidden) renderHand(); }
+}
+
+// the hint in one line: the move to make and why, the card raised in the hand or the bid set in
+// the bid box. In play the search's best (expected points of the hand); in bidding, where the
+// search gives no values, the agent's first choice
+function hintSuggestion(a) {
+  const row = (x) => (x === null || x === undefined ? null : a.rows.find((r) => r.action === x));
+  const bySearch = a.phase === "play" ? row(a.best_value) : null, byAgent = row(a.best_prob);
+  const pick = bySearch || byAgent;
+  if (!pick) return null;
+  const pct = (r) => `${(100 * r.prob).toFixed(0)}%`;
+  const move = pick.action < BID_OFFSET ? `Play ${pick.label}` :
+    (pick.action === LOOK ? "Look at your cards" : (pick.action === BLIND_NIL || pick.action === BID_OFFSET ? `Bid ${pick.label}` : pick.label.replace(/^bid/, "Bid")));
+  let why;
+  if (bySearch) {
+    const pts = `${pick.value > 0 ? "+" : ""}${pick.value.toFixed(1)}`;
+    why = `the most points expected this hand (${pts} for your team against theirs)`;
+    if (byAgent && byAgent !== pick && byAgent.prob !== null) why += `; the agent would play ${byAgent.label} (${pct(byAgent)})`;
+    else if (pick.prob !== null) why += `, also the agent's choice (${pct(pick)})`;
+  } else {
+    why = `the agent's choice (${pct(pick)})`;
+  }
+  return { action: pick.action, text: `${move}: ${why}.` };
+}
+
+function showSuggestion(a) {
+  const sg = a && hintSuggestion(a);
+  $("hint-line").hidden = !sg;
+  if (!sg) return;
+  $("hint-line").textContent = sg.text;
+  suggested = { seq: state.seq, action: sg.action };
+  if (sg.action < BID_OFFSET) renderHand();
+  else if (sg.action > BID_OFFSET && sg.action < BLIND_NIL && state.bidding) {
+    bidValue = sg.action - BID_OFFSET;  // the suggested bid, preset in the bid box
+    showBidValue();
+  }
 }
 
 function renderAnalysis(a, title, note) {
@@ -1010,6 +1050,8 @@ async function showHint() {
     if (!state || state.id !== id || state.seq !== seq) return;
     renderAnalysis(h.analysis, "What the agent thinks of your move",
       "From your own view only: the agent's probability of each move and the search bot's expected points.");
+    showSuggestion(h.analysis);
+    fitAnalysis();
   } catch (e) {
     answered = true;
     renderAnalysis(null, "No hint", e.message);
