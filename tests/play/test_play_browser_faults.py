@@ -615,3 +615,46 @@ def test_hint_says_the_move_and_why_and_shows_it(server, page):
     assert raised == [pick["action"]]
     click_first_legal(page)  # a move made: the suggestion goes
     assert page.locator(f"{tid('hand')} .card.suggested").count() == 0
+
+
+# ---------------------------------------------------------------------- game speed
+ADVANCE_STARTS = ("performance.getEntriesByType('resource').filter((e) => "
+                  "e.name.endsWith('/advance')).map((e) => e.startTime)")
+
+
+def _bot_gaps(page, n: int = 4) -> list[float]:
+    """Seconds between the starts of the page's next ``n + 1`` bot moves (``/advance``)."""
+    page.evaluate("performance.clearResourceTimings()")
+    deadline = time.time() + 60
+    while len(page.evaluate(ADVANCE_STARTS)) < n + 1:
+        assert time.time() < deadline, "the bots did not move"
+        if page.is_visible(tid("next")):
+            page.click(tid("next"))
+        elif page.is_visible(tid("bid-submit")) and page.is_enabled(tid("bid-submit")):
+            page.click(tid("bid-submit"))
+        elif not click_first_legal(page):
+            page.wait_for_timeout(30)
+    t = page.evaluate(ADVANCE_STARTS)[:n + 1]
+    return [(b - a) / 1000 for a, b in zip(t, t[1:])]
+
+
+def test_game_speed_in_the_settings_and_the_menu(server, page):
+    """Game speed was only ``?delay=`` in the address. Settings and the menu now set it (Slow,
+    Normal, Fast: 1000, 550, 150 ms before each bot move), remembered by the browser."""
+    open_page(page, server, "")  # no ?delay= or ?pause=: the speed setting rules
+    page.select_option(tid("speed-setting"), "slow")
+    start_game(page)
+    gaps = _bot_gaps(page)
+    assert min(gaps) >= 1.0, gaps  # a bot waits 1000 ms (more after a trick)
+    page.click(tid("menu"))
+    assert page.inner_text(tid("menu-speed")) == "Speed: Slow"
+    page.click(tid("menu-speed"))  # Slow -> Normal
+    page.click(tid("menu-speed"))  # Normal -> Fast
+    assert page.inner_text(tid("menu-speed")) == "Speed: Fast"
+    page.keyboard.press("Escape")
+    gaps = _bot_gaps(page)
+    assert min(gaps) >= 0.15 and statistics.median(gaps) < 1.0, gaps
+    page.reload()  # remembered
+    page.wait_for_selector("body[data-ready=true]")
+    page.click(tid("menu"))
+    assert page.inner_text(tid("menu-speed")) == "Speed: Fast"

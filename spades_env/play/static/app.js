@@ -3,8 +3,15 @@
 "use strict";
 
 const params = new URLSearchParams(location.search);
-const BOT_DELAY = Number(params.get("delay") ?? 550);     // ms before each bot move
-const TRICK_PAUSE = Number(params.get("pause") ?? 1100);  // ms a completed trick stays shown
+// game speed (settings and menu, remembered): ms before each bot move and a completed trick
+// stays shown; ?delay= and ?pause= in the address override it
+const SPEEDS = { slow: [1000, 1800], normal: [550, 1100], fast: [150, 500] };
+let BOT_DELAY = 550, TRICK_PAUSE = 1100;
+function applySpeed(name) {
+  const sp = SPEEDS[name] || SPEEDS.normal;
+  BOT_DELAY = Number(params.get("delay") ?? sp[0]);
+  TRICK_PAUSE = Number(params.get("pause") ?? sp[1]);
+}
 const SUIT_SYMBOL = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
 const SUIT_NAME = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
 const BID_OFFSET = 52, BLIND_NIL = 66, LOOK = 67;
@@ -186,6 +193,7 @@ async function loadSettings() {
   warmChosen();
   buildRulesPanel();
   $("hint-setting").checked = store.get("hints", true);
+  $("speed-setting").value = store.get("speed", "normal");
   const list = await withServer(() => api("/api/games"), err);
   savedGames = list.games;
   renderSaved();
@@ -925,6 +933,8 @@ function updateMenu() {
   $("menu-resume").hidden = !paused;
   $("menu-sound").setAttribute("aria-pressed", String(soundOn));
   $("menu-sound").textContent = soundOn ? "Sound: on" : "Sound: off";
+  const sp = store.get("speed", "normal");
+  $("menu-speed").textContent = `Speed: ${sp[0].toUpperCase()}${sp.slice(1)}`;
   $("paused-banner").hidden = !paused;
   document.body.classList.toggle("paused", paused);
 }
@@ -1309,6 +1319,12 @@ function wire() {
   $("confirm-new").onclick = newGame;
   $("cancel-new").onclick = () => { $("confirm-box").hidden = true; $("play").hidden = false; };
   $("hint-setting").onchange = (e) => store.set("hints", e.target.checked);
+  const setSpeed = (name) => { store.set("speed", name); applySpeed(name); $("speed-setting").value = name; updateMenu(); };
+  $("speed-setting").onchange = (e) => setSpeed(e.target.value);
+  $("menu-speed").onclick = () => {  // Slow -> Normal -> Fast -> Slow; the menu stays open
+    const names = Object.keys(SPEEDS);
+    setSpeed(names[(names.indexOf(store.get("speed", "normal")) + 1) % names.length]);
+  };
   $("bid-minus").onclick = () => { if (state && state.bidding) { bidValue = Math.max(1, bidValue - 1); showBidValue(); } };
   $("bid-plus").onclick = () => { if (state && state.bidding) { bidValue = Math.min(13, bidValue + 1); showBidValue(); } };
   $("rules-preset").onchange = (e) => { applyRules(config.presets[e.target.value]); checkRules(); };
@@ -1369,6 +1385,7 @@ function wire() {
 }
 
 window.addEventListener("DOMContentLoaded", async () => {
+  applySpeed(store.get("speed", "normal"));
   wire();
   updateMenu();
   const named = location.hash;  // a reload or a link: back to the screen the address names
