@@ -156,7 +156,6 @@ class BodyLimit:
 
         await self.app(scope, replay, send)
 
-
     async def _too_large(self, scope, send, n: int | None) -> None:
         """413 for an upload over its limit, naming the file (``X-File-Name``)."""
         name = upload_name(dict(scope.get("headers", ())).get(b"x-file-name", b"").decode(

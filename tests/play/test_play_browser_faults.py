@@ -658,3 +658,27 @@ def test_game_speed_in_the_settings_and_the_menu(server, page):
     page.wait_for_selector("body[data-ready=true]")
     page.click(tid("menu"))
     assert page.inner_text(tid("menu-speed")) == "Speed: Fast"
+
+
+# ---------------------------------------------------------------------- auto-play a forced card
+def test_a_forced_card_plays_itself_when_asked(server, page):
+    """An option: with only one legal card, the page plays it by itself (off by default: then it
+    waits for the player's click)."""
+    open_page(page, server, "delay=200&pause=0")
+    start_game(page)
+    forced = "v.your_turn && v.phase === 'play' && v.hand.filter((h) => h.legal).length === 1"
+    fast_forward(page, forced)
+    page.wait_for_function(YOUR_TURN)
+    n = page.locator(f"{tid('hand')} .card").count()
+    page.wait_for_timeout(1200)  # off: nothing is played for the player
+    assert page.locator(f"{tid('hand')} .card").count() == n
+    assert page.inner_text(tid("status")).startswith("Your turn")
+    page.goto(page.url.split("#")[0])  # the settings screen: switch it on, Continue
+    page.wait_for_selector("body[data-ready=true]")
+    assert not page.is_checked(tid("autoplay-setting"))
+    page.check(tid("autoplay-setting"))
+    page.click(tid("continue"))
+    page.wait_for_selector(f"{tid('score')}:visible")
+    page.wait_for_function(
+        f"document.querySelectorAll('[data-testid=hand] .card').length < {n} || "
+        "!document.getElementById('hand-table-box').hidden", timeout=10000)

@@ -194,6 +194,7 @@ async function loadSettings() {
   buildRulesPanel();
   $("hint-setting").checked = store.get("hints", true);
   $("speed-setting").value = store.get("speed", "normal");
+  $("autoplay-setting").checked = store.get("autoplay", false);
   const list = await withServer(() => api("/api/games"), err);
   savedGames = list.games;
   renderSaved();
@@ -785,6 +786,7 @@ function render() {
   renderHandTable();
   $("hint").hidden = !(store.get("hints", true) && state.your_turn) || elsewhere;
   if (!$("analysis-box").hidden) fitAnalysis();
+  maybeAutoPlay();
   $("elsewhere").hidden = !elsewhere;
   if (elsewhere) $("bidpanel").hidden = true;
   if (hintSeq !== null && hintSeq !== state.seq) hideAnalysis();
@@ -896,6 +898,20 @@ async function act(action, el) {
 }
 
 function playCard(action, el) { act(action, el); }
+
+// the option "play a forced card by itself": on your turn in play with one legal card, it is
+// played after the bots' delay (once per position; a pause or another tab holds it)
+let autoSeq = null;
+function maybeAutoPlay() {
+  if (!store.get("autoplay", false) || !state || !state.your_turn || state.phase !== "play" ||
+      state.hand_table || paused || elsewhere) return;
+  const legal = state.hand.filter((h) => h.legal);
+  if (legal.length !== 1 || autoSeq === state.seq) return;
+  const seq = autoSeq = state.seq, id = state.id;
+  setTimeout(() => {
+    if (state && state.id === id && state.seq === seq && state.your_turn && !paused && !elsewhere) act(legal[0].action);
+  }, Math.max(300, BOT_DELAY));
+}
 
 function onTable() { return state && !$("screen-table").hidden; }
 
@@ -1321,6 +1337,7 @@ function wire() {
   $("hint-setting").onchange = (e) => store.set("hints", e.target.checked);
   const setSpeed = (name) => { store.set("speed", name); applySpeed(name); $("speed-setting").value = name; updateMenu(); };
   $("speed-setting").onchange = (e) => setSpeed(e.target.value);
+  $("autoplay-setting").onchange = (e) => store.set("autoplay", e.target.checked);
   $("menu-speed").onclick = () => {  // Slow -> Normal -> Fast -> Slow; the menu stays open
     const names = Object.keys(SPEEDS);
     setSpeed(names[(names.indexOf(store.get("speed", "normal")) + 1) % names.length]);
