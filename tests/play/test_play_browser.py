@@ -406,7 +406,10 @@ def test_watch_upload_reads_jsonl_and_resets_the_title(server, page, records):
     page.wait_for_function("document.querySelector('[data-testid=watch-title]').innerText === 'one.json'")
     page.set_input_files(tid("watch-file"), str(folder / "bad.json"))
     page.wait_for_selector(f"{tid('watch-error')}:visible")
-    assert page.inner_text(tid("watch-error")).startswith("bad.json: not a spades_env game record")
+    # one line for the player, the reader's reason under Details
+    assert page.inner_text(f"{tid('watch-error')} .summary") == "bad.json is not a Spades game record"
+    assert page.inner_text(f"{tid('watch-error')} .detail").startswith(
+        "bad.json: not a spades_env game record")
     assert page.inner_text(tid("watch-title")) == ""  # not the previous replay's title
     assert page.is_hidden(tid("watch-pos"))
     page.set_input_files(tid("watch-file"), str(folder / "two.jsonl"))
