@@ -408,7 +408,7 @@ def test_watch_upload_reads_jsonl_and_resets_the_title(server, page, records):
     page.wait_for_selector(f"{tid('watch-error')}:visible")
     # one line for the player, the reader's reason under Details
     assert page.inner_text(f"{tid('watch-error')} .summary") == "bad.json is not a Spades game record"
-    assert page.inner_text(f"{tid('watch-error')} .detail").startswith(
+    assert page.text_content(f"{tid('watch-error')} .detail").startswith(
         "bad.json: not a spades_env game record")
     assert page.inner_text(tid("watch-title")) == ""  # not the previous replay's title
     assert page.is_hidden(tid("watch-pos"))
