@@ -107,13 +107,16 @@ def load_hand_records(path: str, data: bytes | None = None,
             "teacher": str(d["teacher"]), "rules": str(d["rules"])}
 
 
-def read_game_records(data, where: str, most: int | None = None) -> list[tuple[object, str]]:
+def read_game_records(data, where: str, most: int | None = None, keep_bad_lines: bool = False
+                      ) -> list[tuple[object, str]]:
     """The JSON values of a game-record file's bytes, each with where it was found: the whole
     text when it is one JSON value (``WHERE``), else JSON lines, one value per non-empty line
     (``"WHERE: line N"``), when the first line is a JSON value by itself. The format is read off
     the content, never the file's name, so a file reads the same whoever gives it (the play app's
     ``--records`` and its upload, ``read_game_record_file``). The text must be UTF-8 (a BOM is
-    allowed). The values are not checked as records here (the caller does).
+    allowed). The values are not checked as records here (the caller does). With
+    ``keep_bad_lines``, a JSON line after the first that does not parse is kept as its
+    ``ValueError`` (in place of the value) instead of refusing the file.
 
     Raises:
         ValueError: not UTF-8, no value, invalid JSON (also JSON nested too deeply for the
@@ -139,8 +142,16 @@ def read_game_records(data, where: str, most: int | None = None) -> list[tuple[o
     if most is not None and len(lines) > most:
         raise TooManyRecords(f"{where}: {len(lines)} lines; at most {most} games are read from "
                              f"one file")
-    return [(parse_json(ln, f"{where}: line {i + 1}"), f"{where}: line {i + 1}")
-            for i, ln in lines]
+    out = []
+    for i, ln in lines:
+        at = f"{where}: line {i + 1}"
+        try:
+            out.append((parse_json(ln, at), at))
+        except ValueError as e:
+            if not keep_bad_lines:
+                raise
+            out.append((e, at))
+    return out
 
 
 def read_game_record_file(path: str) -> list[tuple[object, str]]:

@@ -422,7 +422,9 @@ def load(game_cls, d: dict):
             g.initial = initial
             _compare(d, g, "the saved fields are not what the hand's deal and moves give")
         return g
-    except (KeyError, TypeError, AttributeError, IndexError, OverflowError, RecursionError) as e:
+    except KeyError as e:
+        raise _corrupt(f"missing field {e}"[:500]) from None
+    except (TypeError, AttributeError, IndexError, OverflowError, RecursionError) as e:
         raise _corrupt(f"{type(e).__name__}: {e}"[:500]) from None
 
 

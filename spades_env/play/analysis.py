@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import time
 
 import numpy as np
 
@@ -66,6 +67,41 @@ class Analyst:
         self._policy = None
         self._policy_error = None if checkpoint else "no checkpoint given"
         self._search_bot = None
+        self._warm_started = None  # perf_counter() when ``warm`` started, then its seconds
+        self._warm_seconds = None
+
+    def warm(self, views) -> None:
+        """Load the checkpoint and the search bot, and analyse ``views`` (throw-away decisions:
+        ``session.warm_views()``), in a background thread (returns at once; once only), so the
+        first hint does not pay for it."""
+        with self._lock:
+            if self._warm_started is not None:
+                return
+            self._warm_started = time.perf_counter()
+
+        def run():
+            try:
+                for k, v in enumerate(views):
+                    self.analyse(v, (k,))
+            except Exception:  # noqa: BLE001 - the first real hint says what is wrong
+                pass
+            self._warm_seconds = round(time.perf_counter() - self._warm_started, 3)
+        threading.Thread(target=run, name="spades-play-warm-analysis", daemon=True).start()
+
+    def status(self) -> dict:
+        """``{"key": "analysis", "label", "state", "seconds"}`` as ``BotPool.status``: ``ready``
+        once loaded (by ``warm`` or a first analysis), ``loading`` while ``warm`` runs, else
+        ``cold``."""
+        out = {"key": "analysis", "label": "the hint (the agent and the search)"}
+        if self._warm_seconds is not None:
+            return {**out, "state": "ready", "seconds": self._warm_seconds}
+        if self._warm_started is not None:
+            return {**out, "state": "loading",
+                    "seconds": round(time.perf_counter() - self._warm_started, 3)}
+        if self._search_bot is not None and (self._policy is not None
+                                             or self._policy_error is not None):
+            return {**out, "state": "ready", "seconds": 0.0}
+        return {**out, "state": "cold", "seconds": 0.0}
 
     def _load_policy(self):
         if self._policy is None and self._policy_error is None:

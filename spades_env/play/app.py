@@ -48,7 +48,7 @@ from .analysis import Analyst, default_checkpoint
 from ..rules import PRESETS, Rules
 from .session import (
     HUMAN_SEAT, LEVELS, LINEUPS, PANEL_FIELDS, TARGETS, BotPool, GameSession, Refused,
-    checkpoint_lineup, rules_info, stats_summary,
+    checkpoint_lineup, rules_info, stats_summary, warm_views,
 )
 from .store import Store
 
@@ -104,7 +104,8 @@ class BodyLimit:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        limit = self.upload_limit if scope["path"] == self.upload_path else self.limit
+        upload = scope["path"] == self.upload_path
+        limit = self.upload_limit if upload else self.limit
         for k, v in scope.get("headers", ()):
             if k == b"content-length":
                 try:
@@ -112,12 +113,13 @@ class BodyLimit:
                 except ValueError:
                     return await _send_error(send, 400, "bad Content-Length header")
                 if n > limit:
+                    if upload:
+                        return await self._too_large(scope, send, n)
                     return await _send_error(send, 413, f"request body too large: {n} bytes, "
                                                         f"the limit is {limit}")
         if scope["method"] in ("GET", "HEAD", "OPTIONS"):
             return await self.app(scope, receive, send)
         chunks, seen = [], 0
-        upload = scope["path"] == self.upload_path
         try:
             while True:
                 msg = await receive()
@@ -126,6 +128,8 @@ class BodyLimit:
                 body = msg.get("body", b"")
                 seen += len(body)
                 if seen > limit:
+                    if upload:
+                        return await self._too_large(scope, send, None)
                     return await _send_error(send, 413, f"request body too large: more than "
                                                         f"{limit} bytes, the limit is {limit}")
                 if upload:
@@ -151,6 +155,26 @@ class BodyLimit:
             return await receive()
 
         await self.app(scope, replay, send)
+
+    async def _too_large(self, scope, send, n: int | None) -> None:
+        """413 for an upload over its limit, naming the file (``X-File-Name``)."""
+        name = upload_name(dict(scope.get("headers", ())).get(b"x-file-name", b"").decode(
+            "latin-1"))
+        size = "more than the limit" if n is None else f"{n / 2 ** 20:.1f} MiB"
+        limit = f"{self.upload_limit / 2 ** 20:g} MiB"
+        msg = f"{name} is too large to open: {size}; the limit is {limit}"
+        body = json.dumps({"detail": msg, "summary": msg}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def upload_name(header: str) -> str:
+    """The file name of an upload's ``X-File-Name`` header (URL-encoded by the page), printable
+    and at most 120 characters; ``the uploaded file`` without one."""
+    name = urllib.parse.unquote(header)[:120].strip()
+    return "".join(ch for ch in name if ch.isprintable()) or "the uploaded file"
 
 
 class HostCheck:
@@ -235,6 +259,12 @@ class ActionIn(_Strict):
 
 class SeqIn(_Strict):
     seq: StrictInt | None = None
+
+
+class WarmIn(_Strict):
+    difficulty: StrictStr | None = None
+    game: StrictStr | None = None
+    hints: StrictBool = True
 
 
 class Busy(Refused):
@@ -437,8 +467,12 @@ def _same_key(client: str, scope) -> tuple | None:
 
 def record_refusal(e: ValueError) -> Refused:
     """The one answer to a record (or a game of it) the replay view refuses, on every route:
-    413 past a size limit (``replay.TooLarge``), else 422, with the reason."""
-    return Refused(413 if isinstance(e, replay.TooLarge) else 422, str(e))
+    413 past a size limit (``replay.TooLarge``), else 422, with the reason (``detail``) and a
+    line for the player (``summary``: ``replay.refusal_summary``)."""
+    large = isinstance(e, replay.TooLarge)
+    out = Refused(413 if large else 422, str(e))
+    out.extra = {"summary": replay.refusal_summary(str(e), too_large=large)}
+    return out
 
 
 class _JSON(JSONResponse):
@@ -492,6 +526,7 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
     if checkpoint is not None:
         table["checkpoint"] = checkpoint_lineup(checkpoint)
         levels.append("checkpoint")
+    levels_of = levels
     sources = [replay.load_record_file(p) for p in records]
     bots = BotPool()
     seeds = None if seed is None else np.random.default_rng(seed)
@@ -526,8 +561,8 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
 
     @app.exception_handler(Refused)
     async def _refused(request: Request, exc: Refused):
-        return _JSON({"detail": exc.message}, status_code=exc.status,
-                            headers=getattr(exc, "headers", None))
+        return _JSON({"detail": exc.message, **getattr(exc, "extra", {})}, status_code=exc.status,
+                     headers=getattr(exc, "headers", None))
 
     @app.exception_handler(replay.RecordError)
     async def _record(request: Request, exc: replay.RecordError):
@@ -624,11 +659,37 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
                 raise Refused(422, f"game length must be one of {list(TARGETS)} points, got "
                                    f"{body.target}")
             rules = Rules(target_score=body.target, blind_nil=body.blind_nil)
+        bots.warm(table[body.difficulty].values())  # (already warm: nothing to do)
         with lock:
             s = GameSession.create(store, bots, player, body.difficulty, table[body.difficulty],
                                    seed=None if seeds is None else int(seeds.integers(2 ** 63)),
                                    rules=rules)
             return view(s, player)
+
+    @app.post("/api/warm")
+    def warm(body: WarmIn, player: str = Depends(player_id)):
+        """Start loading what a difficulty (``difficulty``) or a game (``game``: its line-up)
+        needs, and the hint's agent and search with ``hints``; answer how far that is:
+        ``{"ready", "done", "total", "items": [{"key", "label", "state", "seconds"}]}``
+        (``BotPool.status``). The page asks when a difficulty is chosen, and waits for
+        ``ready`` (showing the items) before the first bot move of a game."""
+        if (body.difficulty is None) == (body.game is None):
+            raise Refused(422, "give either difficulty or game")
+        if body.game is not None:
+            with lock:
+                levels = list(load(body.game, player).row.lineup.values())
+        elif body.difficulty in levels_of:
+            levels = list(table[body.difficulty].values())
+        else:
+            raise Refused(422, f"unknown difficulty {body.difficulty!r}; choose one of {levels_of}")
+        levels = list(dict.fromkeys(levels))
+        bots.warm(levels)
+        items = [bots.status(lv) for lv in levels]
+        if body.hints and hasattr(analyst, "warm"):  # (a test's stand-in may not warm)
+            analyst.warm(warm_views())
+            items.append(analyst.status())
+        done = sum(it["state"] in ("ready", "failed") for it in items)
+        return {"ready": done == len(items), "done": done, "total": len(items), "items": items}
 
     @app.post("/api/rules")
     def check_rules(body: RulesIn, player: str = Depends(player_id)):
@@ -683,6 +744,13 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
 
     @app.post("/api/games/{game_id}/advance")
     def advance(game_id: str, body: SeqIn | None = Body(None), player: str = Depends(player_id)):
+        with lock:
+            lineup = set(load(game_id, player).row.lineup.values())
+        for level in lineup:  # a level still loading is waited for here, not under the lock
+            try:
+                bots.get(level)
+            except ValueError:
+                pass  # the move answers 503 with the reason
         return mutate(game_id, player, lambda s: s.advance(body.seq if body else None))
 
     @app.post("/api/games/{game_id}/next")
@@ -839,8 +907,7 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
     @app.post("/api/watch/upload")
     async def watch_upload(request: Request, player: str = Depends(player_id)):
         raw = await request.body()
-        name = urllib.parse.unquote(request.headers.get("x-file-name", ""))[:120].strip()
-        name = "".join(ch for ch in name if ch.isprintable()) or "the uploaded file"
+        name = upload_name(request.headers.get("x-file-name", ""))
         return await heavy.run(client_key(request), _upload, raw, name, player)
 
     def _upload(raw: bytes, name: str, player: str) -> dict:
@@ -862,7 +929,9 @@ def create_app(db_path: str, checkpoint: str | None = None, lineups: dict | None
         out["key"] = f"upload/{token}"
         out["game"] = first
         out["games"] = [{"index": i, "title": src.title(i), "moves": src.moves(i),
-                         "refused": src.refused.get(i)} for i in range(min(src.count, 500))]
+                         "refused": src.refused.get(i), "problem": src.problem(i)}
+                        for i in range(min(src.count, 500))]
+        out["refused_count"] = len(src.refused)
         out["game_count"] = src.count
         return out
 

@@ -50,9 +50,10 @@ from ..rules import Rules, trick_winner
 
 __all__ = ["RECORD_FORMAT", "RECORD_VERSION", "game_record", "write_game_record",
            "parse_record", "frames_from_game", "frames_from_json_text", "load_record_file",
-           "RecordSource", "seat_labels", "replay_frames", "ReplayGame", "parse_upload",
+           "RecordSource", "seat_labels", "team_names", "replay_frames", "ReplayGame", "parse_upload",
            "read_records", "RecordError", "TooLarge", "MAX_REPLAY_MOVES", "MAX_UPLOAD_MOVES",
-           "MAX_UPLOAD_GAMES", "CHECKPOINT_EVERY", "GAMES_KEPT"]
+           "MAX_UPLOAD_GAMES", "CHECKPOINT_EVERY", "GAMES_KEPT", "problem_kind",
+           "refusal_summary"]
 
 _PHASES = ("bidding", "exchange", "play", "over")
 
@@ -76,6 +77,21 @@ def seat_labels(lineup: dict) -> list[str]:
         else:
             label = "agent" if level.startswith("checkpoint:") else level
             out.append(f"{SEAT_NAMES[s]} ({label})")
+    return out
+
+
+def team_names(players) -> list[str]:
+    """The two teams' names as the table shows them: seats 0 and 2, then 1 and 3, the player
+    (``You``) first, each name without the level in brackets its seat label carries:
+    ``["You & Max", "Zoe & Lily"]`` for ``["Max (hard)", "Zoe (easy)", "You", "Lily (easy)"]``,
+    ``["Ann & Cat", "Ben & Dan"]`` for a record's ``["Ann", "Ben", "Cat", "Dan"]``."""
+    def short(name: str) -> str:
+        cut = name.rsplit(" (", 1)[0] if name.endswith(")") else name
+        return cut or name
+    out = []
+    for t in (0, 1):
+        seats = sorted((t, t + 2), key=lambda s: players[s] != "You")
+        out.append(" & ".join(short(players[s]) for s in seats))
     return out
 
 
@@ -197,11 +213,11 @@ def replay_frames(start: SpadesGame, moves, stop_at_hand_end: bool = False,
 def frames_from_game(game: SpadesGame, players=DEFAULT_PLAYERS, title: str = "") -> dict:
     """The replay of ``game`` from its first deal (``game.initial``) through ``game.moves``.
 
-    Returns ``{"title", "players", "rules", "winner", "moves", "frames"}``.
+    Returns ``{"title", "players", "teams", "rules", "winner", "moves", "frames"}``.
     """
     start = SpadesGame.replay([], initial=game.initial) if game.initial else SpadesGame(game.rules)
-    return {"title": title, "players": list(players), "rules": game.rules.to_dict(),
-            "winner": game.winner, "moves": len(game.moves),
+    return {"title": title, "players": list(players), "teams": team_names(players),
+            "rules": game.rules.to_dict(), "winner": game.winner, "moves": len(game.moves),
             "frames": replay_frames(start, game.moves)}
 
 
@@ -243,6 +259,31 @@ class TooLarge(RecordError):
     """A record past a size limit of the replay view (the app answers 413)."""
 
 
+def problem_kind(message: str) -> str:
+    """What kind of problem a refusal's message is, in a player's words: ``not JSON``, ``not a
+    game record``, ``too large`` or ``damaged`` (a record whose game does not load)."""
+    if "invalid JSON" in message or "not UTF-8" in message:
+        return "not JSON"
+    if "not a spades_env game record" in message or "teacher records, not" in message:
+        return "not a game record"
+    if "moves in all" in message or ("at most" in message and "moves" in message):
+        return "too large"
+    return "damaged"
+
+
+def refusal_summary(message: str, name: str | None = None, too_large: bool = False) -> str:
+    """One line for a player about a refused record file (the message stays as its details):
+    ``NAME is damaged: its game does not load (cut short or edited?)``, ``NAME is not a Spades
+    game record``, ``NAME is too large for the replay view``. ``name`` defaults to the start of
+    the message (every refusal names its file first)."""
+    name = name or message.split(": ")[0]
+    kind = "too large" if too_large else problem_kind(message)
+    return {"not JSON": f"{name} is not a Spades game record (it is not JSON text)",
+            "not a game record": f"{name} is not a Spades game record",
+            "too large": f"{name} is too large for the replay view",
+            }.get(kind, f"{name} is damaged: its game does not load (cut short or edited?)")
+
+
 # ---------------------------------------------------------------------- record files
 _ZIP_MAGIC = b"PK"
 
@@ -267,8 +308,17 @@ class RecordSource:
     _games: list = field(default_factory=list, repr=False)
     _teacher: dict | None = field(default=None, repr=False)
     refused: dict = field(default_factory=dict)
+    places: dict = field(default_factory=dict)  # index -> "line N" (JSON lines) or "hand N"
     _kept: OrderedDict = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def problem(self, index: int) -> str | None:
+        """A refused game's problem in short (``line 2: not JSON``), else None."""
+        if index not in self.refused:
+            return None
+        kind = problem_kind(self.refused[index])
+        place = self.places.get(index)
+        return f"{place}: {kind}" if place else kind
 
     def title(self, index: int) -> str:
         """The title of game ``index``: the file's name, with ``#index`` when it holds more."""
@@ -362,6 +412,7 @@ def _read_hands(data: bytes, where: str, name: str, upload: bool) -> RecordSourc
             _check_hand(src, i)
         except RecordError as e:
             src.refused[i] = str(e)
+            src.places[i] = f"hand {i}"
     return _some_loaded(src)
 
 
@@ -376,7 +427,8 @@ def _some_loaded(src: RecordSource) -> RecordSource:
 
 def _read_games(data: bytes, where: str, name: str, upload: bool) -> RecordSource:
     try:
-        docs = read_game_records(data, where, most=MAX_UPLOAD_GAMES if upload else None)
+        docs = read_game_records(data, where, most=MAX_UPLOAD_GAMES if upload else None,
+                                 keep_bad_lines=True)
     except TooManyRecords as e:
         raise TooLarge(str(e)) from None
     total = 0
@@ -389,15 +441,20 @@ def _read_games(data: bytes, where: str, name: str, upload: bool) -> RecordSourc
     if upload and total > MAX_UPLOAD_MOVES:
         raise TooLarge(f"{where}: {total} moves in all; an upload may hold at most "
                        f"{MAX_UPLOAD_MOVES}")
-    games, refused = [], {}
+    games, refused, places = [], {}, {}
     for i, (d, at) in enumerate(docs):
         try:
+            if isinstance(d, ValueError):  # a line that is not JSON (``keep_bad_lines``)
+                raise d
             games.append(parse_record(d, name + at[len(where):]))
         except ValueError as e:
             games.append(None)
-            refused[i] = str(e)
+            msg = str(e)
+            refused[i] = name + msg[len(where):] if msg.startswith(where) else msg
+            if at != where:
+                places[i] = at[len(where) + 2:]
     return _some_loaded(RecordSource(where, name, "games", len(games), _games=games,
-                                     refused=refused))
+                                     refused=refused, places=places))
 
 
 def read_records(data, where: str, name: str | None = None, upload: bool = False
@@ -562,9 +619,11 @@ class ReplayGame:
         return self._hands
 
     def summary(self) -> dict:
-        """``{"title", "players", "rules", "winner", "moves", "frame_count", "hands"}``."""
+        """``{"title", "players", "teams", "rules", "winner", "moves", "frame_count", "hands"}``
+        (``teams``: ``team_names``)."""
         hands = self.hands()
-        return {"title": self.title, "players": self.players, "rules": self.rules.to_dict(),
+        return {"title": self.title, "players": self.players,
+                "teams": team_names(self.players), "rules": self.rules.to_dict(),
                 "winner": self.winner, "moves": hands[-1]["end"],
                 "frame_count": sum(h["frames"] for h in hands), "hands": hands}
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib.util
 import secrets
+import threading
 import time
 
 import numpy as np
@@ -218,9 +219,33 @@ class Refused(Exception):
         self.message = message
 
 
+def warm_views():
+    """Two decisions of a fixed deal (a bid, then a card): what a bot or the analyst meets
+    first, so that warming runs every lazy start (imports, the network's first call, the C
+    play-outs' first compile) before a player waits on it."""
+    g = SpadesGame(Rules(), seed=0)
+    bid = g.view(g.current_player)
+    while g.phase != Phase.PLAY:
+        g.apply(g.legal_actions()[0])
+    g.apply(g.legal_actions()[0])
+    return bid, g.view(g.current_player)
+
+
+def level_label(level: str) -> str:
+    """How the page names what a level loads: ``Expert (its network)``, ``Hard``..."""
+    if level.startswith("checkpoint:"):
+        return "the trained agent"
+    return {"expert": "Expert (its network)"}.get(level, level.capitalize())
+
+
 class BotPool:
     """Bots by ``make_bot`` name, built once and shared by all games (bots keep no state between
     decisions other than their RNG, which is reseeded before each decision).
+
+    A level is built on first use, or ahead of it by ``warm`` (in a thread of its own, with one
+    throw-away bid and card, so the first real decision does not pay for imports, the network's
+    first call or the play-outs' compile); ``status`` tells how far that is. Thread-safe: a
+    level is built once, whoever asks first, and the others wait for it.
 
     Raises (``decide``): ``Refused`` (503) when a level cannot be built, e.g. a checkpoint that no
     longer loads.
@@ -228,13 +253,84 @@ class BotPool:
 
     def __init__(self):
         self._bots: dict = {}
+        self._lock = threading.Lock()
+        self._loading: dict[str, threading.Event] = {}  # level -> set once built (or failed)
+        self._errors: dict[str, str] = {}
+        self._seconds: dict[str, float] = {}
+        self._started: dict[str, float] = {}
+
+    def _build(self, level: str, warm: bool) -> None:
+        """Build ``level`` (this thread owns its ``_loading`` event)."""
+        t0 = time.perf_counter()
+        try:
+            bot = make_bot(level, seed=0)
+            if warm:
+                for v in warm_views():
+                    bot.rng = np.random.default_rng(0)
+                    bot.act(v)
+            with self._lock:
+                self._bots[level] = bot
+        except Exception as e:  # noqa: BLE001 - told to whoever asks for the level
+            with self._lock:
+                self._errors[level] = str(e) or type(e).__name__
+        finally:
+            with self._lock:
+                self._seconds[level] = round(time.perf_counter() - t0, 3)
+                self._loading.pop(level).set()
+
+    def _claim(self, level: str, retry: bool = False):
+        """``(event, mine)``: the event of ``level``'s build, and whether this caller builds it
+        (None when it is built, or failed and not ``retry``)."""
+        with self._lock:
+            if retry:
+                self._errors.pop(level, None)
+            if level in self._bots or level in self._errors:
+                return None, False
+            ev = self._loading.get(level)
+            if ev is not None:
+                return ev, False
+            ev = self._loading[level] = threading.Event()
+            self._started[level] = time.perf_counter()
+            return ev, True
 
     def get(self, level: str):
-        """The bot for ``level`` (built on first use; ``ValueError`` for an unknown name)."""
-        bot = self._bots.get(level)
-        if bot is None:
-            bot = self._bots[level] = make_bot(level, seed=0)
-        return bot
+        """The bot for ``level`` (built on first use, or waited for while ``warm`` builds it;
+        ``ValueError`` for an unknown name or a level that failed to build)."""
+        ev, mine = self._claim(level, retry=True)
+        if mine:
+            self._build(level, warm=False)
+        elif ev is not None:
+            ev.wait()
+        with self._lock:
+            if level in self._errors:
+                raise ValueError(self._errors[level])
+            return self._bots[level]
+
+    def warm(self, levels) -> None:
+        """Start building each of ``levels`` not built yet, in a background thread, with a
+        throw-away bid and card (returns at once)."""
+        todo = [lv for lv in dict.fromkeys(levels) if self._claim(lv)[1]]
+        if todo:
+            threading.Thread(target=lambda: [self._build(lv, warm=True) for lv in todo],
+                             name="spades-play-warm", daemon=True).start()
+
+    def status(self, level: str) -> dict:
+        """``{"key", "label", "state", "seconds"}``: ``state`` is ``ready``, ``loading``,
+        ``failed`` (with ``error``) or ``cold`` (not asked for yet); ``seconds`` the build's time
+        (so far, while loading)."""
+        with self._lock:
+            out = {"key": f"bot:{level}", "label": level_label(level)}
+            if level in self._bots:
+                out.update(state="ready", seconds=self._seconds.get(level, 0.0))
+            elif level in self._errors:
+                out.update(state="failed", seconds=self._seconds.get(level, 0.0),
+                           error=self._errors[level])
+            elif level in self._loading:
+                out.update(state="loading", seconds=round(
+                    time.perf_counter() - self._started[level], 3))
+            else:
+                out.update(state="cold", seconds=0.0)
+            return out
 
     def decide(self, level: str, view, seed: int, move_no: int) -> int:
         """Action id of the ``level`` bot for ``view``, its RNG seeded from ``(seed, move_no)``."""
@@ -249,7 +345,10 @@ class BotPool:
     def check_rules(self, level: str, rules: Rules) -> None:
         """Refuse (409) a ``level`` whose bot cannot play ``rules``: a checkpoint whose network
         reads no rules piece, under rules other than it was trained under
-        (``CheckpointBot.check_rules``)."""
+        (``CheckpointBot.check_rules``). Only a ``checkpoint:PATH`` level has such a check, so
+        another level is not built (nor waited for while ``warm`` builds it) to be asked."""
+        if not level.startswith("checkpoint:"):
+            return
         try:
             bot = self.get(level)
         except (ValueError, OSError) as e:

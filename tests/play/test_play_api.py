@@ -962,8 +962,13 @@ def test_record_files_in_the_replay_view(tmp_path):
     assert t["frames"][-1]["hand_result"] == h.hand_results[0].to_dict()
     # bad files fail when the app starts, naming the file
     bad = tmp_path / "bad.jsonl"
+    # a line that is not JSON is one refused game, the file's others open
     bad.write_text(g.to_json() + "\n{oops\n")
-    with pytest.raises(ValueError, match=r"bad\.jsonl: line 2: invalid JSON"):
+    src = load_record_file(str(bad))
+    assert src.count == 2 and list(src.refused) == [1] and src.problem(1) == "line 2: not JSON"
+    assert src.refused[1].startswith("bad.jsonl: line 2: invalid JSON")
+    bad.write_text("{oops\n")  # no game loads: the file is refused, naming it and the line
+    with pytest.raises(ValueError, match=r"bad\.jsonl: not a spades_env game record: invalid JSON"):
         load_record_file(str(bad))
     with pytest.raises(ValueError, match="no such record file"):
         create_app(str(tmp_path / "db2.sqlite3"), records=[str(tmp_path / "missing.json")])

@@ -203,11 +203,9 @@ def test_play_a_hand_then_reload_and_continue(server, page):
     score = page.inner_text(tid("score"))
     assert "Hand 2" in score
 
-    # reload: the game is saved; Continue resumes it with the same scores
+    # reload: the game is saved, and the page returns to its table with the same scores
     page.reload()
     page.wait_for_selector("body[data-ready=true]")
-    page.wait_for_selector(f"{tid('continue')}:visible")
-    page.click(tid("continue"))
     page.wait_for_selector(f"{tid('score')}:visible")
     page.wait_for_function(your_turn)
     assert page.inner_text(tid("score")) == score
@@ -216,9 +214,8 @@ def test_play_a_hand_then_reload_and_continue(server, page):
 
 # ---------------------------------------------------------------------- helpers
 YOUR_TURN = "document.querySelector('[data-testid=status]').innerText.startsWith('Your turn')"
-PLAY_JS = """async ([stop, max]) => {
-  // drive the game through the API (the page itself idle on another screen) until stop(v)
-  const id = location.hash.split('=')[1];
+PLAY_JS = """async ([id, stop, max]) => {
+  // drive game id through the API (the page itself idle on another screen) until stop(v)
   const until = new Function('v', 'return ' + stop);
   const post = async (p, b) => (await fetch(p, {method: 'POST',
     headers: {'Content-Type': 'application/json'}, body: JSON.stringify(b)})).json();
@@ -255,11 +252,12 @@ def start_game(page, difficulty: str = "easy", target: str = "250") -> str:
 
 
 def fast_forward(page, stop: str, max_moves: int = 2000) -> dict:
-    """Leave the table, play by API until ``stop`` (a JS expression of the view ``v``), then
-    Continue the game on the page. Returns the view reached."""
-    page.reload()
+    """Leave the table for the settings screen, play by API until ``stop`` (a JS expression of
+    the view ``v``), then Continue the game on the page. Returns the view reached."""
+    gid = page.evaluate("location.hash.split('=')[1]")
+    page.goto(page.url.split("#")[0])
     page.wait_for_selector("body[data-ready=true]")
-    v = page.evaluate(PLAY_JS, [stop, max_moves])
+    v = page.evaluate(PLAY_JS, [gid, stop, max_moves])
     page.click(tid("continue"))
     page.wait_for_selector(f"{tid('score')}:visible")
     return v
@@ -408,7 +406,10 @@ def test_watch_upload_reads_jsonl_and_resets_the_title(server, page, records):
     page.wait_for_function("document.querySelector('[data-testid=watch-title]').innerText === 'one.json'")
     page.set_input_files(tid("watch-file"), str(folder / "bad.json"))
     page.wait_for_selector(f"{tid('watch-error')}:visible")
-    assert page.inner_text(tid("watch-error")).startswith("bad.json: not a spades_env game record")
+    # one line for the player, the reader's reason under Details
+    assert page.inner_text(f"{tid('watch-error')} .summary") == "bad.json is not a Spades game record"
+    assert page.text_content(f"{tid('watch-error')} .detail").startswith(
+        "bad.json: not a spades_env game record")
     assert page.inner_text(tid("watch-title")) == ""  # not the previous replay's title
     assert page.is_hidden(tid("watch-pos"))
     page.set_input_files(tid("watch-file"), str(folder / "two.jsonl"))
@@ -633,9 +634,8 @@ def test_drag_to_reorder_the_hand_survives_a_reload(server, page):
     want = order[1:] + order[:1]
     assert hand_cards(page) == want
     assert len(view(page)["hand"]) == 13  # nothing was played
-    page.reload()
+    page.reload()  # back at the table, the hand in the player's order
     page.wait_for_selector("body[data-ready=true]")
-    page.click(tid("continue"))
     page.wait_for_selector(f"{tid('bid-submit')}:visible")
     assert hand_cards(page) == want
 
@@ -676,8 +676,7 @@ def test_menu_new_game_and_sound_toggle_remembered(server, page):
     page.reload()
     page.wait_for_selector("body[data-ready=true]")
     assert page.get_attribute(tid("menu-sound"), "aria-pressed") == "false"
-    page.click(tid("continue"))
-    page.wait_for_selector(f"{tid('score')}:visible")
+    page.wait_for_selector(f"{tid('score')}:visible")  # the reload returned to the table
     page.click(tid("menu"))
     page.click(tid("menu-new-game"))
     page.wait_for_selector(f"{tid('play')}:visible")

@@ -140,7 +140,8 @@ def test_the_command_line_and_the_upload_answer_a_file_the_same(tmp_path, capsys
     """Each file is accepted by ``--records`` (``create_app``; ``spades play`` exits 2 with one
     ``error:`` line otherwise) exactly when the upload accepts it, with the same games and the
     same reason (the path in place of the name). (Before: a teacher ``.npz`` was refused by the
-    upload, JSON lines in a ``.json`` file by ``--records``.)"""
+    upload, JSON lines in a ``.json`` file by ``--records``; a JSON lines file with one line that
+    is not JSON by both.)"""
     outcomes = {}
     for name, data in _files(tmp_path).items():
         path = tmp_path / name
@@ -169,7 +170,12 @@ def test_the_command_line_and_the_upload_answer_a_file_the_same(tmp_path, capsys
         outcomes[name] = cli_answer[0]
     assert [n for n, o in outcomes.items() if o == "ok"] == [
         "one.json", "save.json", "bom.json", "pretty.json", "two.jsonl", "lines.json",
-        "single.jsonl", "some_bad.jsonl", "hands.npz", "hands.bin"]
+        "single.jsonl", "some_bad.jsonl", "hands.npz", "hands.bin", "broken.jsonl"]
+    # a line that is not JSON is one refused game, not a refused file (before: the whole file)
+    assert _client(create_app(str(tmp_path / "b.sqlite3"), analyst=NoAnalysis())).post(
+        "/api/watch/upload", content=_files(tmp_path)["broken.jsonl"],
+        headers={"X-File-Name": "broken.jsonl"}).json()["games"][1]["problem"] == \
+        "line 2: not JSON"
 
 
 def test_the_shipped_teacher_records_open_by_upload():

@@ -196,8 +196,14 @@ def test_a_deeply_nested_jsonl_line_is_a_value_error(tmp_path):
         records.read_game_record_file(str(p))
     pytest.importorskip("fastapi")
     from spades_env.play.replay import load_record_file
-    with pytest.raises(ValueError, match="line 2: invalid JSON"):
+    # the replay view keeps such a line as one refused game: none loads here, so the file is
+    # refused with its first game's reason; beside a game that loads, the file opens
+    with pytest.raises(ValueError, match=f"{p}: line 1: not a spades_env game record"):
         load_record_file(str(p))
+    p.write_text(SpadesGame(seed=0).to_json() + "\n" + "[" * 200_000 + "]" * 200_000 + "\n")
+    src = load_record_file(str(p))
+    assert src.count == 2 and list(src.refused) == [1]
+    assert "line 2: invalid JSON (nested too deeply)" in src.refused[1]
 
 
 def test_parse_json_names_the_file_and_line_of_a_number_too_long():

@@ -3,8 +3,15 @@
 "use strict";
 
 const params = new URLSearchParams(location.search);
-const BOT_DELAY = Number(params.get("delay") ?? 550);     // ms before each bot move
-const TRICK_PAUSE = Number(params.get("pause") ?? 1100);  // ms a completed trick stays shown
+// game speed (settings and menu, remembered): ms before each bot move and a completed trick
+// stays shown; ?delay= and ?pause= in the address override it
+const SPEEDS = { slow: [1000, 1800], normal: [550, 1100], fast: [150, 500] };
+let BOT_DELAY = 550, TRICK_PAUSE = 1100;
+function applySpeed(name) {
+  const sp = SPEEDS[name] || SPEEDS.normal;
+  BOT_DELAY = Number(params.get("delay") ?? sp[0]);
+  TRICK_PAUSE = Number(params.get("pause") ?? sp[1]);
+}
 const SUIT_SYMBOL = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
 const SUIT_NAME = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
 const BID_OFFSET = 52, BLIND_NIL = 66, LOOK = 67;
@@ -17,6 +24,8 @@ const store = {  // the page's own settings (never a rule): sound, hints, the or
 let state = null;       // the last view of the game from the server
 let config = null;
 let bidValue = 3;
+let bidSending = false;  // a bid on its way to the server
+let suggested = null;  // the hint's move, {seq, action}: raised in the hand
 let showLastTrickUntil = 0;
 let pumpGen = 0;        // each pump() starts a new generation; older loops stop
 let paused = false;
@@ -48,6 +57,7 @@ async function api(path, body, method, headers) {
   if (!r.ok) {
     const err = new Error((data && data.detail) || `${r.status} ${r.statusText}`);
     err.status = r.status;
+    err.summary = data && data.summary;  // a refused record: one line for the player
     throw err;
   }
   return data;
@@ -75,6 +85,45 @@ function serial(fn) {  // one game request at a time, in order
   const p = chain.then(fn);
   chain = p.catch(() => {});
   return p;
+}
+
+// ------------------------------------------------------------------ loading the bots and the hint
+// The server loads what a difficulty needs when it is chosen (POST /api/warm); before the first
+// bot move of a game, and while a first hint waits, the page shows how far that is.
+const warmed = new Set();  // games whose bots are loaded
+function loadingText(st, only) {
+  const items = st.items.filter((it) => !only || it.key === only);
+  const waiting = items.filter((it) => it.state !== "ready" && it.state !== "failed");
+  const secs = Math.max(0, ...waiting.map((it) => it.seconds));
+  return `Loading ${waiting.map((it) => it.label).join(", ")} (first time only): ` +
+    `${items.length - waiting.length} of ${items.length} ready, ${secs.toFixed(1)} s`;
+}
+
+function showLoading(st) {
+  const box = $("loading");
+  box.hidden = !st;
+  if (!st) return;
+  $("loading-text").textContent = loadingText(st);
+  $("loading-bar").max = st.total;
+  $("loading-bar").value = st.done;
+}
+
+function warmBody(extra) { return { hints: store.get("hints", true), ...extra }; }
+
+async function waitForBots(id, my) {  // true once the game's bots are loaded (false: stopped)
+  if (warmed.has(id)) return true;
+  for (;;) {
+    let st;
+    try { st = await withServer(() => api("/api/warm", warmBody({ game: id }))); } catch (e) { showLoading(null); return true; }
+    if (my !== pumpGen || !state || state.id !== id) { showLoading(null); return false; }
+    if (st.items.filter((it) => it.key.startsWith("bot:")).every((it) => it.state === "ready" || it.state === "failed")) {
+      warmed.add(id);
+      showLoading(null);
+      return true;
+    }
+    showLoading(st);
+    await sleep(250);
+  }
 }
 
 function show(screen) {
@@ -140,7 +189,6 @@ async function loadSettings() {
   config = await withServer(() => api("/api/config"), err);
   $("settings-error").hidden = true;
   const sel = $("difficulty");
-  const keep = sel.value || "medium";
   sel.innerHTML = "";
   for (const lv of config.levels) {
     const o = document.createElement("option");
@@ -148,10 +196,14 @@ async function loadSettings() {
     o.textContent = lv.key === "checkpoint" ? "Trained agent" : lv.key[0].toUpperCase() + lv.key.slice(1);
     sel.appendChild(o);
   }
-  sel.value = config.levels.some((l) => l.key === keep) ? keep : config.levels[0].key;
+  const remembered = sel.value || store.get("difficulty", "medium");
+  sel.value = config.levels.some((l) => l.key === remembered) ? remembered : config.levels[0].key;
   lineupText();
+  warmChosen();
   buildRulesPanel();
   $("hint-setting").checked = store.get("hints", true);
+  $("speed-setting").value = store.get("speed", "normal");
+  $("autoplay-setting").checked = store.get("autoplay", false);
   const list = await withServer(() => api("/api/games"), err);
   savedGames = list.games;
   renderSaved();
@@ -320,6 +372,11 @@ async function discardGame(id) {
   await loadSettings();
 }
 
+function warmChosen() {  // load the chosen difficulty's bots (and the hint) ahead of Play
+  const difficulty = $("difficulty").value;
+  if (difficulty) api("/api/warm", warmBody({ difficulty })).catch(() => {});
+}
+
 function lineupText() {
   const lv = config && config.levels.find((l) => l.key === $("difficulty").value);
   $("lineup-text").textContent = lv ? `Opponents (Lily and Zoe): ${lv.opponents}. Your partner Max: ${lv.partner}.` : "";
@@ -371,23 +428,125 @@ async function newGame() {
   }
 }
 
-function enterGame(g) {
+// ------------------------------------------------------------------ the address: one entry per screen
+// "" the settings, "#game=ID" a game (its table, or its results once over), "#watch" the replay
+// view, "#watch=KEY" one replay; Back and Forward move between them (popstate -> routeFromHash)
+function navigate(hash, replace) {
+  if (location.hash === hash || (!hash && !location.hash)) return;
+  const url = location.pathname + location.search + hash;
+  if (replace) history.replaceState(null, "", url); else history.pushState(null, "", url);
+}
+
+function enterGame(g, opts = {}) {
+  const again = state && state.id === g.id;
+  if (!again) releaseGame();
   state = g;
   showLastTrickUntil = 0;
-  history.replaceState(null, "", location.pathname + location.search + `#game=${g.id}`);
+  // back at a trick just completed (a reload, Back): it stays shown for the usual pause
+  if (opts.restore && g.last_move && g.last_move.completed_trick && !g.trick.length) {
+    showLastTrickUntil = Date.now() + TRICK_PAUSE;
+  }
+  if (!opts.fromAddress) navigate(`#game=${g.id}`);
+  claimGame();
   route();
 }
 
-function toSettings() {
+function toSettings(opts = {}) {
+  releaseGame();
   state = null;
   pumpGen++;
-  history.replaceState(null, "", location.pathname + location.search);
+  if (!opts.fromAddress) navigate("");
   show("settings");
   loadSettings();
 }
 
+// the screen the address names (page load, Back, Forward)
+async function routeFromHash() {
+  const h = location.hash;
+  const m = /^#game=([A-Za-z0-9_-]{1,64})$/.exec(h);
+  if (m) {
+    if (state && state.id === m[1]) { route(); return; }
+    try {
+      const g = await withServer(() => api(`/api/games/${m[1]}`));
+      if (location.hash === h) enterGame(g, { fromAddress: true, restore: true });
+    } catch (e) {
+      navigate("", true);
+      toSettings({ fromAddress: true });
+      $("settings-error").hidden = false;
+      $("settings-error").textContent = `That game cannot be opened: ${e.message}`;
+    }
+    return;
+  }
+  if (h === "#watch" || h.startsWith("#watch=")) {
+    releaseGame();
+    state = null;
+    const key = h.startsWith("#watch=") ? decodeURIComponent(h.slice(7)) : undefined;
+    if (!replay || !key || replay.key !== key) await openWatch(key, { fromAddress: true });
+    else show("watch");
+    return;
+  }
+  toSettings({ fromAddress: true });
+}
+
+// ------------------------------------------------------------------ one game in several tabs
+// The tab that opens a game plays it and says so to the others (BroadcastChannel); another tab
+// on the same game stops its bots, says the game is open elsewhere, follows each move, and
+// takes the game over with one click (or by itself when the playing tab leaves it).
+const TAB = Math.random().toString(36).slice(2);
+const channel = "BroadcastChannel" in window ? new BroadcastChannel("spades-play") : null;
+let elsewhere = false;  // the game shown here is played in another tab
+
+function tell(type, extra) {
+  if (channel && state) channel.postMessage({ type, game: state.id, tab: TAB, ...(extra || {}) });
+}
+
+function claimGame() { elsewhere = false; tell("claim"); }
+
+function releaseGame() {
+  if (state && !elsewhere) tell("release");
+  elsewhere = false;
+}
+
+async function refreshGame() {  // the game as it stands on the server, shown without a sound
+  if (!state) return;
+  const id = state.id;
+  await serial(async () => {
+    try {
+      const g = await withServer(() => api(`/api/games/${id}`));
+      if (!state || state.id !== id) return;
+      state = g;
+      if (g.result && !g.hand_table && elsewhere) { render(); return; }
+      if (onTable()) render();
+    } catch (e) { /* keep what is shown */ }
+  });
+}
+
+async function takeOver() {
+  if (!state) return;
+  claimGame();
+  await refreshGame();
+  if (state) route();
+}
+
+if (channel) {
+  channel.onmessage = (e) => {
+    const m = e.data || {};
+    if (!state || m.game !== state.id || m.tab === TAB) return;
+    if (m.type === "claim") {
+      elsewhere = true;
+      pumpGen++;
+      if (onTable()) render();
+    } else if (m.type === "moved" && elsewhere) {
+      refreshGame();
+    } else if (m.type === "release" && elsewhere) {
+      takeOver();
+    }
+  };
+}
+
 function route() {
   if (!state) { show("settings"); return; }
+  if (elsewhere && state.result && !state.hand_table) { show("table"); render(); return; }
   if (state.result && !state.hand_table) { showResults(); return; }
   show("table");
   render();
@@ -463,17 +622,32 @@ function renderTrick() {
     if (winner === c.seat) el.classList.add("winner");
     box.appendChild(el);
   }
-  const sb = document.createElement("div");
-  sb.className = "broken";
-  sb.textContent = state.phase === "play" ? (state.spades_broken ? "spades broken" : "spades not broken") : "";
-  box.appendChild(sb);
+  // in the table's bottom-left corner, beside your card on the table, never under it
+  $("broken").textContent = state.phase === "play" ? (state.spades_broken ? "spades broken" : "spades not broken") : "";
 }
 
-// the player's own order of the hand (drag to reorder); cards it does not know go last
+// the player's own order of the hand (drag to reorder), kept per game and per hand: a new deal
+// comes in the server's order (by suit, high to low); a card it does not know (passed by the
+// partner) goes after the card that precedes it in the server's order
+function orderKey() { return `order.${state.id}`; }
+
+function savedOrder() {
+  const saved = store.get(orderKey(), null);
+  if (!saved || Array.isArray(saved) || saved.hand !== state.hand_number) return null;
+  return saved.cards;
+}
+
 function orderedHand() {
-  const order = store.get(`order.${state.id}`, []);
-  const rank = (c) => { const i = order.indexOf(c); return i < 0 ? 1000 : i; };
-  return state.hand.map((h, i) => [h, i]).sort((a, b) => (rank(a[0].card) - rank(b[0].card)) || (a[1] - b[1])).map((x) => x[0]);
+  const order = savedOrder();
+  if (!order) return state.hand;
+  const out = state.hand.filter((h) => order.includes(h.card))
+    .sort((a, b) => order.indexOf(a.card) - order.indexOf(b.card));
+  state.hand.forEach((h, i) => {
+    if (order.includes(h.card)) return;
+    const before = state.hand.slice(0, i).reverse().find((p) => out.includes(p));
+    out.splice(before ? out.indexOf(before) + 1 : 0, 0, h);
+  });
+  return out;
 }
 
 function renderHand() {
@@ -483,12 +657,13 @@ function renderHand() {
     for (let i = 0; i < state.seats[2].cards_left; i++) box.appendChild(backEl(false));
     return;
   }
-  const clickable = state.your_turn && (state.phase === "play" || state.phase === "exchange");
+  const clickable = state.your_turn && !elsewhere && (state.phase === "play" || state.phase === "exchange");
   for (const h of orderedHand()) {
     const el = cardEl(h.card, { button: true });
     el.dataset.legal = String(h.legal);
     el.dataset.action = String(h.action);
     if (h.legal) el.classList.add("legal");
+    if (suggested && suggested.seq === state.seq && suggested.action === h.action) el.classList.add("suggested");
     if (!clickable) el.classList.add("idle");
     el.addEventListener("pointerdown", (e) => startDrag(e, el, h));
     el.addEventListener("click", () => { if (!dragJustEnded) playCard(h.action, el); });
@@ -551,7 +726,7 @@ function reorder(card, x) {
   }
   const order = others.map((c) => c.dataset.card);
   order.splice(at, 0, card);
-  store.set(`order.${state.id}`, order);
+  store.set(orderKey(), { hand: state.hand_number, cards: order });
   renderHand();
 }
 
@@ -570,7 +745,6 @@ function renderBidPanel() {
     if (counts.length && !counts.includes(bidValue)) {  // the nearest legal count
       bidValue = counts.reduce((best, x) => (Math.abs(x - bidValue) < Math.abs(best - bidValue) ? x : best));
     }
-    $("bid-nil").disabled = !b.nil;
     $("bid-nil").title = b.nil ? "" : (b.refused["0"] || "");
   }
   showBidValue();
@@ -580,14 +754,32 @@ function showBidValue() {
   const b = state && state.bidding;
   if (!b || b.blind_nil || b.look) return;
   $("bid-value").textContent = String(bidValue);
-  const ok = b.bids.includes(bidValue);
-  $("bid-submit").disabled = !ok;
-  $("bid-minus").disabled = bidValue <= 1;
-  $("bid-plus").disabled = bidValue >= 13;
+  const ok = bidButtons();
   const why = ok ? "" : b.refused[String(bidValue)];
   $("status").dataset.bidRefused = why ? String(bidValue) : "";
   if (why) setStatus(why, true);
   else setStatus(paused ? `Paused. ${state.status}` : state.status, false);
+}
+
+// the bid panel's buttons as the bid allows (all off while a bid is being sent); whether the
+// count shown may be bid
+function bidButtons() {
+  const b = state && state.bidding;
+  $("bidpanel").classList.toggle("sending", bidSending);
+  if (!b) return false;
+  const ok = b.bids.includes(bidValue);
+  $("bid-submit").disabled = bidSending || !ok;
+  $("bid-minus").disabled = bidSending || bidValue <= 1;
+  $("bid-plus").disabled = bidSending || bidValue >= 13;
+  $("bid-nil").disabled = bidSending || !b.nil;
+  $("bid-blind-nil").disabled = $("bid-look").disabled = bidSending;
+  return ok;
+}
+
+function bidWords(action) {
+  if (action === BLIND_NIL) return "Blind Nil";
+  if (action === LOOK) return null;
+  return action === BID_OFFSET ? "Nil" : String(action - BID_OFFSET);
 }
 
 function setStatus(text, error) {
@@ -603,7 +795,11 @@ function render() {
   setStatus(paused ? `Paused. ${state.status}` : state.status, false);
   renderBidPanel();
   renderHandTable();
-  $("hint").hidden = !(store.get("hints", true) && state.your_turn);
+  $("hint").hidden = !(store.get("hints", true) && state.your_turn) || elsewhere;
+  if (!$("analysis-box").hidden) fitAnalysis();
+  maybeAutoPlay();
+  $("elsewhere").hidden = !elsewhere;
+  if (elsewhere) $("bidpanel").hidden = true;
   if (hintSeq !== null && hintSeq !== state.seq) hideAnalysis();
 }
 
@@ -661,13 +857,21 @@ function send(path, body) {
       const next = await withServer(() => api(path, b));
       if (!state || state.id !== id) return false;
       state = next;
+      tell("moved", { seq: next.seq });
       afterState(before);
       return true;
     } catch (e) {
       if (!state || state.id !== id) return false;
       setStatus(e.message, true);
-      if (e.status === 409) {  // out of step with the server: fetch the game again
-        try { state = await withServer(() => api(`/api/games/${id}`)); render(); setStatus(e.message, true); } catch (e2) { /* keep */ }
+      if (e.status === 409) {  // out of step with the server (another tab or window): catch up
+        try {
+          state = await withServer(() => api(`/api/games/${id}`));
+          render();
+          if (/^stale move|moved on/.test(e.message)) {
+            setStatus("The game had moved on elsewhere (another tab or window): this is where it stands now", true);
+            setTimeout(() => pump(), 0);
+          } else setStatus(e.message, true);
+        } catch (e2) { /* keep */ }
       }
       const err = new Error(e.message); err.status = e.status;
       return err;
@@ -677,7 +881,21 @@ function send(path, body) {
 
 async function act(action, el) {
   if (!state || !state.your_turn) return;
-  const res = await send(`/api/games/${state.id}/action`, () => (state.your_turn ? { action, seq: state.seq } : null));
+  if (elsewhere) { setStatus("This game is open in another tab: Play here takes it over", true); return; }
+  const bid = action >= BID_OFFSET;
+  if (bid) {  // one bid at a time: the panel is off, and says so, until the answer
+    if (bidSending) return;
+    bidSending = true;
+    bidButtons();
+    const words = bidWords(action);
+    setStatus(words ? `Bidding ${words}\u2026` : "Looking at your cards\u2026", false);
+  }
+  let res;
+  try {
+    res = await send(`/api/games/${state.id}/action`, () => (state.your_turn ? { action, seq: state.seq } : null));
+  } finally {
+    if (bid) { bidSending = false; bidButtons(); }
+  }
   if (res === true) { pump(); return; }
   if (res instanceof Error) {
     sound("error");
@@ -692,6 +910,20 @@ async function act(action, el) {
 
 function playCard(action, el) { act(action, el); }
 
+// the option "play a forced card by itself": on your turn in play with one legal card, it is
+// played after the bots' delay (once per position; a pause or another tab holds it)
+let autoSeq = null;
+function maybeAutoPlay() {
+  if (!store.get("autoplay", false) || !state || !state.your_turn || state.phase !== "play" ||
+      state.hand_table || paused || elsewhere) return;
+  const legal = state.hand.filter((h) => h.legal);
+  if (legal.length !== 1 || autoSeq === state.seq) return;
+  const seq = autoSeq = state.seq, id = state.id;
+  setTimeout(() => {
+    if (state && state.id === id && state.seq === seq && state.your_turn && !paused && !elsewhere) act(legal[0].action);
+  }, Math.max(300, BOT_DELAY));
+}
+
 function onTable() { return state && !$("screen-table").hidden; }
 
 // let the bots move one at a time, with a pause so that the trick can be followed; a new call
@@ -699,11 +931,14 @@ function onTable() { return state && !$("screen-table").hidden; }
 async function pump() {
   const my = ++pumpGen;
   let failures = 0;
-  while (my === pumpGen && onTable() && !paused) {
+  if (state && !state.your_turn && !state.hand_table && !state.result && !elsewhere && !paused && onTable()) {
+    if (!(await waitForBots(state.id, my))) return;
+  }
+  while (my === pumpGen && onTable() && !paused && !elsewhere) {
     if (state.your_turn || state.hand_table || state.result) break;
     const wait = Math.max(BOT_DELAY, showLastTrickUntil - Date.now(), failures ? 300 : 0);
     await sleep(wait);
-    if (my !== pumpGen || !onTable() || paused) break;
+    if (my !== pumpGen || !onTable() || paused || elsewhere) break;
     const res = await send(`/api/games/${state.id}/advance`, () =>
       (!paused && state && !state.your_turn && !state.hand_table && !state.result ? { seq: state.seq } : null));
     if (res instanceof Error) {
@@ -725,6 +960,8 @@ function updateMenu() {
   $("menu-resume").hidden = !paused;
   $("menu-sound").setAttribute("aria-pressed", String(soundOn));
   $("menu-sound").textContent = soundOn ? "Sound: on" : "Sound: off";
+  const sp = store.get("speed", "normal");
+  $("menu-speed").textContent = `Speed: ${sp[0].toUpperCase()}${sp.slice(1)}`;
   $("paused-banner").hidden = !paused;
   document.body.classList.toggle("paused", paused);
 }
@@ -746,6 +983,44 @@ function hideAnalysis() {
   $("analysis-box").hidden = true;
   $("screen-table").classList.remove("with-side");
   hintSeq = null;
+  $("hint-line").hidden = true;
+  if (suggested) { suggested = null; if (state && !$("screen-table").hidden) renderHand(); }
+}
+
+// the hint in one line: the move to make and why, the card raised in the hand or the bid set in
+// the bid box. In play the search's best (expected points of the hand); in bidding, where the
+// search gives no values, the agent's first choice
+function hintSuggestion(a) {
+  const row = (x) => (x === null || x === undefined ? null : a.rows.find((r) => r.action === x));
+  const bySearch = a.phase === "play" ? row(a.best_value) : null, byAgent = row(a.best_prob);
+  const pick = bySearch || byAgent;
+  if (!pick) return null;
+  const pct = (r) => `${(100 * r.prob).toFixed(0)}%`;
+  const move = pick.action < BID_OFFSET ? `Play ${pick.label}` :
+    (pick.action === LOOK ? "Look at your cards" : (pick.action === BLIND_NIL || pick.action === BID_OFFSET ? `Bid ${pick.label}` : pick.label.replace(/^bid/, "Bid")));
+  let why;
+  if (bySearch) {
+    const pts = `${pick.value > 0 ? "+" : ""}${pick.value.toFixed(1)}`;
+    why = `the most points expected this hand (${pts} for your team against theirs)`;
+    if (byAgent && byAgent !== pick && byAgent.prob !== null) why += `; the agent would play ${byAgent.label} (${pct(byAgent)})`;
+    else if (pick.prob !== null) why += `, also the agent's choice (${pct(pick)})`;
+  } else {
+    why = `the agent's choice (${pct(pick)})`;
+  }
+  return { action: pick.action, text: `${move}: ${why}.` };
+}
+
+function showSuggestion(a) {
+  const sg = a && hintSuggestion(a);
+  $("hint-line").hidden = !sg;
+  if (!sg) return;
+  $("hint-line").textContent = sg.text;
+  suggested = { seq: state.seq, action: sg.action };
+  if (sg.action < BID_OFFSET) renderHand();
+  else if (sg.action > BID_OFFSET && sg.action < BLIND_NIL && state.bidding) {
+    bidValue = sg.action - BID_OFFSET;  // the suggested bid, preset in the bid box
+    showBidValue();
+  }
 }
 
 function renderAnalysis(a, title, note) {
@@ -757,17 +1032,34 @@ function renderAnalysis(a, title, note) {
   if (a && a.phase !== "play") notes.push("The search bot values cards in the play phase only.");
   $("analysis-note").textContent = notes.join(" ");
   if (!a) { t.innerHTML = ""; return; }
-  const head = `<tr><th>Move</th><th title="${esc(a.checkpoint || "no checkpoint")}">Agent</th><th title="the search bot (${esc(a.search)}): expected score difference of the hand, points">Search</th></tr>`;
+  const head = `<tr><th>Move</th><th colspan="2" title="${esc(a.checkpoint || "no checkpoint")}">Agent</th><th title="the search bot (${esc(a.search)}): expected score difference of the hand, points">Search</th></tr>`;
+  // each bar in a column of its own (never under a number), as long as the row's probability
+  // against the most probable move's (full length): 23.9% and 27.1% are 88% and 100% long
+  const top = Math.max(0, ...a.rows.map((r) => r.prob || 0));
   const rows = a.rows.map((r) => {
     const p = r.prob === null ? "\u2013" : `${(100 * r.prob).toFixed(1)}%`;
-    const bar = r.prob === null ? "" : `<span class="bar" style="width:${Math.round(100 * r.prob)}%"></span>`;
+    const bar = r.prob === null || top <= 0 ? "" : `<span class="bar" style="width:${(100 * r.prob / top).toFixed(1)}%"></span>`;
     const v = r.value === null ? "\u2013" : `${r.value > 0 ? "+" : ""}${r.value.toFixed(1)}`;
     const cls = [r.played ? "played" : "", r.action === a.best_prob ? "best-prob" : "", r.action === a.best_value ? "best-value" : ""].join(" ").trim();
     const label = r.label.replace(/([\u2665\u2666])/g, '<span class="red">$1</span>');
     return `<tr data-action="${r.action}" class="${cls}"><td class="move">${r.played ? '<span class="mark" title="the move played">\u25B6</span> ' : ""}${label}</td>` +
-      `<td class="prob">${bar}<span class="num">${p}</span></td><td class="value">${v}</td></tr>`;
+      `<td class="pbar">${bar}</td><td class="prob"><span class="num">${p}</span></td><td class="value">${v}</td></tr>`;
   });
   t.innerHTML = head + rows.join("");
+  fitAnalysis();
+}
+
+// on a narrow screen the panel is below the hand: it takes the room left under it and scrolls
+// inside, so the page never grows past the window (beside the table it keeps its own height)
+function fitAnalysis() {
+  const box = $("analysis-box");
+  box.style.maxHeight = "";
+  box.classList.remove("fitted");
+  if (box.hidden || $("screen-table").hidden || !matchMedia("(max-width: 700px)").matches) return;
+  const top = box.getBoundingClientRect().top + scrollY;
+  const pad = parseFloat(getComputedStyle($("screen-table")).paddingBottom) || 0;
+  box.style.maxHeight = `${Math.max(160, Math.floor(innerHeight - top - pad - 2))}px`;
+  box.classList.add("fitted");
 }
 
 async function showHint() {
@@ -777,12 +1069,28 @@ async function showHint() {
   $("analysis-box").hidden = false;
   $("screen-table").classList.add("with-side");
   renderAnalysis(null, "Thinking\u2026", "");
+  let answered = false;
+  (async () => {  // the first hint after a start loads the agent: say how far that is
+    await sleep(300);
+    while (!answered && hintSeq === seq) {
+      let st;
+      try { st = await api("/api/warm", warmBody({ game: id, hints: true })); } catch (e) { return; }
+      const it = st.items.find((x) => x.key === "analysis");
+      if (answered || hintSeq !== seq || !it || it.state !== "loading") return;
+      renderAnalysis(null, "Loading the hint\u2026", loadingText(st, "analysis"));
+      await sleep(250);
+    }
+  })();
   try {
     const h = await api(`/api/games/${id}/hint`);
+    answered = true;
     if (!state || state.id !== id || state.seq !== seq) return;
     renderAnalysis(h.analysis, "What the agent thinks of your move",
       "From your own view only: the agent's probability of each move and the search bot's expected points.");
+    showSuggestion(h.analysis);
+    fitAnalysis();
   } catch (e) {
+    answered = true;
     renderAnalysis(null, "No hint", e.message);
   }
 }
@@ -792,6 +1100,7 @@ async function showResults() {
   show("results");
   const r = state.result;
   $("result-text").textContent = `${r.text} after ${r.hands} hands`;
+  $("result-download").href = `/api/watch/game/${encodeURIComponent(state.id)}/record`;
   const names = state.teams.map((t) => esc(t.name));
   $("result-contracts").innerHTML =
     `<tr><th></th><th>${names[0]}</th><th>${names[1]}</th></tr>` +
@@ -801,7 +1110,7 @@ async function showResults() {
   $("stats-title").textContent = `Your statistics: ${state.difficulty}, ${state.rules.line}`;
   $("results").dataset.rules = state.rules.spec;
   renderStats($("stats"), r.stats ? [r.stats] : [], { difficulty: state.difficulty, rules: state.rules.spec });
-  $("watch-this").onclick = () => { const id = state.id; state = null; openWatch(`game/${id}`); };
+  $("watch-this").onclick = () => { const id = state.id; releaseGame(); state = null; openWatch(`game/${id}`); };
 }
 
 // ------------------------------------------------------------------ watch (all four hands), hand by hand
@@ -812,13 +1121,15 @@ function watchEmpty(on) {
   $("watch-body").hidden = on;
 }
 
-async function openWatch(key) {
+async function openWatch(key, opts = {}) {
   pumpGen++;
+  if (!opts.fromAddress) navigate(key ? `#watch=${encodeURIComponent(key)}` : "#watch");
   show("watch");
   replay = null;
   $("watch-title").textContent = "";
   $("watch-error").hidden = true;
-  $("watch-game").hidden = true;
+  $("watch-download").hidden = true;
+  clearUploadList();
   watchEmpty(true);
   const list = await withServer(() => api("/api/watch"), (t) => { $("watch-error").hidden = false; $("watch-error").textContent = t; });
   $("watch-error").hidden = true;
@@ -827,7 +1138,8 @@ async function openWatch(key) {
   for (const g of list.games) {
     const o = document.createElement("option");
     o.value = g.key;
-    o.textContent = `${new Date(g.updated * 1000).toLocaleString()} \u00b7 ${g.difficulty}, ${g.rules} \u00b7 ${g.scores[0]}\u2013${g.scores[1]} (${g.hands} hands)`;
+    o.textContent = gameLabel(g);
+    o.title = `${g.hands} hands`;
     sel.appendChild(o);
   }
   for (const r of list.records) {
@@ -841,9 +1153,27 @@ async function openWatch(key) {
   if (key) { sel.value = key; await loadReplay(key); }
 }
 
-function watchError(text) {
-  $("watch-error").hidden = false;
-  $("watch-error").textContent = text;
+// a finished game in the replay picker, the score first (so a narrow picker cuts the date, never
+// the score): "You 313\u2013297 \u00b7 easy, Standard \u00b7 500 \u00b7 Dec 2, 1:54 PM" (the hands in its tooltip)
+function gameLabel(g) {
+  const when = new Date(g.updated * 1000).toLocaleString([], { month: "short", day: "numeric", hour: "numeric", minute: "2-digit" });
+  return `You ${g.scores[0]}\u2013${g.scores[1]} \u00b7 ${g.difficulty}, ${g.rules} \u00b7 ${when}`;
+}
+
+// a refused record: the player's line, the server's reason one click away (when it says more)
+function watchError(text, summary) {
+  const box = $("watch-error");
+  box.hidden = false;
+  if (!summary || summary === text) { box.textContent = text; return; }
+  box.innerHTML = `<span class="summary">${esc(summary)}</span>` +
+    `<details><summary>Details</summary><span class="detail">${esc(text)}</span></details>`;
+}
+
+function clearUploadList() {
+  $("watch-game").hidden = true;
+  $("watch-game").innerHTML = "";
+  $("watch-refused").hidden = true;
+  $("watch-refused").textContent = "";
 }
 
 // key: "game/ID", "file/N?game=K" or "upload/TOKEN?game=K"; upload: the file's bytes to send first
@@ -854,6 +1184,11 @@ async function loadReplay(key, upload) {
   watchEmpty(true);
   $("watch-error").hidden = true;
   $("watch-title").textContent = "Loading\u2026";
+  if (upload || !key.startsWith("upload/")) clearUploadList();
+  // a finished game of yours: its record one click away (a file's games are files already)
+  const own = /^game\/([^?]+)$/.exec(key || "");
+  $("watch-download").hidden = !own;
+  if (own) $("watch-download").href = `/api/watch/${key}/record`;
   let summary;
   try {
     if (upload) {
@@ -864,20 +1199,35 @@ async function loadReplay(key, upload) {
   } catch (e) {
     if (token !== replayToken) return;
     $("watch-title").textContent = "";
-    watchError(e.message);
+    watchError(e.message, e.summary);
     return;
   }
   if (token !== replayToken) return;
+  if (!$("screen-watch").hidden) {
+    navigate(`#watch=${encodeURIComponent(upload ? `${summary.key}?game=${summary.game || 0}` : key)}`, true);
+  }
   if (upload) {
     key = `${summary.key}?game=${summary.game || 0}`;
     const gsel = $("watch-game");
     gsel.innerHTML = "";
     for (const g of summary.games) {
       const o = document.createElement("option");
-      o.value = `${summary.key}?game=${g.index}`; o.textContent = g.refused ? `${g.title} (refused)` : g.title;
+      o.value = `${summary.key}?game=${g.index}`;
+      o.textContent = g.refused ? `${g.title} (${g.problem})` : g.title;
+      o.disabled = !!g.refused;
+      if (g.refused) o.title = g.refused;
       gsel.appendChild(o);
     }
     gsel.hidden = summary.game_count < 2;
+    if (summary.refused_count) {  // the games that did not load, each with its line and reason
+      const bad = summary.games.filter((g) => g.refused);
+      $("watch-refused").hidden = false;
+      $("watch-refused").innerHTML =
+        `${summary.refused_count} of ${summary.game_count} games did not load: ` +
+        bad.slice(0, 5).map((g) => `<span title="${esc(g.refused)}">${esc(g.problem)}</span>`).join(", ") +
+        (bad.length > 5 ? ", \u2026" : "") +
+        `<details><summary>Details</summary><ul>${bad.slice(0, 50).map((g) => `<li>${esc(g.refused)}</li>`).join("")}</ul></details>`;
+    }
     gsel.value = key;
     $("watch-source").value = "";
   }
@@ -918,14 +1268,20 @@ async function showFrame(i) {
   drawFrame(frames[want - h.first_frame]);
 }
 
+// the teams' names as the table shows them ("You & Max"), from the server (summary.teams)
+function replayTeams(rp) {
+  const p = rp.summary.players;
+  return rp.summary.teams || [`${p[0]} & ${p[2]}`, `${p[1]} & ${p[3]}`];
+}
+
 function drawFrame(f) {
   const rp = replay;
   $("w-slider").value = String(frameIdx);
   $("w-pos").textContent = `move ${f.move} / ${rp.summary.moves}`;
-  const names = rp.summary.players.map(esc);
+  const names = rp.summary.players.map(esc), teams = replayTeams(rp).map(esc);
   $("watch-score").innerHTML =
-    `<span class="team"><b>${names[0]} & ${names[2]}</b> <span class="pts">${f.scores[0]}</span> <span class="bags">(${f.bags[0]})</span></span>` +
-    `<span class="team"><b>${names[1]} & ${names[3]}</b> <span class="pts">${f.scores[1]}</span> <span class="bags">(${f.bags[1]})</span></span>` +
+    `<span class="team"><b>${teams[0]}</b> <span class="pts">${f.scores[0]}</span> <span class="bags">(${f.bags[0]})</span></span>` +
+    `<span class="team"><b>${teams[1]}</b> <span class="pts">${f.scores[1]}</span> <span class="bags">(${f.bags[1]})</span></span>` +
     `<span class="meta">Hand ${f.hand_number} \u00b7 ${esc(f.phase)}</span>`;
   $("watch-event").textContent = f.event ? `${rp.summary.players[f.event.seat]} ${f.event.text}` :
     (f.move === 0 ? "The deal" : "New deal");
@@ -953,7 +1309,7 @@ function drawFrame(f) {
   }
   const ht = $("w-hand-table");
   ht.hidden = !f.hand_result;
-  if (f.hand_result) ht.innerHTML = handTableHtml(f.hand_result, [`${names[0]} & ${names[2]}`, `${names[1]} & ${names[3]}`]);
+  if (f.hand_result) ht.innerHTML = handTableHtml(f.hand_result, replayTeams(rp));
   watchAnalysis(f);
 }
 
@@ -985,11 +1341,18 @@ function watchAnalysis(f) {
 
 // ------------------------------------------------------------------ wiring
 function wire() {
-  $("difficulty").onchange = lineupText;
+  $("difficulty").onchange = () => { store.set("difficulty", $("difficulty").value); lineupText(); warmChosen(); };
   $("play").onclick = askNewGame;
   $("confirm-new").onclick = newGame;
   $("cancel-new").onclick = () => { $("confirm-box").hidden = true; $("play").hidden = false; };
   $("hint-setting").onchange = (e) => store.set("hints", e.target.checked);
+  const setSpeed = (name) => { store.set("speed", name); applySpeed(name); $("speed-setting").value = name; updateMenu(); };
+  $("speed-setting").onchange = (e) => setSpeed(e.target.value);
+  $("autoplay-setting").onchange = (e) => store.set("autoplay", e.target.checked);
+  $("menu-speed").onclick = () => {  // Slow -> Normal -> Fast -> Slow; the menu stays open
+    const names = Object.keys(SPEEDS);
+    setSpeed(names[(names.indexOf(store.get("speed", "normal")) + 1) % names.length]);
+  };
   $("bid-minus").onclick = () => { if (state && state.bidding) { bidValue = Math.max(1, bidValue - 1); showBidValue(); } };
   $("bid-plus").onclick = () => { if (state && state.bidding) { bidValue = Math.min(13, bidValue + 1); showBidValue(); } };
   $("rules-preset").onchange = (e) => { applyRules(config.presets[e.target.value]); checkRules(); };
@@ -1005,7 +1368,7 @@ function wire() {
   $("next").onclick = nextHand;
   $("hint").onclick = showHint;
   $("analysis-close").onclick = () => { hideAnalysis(); if (!$("screen-watch").hidden) $("watch-analysis-on").checked = false; };
-  $("new-game").onclick = toSettings;
+  $("new-game").onclick = () => toSettings();
   $("menu").onclick = (e) => {
     e.stopPropagation();
     const open = $("menu-panel").hidden;
@@ -1019,9 +1382,16 @@ function wire() {
   $("paused-resume").onclick = () => setPaused(false);
   $("menu-new-game").onclick = () => { closeMenu(); setPaused(false); toSettings(); };
   $("menu-settings").onclick = () => { closeMenu(); toSettings(); };
-  $("menu-watch").onclick = () => { closeMenu(); state = null; openWatch(); };
+  $("menu-watch").onclick = () => { closeMenu(); releaseGame(); state = null; openWatch(); };
   $("menu-sound").onclick = () => { soundOn = !soundOn; store.set("sound", soundOn); updateMenu(); if (soundOn) sound("turn"); };
-  $("nav-watch").onclick = () => { state = null; openWatch(); };
+  $("nav-watch").onclick = () => { releaseGame(); state = null; openWatch(); };
+  $("take-over").onclick = takeOver;
+  window.addEventListener("popstate", () => { closeMenu(); routeFromHash(); });
+  window.addEventListener("pagehide", () => releaseGame());
+  window.addEventListener("resize", () => fitAnalysis());
+  document.addEventListener("visibilitychange", () => {  // back to this tab: catch up
+    if (!document.hidden && onTable() && !elsewhere) refreshGame().then(() => { if (onTable()) pump(); });
+  });
   $("watch-source").onchange = (e) => { if (e.target.value) loadReplay(e.target.value); };
   $("watch-game").onchange = (e) => { if (e.target.value) loadReplay(e.target.value); };
   $("watch-analysis-on").onchange = () => { if (replay) showFrame(frameIdx); };
@@ -1043,14 +1413,17 @@ function wire() {
 }
 
 window.addEventListener("DOMContentLoaded", async () => {
+  applySpeed(store.get("speed", "normal"));
   wire();
   updateMenu();
-  show("settings");
+  const named = location.hash;  // a reload or a link: back to the screen the address names
+  if (!named) show("settings");
   try {
     await loadSettings();
   } catch (e) {
     $("settings-error").hidden = false;
     $("settings-error").textContent = e.message;
   }
+  if (named) await routeFromHash();
   document.body.dataset.ready = "true";
 });
