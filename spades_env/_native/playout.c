@@ -2,10 +2,10 @@
  *
  * A line-by-line port of the Python play-out policy: the same card at every step, so the same
  * trick counts (tests/test_native_playout.py compares both on random positions). The Python
- * functions are the reference and the fallback when no C compiler is found.
+ * functions are the reference and the fallback when the kernel is not built.
  *
  * Hands are 52-bit masks (bit = card id suit * 13 + rank, spades = suit 3). Built with the batched
- * engine's kernel by spades_env/native.py and loaded with ctypes. */
+ * engine's kernel by setup.py and loaded with ctypes by spades_env/native.py. */
 #include <stdint.h>
 
 #include "rules.h"
