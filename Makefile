@@ -32,9 +32,10 @@ bench: $(VENV)/.kernel
 	$(PY) benchmarks/bench_env.py
 	$(PY) benchmarks/bench_vector.py --kernel-threads 1 2
 
-# The main suite, then the framework sessions (noxfile.py: sb3, tianshou, rllib, core; each in
-# its own environment under .nox/, torch $(TORCH_SPEC) installed first) in two parallel lanes,
-# rllib then core, and sb3 then tianshou (tests_frameworks/run_lanes.py; each session trains on one thread).
+# The main suite, then the framework sessions (noxfile.py: sb3, tianshou, rllib, core, and wheel
+# and sdist, the built package tested in a fresh environment without a compiler; each in its own
+# environment under .nox/, torch $(TORCH_SPEC) installed first) in two parallel lanes, rllib, core
+# then wheel, and sb3, tianshou then sdist (tests_frameworks/run_lanes.py; one thread each).
 test: $(VENV)/.kernel
 	$(PY) -m pytest -q -n 2 tests
 	TORCH_SPEC="$(TORCH_SPEC)" $(PY) tests_frameworks/run_lanes.py
