@@ -126,6 +126,17 @@ def _list_wheel(session: nox.Session, path: str) -> None:
     for f in files:
         if not f.filename.endswith(".py"):
             session.log(f"  {f.file_size:>9}  {f.filename}")
+    names = [f.filename for f in files]
+    need = ["spades_env/agents/shipped/agent.pt", "spades_env/play/static/index.html",
+            "spades_env/_native/rules.h", "spades_env/_native/vector_kernel.c"]
+    missing = [n for n in need if n not in names]
+    missing += [] if any(n.startswith("spades_env/_kernel.") for n in names) else ["the kernel"]
+    if sys.platform.startswith("linux") and not any("libgomp" in n for n in names):
+        missing.append("libgomp (bundled by auditwheel)")
+    extra = [n for n in names if n.split("/")[0] in ("tests", "tests_frameworks", "benchmarks",
+                                                     "docs", "checkpoints", "examples")]
+    if missing or extra:
+        session.error(f"the wheel lacks {missing} or holds {extra[:5]}")
 
 
 @nox.session
