@@ -122,31 +122,36 @@ class _Worker:
         self.proc.wait(timeout=60)
 
 
-@pytest.mark.parametrize("level,n,rounds", [("hard", 40, 5), ("insane", 16, 5)])
+@pytest.mark.parametrize("level,n,rounds", [("hard", 41, 5), ("insane", 17, 5)])
 def test_decisions_take_as_long_as_in_a_checkout_install(level, n, rounds):
     """The same card decisions (seeded positions, seeded bots) timed in this install and in the
-    checkout's, one decision at a time in turn (which goes first alternates), so a change in the
-    machine's load falls on both; the median per decision here is within 10% of the checkout's."""
+    checkout's, one decision at a time in turn (which goes first alternates), ``rounds`` times
+    each, so a change in the machine's load falls on both. A decision's time is its best of the
+    rounds (the least disturbed: a busy machine only adds time); the median of those over the
+    positions here is within 10% of the checkout's."""
     assert CHECKOUT_PYTHON, "SPADES_CHECKOUT_PYTHON (the checkout install's python) is not set"
     mine, theirs = _Worker(sys.executable, level, n), _Worker(CHECKOUT_PYTHON, level, n)
     try:
         assert Path(mine.kernel).parent == SITE and Path(theirs.kernel).parent != SITE
         mine.time(0), theirs.time(0)  # warm-up
-        a, b = [], []
+        a, b = [[] for _ in range(n)], [[] for _ in range(n)]
         for r in range(rounds):
             for k in range(n):
                 if (r + k) % 2:
-                    a.append(mine.time(k))
-                    b.append(theirs.time(k))
+                    a[k].append(mine.time(k))
+                    b[k].append(theirs.time(k))
                 else:
-                    b.append(theirs.time(k))
-                    a.append(mine.time(k))
+                    b[k].append(theirs.time(k))
+                    a[k].append(mine.time(k))
     finally:
         mine.close()
         theirs.close()
-    ma, mb = statistics.median(a), statistics.median(b)
+    ma, mb = statistics.median(map(min, a)), statistics.median(map(min, b))
+    ra = statistics.median(t for ts in a for t in ts)
+    rb = statistics.median(t for ts in b for t in ts)
     print(f"\n{level}: installed {ma * 1e3:.2f} ms, checkout {mb * 1e3:.2f} ms per decision "
-          f"(median of {len(a)}), ratio {ma / mb:.3f}")
+          f"(median over {n} positions of the best of {rounds}), ratio {ma / mb:.3f}; all "
+          f"{n * rounds} runs: {ra * 1e3:.2f} vs {rb * 1e3:.2f} ms, ratio {ra / rb:.3f}")
     assert ma <= 1.10 * mb, (ma, mb)
 
 
