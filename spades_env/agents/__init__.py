@@ -18,9 +18,12 @@ from pathlib import Path
 from spades_env.cards import NUM_CARDS
 from spades_env.observation import OBS_SIZE
 
-SHIPPED_CHECKPOINT = Path(__file__).resolve().parents[2] / "checkpoints" / "shipped" / "agent.pt"
-"""the project's trained agent (``checkpoints/shipped/agent.pt`` of the repository), the network
-of ``make_bot("expert")`` when no checkpoint is given; absent from an installed wheel."""
+_PACKAGED = Path(__file__).resolve().parent / "shipped" / "agent.pt"
+SHIPPED_CHECKPOINT = _PACKAGED if _PACKAGED.is_file() else \
+    Path(__file__).resolve().parents[2] / "checkpoints" / "shipped" / "agent.pt"
+"""the project's trained agent, the network of ``make_bot("expert")`` when no checkpoint is
+given: ``checkpoints/shipped/agent.pt`` of the repository, which a wheel or an sdist install
+carries as ``spades_env/agents/shipped/agent.pt`` (``setup.py`` copies it into the package)."""
 
 PRIV_SIZE = 3 * NUM_CARDS
 """floats of the privileged critic's extra input: the other three seats' hands, seat-relative."""

@@ -369,8 +369,8 @@ class ExpertBot(PIMCBot):
         self.checkpoint = path
         if not os.path.lexists(path):
             raise ValueError(f"expert: no checkpoint at {path!r}" + (
-                " (the shipped agent is in the repository's checkpoints/shipped/; pass "
-                "checkpoint=PATH)" if checkpoint is None else ""))
+                " (the shipped agent is in the repository's checkpoints/shipped/ and in the "
+                "wheel; pass checkpoint=PATH)" if checkpoint is None else ""))
         data = load_checkpoint(path, map_location=device)
         self.likelihood = PolicyLikelihood(build_agent(data, device, path),
                                            None if threads is None else int(threads))

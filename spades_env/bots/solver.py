@@ -183,8 +183,8 @@ _kernel = None  # the native library once loaded; False when it cannot be (Pytho
 
 def native_playouts() -> bool:
     """Whether ``playouts`` runs in C (``spades_env/_native/playout.c``, built with the batched
-    engine's kernel by ``spades_env.native``); False when no C compiler is found or the build
-    fails, and then the Python ``playout`` gives the same trick counts, about 35 times slower
+    engine's kernel with the package, loaded by ``spades_env.native``); False when the kernel is
+    not built (or refused), and then the Python ``playout`` gives the same trick counts, about 35 times slower
     (``benchmarks/bench_playout.py``)."""
     global _kernel
     if _kernel is None:

@@ -10,7 +10,7 @@ chunk) and for its workers together, before any worker starts.
 
 The unit costs are measured on the project's 2-core x86_64 machine (one core, the C play-outs);
 the estimate is an upper bound of a typical decision, not a promise: the Python play-outs (no C
-compiler) are about 35 times slower.
+kernel built) are about 35 times slower.
 """
 
 from __future__ import annotations

@@ -33,10 +33,10 @@ __all__ = ["Analyst", "action_label", "default_checkpoint"]
 
 
 def default_checkpoint() -> str | None:
-    """``checkpoints/shipped/agent.pt`` of a source checkout when it exists, else None."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    path = os.path.join(root, "checkpoints", "shipped", "agent.pt")
-    return path if os.path.isfile(path) else None
+    """The shipped agent (``agents.SHIPPED_CHECKPOINT``: in the installed package, or
+    ``checkpoints/shipped/agent.pt`` of a checkout) when it exists, else None."""
+    from ..agents import SHIPPED_CHECKPOINT
+    return str(SHIPPED_CHECKPOINT) if SHIPPED_CHECKPOINT.is_file() else None
 
 
 def action_label(action: int, jokers: bool = False) -> str:

@@ -43,7 +43,7 @@ Backends
 --------
 ``backend="torch"``: tensor ops on any device (``vector.torch_backend``, the reference path).
 ``backend="native"``, the default on the CPU: the same state updated by a C kernel, one loop over
-the games per step (``vector.native_backend``); without a C compiler ``"auto"`` falls back to
+the games per step (``vector.native_backend``); without the C kernel ``"auto"`` falls back to
 ``"torch"``. Both are checked step by step against the scalar engine and against each other.
 The state's layout and memory sizing are in ``vector.layout``, the reported results in
 ``vector.results``. Which settings are fast, and the measured speeds: ``docs/vector.md``.
@@ -151,7 +151,7 @@ class SpadesVectorEnv(NativeBackend, TorchBackend):
             again every step); the seat is always fresh.
         backend: ``"torch"`` (tensor ops, any device), ``"native"`` (CPU only: the per-step work
             fused in one C loop over the games, ``spades_env.native``; same buffers, same
-            results) or ``"auto"`` (default: ``"native"`` on the CPU when the C kernel builds,
+            results) or ``"auto"`` (default: ``"native"`` on the CPU when the C kernel is built,
             else ``"torch"``). The choice is in ``self.backend``.
         threads: native backend only: OpenMP threads sharing the loop over games (default 1;
             more pays from about 1024 games when cores are free, see ``adapt_threads``; ignored
