@@ -154,6 +154,9 @@ def rules_features(rules) -> np.ndarray:
     Raises:
         ValueError: ``rules`` is not a ``Rules``.
     """
+    last = _LAST_RULES[0]  # one tuple, replaced whole: safe across threads
+    if rules is last[0]:  # the same (frozen) Rules object as the last call: no hashing
+        return last[1]
     from .rules import Rules
     if not isinstance(rules, Rules):
         raise ValueError(f"rules_features needs a spades_env.Rules, got {type(rules).__name__}")
@@ -174,10 +177,12 @@ def rules_features(rules) -> np.ndarray:
         if len(_RULES_CACHE) > 256:
             _RULES_CACHE.clear()
         _RULES_CACHE[rules] = got
+    _LAST_RULES[0] = (rules, got)
     return got
 
 
 _RULES_CACHE: dict = {}
+_LAST_RULES: list = [(None, None)]
 
 
 def _check_write_mask(out, start, mask) -> None:
