@@ -85,7 +85,7 @@ except KeyboardInterrupt:
     print("interrupted", file=sys.stderr)
     raise SystemExit(130) from None
 
-__version__ = "0.8.0"
+__version__ = "0.9.0"
 
 __all__ = [
     "BID_OFFSET", "BLIND_NIL_ACTION", "LOOK_ACTION", "NUM_ACTIONS", "NUM_CARDS", "Rank", "Seat",

@@ -39,9 +39,9 @@ callable ``factory(seed) -> player`` (called once per seat, per game, with a der
 
 from __future__ import annotations
 
-if __name__ == "__main__":  # the 0.7 form of ``spades arena``, removed in 0.8.0
+if __name__ == "__main__":  # the 0.7 form of ``spades arena``, removed in 0.9.0
     import sys
-    print("error: `python -m spades_env.arena` was removed in 0.8.0: use `spades arena`",
+    print("error: `python -m spades_env.arena` was removed in 0.9.0: use `spades arena`",
           file=sys.stderr)
     sys.exit(2)
 

@@ -78,7 +78,7 @@ def _has_layer(m: str) -> bool:
 def test_nothing_outside_the_trainer_imports_it():
     """The trainer (``spades_env.training``) is imported by nobody below it; the ``spades``
     command loads it by name. Nothing imports a top-level ``training`` (the 0.7 alias, removed
-    in 0.8.0)."""
+    in 0.9.0)."""
     bad = sorted(f"{m} imports {i}" for m, p in package_modules().items() for i in imports_of(p)
                  if i.split(".")[0] == "training" or (
                      i.startswith("spades_env.training") and not m.startswith(
@@ -98,7 +98,7 @@ def test_imports_point_down_only():
 def test_the_network_never_imports_the_bots_that_play_it():
     """``bots`` and ``agents`` share layer 3, but the arrow runs one way: the bots that play a
     network import ``agents``, never the reverse (``agents.bot`` and ``agents.expert``, the 0.6
-    names that pointed back at ``bots``, were removed in 0.8.0)."""
+    names that pointed back at ``bots``, were removed in 0.9.0)."""
     back = sorted(f"{m} imports {i}" for m, p in package_modules().items()
                   if m.startswith("spades_env.agents") for i in imports_of(p)
                   if i == "spades_env.bots" or i.startswith("spades_env.bots."))

@@ -20,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def test_version_is_the_same_in_pyproject_package_and_changelog():
     with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as f:
         m = re.search(r'^version = "([^"]+)"', f.read(), re.M)
-    assert m and m.group(1) == spades_env.__version__ == "0.8.0"
+    assert m and m.group(1) == spades_env.__version__ == "0.9.0"
     with open(os.path.join(ROOT, "CHANGELOG.md"), encoding="utf-8") as f:
         changelog = f.read()
     # the newest entry is this version, below at most an "Unreleased" section at the top

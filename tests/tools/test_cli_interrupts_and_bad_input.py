@@ -131,8 +131,8 @@ def test_started_as_command_reads_the_interpreters_command_line():
     cases = {("py", "-m", "spades_env", "train"): True, ("py", "-mspades_env.arena"): True,
              ("py", "-X", "importtime", "-m", "spades_env.training.train"): True,
              ("py", "/venv/bin/spades", "arena"): True,
-             ("py", "-m", "training.train"): False,  # the 0.7 alias, removed in 0.8.0
-             ("py", "-B", "/venv/bin/spades-play"): False,  # the 0.7 script, removed in 0.8.0
+             ("py", "-m", "training.train"): False,  # the 0.7 alias, removed in 0.9.0
+             ("py", "-B", "/venv/bin/spades-play"): False,  # the 0.7 script, removed in 0.9.0
              ("py", "-m", "pytest", "-m", "spades_env"): False,
              ("py", "tool.py", "-m", "spades_env"): False,
              ("py", "-c", "from multiprocessing.spawn import spawn_main", "/bin/spades"): False,

@@ -1,4 +1,4 @@
-"""What 0.8.0 removed (CHANGELOG.md, 0.8.0, Removed): the old names are gone, and the old command
+"""What 0.9.0 removed (CHANGELOG.md, 0.9.0, Removed): the old names are gone, and the old command
 forms answer with one line naming what replaces them."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def test_the_old_python_m_forms_say_what_replaces_them(module, command):
     r = subprocess.run([sys.executable, "-m", module, "--help"], cwd=ROOT, capture_output=True,
                        text=True, timeout=300)
     assert (r.returncode, r.stdout, r.stderr) == (
-        2, "", f"error: `python -m {module}` was removed in 0.8.0: use `spades {command}`\n")
+        2, "", f"error: `python -m {module}` was removed in 0.9.0: use `spades {command}`\n")
 
 
 def test_the_notice_helpers_of_the_old_forms_are_gone():
