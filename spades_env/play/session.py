@@ -475,6 +475,7 @@ class GameSession:
         before_moves = len(g.moves)
         before_hands = g.hand_number
         trick_before = list(g.current_trick)
+        plays_before = list(g.plays)
         phase_before = g.phase
         g.apply(action, seat=seat)  # legality was checked; raises IllegalActionError otherwise
         notes = dict(self.row.notes)
@@ -497,6 +498,8 @@ class GameSession:
                     "number": 13 if g.hand_number > before_hands else g.trick_number,
                 }
                 notes["last_move"]["completed_trick"] = True
+                if g.hand_number > before_hands:  # the hand's tricks, shown behind its table
+                    notes["hand_tricks"] = hand_tricks(plays_before + [(seat, action)], g.rules)
         stats = None
         if g.is_over:
             stats = (self.row.player, self.row.difficulty, g.rules.spec(), self.row.target,
@@ -523,6 +526,7 @@ class GameSession:
         notes = dict(self.row.notes)
         notes["last_trick"] = None
         notes["last_move"] = None
+        notes.pop("hand_tricks", None)
         try:
             self.store.set_hands_acked(self.row.id, self.row.moves, self.game.hand_number, notes)
         except StaleGameError:
@@ -613,6 +617,7 @@ class GameSession:
                       for s, c in v.current_trick],
             "trick_number": v.trick_number, "spades_broken": v.spades_broken,
             "last_trick": row.notes.get("last_trick"), "last_move": row.notes.get("last_move"),
+            "hand_tricks": hand_tricks(v.play_history, g.rules),
             "hand_results": self._hand_result_dicts(v.hand_results),
             "hand_table": None, "result": None,
         }
@@ -634,6 +639,7 @@ class GameSession:
         out["phase"] = "hand over"
         out["trick"] = []  # the page shows ``last_trick`` (the hand's 13th trick) behind the table
         out["trick_number"] = 13
+        out["hand_tricks"] = self.row.notes.get("hand_tricks") or []
         for st in out["seats"]:
             s = st["seat"]
             st.update(dealer=s == hr.dealer, bid=hr.bids[s], blind=hr.blind[s],
@@ -711,6 +717,20 @@ class GameSession:
         what = {Phase.BIDDING: "bidding", Phase.EXCHANGE: "passing a card",
                 Phase.PLAY: "playing"}[Phase(v.phase)]
         return f"{self._seat_name(p)} is {what}…"
+
+
+def hand_tricks(plays, rules: Rules) -> list[dict]:
+    """The completed tricks of a hand from its plays in order (``(seat, card)``, public):
+    ``[{"number": 1.., "cards": [{"seat", "card"}] in play order, "winner": seat}]``."""
+    out = []
+    for i in range(0, len(plays) - len(plays) % 4, 4):
+        cards = plays[i:i + 4]
+        out.append({
+            "number": i // 4 + 1,
+            "cards": [{"seat": int(s), "card": card_str(c, jokers=rules.jokers)} for s, c in cards],
+            "winner": trick_winner([c for _, c in cards], cards[0][0], rules.deck),
+        })
+    return out
 
 
 def _level_label(level: str | None) -> str | None:

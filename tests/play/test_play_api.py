@@ -98,7 +98,10 @@ def assert_no_leak(app, resp) -> None:
         # while the next deal already exists; it must be exactly the last 4 cards played
         assert [x["card"] for x in view["last_trick"]["cards"]] == [
             card_str(a) for a in g["moves"][-4:]]
-        view = dict(view, last_trick=None, last_move=None)
+        # and the hand's 13 tricks, exactly its 52 cards in the order they were played
+        assert [x["card"] for t in view["hand_tricks"] for x in t["cards"]] == [
+            card_str(a) for a in g["moves"][-52:]]
+        view = dict(view, last_trick=None, last_move=None, hand_tricks=[])
         body = view
         text = json.dumps(view)
     # own cards, played cards and the current hand's history are allowed; nothing hidden

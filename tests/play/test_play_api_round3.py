@@ -87,3 +87,50 @@ def test_bot_pool_builds_a_level_once_and_tells_how_far():
     assert st["state"] == "failed" and "no-such-bot" in st["error"]
     with pytest.raises(ValueError, match="no-such-bot"):
         pool.get("no-such-bot")
+
+
+def test_hand_tricks_are_the_tricks_played_this_hand(client):
+    """``hand_tricks``: each completed trick of the hand in play order with its winner, from the
+    game state (the same on a fresh GET); the finished hand's 13 stay behind its score table,
+    and Next clears them."""
+    from tests.play.test_play_api import human_choice  # the test player of the API tests
+
+    c = client
+    view = c.post("/api/games", json={"difficulty": "easy", "target": 500}).json()
+    gid = view["id"]
+    assert view["hand_tricks"] == []
+    plays = []  # (seat, card) of every card seen played, from last_move and the trick
+    seen_tricks = []
+    while not view["hand_table"]:
+        if view["your_turn"]:
+            r = c.post(f"/api/games/{gid}/action", json=human_choice(view))
+        else:
+            r = c.post(f"/api/games/{gid}/advance", json={"seq": view["seq"]})
+        assert r.status_code == 200, r.text
+        view = r.json()
+        if view["last_trick"] and view["last_move"]["completed_trick"]:
+            seen_tricks.append(view["last_trick"])
+        if view["phase"] == "play" and not view["hand_table"]:
+            done = view["hand_tricks"]
+            assert len(done) == view["trick_number"] == len(seen_tricks)
+            assert c.get(f"/api/games/{gid}").json()["hand_tricks"] == done
+            if done:
+                last = done[-1]
+                assert last["number"] == len(done)
+                assert last["cards"] == seen_tricks[-1]["cards"]
+                assert last["winner"] == seen_tricks[-1]["winner"]
+                # the winner of a trick leads the next one
+                if view["trick"]:
+                    assert view["trick"][0]["seat"] == last["winner"]
+    tricks = view["hand_tricks"]
+    assert [t["number"] for t in tricks] == list(range(1, 14))
+    assert [t["cards"] for t in tricks] == [t["cards"] for t in seen_tricks]
+    wins = [0, 0, 0, 0]
+    for t in tricks:
+        wins[t["winner"]] += 1
+    assert wins == view["hand_table"]["tricks"]
+    cards = [x["card"] for t in tricks for x in t["cards"]]
+    assert len(set(cards)) == 52
+    assert c.get(f"/api/games/{gid}").json()["hand_tricks"] == tricks  # a reload sees them
+    after = c.post(f"/api/games/{gid}/next").json()
+    assert after["hand_tricks"] == [] and after["hand_number"] == 2

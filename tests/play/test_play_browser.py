@@ -284,6 +284,14 @@ def overlapping(rs: list[dict]) -> list[tuple]:
             and a["top"] < b["bottom"] and b["top"] < a["bottom"]]
 
 
+def open_hint_details(page) -> None:
+    """Open the hint's full table: behind Details once its one-line hint is shown."""
+    page.wait_for_selector(f"{tid('hint-line')}:visible", timeout=30000)
+    if page.get_attribute(tid("hint-details"), "aria-expanded") != "true":
+        page.click(tid("hint-details"))
+    page.wait_for_selector(f"{tid('analysis')} tr[data-action]")
+
+
 def click_first_legal(page) -> bool:
     legal = page.locator(f"{tid('hand')} [data-legal=true]:not(.idle)")
     if not legal.count():
@@ -696,7 +704,7 @@ def test_hint_shows_the_agent_and_the_search_for_each_legal_move(server, page):
                            "v.hand.filter((h) => h.legal).length > 2")
     page.wait_for_function(YOUR_TURN)
     page.click(tid("hint"))
-    page.wait_for_selector(f"{tid('analysis')} tr[data-action]", timeout=30000)
+    open_hint_details(page)
     rows = page.eval_on_selector_all(f"{tid('analysis')} tr[data-action]", """rows => rows.map(r =>
         [Number(r.dataset.action), r.querySelector('.prob').innerText, r.querySelector('.value').innerText])""")
     legal = sorted(h["action"] for h in v["hand"] if h["legal"])

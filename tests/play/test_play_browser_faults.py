@@ -22,7 +22,7 @@ import pytest
 
 from .test_play_browser import (  # noqa: F401 - fixtures are used by name
     FAST, PLAY_JS, YOUR_TURN, Served, _drag, _free_port, click_first_legal, fast_forward,
-    hand_cards,
+    hand_cards, open_hint_details,
     open_page, page, records, rects, served, server, start_game, tid,
 )
 
@@ -426,7 +426,7 @@ def test_analysis_bars_never_run_under_the_numbers(server, page, size):
     start_game(page)
     page.wait_for_selector(f"{tid('bid-submit')}:visible")
     page.click(tid("hint"))
-    page.wait_for_selector(f"{tid('analysis')} tr[data-action]")
+    open_hint_details(page)
     probs = {r["action"]: r["prob"] for r in page.evaluate(
         "async (id) => (await (await fetch(`/api/games/${id}/hint`)).json()).analysis.rows",
         game_id(page))}
@@ -502,7 +502,7 @@ def test_phone_hint_fits_the_window_and_replay_ranks_read(server, page, records)
     start_game(page)
     page.wait_for_selector(f"{tid('bid-submit')}:visible")
     page.click(tid("hint"))
-    page.wait_for_selector(f"{tid('analysis')} tr[data-action]")
+    open_hint_details(page)
     assert page.locator(f"{tid('analysis')} tr[data-action]").count() == 14  # Nil, 1..13
     assert page.evaluate("document.documentElement.scrollHeight") <= 844
     box = page.locator("#analysis-box").bounding_box()
@@ -566,7 +566,7 @@ def test_hint_says_the_move_and_why_and_shows_it(server, page):
     """The hint's two columns disagreed without a word. It now opens with one line: the move
     and why; in bidding the agent's choice, preset in the bid box; in play the search's best
     card (the most points expected), raised in the hand, and the agent's choice when it differs.
-    The full table stays below it."""
+    The full table is one click away (Details)."""
     open_page(page, server)
     start_game(page)
     page.wait_for_selector(f"{tid('bid-submit')}:visible")

@@ -128,7 +128,7 @@ async function waitForBots(id, my) {  // true once the game's bots are loaded (f
 
 function show(screen) {
   for (const s of ["settings", "table", "results", "watch"]) $(`screen-${s}`).hidden = s !== screen;
-  if (screen !== "table") $("hand-table-box").hidden = true;
+  if (screen !== "table") { $("hand-table-box").hidden = true; closeTricks(); }
   hideAnalysis();
   // the analysis panel sits beside the table (below it on a narrow screen), never over it
   $(screen === "watch" ? "watch-side" : "table-side").appendChild($("analysis-box"));
@@ -796,6 +796,8 @@ function render() {
   renderBidPanel();
   renderHandTable();
   $("hint").hidden = !(store.get("hints", true) && state.your_turn) || elsewhere;
+  $("tricks-button").hidden = !(state.hand_tricks && state.hand_tricks.length);
+  if (!$("tricks-box").hidden) renderTricks();
   if (!$("analysis-box").hidden) fitAnalysis();
   maybeAutoPlay();
   $("elsewhere").hidden = !elsewhere;
@@ -834,6 +836,64 @@ function renderHandTable() {
   if (!hr) return;
   $("hand-table-title").textContent = `Hand ${hr.hand_number + 1} over` + (state.result ? ": game over" : "");
   $("hand-table").innerHTML = handTableHtml(hr, state.teams.map((t) => t.name), state.teams.map((t) => t.order));
+}
+
+// the last trick (its four cards, who played each, who won) and every trick of this hand so far,
+// from the view's hand_tricks (the server's game state: the same after a reload)
+function cardText(card) {
+  if (JOKERS[card]) return esc(card);
+  const suit = card.slice(-1), sym = SUIT_SYMBOL[suit];
+  return esc(card.slice(0, -1)) + (suit === "H" || suit === "D" ? `<span class="red">${sym}</span>` : sym);
+}
+
+function renderTricks() {
+  const tricks = (state && state.hand_tricks) || [];
+  if (!tricks.length) { closeTricks(); return; }
+  const last = tricks[tricks.length - 1], name = (s) => state.seats[s].name;
+  $("tricks-title").textContent = `Last trick (trick ${last.number} of hand ${state.hand_number})`;
+  const box = $("last-trick-cards");
+  box.innerHTML = "";
+  last.cards.forEach((c, i) => {
+    const item = document.createElement("div");
+    item.className = "lt-play" + (c.seat === last.winner ? " won" : "");
+    item.dataset.seat = String(c.seat);
+    const el = cardEl(c.card);
+    if (c.seat === last.winner) el.classList.add("winner");
+    item.appendChild(el);
+    const who = document.createElement("span");
+    who.className = "who";
+    who.textContent = name(c.seat) + (i === 0 ? " (led)" : "");
+    item.appendChild(who);
+    box.appendChild(item);
+  });
+  $("last-trick-winner").textContent = `${name(last.winner)} won it.`;
+  $("tricks-hand-title").textContent = `Hand ${state.hand_number}: ${tricks.length} trick${tricks.length === 1 ? "" : "s"} so far`;
+  const order = ["bottom", "left", "top", "right"].map((p) => seatOf(p).seat);
+  const head = `<tr><th>#</th>${order.map((s) => `<th>${esc(name(s))}</th>`).join("")}<th>Won by</th></tr>`;
+  const rows = tricks.map((t) => {
+    const bySeat = {};
+    t.cards.forEach((c, i) => { bySeat[c.seat] = { card: c.card, led: i === 0 }; });
+    const cells = order.map((s) => {
+      const x = bySeat[s];
+      const cls = [s === t.winner ? "won" : "", x.led ? "led" : ""].join(" ").trim();
+      return `<td class="${cls}" data-seat="${s}" data-card="${esc(x.card)}"${x.led ? ' title="led"' : ""}>${cardText(x.card)}</td>`;
+    }).join("");
+    return `<tr data-trick="${t.number}"><th>${t.number}</th>${cells}<td class="winner-name">${esc(name(t.winner))}</td></tr>`;
+  });
+  $("tricks-table").innerHTML = head + rows.join("");
+}
+
+function openTricks() {
+  if (!state || !(state.hand_tricks && state.hand_tricks.length)) return;
+  $("tricks-box").hidden = false;
+  $("tricks-button").setAttribute("aria-expanded", "true");
+  renderTricks();
+  $("tricks-close").focus();
+}
+
+function closeTricks() {
+  $("tricks-box").hidden = true;
+  $("tricks-button").setAttribute("aria-expanded", "false");
 }
 
 // ------------------------------------------------------------------ moves
@@ -984,6 +1044,7 @@ function hideAnalysis() {
   $("screen-table").classList.remove("with-side");
   hintSeq = null;
   $("hint-line").hidden = true;
+  updateDetails();
   if (suggested) { suggested = null; if (state && !$("screen-table").hidden) renderHand(); }
 }
 
@@ -1010,9 +1071,21 @@ function hintSuggestion(a) {
   return { action: pick.action, text: `${move}: ${why}.` };
 }
 
+// with the one-line hint shown, its full table (and the note) is one click away, behind Details
+// (the choice remembered); without a hint line (thinking, no hint, the replay) it shows as is
+function updateDetails() {
+  const collapsible = !$("hint-line").hidden, open = store.get("hintDetails", false);
+  const btn = $("analysis-details");
+  btn.hidden = !collapsible;
+  btn.textContent = open ? "Hide details" : "Details";
+  btn.setAttribute("aria-expanded", String(open));
+  $("analysis-detail").hidden = collapsible && !open;
+}
+
 function showSuggestion(a) {
   const sg = a && hintSuggestion(a);
   $("hint-line").hidden = !sg;
+  updateDetails();
   if (!sg) return;
   $("hint-line").textContent = sg.text;
   suggested = { seq: state.seq, action: sg.action };
@@ -1318,6 +1391,8 @@ function watchAnalysis(f) {
   clearTimeout(analysisTimer);
   if (!$("watch-analysis-on").checked || !replay) { hideAnalysis(); return; }
   $("analysis-box").hidden = false;
+  $("hint-line").hidden = true;  // no one-line hint in the replay: its table shows as is
+  updateDetails();
   if (!f.event) { renderAnalysis(null, "What the agent thinks", "No decision on this frame: step to a move."); return; }
   const rp = replay, move = f.move - 1;
   const who = rp.summary.players[f.event.seat];
@@ -1405,6 +1480,13 @@ function wire() {
   $("w-next").onclick = () => showFrame(frameIdx + 1);
   $("w-last").onclick = () => showFrame(replay ? replay.summary.frame_count - 1 : 0);
   $("w-slider").oninput = (e) => showFrame(Number(e.target.value));
+  $("tricks-button").onclick = openTricks;
+  $("tricks-close").onclick = closeTricks;
+  $("tricks-box").onclick = (e) => { if (e.target === $("tricks-box")) closeTricks(); };
+  $("analysis-details").onclick = () => { store.set("hintDetails", !store.get("hintDetails", false)); updateDetails(); };
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && !$("tricks-box").hidden) closeTricks();
+  });
   document.addEventListener("keydown", (e) => {
     if ($("screen-watch").hidden || e.target.tagName === "INPUT" && e.target.type !== "range") return;
     if (e.key === "ArrowRight") showFrame(frameIdx + 1);
