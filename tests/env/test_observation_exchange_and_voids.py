@@ -74,12 +74,7 @@ def test_a_spade_led_after_spades_were_broken_reveals_nothing():
 def _house_exchange():
     """House rules, dealer 3: seat 0 bids Blind Nil, the others look and bid; seat 2 (partner)
     passes 3 cards, then seat 0 passes 3 back. Returns the game and the passed cards."""
-    hands = [S[:4] + H[:9], S[4:8] + H[9:] + D[:5], S[8:] + D[5:], C]
-    g = SpadesGame.from_deal(hands, dealer=3, rules=Rules.preset("house"))
-    g.apply(BLIND_NIL_ACTION)
-    for b in (4, 4, 3):
-        g.apply(LOOK_ACTION)
-        g.apply(bid_action(b))
+    g = _replay_start()
     to_zero = [S[12], S[11], D[12]]   # seat 2 passes its best spades and a diamond
     for c in to_zero:
         g.apply(c)

@@ -137,17 +137,21 @@ def human_choice(view: dict) -> dict:
     return {"action": legal[-1] if nil else legal[0], "seq": view["seq"]}
 
 
+def next_move(c: TestClient, view: dict):
+    """One move of the game in ``view``: the test player's choice (``human_choice``) on its turn,
+    else the bots' next move. Returns the response."""
+    gid = view["id"]
+    if view["your_turn"]:
+        return c.post(f"/api/games/{gid}/action", json=human_choice(view))
+    return c.post(f"/api/games/{gid}/advance", json={"seq": view["seq"]})
+
+
 def play_to_end(app, c: TestClient, view: dict, check_leaks: bool = True, limit: int = 3000):
     """Drive a game through the API to its results screen; returns (final view, responses)."""
     gid = view["id"]
     responses = 0
     while not (view["result"] and not view["hand_table"]):
-        if view["hand_table"]:
-            r = c.post(f"/api/games/{gid}/next")
-        elif view["your_turn"]:
-            r = c.post(f"/api/games/{gid}/action", json=human_choice(view))
-        else:
-            r = c.post(f"/api/games/{gid}/advance", json={"seq": view["seq"]})
+        r = c.post(f"/api/games/{gid}/next") if view["hand_table"] else next_move(c, view)
         assert r.status_code == 200, r.text
         if check_leaks:
             assert_no_leak(app, r)
@@ -1290,10 +1294,7 @@ def test_a_jokers_game_names_the_jokers_and_shows_only_the_players_cards(tmp_pat
             assert not re.search(rf"(?<![0-9A-Za-z]){name}(?![0-9A-Za-z])", text), name
         jokers_seen |= {h["card"] for h in view["hand"]} & {"BJ", "LJ"}
         jokers_seen |= {t["card"] for t in view["trick"]} & {"BJ", "LJ"}
-        if view["your_turn"]:
-            r = c.post(f"/api/games/{gid}/action", json=human_choice(view))
-        else:
-            r = c.post(f"/api/games/{gid}/advance", json={"seq": view["seq"]})
+        r = next_move(c, view)
         assert r.status_code == 200, r.text
         view = r.json()
     g = _true_game(app, gid)

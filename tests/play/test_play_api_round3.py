@@ -93,7 +93,7 @@ def test_hand_tricks_are_the_tricks_played_this_hand(client):
     """``hand_tricks``: each completed trick of the hand in play order with its winner, from the
     game state (the same on a fresh GET); the finished hand's 13 stay behind its score table,
     and Next clears them."""
-    from tests.play.test_play_api import human_choice  # the test player of the API tests
+    from tests.play.test_play_api import next_move  # the test player of the API tests
 
     c = client
     view = c.post("/api/games", json={"difficulty": "easy", "target": 500}).json()
@@ -102,10 +102,7 @@ def test_hand_tricks_are_the_tricks_played_this_hand(client):
     plays = []  # (seat, card) of every card seen played, from last_move and the trick
     seen_tricks = []
     while not view["hand_table"]:
-        if view["your_turn"]:
-            r = c.post(f"/api/games/{gid}/action", json=human_choice(view))
-        else:
-            r = c.post(f"/api/games/{gid}/advance", json={"seq": view["seq"]})
+        r = next_move(c, view)
         assert r.status_code == 200, r.text
         view = r.json()
         if view["last_trick"] and view["last_move"]["completed_trick"]:
