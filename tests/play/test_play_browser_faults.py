@@ -538,11 +538,15 @@ def test_download_the_record_from_results_and_replay(served, page, tmp_path):
     page.wait_for_selector(f"{tid('next')}:visible")
     page.click(tid("next"))
     page.wait_for_selector(f"{tid('results')}:visible")
-    with page.expect_download() as dl:
-        page.click(tid("result-download"))
-    first = tmp_path / "from-results.json"
-    dl.value.save_as(str(first))
-    assert dl.value.suggested_filename == f"spades-{gid[:8]}.json"
+    def download(button: str, name: str):
+        with page.expect_download() as dl:
+            page.click(tid(button))
+        path = tmp_path / name
+        dl.value.save_as(str(path))
+        return path, dl.value.suggested_filename
+
+    first, suggested = download("result-download", "from-results.json")
+    assert suggested == f"spades-{gid[:8]}.json"
     rec = json.loads(first.read_text())
     assert rec["format"] == "spades_env.game_record"
     assert rec["players"] == ["Max (medium)", "Zoe (easy)", "You", "Lily (easy)"]
@@ -551,10 +555,7 @@ def test_download_the_record_from_results_and_replay(served, page, tmp_path):
 
     page.click(tid("watch-this"))
     page.wait_for_selector(f"{tid('watch-download')}:visible")
-    with page.expect_download() as dl2:
-        page.click(tid("watch-download"))
-    second = tmp_path / "from-replay.json"
-    dl2.value.save_as(str(second))
+    second, _ = download("watch-download", "from-replay.json")
     assert json.loads(second.read_text()) == rec
     page.set_input_files(tid("watch-file"), str(second))  # it opens again
     page.wait_for_function("document.querySelector('[data-testid=watch-title]').innerText === 'from-replay.json'")
