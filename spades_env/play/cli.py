@@ -89,6 +89,20 @@ def main(argv=None) -> int:
         return 130
 
 
+def _warn(args, app, local: bool) -> None:
+    """The warnings before serving: games refused in a ``--records`` file, a non-local host."""
+    for src in app.state.sources:
+        if src.refused:
+            first = min(src.refused)
+            print(f"warning: --records {src.path}: {len(src.refused)} of {src.count} game(s) "
+                  f"refused (they answer with the reason; the others open): "
+                  f"{src.refused[first]}", file=sys.stderr)
+    if not local:
+        print(f"warning: binding to {args.host}: the game is reachable from other machines, with "
+              f"no password and plain HTTP. Use --host 127.0.0.1 to keep it on this computer.",
+              file=sys.stderr)
+
+
 def _serve(argv) -> int:
     args = build_parser().parse_args(argv)
     for option, value in (("--host", args.host), ("--db", args.db),
@@ -142,16 +156,7 @@ def _serve(argv) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    for src in app.state.sources:
-        if src.refused:
-            first = min(src.refused)
-            print(f"warning: --records {src.path}: {len(src.refused)} of {src.count} game(s) "
-                  f"refused (they answer with the reason; the others open): "
-                  f"{src.refused[first]}", file=sys.stderr)
-    if not local:
-        print(f"warning: binding to {args.host}: the game is reachable from other machines, with "
-              f"no password and plain HTTP. Use --host 127.0.0.1 to keep it on this computer.",
-              file=sys.stderr)
+    _warn(args, app, local)
     shown = "localhost" if args.host in ("127.0.0.1", "localhost") else args.host
     url = f"http://{shown}:{args.port}/"
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port,
