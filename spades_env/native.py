@@ -324,8 +324,9 @@ def kernel_path() -> str | None:
     return spec.origin if spec is not None and spec.origin else None
 
 
-_SYMBOLS = ("sp_step", "sp_render", "sp_start_hands", "sp_end_hands", "sp_check", "sp_sample",
-            "sp_step_render", "sp_openmp", "sp_playouts", "sp_env_size", "sp_source_digest")
+_SYMBOLS = ("sp_step", "sp_render", "sp_sync_rows", "sp_start_hands", "sp_end_hands", "sp_check",
+            "sp_sample", "sp_step_render", "sp_openmp", "sp_playouts", "sp_env_size",
+            "sp_source_digest")
 
 
 def _open(path: str):
@@ -378,8 +379,10 @@ def load_kernel():
         p = ctypes.POINTER(SpEnv)
         lib.sp_step.argtypes = [p, ctypes.c_void_p, ctypes.c_int64]
         lib.sp_step.restype = ctypes.c_int64
-        lib.sp_render.argtypes = [p, ctypes.c_void_p, ctypes.c_void_p]
+        lib.sp_render.argtypes = [p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
         lib.sp_render.restype = None
+        lib.sp_sync_rows.argtypes = [p, ctypes.c_int64]
+        lib.sp_sync_rows.restype = None
         vp = ctypes.c_void_p
         lib.sp_start_hands.argtypes = [p, vp, vp]
         lib.sp_start_hands.restype = None

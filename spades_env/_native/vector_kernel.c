@@ -1,10 +1,14 @@
-/* Fused CPU step of the batched Spades engine (spades_env/vector.py, backend "native").
+/* Fused CPU step of the batched Spades engine (spades_env/vector/, backend "native").
  *
  * Every function works on the tensors of a SpadesVectorEnv in place (contiguous CPU tensors,
- * pointers in struct sp_env) and does, game by game, exactly what the torch path of
- * SpadesVectorEnv.step / _output does with tensor ops: same buffers, same layout, same order of
- * writes. The torch path is the reference; tests/test_vector_parity.py checks both backends
- * against the scalar engine. The card-play rules (follow suit, spades break, voids, trick winner)
+ * pointers in struct sp_env) and does, game by game, what the torch path of
+ * SpadesVectorEnv.step / _output does with tensor ops, on the same buffers with the same results,
+ * with one difference: the torch path keeps every observer's uint8 observation row (obs4) up to
+ * date at every move, while here a move updates only the small per-game state (hands as 52-bit
+ * masks, bids, the trick, voids...) and the observation of the seat to act is assembled from it
+ * when rendered (assemble); obs4 is written only on request (sp_sync_rows: state_dict, observe).
+ * Four rows of 712 bytes per game are what made the step memory-bound. The torch path is the
+ * reference; the vector tests check both backends against the scalar engine. The card-play rules (follow suit, spades break, voids, trick winner)
  * are rules.h's, shared with the play-outs, on the deck's tables in the rules (rules.deck: a card's
  * suit is rules.deck.suit_of[card], the jokers' deck included).
  *
@@ -30,7 +34,7 @@ typedef struct {
     int64_t *led;         /* (N,) led suit */
     int64_t *trick;       /* (N, 4) cards of the current trick in play order */
     int64_t *tricks;      /* (N, 4) tricks won by seat */
-    uint8_t *obs4;        /* (N, 4 * row) every observer's uint8 observation row */
+    uint8_t *obs4;        /* (N, 4 * row) every observer's uint8 observation row (sp_sync_rows) */
     uint8_t *hands;       /* (N, 4 * 52) bool */
     uint8_t *voids;       /* (N, 16) bool, seat * 4 + suit */
     uint8_t *broken;      /* (N,) bool */
@@ -48,7 +52,18 @@ typedef struct {
     int32_t threads;      /* OpenMP threads for the loops over games (1: serial) */
     int64_t o_rules, n_rules; /* the rules piece: offset and width (observation version 3) */
     float *rules_feat;    /* (n_rules,) observation.rules_features(rules), the same for every row */
+    /* output format: 0 float32 rows of obs_size, 1 compact rows (spades_env.compact) of c_size
+     * bytes: the row's flags as bits, the counts at c_counts, the side floats at c_side */
+    int64_t compact, c_size, c_counts, c_side;
+    /* each seat's hand and its cards at the deal as 52-bit masks, (N, 4): the observation rows
+     * are assembled from these and the arrays above when rendered (sp_render) or synced into
+     * obs4 (sp_sync_rows); sp_step and sp_start_hands do not write obs4 */
+    uint64_t *hbits, *dealt;
 } sp_env;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#error "the compact observation and the mask words assume a little-endian host"
+#endif
 
 /* Loops over games run on e->threads OpenMP threads when built with -fopenmp (games are
  * independent: each iteration touches only its own rows). */
@@ -59,15 +74,33 @@ typedef struct {
 #define NACT 68
 #define HAND_STEPS 56
 
+/* SPREAD[b]: the 8 bits of b as 8 bytes of 0/1 (byte j = bit j), to write 8 flags at once. */
+#define SP1(b) ((uint64_t)((b) & 1) | (uint64_t)(((b) >> 1) & 1) << 8 \
+    | (uint64_t)(((b) >> 2) & 1) << 16 | (uint64_t)(((b) >> 3) & 1) << 24 \
+    | (uint64_t)(((b) >> 4) & 1) << 32 | (uint64_t)(((b) >> 5) & 1) << 40 \
+    | (uint64_t)(((b) >> 6) & 1) << 48 | (uint64_t)(((b) >> 7) & 1) << 56)
+#define SP4(b) SP1(b), SP1((b) + 1), SP1((b) + 2), SP1((b) + 3)
+#define SP16(b) SP4(b), SP4((b) + 4), SP4((b) + 8), SP4((b) + 12)
+#define SP64(b) SP16(b), SP16((b) + 16), SP16((b) + 32), SP16((b) + 48)
+static const uint64_t SPREAD[256] = {SP64(0), SP64(64), SP64(128), SP64(192)};
+
+/* Write the 52-bit mask m as 52 bytes of 0/1 at dst. */
+static inline void write_bits52(uint8_t *dst, uint64_t m) {
+    for (int q = 0; q < 6; q++) {
+        const uint64_t w = SPREAD[(m >> (8 * q)) & 0xFF];
+        memcpy(dst + 8 * q, &w, 8);
+    }
+    const uint64_t w = SPREAD[(m >> 48) & 0xF];
+    memcpy(dst + 48, &w, 4);
+}
+
 /* The legal cards of the seat to act in game i into its action mask (rules.h: sp_legal_cards); led
  * is the suit led, or -1 to lead. */
 static void play_mask(const sp_env *e, int64_t i, int led) {
-    const uint8_t *h = e->hands + i * 4 * NCARDS + e->cur[i] * NCARDS;
     uint8_t *m = e->mask + i * NACT;
-    uint64_t hand = 0;
-    for (int c = 0; c < NCARDS; c++) hand |= (uint64_t)h[c] << c;
-    const uint64_t legal = sp_legal_cards(&e->rules.deck, hand, led, e->broken[i]);
-    for (int c = 0; c < NCARDS; c++) m[c] = (uint8_t)((legal >> c) & 1);
+    const uint64_t legal = sp_legal_cards(&e->rules.deck, e->hbits[i * 4 + e->cur[i]], led,
+                                          e->broken[i]);
+    write_bits52(m, legal);
     memset(m + NCARDS, 0, NACT - NCARDS);
 }
 
@@ -77,8 +110,7 @@ static void bid_mask(const sp_env *e, int64_t i) {
     const int64_t p = e->cur[i];
     uint64_t hand = 0;
     if (e->rules.mirror || e->rules.whiz) { /* the bid reads the spades held (rules.deck's) */
-        const uint8_t *h = e->hands + i * 4 * NCARDS + p * NCARDS;
-        for (int c = 0; c < NCARDS; c++) hand |= (uint64_t)h[c] << c;
+        hand = e->hbits[i * 4 + p];
     }
     const uint32_t legal = sp_legal_bids(&e->rules, (int)p, hand, 1, e->bids + i * 4);
     uint8_t *m = e->mask + i * NACT;
@@ -103,16 +135,9 @@ int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
     for (int64_t i = 0; i < n; i++) {
         int64_t p = e->cur[i];
         const int64_t act = a[i];
-        uint8_t *ob = e->obs4 + i * 4 * row;
         e->actions[i * HAND_STEPS + t] = act;
         if (t < 4) { /* bidding */
-            const int64_t bid = act - NCARDS;
-            e->bids[i * 4 + p] = bid;
-            for (int o = 0; o < 4; o++) {
-                int64_t base = o * row + e->o_bids + 16 * ((p - o) & 3);
-                ob[base] = 0;           /* "not yet bid" */
-                ob[base + 1 + bid] = 1;
-            }
+            e->bids[i * 4 + p] = act - NCARDS;
             p = (p + 1) & 3;
             e->cur[i] = p;
             if (t < 3) bid_mask(e, i);
@@ -122,10 +147,6 @@ int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
                     e->cur[i] = p;
                 }
                 e->leader[i] = p;
-                for (int o = 0; o < 4; o++) {
-                    ob[o * row + e->o_phase] = 0;
-                    ob[o * row + e->o_phase + 2] = 1;
-                }
                 play_mask(e, i, -1);
                 if (e->rules.two_of_clubs_leads) { /* rules.first_lead_mask: the 2C only */
                     uint8_t *m = e->mask + i * NACT;
@@ -135,36 +156,26 @@ int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
             }
             continue;
         }
-        const int64_t k = t - 4, pos = k & 3, j = k >> 2;
+        const int64_t k = t - 4, pos = k & 3;
         const sp_deck *deck = &e->rules.deck;
         const int64_t suit = deck->suit_of[act];
-        ob[p * row + e->o_hand + act] = 0;
-        for (int o = 0; o < 4; o++) {
-            int64_t r = (p - o) & 3;
-            ob[o * row + e->o_played + 52 * r + act] = 1;
-            int64_t te = o * row + e->o_trick + 52 * r + act;
-            ob[te] = 1;
-            e->trick_obs[i * 16 + 4 * pos + o] = te;
-        }
+        for (int o = 0; o < 4; o++) /* where the card shows in each observer's trick block */
+            e->trick_obs[i * 16 + 4 * pos + o] = o * row + e->o_trick + 52 * ((p - o) & 3) + act;
         e->hands[i * 4 * NCARDS + p * NCARDS + act] = 0;
+        e->hbits[i * 4 + p] &= ~(1ULL << act);
         const int led_before = pos == 0 ? -1 : (int)e->led[i];
         if (pos == 0) {
             e->leader[i] = p;
             e->led[i] = suit;
-            for (int o = 0; o < 4; o++) ob[o * row + e->o_led + suit] = 1;
         }
         /* the voids the play shows (a spade led before spades are broken: the leader held only
          * spades, so it is void in clubs, diamonds and hearts; observation version 2) */
         const int shown = sp_voids_revealed(deck, (int)act, led_before, e->broken[i]);
         for (int s = 0; s < 4; s++) {
-            if ((shown >> s) & 1) {
-                e->voids[i * 16 + p * 4 + s] = 1;
-                for (int o = 0; o < 4; o++) ob[o * row + e->o_voids + 4 * ((p - o) & 3) + s] = 1;
-            }
+            if ((shown >> s) & 1) e->voids[i * 16 + p * 4 + s] = 1;
         }
         e->broken[i] = (uint8_t)sp_spades_broken_after(deck, (int)act, led_before, e->broken[i],
                                                        (int)e->rules.forced_spade_lead_breaks);
-        for (int o = 0; o < 4; o++) ob[o * row + e->o_broken] = e->broken[i];
         e->trick[i * 4 + pos] = act;
         if (pos < 3) {
             e->cur[i] = (p + 1) & 3;
@@ -172,55 +183,133 @@ int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
             continue;
         }
         /* trick complete */
-        const int64_t led = e->led[i];
         const int64_t w = sp_trick_winner(deck, e->trick + i * 4, (int)e->leader[i]);
-        const int64_t won = ++e->tricks[i * 4 + w];
-        for (int o = 0; o < 4; o++) ob[o * row + e->o_won + ((w - o) & 3)] = (uint8_t)won;
-        for (int q = 0; q < 16; q++) ob[e->trick_obs[i * 16 + q]] = 0;
-        for (int o = 0; o < 4; o++) {
-            ob[o * row + e->o_led + led] = 0;
-            ob[o * row + e->o_tn] = (uint8_t)(j + 1);
-        }
+        e->tricks[i * 4 + w]++;
         e->cur[i] = w;
         e->leader[i] = w;
-        if (j < 12) play_mask(e, i, -1);
+        if ((k >> 2) < 12) play_mask(e, i, -1);
     }
     return t == HAND_STEPS - 1;
 }
 
-/* Observation of the seat to act in every game: marks it in every observer's to_act block, then
- * writes out[i, :obs_size] (float32) from its uint8 row (tricks_won and trick_number counts / 13)
- * and its side floats; seat[i] = that seat. */
-void sp_render(const sp_env *e, float *out, int64_t *seat) {
-    const int64_t n = e->n, row = e->row, m = e->obs_size;
+/* OR the mask v (< 2^52) into the bit string B (12 words) at bit offset off (off + 52 <= 768). */
+static inline void put_bits(uint64_t *B, int64_t off, uint64_t v) {
+    const int64_t w = off >> 6, b = off & 63;
+    B[w] |= v << b;
+    if (b) B[w + 1] |= v >> (64 - b);
+}
+
+#define PUT1(B, k) ((B)[(k) >> 6] |= 1ULL << ((k) & 63))
+#define OBS_WORDS 12 /* 768 bits >= obs_size */
+
+/* The observation of seat o in game i at hand step t (0..55), as observation.encode writes it
+ * (the torch backend's uint8 row, to_act marking the seat to act): B (OBS_WORDS words) holds the
+ * 0/1 flags, bit k = observation index k; cnt[0..3] the tricks won by relative seat, cnt[4] the
+ * tricks completed. The numeric pieces' bits stay 0. */
+static void assemble(const sp_env *e, int64_t i, int o, int64_t t, uint64_t *B, uint8_t *cnt) {
+    memset(B, 0, OBS_WORDS * sizeof(uint64_t));
+    const uint64_t *hb = e->hbits + i * 4, *dl = e->dealt + i * 4;
+    PUT1(B, e->o_phase + (t < 4 ? 0 : 2));
+    PUT1(B, e->o_looked);
+    put_bits(B, e->o_hand, hb[o]);
+    for (int r = 0; r < 4; r++) {
+        const int s = (o + r) & 3;
+        put_bits(B, e->o_played + 52 * r, dl[s] & ~hb[s]);
+        const int64_t bid = e->bids[i * 4 + s];
+        PUT1(B, e->o_bids + 16 * r + (bid < 0 ? 0 : 1 + bid));
+        const uint8_t *v = e->voids + i * 16 + s * 4;
+        for (int q = 0; q < 4; q++) {
+            if (v[q]) PUT1(B, e->o_voids + 4 * r + q);
+        }
+        cnt[r] = (uint8_t)e->tricks[i * 4 + s];
+    }
+    const int64_t pos = t < 4 ? 0 : (t - 4) & 3;
+    for (int64_t q = 0; q < pos; q++) {
+        const int64_t s = (e->leader[i] + q) & 3;
+        PUT1(B, e->o_trick + 52 * ((s - o) & 3) + e->trick[i * 4 + q]);
+    }
+    if (pos) PUT1(B, e->o_led + e->led[i]);
+    if (e->broken[i]) PUT1(B, e->o_broken);
+    PUT1(B, e->o_dealer + ((e->dealer[i] - o) & 3));
+    PUT1(B, e->o_to_act + ((e->cur[i] - o) & 3));
+    cnt[4] = (uint8_t)(t < 4 ? 0 : (t - 4) >> 2);
+}
+
+/* FLT8[b]: the 8 bits of b as 8 floats 0.0f / 1.0f (bit j = float j), to write 8 flags at once. */
+#define FB(b, j) ((float)(((b) >> (j)) & 1))
+#define FL1(b) {FB(b, 0), FB(b, 1), FB(b, 2), FB(b, 3), FB(b, 4), FB(b, 5), FB(b, 6), FB(b, 7)}
+#define FL4(b) FL1(b), FL1((b) + 1), FL1((b) + 2), FL1((b) + 3)
+#define FL16(b) FL4(b), FL4((b) + 4), FL4((b) + 8), FL4((b) + 12)
+#define FL64(b) FL16(b), FL16((b) + 16), FL16((b) + 32), FL16((b) + 48)
+static const float FLT8[256][8] = {FL64(0), FL64(64), FL64(128), FL64(192)};
+
+/* Observation of the seat to act in every game at hand step t: row i of out, float32
+ * out[i, :obs_size] (tricks_won and trick_number counts / 13, the side floats, the rules piece),
+ * or with e->compact the compact row uint8 out[i, :c_size] (spades_env.compact: the flags as
+ * bits, the counts and side floats in their bytes); seat[i] = that seat. Assembled from the game
+ * state (assemble): no observation row is read or written. */
+void sp_render(const sp_env *e, void *out, int64_t *seat, int64_t t) {
+    const int64_t n = e->n, m = e->obs_size, nb = (m + 7) >> 3;
     PAR_FOR
     for (int64_t i = 0; i < n; i++) {
         const int64_t s = e->cur[i];
-        uint8_t *ob = e->obs4 + i * 4 * row;
+        uint64_t B[OBS_WORDS];
+        uint8_t cnt[5];
         seat[i] = s;
-        for (int o = 0; o < 4; o++) {
-            uint8_t *ta = ob + o * row + e->o_to_act;
-            const int64_t r = (s - o) & 3;
-            for (int q = 0; q < 4; q++) ta[q] = q == r;
-        }
-        const uint8_t *src = ob + s * row;
-        float *dst = out + i * m;
-        for (int64_t q = 0; q < m; q++) dst[q] = (float)src[q];
-        for (int q = 0; q < 4; q++) dst[e->o_won + q] = (float)src[e->o_won + q] / 13.0f;
-        dst[e->o_tn] = (float)src[e->o_tn] / 13.0f;
+        assemble(e, i, (int)s, t, B, cnt);
         const float *sd = e->side + (i * 4 + s) * 5;
+        if (e->compact) {
+            uint8_t *dst = (uint8_t *)out + i * e->c_size;
+            memcpy(dst, B, (size_t)nb); /* little-endian words: bit k at byte k / 8 */
+            memset(dst + nb, 0, (size_t)(e->c_counts - nb));
+            memcpy(dst + e->c_counts, cnt, 5);
+            memset(dst + e->c_counts + 5, 0, (size_t)(e->c_side - e->c_counts - 5));
+            memcpy(dst + e->c_side, sd, 5 * sizeof(float));
+            memset(dst + e->c_side + 20, 0, (size_t)(e->c_size - e->c_side - 20));
+            continue;
+        }
+        float *dst = (float *)out + i * m;
+        const uint8_t *bytes = (const uint8_t *)B;
+        for (int64_t q = 0; q + 1 < nb; q++) memcpy(dst + 8 * q, FLT8[bytes[q]], 8 * sizeof(float));
+        memcpy(dst + 8 * (nb - 1), FLT8[bytes[nb - 1]], (size_t)(m - 8 * (nb - 1)) * sizeof(float));
+        for (int q = 0; q < 4; q++) dst[e->o_won + q] = (float)cnt[q] / 13.0f;
+        dst[e->o_tn] = (float)cnt[4] / 13.0f;
         for (int q = 0; q < 5; q++) dst[e->o_side + q] = sd[q];
         for (int64_t q = 0; q < e->n_rules; q++) dst[e->o_rules + q] = e->rules_feat[q];
     }
 }
 
-/* Deal a new hand in every game and rebuild every seat's observation from scratch (the torch
- * path's SpadesVectorEnv._start_hands). The deal: card perm[k] goes to seat (first + k) % 4, where
+/* Write every observer's uint8 observation row (obs4) of every game at hand step t from the
+ * game state: the rows the torch backend keeps up to date step by step, for state_dict,
+ * observe and a change of backend. */
+void sp_sync_rows(const sp_env *e, int64_t t) {
+    const int64_t n = e->n, row = e->row, nb = (e->obs_size + 7) >> 3;
+    PAR_FOR
+    for (int64_t i = 0; i < n; i++) {
+        for (int o = 0; o < 4; o++) {
+            uint64_t B[OBS_WORDS];
+            uint8_t cnt[5];
+            assemble(e, i, o, t, B, cnt);
+            uint8_t *r = e->obs4 + (i * 4 + o) * row;
+            const uint8_t *bytes = (const uint8_t *)B;
+            memset(r, 0, (size_t)row);
+            for (int64_t q = 0; q < nb && 8 * q + 8 <= row; q++) {
+                const uint64_t w = SPREAD[bytes[q]];
+                memcpy(r + 8 * q, &w, 8);
+            }
+            for (int q = 0; q < 4; q++) r[e->o_won + q] = cnt[q];
+            r[e->o_tn] = cnt[4];
+        }
+    }
+}
+
+/* Deal a new hand in every game and reset its state (the torch path's
+ * SpadesVectorEnv._start_hands; the observation rows follow from it: sp_sync_rows). The deal: card perm[k] goes to seat (first + k) % 4, where
  * perm is the stable ascending argsort of u[i, :52] (uniform floats drawn by the caller from the
  * env's torch generator) and first is the seat left of the dealer, i.e. card c goes to seat
  * (first + its rank in that order) % 4; or holder[i, c] when given. */
 void sp_start_hands(const sp_env *e, const float *u, const int64_t *holder) {
-    const int64_t n = e->n, row = e->row;
+    const int64_t n = e->n;
     PAR_FOR
     for (int64_t i = 0; i < n; i++) {
         const int64_t dealer = e->dealer[i], first = (dealer + 1) & 3;
@@ -240,8 +329,14 @@ void sp_start_hands(const sp_env *e, const float *u, const int64_t *holder) {
             }
         }
         uint8_t *h = e->hands + i * 4 * NCARDS;
+        uint64_t *hb = e->hbits + i * 4;
         memset(h, 0, 4 * NCARDS);
-        for (int c = 0; c < NCARDS; c++) h[own[c] * NCARDS + c] = 1;
+        hb[0] = hb[1] = hb[2] = hb[3] = 0;
+        for (int c = 0; c < NCARDS; c++) {
+            h[own[c] * NCARDS + c] = 1;
+            hb[own[c]] |= 1ULL << c;
+        }
+        for (int q = 0; q < 4; q++) e->dealt[i * 4 + q] = hb[q];
         memset(e->voids + i * 16, 0, 16);
         for (int q = 0; q < 4; q++) {
             e->bids[i * 4 + q] = -1;
@@ -254,16 +349,7 @@ void sp_start_hands(const sp_env *e, const float *u, const int64_t *holder) {
         e->leader[i] = first;
         e->led[i] = 0;
         memset(e->actions + i * HAND_STEPS, 0, HAND_STEPS * sizeof(int64_t));
-        uint8_t *ob = e->obs4 + i * 4 * row;
-        memset(ob, 0, 4 * row);
-        for (int o = 0; o < 4; o++) {
-            uint8_t *r = ob + o * row;
-            r[e->o_phase] = 1; /* bidding */
-            r[e->o_looked] = 1;
-            r[e->o_broken] = e->broken[i];
-            memcpy(r + e->o_hand, h + o * NCARDS, NCARDS);
-            for (int q = 0; q < 4; q++) r[e->o_bids + 16 * q] = 1; /* not yet bid */
-            r[e->o_dealer + ((dealer - o) & 3)] = 1;
+        for (int o = 0; o < 4; o++) { /* the side floats by observer (the rows: sp_sync_rows) */
             const int mine = o & 1, theirs = 1 - mine;
             float *sd = e->side + (i * 4 + o) * 5;
             sd[0] = (float)((double)e->scores[i * 2 + mine] / (double)e->rules.target_score);
@@ -386,11 +472,11 @@ void sp_sample(const sp_env *e, const float *u, int64_t *out) {
 /* sp_step then sp_render in one call, for a step that does not end the hand (t < 55); when rew is
  * not NULL, also re-zeroes the caller's reused all-zero outputs: rewards (N, 4) float32 and the
  * flags done, terminated, truncated (N,) bool. */
-int64_t sp_step_render(const sp_env *e, const int64_t *a, int64_t t, float *out, int64_t *seat,
+int64_t sp_step_render(const sp_env *e, const int64_t *a, int64_t t, void *out, int64_t *seat,
                        float *rew, uint8_t *done, uint8_t *term, uint8_t *trunc) {
     const int64_t r = sp_step(e, a, t);
     if (r < 0) return r;
-    sp_render(e, out, seat);
+    sp_render(e, out, seat, t + 1);
     if (rew) {
         memset(rew, 0, (size_t)e->n * 4 * sizeof(float));
         memset(done, 0, (size_t)e->n);

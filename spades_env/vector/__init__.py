@@ -88,6 +88,7 @@ except ImportError:  # the base install has no torch: say what to install
 from ..cards import MAX_BID, NUM_ACTIONS, NUM_CARDS, NUM_TRICKS
 from ..devices import check_device
 from ..engine import SpadesGame
+from ..compact import COMPACT_SIZE
 from ..observation import OBS_SIZE, OBS_VERSION, rules_features
 from ..rules import Rules
 from .layout import (HAND_STEPS, HIST_WIDTH, MAX_HANDS_LIMIT, ROW, available_memory,
@@ -95,6 +96,9 @@ from .layout import (HAND_STEPS, HIST_WIDTH, MAX_HANDS_LIMIT, ROW, available_mem
 from .native_backend import NativeBackend
 from .results import FinalResults, HandList, hand_result
 from .torch_backend import TorchBackend, game_outcomes, moon_teams, score_records
+
+
+OBS_FORMATS = ("float32", "compact")
 
 
 def _check_seed(seed, none_ok: bool) -> None:
@@ -108,9 +112,10 @@ def _check_seed(seed, none_ok: bool) -> None:
         raise ValueError(f"seed must be an int in 0..2**64-1, got {seed}")
 
 
-def _check_size(n: int, device: torch.device, copy: bool, hands_per_episode) -> None:
+def _check_size(n: int, device: torch.device, copy: bool, hands_per_episode,
+                obs_format: str) -> None:
     """Refuse, before allocating anything, a batch that does not fit in memory."""
-    per = bytes_per_game(copy, hands_per_episode)
+    per = bytes_per_game(copy, hands_per_episode, obs_format)
     need = n * per
     avail, what = available_memory(device)
     if avail is not None and need > avail:
@@ -173,7 +178,8 @@ class SpadesVectorEnv(NativeBackend, TorchBackend):
     def __init__(self, num_envs: int, device="cpu", seed: int = 0, rules: Rules | None = None,
                  hands_per_episode: int | None = None, max_hands: int | None = 100,
                  reward: str = "hand", validate: bool = True, copy: bool = True,
-                 backend: str = "auto", threads: int = 1, adapt_threads: bool = True):
+                 backend: str = "auto", threads: int = 1, adapt_threads: bool = True,
+                 obs_format: str = "float32"):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
                 or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
@@ -200,11 +206,15 @@ class SpadesVectorEnv(NativeBackend, TorchBackend):
             raise ValueError(f"threads must be an int in 1..256, got {threads!r}")
         if not isinstance(adapt_threads, bool):
             raise ValueError(f"adapt_threads must be a bool, got {adapt_threads!r}")
+        if obs_format not in OBS_FORMATS:
+            raise ValueError(f"obs_format must be one of {', '.join(map(repr, OBS_FORMATS))}, "
+                             f"got {obs_format!r}")
+        self.obs_format = obs_format
         self.device = check_device(device, "device", present=False)
         if backend == "native" and self.device.type != "cpu":
             raise ValueError(f"backend='native' runs on the CPU only, not on {self.device}")
         check_device(self.device, "device")  # present on this machine
-        _check_size(int(num_envs), self.device, bool(copy), hands_per_episode)
+        _check_size(int(num_envs), self.device, bool(copy), hands_per_episode, obs_format)
         self.num_envs = n = int(num_envs)
         self.rules = rules
         self.hands_per_episode = None if hands_per_episode is None else int(hands_per_episode)
@@ -221,12 +231,15 @@ class SpadesVectorEnv(NativeBackend, TorchBackend):
         # every seat's observation as uint8: 0/1 flags, and the counts tricks_won and
         # trick_number (divided by 13 on output); scores, bags and target live in _side
         self._obs4 = torch.zeros((n, 4 * ROW), dtype=torch.uint8, device=dev)
+        # the native kernel's hand masks: (N, 4) 52-bit masks of each seat's cards now and
+        # at the deal (it assembles observations from them instead of keeping _obs4's rows)
+        self._hbits = torch.zeros((n, 4), **i64)
+        self._dealt = torch.zeros((n, 4), **i64)
         self._side = torch.zeros((n, 4, 5), dtype=torch.float32, device=dev)  # by observer
         # the observation's rules piece, the same in every row (observation.rules_features)
         self._rules_feat = torch.tensor(rules_features(rules), dtype=torch.float32, device=dev)
         self._mask = torch.zeros((n, NUM_ACTIONS), dtype=torch.bool, device=dev)
-        self._obs_out = None if self.copy else \
-            torch.zeros((n, OBS_SIZE), dtype=torch.float32, device=dev)
+        self._obs_out = None if self.copy else self._new_obs()
         self._gather = torch.zeros((n, ROW // 8), dtype=torch.int64, device=dev)
         self._hands = torch.zeros((n, 4 * NUM_CARDS), dtype=torch.bool, device=dev)
         self._owner = torch.zeros((n, NUM_CARDS), **i64)
@@ -262,6 +275,31 @@ class SpadesVectorEnv(NativeBackend, TorchBackend):
             self._load_native(backend == "native", int(threads))
 
     @property
+    def _obs4(self) -> torch.Tensor:
+        """Every observer's uint8 observation row, ``(N, 4 * ROW)``, up to date (the native
+        kernel writes them on demand: ``_sync_rows``)."""
+        self._sync_rows()
+        return self._obs4_buf
+
+    @_obs4.setter
+    def _obs4(self, value: torch.Tensor) -> None:
+        self._obs4_buf = value
+
+    def _new_obs(self) -> torch.Tensor:
+        """An empty output for every game's observation: ``(N, OBS_SIZE)`` float32, or with
+        ``obs_format="compact"`` ``(N, COMPACT_SIZE)`` uint8."""
+        if self.obs_format == "compact":
+            return torch.empty((self.num_envs, COMPACT_SIZE), dtype=torch.uint8,
+                               device=self.device)
+        return torch.empty((self.num_envs, OBS_SIZE), dtype=torch.float32, device=self.device)
+
+    @property
+    def rules_table(self) -> torch.Tensor:
+        """``(1, RULES_SIZE)`` float32 on the env's device: the table ``compact.expand`` takes
+        to turn this env's compact observations back into float32 (its rules piece)."""
+        return self._rules_feat.view(1, -1)
+
+    @property
     def threads(self) -> int:
         """OpenMP threads the native kernel uses (1 on the torch backend, without OpenMP, or in a
         process forked after a multi-threaded kernel ran: libgomp does not survive a fork); with
@@ -275,7 +313,9 @@ class SpadesVectorEnv(NativeBackend, TorchBackend):
         return self._threads if self._chooser is None else self._chooser.best
 
     def __getstate__(self) -> dict:
-        """Pickle / deep-copy support: the ctypes handles are dropped and rebuilt on load."""
+        """Pickle / deep-copy support: the ctypes handles are dropped and rebuilt on load (the
+        observation rows are written first, so that the copy can run on either backend)."""
+        self._sync_rows()
         drop = self._NATIVE_ATTRS + self._VIEWS
         return {k: v for k, v in self.__dict__.items() if k not in drop}
 
@@ -453,6 +493,7 @@ class SpadesVectorEnv(NativeBackend, TorchBackend):
             raise ValueError(f"env index must be an int in 0..{self.num_envs - 1}, got {i!r}")
         if not self._started:
             raise RuntimeError("call reset() first")
+        self._sync_rows()
         return self._observe_row(int(i), int(seat))
 
     def sample_actions(self, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -610,6 +651,9 @@ class SpadesVectorEnv(NativeBackend, TorchBackend):
                 self._hist = v.to(device=self.device, dtype=torch.int64).contiguous().clone()
             else:
                 getattr(self, k).copy_(v)
+        if self._kernel is not None:  # the kernel's hand masks follow from the loaded state
+            self._native_bits()
+        self._rows_stale = False
         self._t = t
         self._serial += 1
         self._mirror.clear()
@@ -793,4 +837,5 @@ class SpadesVectorEnv(NativeBackend, TorchBackend):
         return self._finish_step(rewards=rewards, info=info)
 
 
-__all__ = ["SpadesVectorEnv", "FinalResults", "HAND_STEPS", "OBS_SIZE"]
+__all__ = ["SpadesVectorEnv", "FinalResults", "HAND_STEPS", "OBS_SIZE", "COMPACT_SIZE",
+           "OBS_FORMATS"]

@@ -16,6 +16,7 @@ import os
 import torch
 
 from ..cards import NUM_ACTIONS, NUM_CARDS
+from ..compact import COMPACT_SIZE
 from ..observation import OBS_SIZE, OFFSETS
 
 HAND_STEPS = 4 + NUM_CARDS  # decisions in one hand without Blind Nil: 4 bids + 52 cards
@@ -41,19 +42,23 @@ HIST_WIDTH = TEAM0 + 2 * TEAM_FIELDS
 MAX_HANDS_LIMIT = 10 ** 9
 
 
-def bytes_per_game(copy: bool = True, hands_per_episode: int | None = None) -> int:
+def bytes_per_game(copy: bool = True, hands_per_episode: int | None = None,
+                   obs_format: str = "float32") -> int:
     """Memory one game of a ``SpadesVectorEnv`` takes when built (bytes, int): the state tensors
     (every seat's uint8 observation row, hands, masks, the action log, the first 8 score records),
     the index constants sized by ``num_envs``, and one step's outputs. The score records grow by
-    216 bytes per game for each hand beyond 8 that the longest running game reaches."""
+    216 bytes per game for each hand beyond 8 that the longest running game reaches. With
+    ``obs_format="compact"`` an observation output is ``COMPACT_SIZE`` bytes instead of
+    ``4 * OBS_SIZE``."""
+    obs_bytes = COMPACT_SIZE if obs_format == "compact" else 4 * OBS_SIZE
     cap = 8 if hands_per_episode is None else min(8, int(hands_per_episode))
     state = (4 * ROW + 4 * 5 * 4 + NUM_ACTIONS + ROW + 4 * NUM_CARDS + 8 * NUM_CARDS + 16
              + 8 * (4 + 4 + 4 + 16) + 1 + 8 * 4 + 8 * 2 * 2 + 8 + 8 * HAND_STEPS
-             + 8 * HIST_WIDTH * cap + 8)
+             + 8 * HIST_WIDTH * cap + 8 + 8 * 4 * 2)  # ... the kernel's hand masks
     if not copy:
-        state += 4 * OBS_SIZE + 4 * 4 + 3  # reused obs, rewards and flags
+        state += obs_bytes + 4 * 4 + 3  # reused obs, rewards and flags
     consts = 9 + 4 + 4 + 16 + 1 + 8 + 8
-    outputs = 4 * OBS_SIZE + NUM_ACTIONS + 8 + 4 * 4 + 3
+    outputs = obs_bytes + NUM_ACTIONS + 8 + 4 * 4 + 3
     return state + consts + outputs
 
 

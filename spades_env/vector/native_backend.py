@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from .. import native
+from .. import compact as cpt
 from ..cards import NUM_CARDS
 from ..observation import OBS_SIZE, OFFSETS
 from .layout import HIST_WIDTH, ROW, SIDE, TRICK_NUMBER
@@ -33,6 +34,7 @@ class NativeBackend:
     ``_start_hands_native``, ``_score_native``, ``_output_native`` and ``_sample_native``."""
 
     _NATIVE_ATTRS = ("_kernel", "_spenv", "_spenv_ref", "_lean_ptrs")
+    _rows_stale = False  # the kernel stepped since the observation rows were last written
 
     def _load_native(self, required: bool, threads: int) -> str:
         """Load the C kernel and bind it to this env: ``"native"``, or ``"torch"`` when it cannot
@@ -89,7 +91,7 @@ class NativeBackend:
             o_to_act=o["to_act"][0], o_side=SIDE[0],
             cur=ptr(self._cur), actions=ptr(self._actions), bids=ptr(self._bids),
             trick_obs=ptr(self._trick_obs), leader=ptr(self._leader), led=ptr(self._led),
-            trick=ptr(self._trick), tricks=ptr(self._tricks), obs4=ptr(self._obs4),
+            trick=ptr(self._trick), tricks=ptr(self._tricks), obs4=ptr(self._obs4_buf),
             hands=ptr(self._hands), voids=ptr(self._voids), broken=ptr(self._broken),
             mask=ptr(self._mask), side=ptr(self._side),
             o_looked=o["looked"][0], o_dealer=o["dealer"][0],
@@ -99,7 +101,9 @@ class NativeBackend:
             hand_count=ptr(self._hand_count),
             target_feature=float(np.float32(r.target_score / 500.0)), threads=self._threads,
             o_rules=o["rules"][0], n_rules=o["rules"][1] - o["rules"][0],
-            rules_feat=ptr(self._rules_feat))
+            rules_feat=ptr(self._rules_feat), compact=int(self.obs_format == "compact"),
+            c_size=cpt.COMPACT_SIZE, c_counts=cpt.COUNTS[0], c_side=cpt.SIDE[0],
+            hbits=ptr(self._hbits), dealt=ptr(self._dealt))
         self._spenv_ref = ctypes.byref(self._spenv)
         if not self.copy:
             self._lean_ptrs = [x.data_ptr() for x in self._lean[1:]]
@@ -119,12 +123,13 @@ class NativeBackend:
             self._check_native(a)
         seat = torch.empty(n, dtype=torch.int64)
         if self.copy:
-            obs = torch.empty((n, OBS_SIZE), dtype=torch.float32)
+            obs = self._new_obs()
             r = k.sp_step_render(self._spenv_ref, a.data_ptr(), t, obs.data_ptr(),
                                  seat.data_ptr(), None, None, None, None)
             if r < 0:
                 self._refused(r, a)
             self._t = t + 1
+            self._rows_stale = True
             z = torch.zeros(n, dtype=torch.bool)
             return obs, self._mask.clone(), seat, torch.zeros((n, 4), dtype=torch.float32), \
                 z, {"terminated": torch.zeros_like(z), "truncated": torch.zeros_like(z)}
@@ -136,6 +141,7 @@ class NativeBackend:
         if r < 0:
             self._refused(r, a)
         self._t = t + 1
+        self._rows_stale = True
         return lean[0], self._mask, seat, lean[1], lean[2], \
             {"terminated": lean[3], "truncated": lean[4]}
 
@@ -165,6 +171,7 @@ class NativeBackend:
         r = self._kernel.sp_step(self._spenv_ref, a.data_ptr(), t)
         if r < 0:
             self._refused(r, a)
+        self._rows_stale = True
 
     def _refused(self, r: int, a: torch.Tensor) -> None:
         """Raise for the kernel's refusal code ``r = -1 - game`` (``sp_step``)."""
@@ -174,8 +181,8 @@ class NativeBackend:
         """``(obs, mask, seat)`` of the seat to act in every game, rendered by the kernel."""
         n = self.num_envs
         seat = torch.empty(n, dtype=torch.int64)
-        out = torch.empty((n, OBS_SIZE), dtype=torch.float32) if self.copy else self._obs_out
-        self._kernel.sp_render(self._spenv_ref, out.data_ptr(), seat.data_ptr())
+        out = self._new_obs() if self.copy else self._obs_out
+        self._kernel.sp_render(self._spenv_ref, out.data_ptr(), seat.data_ptr(), self._t)
         return (out, self._mask.clone(), seat) if self.copy else (out, self._mask, seat)
 
     def _start_hands_native(self, holder: torch.Tensor | None) -> None:
@@ -187,6 +194,24 @@ class NativeBackend:
             holder = holder.contiguous()
         self._kernel.sp_start_hands(self._spenv_ref, None if u is None else u.data_ptr(),
                                     None if holder is None else holder.data_ptr())
+        self._rows_stale = True
+
+    def _sync_rows(self) -> None:
+        """Bring the observation rows (``_obs4``) up to date: the kernel's steps update the game
+        state only, and the rows are written from it when read (``state_dict``, ``observe``,
+        pickling)."""
+        if self._rows_stale and self._kernel is not None:
+            self._kernel.sp_sync_rows(self._spenv_ref, self._t)
+        self._rows_stale = False
+
+    def _native_bits(self) -> None:
+        """The kernel's hand masks (``_hbits``, ``_dealt``) from ``_hands`` and ``_owner``
+        (after ``load_state_dict``, which restores those)."""
+        n = self.num_envs
+        w = torch.ones(NUM_CARDS, dtype=torch.int64) << torch.arange(NUM_CARDS)
+        self._hbits.copy_((self._hands.view(n, 4, NUM_CARDS).long() * w).sum(-1))
+        seats = torch.arange(4)[None, :, None]
+        self._dealt.copy_(((self._owner[:, None, :] == seats).long() * w).sum(-1))
 
     def _score_native(self):
         """``_score_torch`` in the C kernel (``sp_end_hands``)."""

@@ -13,7 +13,7 @@ Each step writes only the observation entries that changed (a card play: 9 entri
 finished trick: the 16 trick entries and the led suit) into the uint8 rows of ``layout``; the
 acting seat's rows are gathered as int64 words and converted to float32 (counts divided by 13 in
 float32, bit-equal to the reference encoder's ``k / 13.0``), with the side table's scores, bags
-and target. Seat-relative index tables (``(seat - observer) % 4``) are built once from
+and target, or packed into compact rows (``spades_env.compact``). Seat-relative index tables (``(seat - observer) % 4``) are built once from
 ``OFFSETS``.
 """
 
@@ -22,12 +22,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .. import compact as cpt
 from ..cards import BID_OFFSET, MAX_BID, NUM_ACTIONS, NUM_CARDS, NUM_TRICKS
 from ..observation import BID_SLOTS, OBS_SIZE, OFFSETS
 from ..rules import STANDARD_DECK, Rules
 from .layout import ROW, SIDE, TRICK_NUMBER, TRICKS_WON
 
 RULES = OFFSETS["rules"]  # the rules piece: the same floats in every row
+_LOW_BITS = 0x0101010101010101  # the low bit of each byte of an int64 word
+_GATHER_BITS = 0x0102040810204080  # times it: byte j's low bit lands on bit 56 + j
 
 
 def legal_bids_batch(rules: Rules, seat: torch.Tensor, bids: torch.Tensor,
@@ -384,11 +387,11 @@ class TorchBackend:
         c = self._c
         seat = self._cur.clone()
         self._v_to_act.copy_(_take(c.onehot, seat).view(-1, 4, 4))
-        if self.copy:
-            out = torch.empty((self.num_envs, OBS_SIZE), dtype=torch.float32, device=self.device)
+        out = self._new_obs() if self.copy else self._obs_out
+        if self.obs_format == "compact":
+            self._render_compact(c.row4 + seat, out)
         else:
-            out = self._obs_out
-        self._render(c.row4 + seat, out)
+            self._render(c.row4 + seat, out)
         if self.copy:
             return out, self._mask.clone(), seat
         return out, self._mask, seat
@@ -406,6 +409,28 @@ class TorchBackend:
         out[:, TRICK_NUMBER].div_(13.0)
         out[:, SIDE[0]:SIDE[1]] = self._side_rows.index_select(0, rows)
         out[:, RULES[0]:RULES[1]] = self._rules_feat
+
+    def _render_compact(self, rows: torch.Tensor, out: torch.Tensor) -> None:
+        """Write the compact observations (``spades_env.compact``) of the buffer rows ``rows``
+        into ``out`` ``(k, COMPACT_SIZE)`` uint8: each 0/1 byte of a row becomes one bit, eight
+        at a time (``(word & 0x0101..01) * 0x0102040810204080 >> 56``: byte j of the word lands
+        on bit 56 + j, no carries; int64 products wrap), then the counts' bits are cleared and
+        the counts and side floats copied into their bytes."""
+        k = rows.shape[0]
+        if k == self.num_envs:
+            g = torch.index_select(self._v_rows, 0, rows, out=self._gather)
+        else:
+            g = self._v_rows.index_select(0, rows)
+        nb = cpt.BITS[1]
+        bits = ((g[:, :nb] & _LOW_BITS) * _GATHER_BITS >> 56) & 0xFF
+        out.zero_()
+        out[:, :nb] = bits
+        raw = g.view(torch.uint8)
+        for q, pos in enumerate((*range(TRICKS_WON[0], TRICKS_WON[1]), TRICK_NUMBER)):
+            out[:, pos >> 3] &= ~(1 << (pos & 7)) & 0xFF
+            out[:, cpt.COUNTS[0] + q] = raw[:, pos]
+        out[:, cpt.SIDE[0]:cpt.SIDE[1]] = \
+            self._side_rows.index_select(0, rows).view(torch.uint8)
 
     def _observe_row(self, i: int, seat: int) -> np.ndarray:
         """Seat ``seat``'s observation of game ``i`` (ints checked): ``(OBS_SIZE,)`` float32

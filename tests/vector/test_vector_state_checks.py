@@ -257,7 +257,8 @@ def test_the_package_keeps_the_modules_import_paths():
     for name in ("HAND_STEPS", "ROW", "MAX_HANDS_LIMIT", "bytes_per_game", "available_memory"):
         assert getattr(vec, name) is getattr(layout, name), name
     assert (vec.OBS_SIZE, vec.HAND_STEPS, vec.ROW) == (711, 56, 712)  # 711 padded to 8 bytes
-    assert vec.__all__ == ["SpadesVectorEnv", "FinalResults", "HAND_STEPS", "OBS_SIZE"]
+    assert vec.__all__ == ["SpadesVectorEnv", "FinalResults", "HAND_STEPS", "OBS_SIZE",
+                           "COMPACT_SIZE", "OBS_FORMATS"]
 
 
 def test_bytes_per_game_is_what_each_extra_game_allocates():
@@ -266,6 +267,15 @@ def test_bytes_per_game_is_what_each_extra_game_allocates():
     for backend in BACKENDS:
         m = [SpadesVectorEnv(n, backend=backend).memory_bytes() for n in (50, 150)]
         assert (m[1] - m[0]) // 100 == bytes_per_game(True) - outputs
+    # compact outputs: 120 bytes per observation instead of 4 * 711, in the reused buffer too
+    compact_outputs = 120 + 68 + 8 + 16 + 3
+    assert bytes_per_game(True, obs_format="compact") == bytes_per_game(True) - outputs \
+        + compact_outputs
+    for backend in BACKENDS:
+        m = [SpadesVectorEnv(n, backend=backend, obs_format="compact").memory_bytes()
+             for n in (50, 150)]
+        assert (m[1] - m[0]) // 100 == bytes_per_game(True, obs_format="compact") \
+            - compact_outputs
 
 
 def test_a_batch_that_does_not_fit_is_refused_before_allocating(monkeypatch):
