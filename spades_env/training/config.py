@@ -14,224 +14,39 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
-import re
-import reprlib
-from dataclasses import dataclass, field, fields
-from typing import Callable
-
-import yaml
+from dataclasses import dataclass, fields
 
 from spades_env.agents import MAX_PARAMS, MAX_WIDTH, network_params
 from spades_env.options import SEED
 from spades_env.rules import PRESETS
 
+from .config_fields import (
+    BOT_NAMES, FieldCheck, bot_name_error, bots_ready, checked, choice, coerce_one,
+    device_error, device_ready, flag, floats, init_ready, ints, path_error, range_error,
+    records_ready, rules_error, rules_list_text, rules_text, run_name_error, short_repr,
+    teacher_error, type_name,
+)
+from .config_limits import check_search_work, check_warm_start_work
+from .config_yaml import parse_value, safe_yaml
+
 
 # ============================================================================= field checks
-# Each ``Args`` field carries its check (``_field(default, FieldCheck(...))``): its type, its
-# range, what ``--resume`` may do with it and, for fields that name files, bots or devices, the
-# start-up check. ``FIELD_CHECKS`` gathers them; the same checks apply to YAML files,
-# command-line values, ``from_dict`` dicts and the configs stored in checkpoints (``validate``);
-# ``check_ready`` runs the start-up checks before a run does any work.
+# Each ``Args`` field carries its check (``checked(default, FieldCheck(...))``, the row builders
+# and tests in ``config_fields``): its type, its range, what ``--resume`` may do with it and, for
+# fields that name files, bots or devices, the start-up check. ``FIELD_CHECKS`` gathers them; the
+# same checks apply to YAML files, command-line values, ``from_dict`` dicts and the configs
+# stored in checkpoints (``validate``); ``check_ready`` runs the start-up checks before a run
+# does any work. The checks that join fields into a search's work are in ``config_limits``; the
+# strict YAML reader in ``config_yaml``.
 
 MAX_BATCH = 4_000_000
 """most decisions per rollout (``num_envs * num_steps``): storage needs about 2.4 KB each."""
-_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-
-
-@dataclass(frozen=True)
-class FieldCheck:
-    """How one config field is checked (a row of ``FIELD_CHECKS``).
-
-    Attributes:
-        kind: ``int``, ``float``, ``bool``, ``str``, ``list[int]`` or ``list[str]``. An ``int`` is
-            never a bool (a float with an integral value is taken); a ``float`` must be finite.
-        lo, hi: inclusive bounds of numbers (and of list elements); ``lo_open``: ``lo`` excluded.
-        max_len: most characters of a string / elements of a list.
-        check: extra test of a string (each element of a ``list[str]``): returns an error phrase,
-            or None when the value is fine.
-        ready: start-up test (``check_ready``) of the whole value: a file that must exist, a bot
-            that must load, a device that must be present; returns an error phrase or None.
-        normalize: the value as the field stores it, before any check (a YAML mapping as
-            text); None keeps it.
-        resume: ``"fixed"`` (a resumed run keeps the checkpoint's value; another is refused),
-            ``"free"`` (``--resume`` may change it) or ``"process"`` (belongs to one process: never
-            taken from a checkpoint).
-        rule: the allowed values in words (messages and ``field_table``); by default made from
-            the kind and bounds.
-    """
-
-    kind: str
-    lo: float | None = None
-    hi: float | None = None
-    lo_open: bool = False
-    max_len: int = 64
-    check: Callable[[str], str | None] | None = None
-    ready: Callable[[object], str | None] | None = None
-    resume: str = "fixed"
-    rule: str = ""
-    normalize: Callable[[object], object] | None = None
-
-    def describe(self) -> str:
-        """The allowed values in words, e.g. ``an integer in [1, 1048576]``."""
-        if self.rule:
-            return self.rule
-        if self.kind == "bool":
-            return "true or false"
-        if self.kind in ("int", "float", "list[int]"):
-            lo = "(" if self.lo_open else "["
-            rng = f"in {lo}{_fmt(self.lo)}, {_fmt(self.hi)}]"
-            if self.kind == "list[int]":
-                return f"a list of at most {self.max_len} integers {rng}"
-            return f"{'an integer' if self.kind == 'int' else 'a finite number'} {rng}"
-        return f"a string of at most {self.max_len} characters"
-
-
-def _fmt(x) -> str:
-    if isinstance(x, float):
-        return str(int(x)) if x.is_integer() and abs(x) < 1e15 else f"{x:g}"
-    return str(x)
-
-
-def _int(lo, hi, resume="fixed") -> FieldCheck:
-    return FieldCheck("int", lo, hi, resume=resume)
-
-
-def _num(lo, hi, lo_open=False, resume="fixed") -> FieldCheck:
-    return FieldCheck("float", float(lo), float(hi), lo_open, resume=resume)
-
-
-def _flag(resume="fixed") -> FieldCheck:
-    return FieldCheck("bool", resume=resume)
-
-
-def _run_name(v: str) -> str | None:
-    if not _NAME_RE.fullmatch(v):
-        return ("must be one folder name: 1-128 letters, digits, '.', '_' or '-', starting with a "
-                "letter or digit (no '/', no '..')")
-    return None
-
-
-def _path(v: str) -> str | None:
-    if not v.strip():
-        return "must not be empty"
-    if "\0" in v:
-        return "must not contain a NUL character"
-    return None
-
-
-def _device(v: str) -> str | None:
-    from spades_env.devices import check_device
-    try:
-        check_device(v, "device", present=False)
-    except ValueError as e:
-        return str(e)
-    return None
-
-
-def _device_ready(v) -> str | None:
-    from spades_env.devices import check_device
-    try:
-        check_device(v, "device")
-    except ValueError as e:
-        return str(e)
-    return None
-
-
-def _bot_name(v: str) -> str | None:
-    from spades_env.bots import BOT_LEVELS
-    if v in BOT_LEVELS:
-        return None
-    if v.startswith("checkpoint:") and not _path(v[len("checkpoint:"):]):
-        return None
-    return f"{v!r} is not a bot: choose one of {list(BOT_LEVELS)} or 'checkpoint:PATH'"
-
-
-def _teacher(v: str) -> str | None:
-    return None if v == "" else _bot_name(v)
-
-
-def _bots_ready(value) -> str | None:
-    """Each ``checkpoint:PATH`` bot must load (levels are checked by ``_bot_name``)."""
-    names = value if isinstance(value, list) else [value]
-    for n in names:
-        if isinstance(n, str) and n.startswith("checkpoint:"):
-            from spades_env.bots import make_bot
-            try:
-                make_bot(n, seed=0)
-            except (ValueError, OSError) as e:
-                return str(e)
-    return None
-
-
-def _init_ready(v: str) -> str | None:
-    if not v:
-        return None
-    from spades_env.agents.checkpoint import check_model, load_checkpoint
-    try:
-        check_model(load_checkpoint(v), v)
-    except (ValueError, FileNotFoundError) as e:
-        return str(e)
-    return None
-
-
-def _records_ready(v: str) -> str | None:
-    if not v:
-        return None
-    from .teacher_records import load_records
-    try:
-        load_records(v)
-    except ValueError as e:
-        return str(e)
-    return None
-
-
-def _rules(v: str) -> str | None:
-    from spades_env import Rules
-    try:
-        Rules.parse(v)
-    except (ValueError, KeyError) as e:
-        return str(e)
-    return None
-
-
-def _rules_text(v):
-    """A rules mapping of a YAML config (``{preset: house, min_team_bid: 4}``) as the text
-    ``Rules.parse`` reads (``house,min_team_bid=4``); anything else as it is."""
-    if isinstance(v, dict):
-        return ",".join(f"{k}={x}" for k, x in v.items())
-    return v
-
-
-def _rules_list_text(v):
-    """``_rules_text`` of each element of a list (a list of rules mappings); anything else as it
-    is."""
-    if isinstance(v, list):
-        return [_rules_text(x) for x in v]
-    return v
-
-
-def _choice(*options, resume="fixed") -> FieldCheck:
-    def check(v):
-        return None if v in options else f"must be one of {list(options)}"
-    return FieldCheck("str", check=check, resume=resume, rule=" | ".join(options))
-
-
-_BOTS = "random easy medium hard insane checkpoint:PATH"
-
-
-def _field(default, check: FieldCheck):
-    """A field of ``Args``: its ``default`` (a list is copied for each instance) and its ``check``
-    (``metadata["check"]``, collected into ``FIELD_CHECKS``)."""
-    if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata={"check": check})
-    return field(default=default, metadata={"check": check})
 
 
 @dataclass
 class Args:
     """Every knob of a training run (``spades_env/training/ppo_selfplay.py``), each declared once:
-    its default, its check (``_field(default, FieldCheck)``, gathered in ``FIELD_CHECKS``) and,
+    its default, its check (``checked(default, FieldCheck)``, gathered in ``FIELD_CHECKS``) and,
     below it, what it does.
 
     Units: "decisions" are single actions by one seat (a bid or a card); a hand has 4 bids and 52
@@ -239,274 +54,250 @@ class Args:
     """
 
     # --- run ----------------------------------------------------------------------------------
-    name: str = _field("default", FieldCheck(
-        "str", max_len=128, check=_run_name, resume="free",
+    name: str = checked("default", FieldCheck(
+        "str", max_len=128, check=run_name_error, resume="free",
         rule="one folder name: letters, digits, . _ - (no / or ..)"))
     """run name: TensorBoard logs go to ``runs/<name>/``, checkpoints to ``checkpoints/<name>/``."""
-    seed: int = _field(SEED, _int(0, 2**63 - 1))
+    seed: int = checked(SEED, ints(0, 2**63 - 1))
     """seeds python, numpy and torch once, and every environment and bot (the same seed gives the same run)."""
-    device: str = _field("cpu", FieldCheck(
-        "str", check=_device, ready=_device_ready, resume="free",
+    device: str = checked("cpu", FieldCheck(
+        "str", check=device_error, ready=device_ready, resume="free",
         rule="cpu, cuda or cuda:N (present at start-up)"))
     """torch device for the network: ``cpu`` or ``cuda`` (``cuda:0``...)."""
-    torch_threads: int = _field(1, _int(1, 1024, resume="free"))
+    torch_threads: int = checked(1, ints(1, 1024, resume="free"))
     """``torch.set_num_threads``; 1 keeps runs reproducible and leaves cores for the environments."""
-    runs_dir: str = _field("runs", FieldCheck(
-        "str", max_len=4096, check=_path, resume="free", rule="non-empty path"))
+    runs_dir: str = checked("runs", FieldCheck(
+        "str", max_len=4096, check=path_error, resume="free", rule="non-empty path"))
     """parent folder of the TensorBoard log folders."""
-    checkpoint_dir: str = _field("checkpoints", FieldCheck(
-        "str", max_len=4096, check=_path, resume="free", rule="non-empty path"))
+    checkpoint_dir: str = checked("checkpoints", FieldCheck(
+        "str", max_len=4096, check=path_error, resume="free", rule="non-empty path"))
     """parent folder of the checkpoint folders."""
-    total_decisions: int = _field(2_000_000, _int(1, 10**13, resume="free"))
+    total_decisions: int = checked(2_000_000, ints(1, 10**13, resume="free"))
     """PPO stops after the learner has taken this many decisions (env steps of learner seats)."""
-    max_minutes: float = _field(0.0, _num(0, 1e7, resume="free"))
+    max_minutes: float = checked(0.0, floats(0, 1e7, resume="free"))
     """wall-clock budget for the PPO stage in minutes (0 = none); the run stops cleanly, saves and
     evaluates when it is reached."""
-    stop_after_iterations: int = _field(0, _int(0, 10**9, resume="process"))
+    stop_after_iterations: int = checked(0, ints(0, 10**9, resume="process"))
     """stop this process after this many PPO iterations without the final evaluation, as if the
     run were killed (used to test ``--resume``); 0 = off. Not taken from a resumed checkpoint."""
 
     # --- environment --------------------------------------------------------------------------
-    num_envs: int = _field(64, _int(1, 1 << 20))
+    num_envs: int = checked(64, ints(1, 1 << 20))
     """games played side by side; each step is one decision in each game."""
-    num_steps: int = _field(64, _int(1, 1 << 20))
+    num_steps: int = checked(64, ints(1, 1 << 20))
     """steps per environment per PPO iteration (rollout length); batch = num_envs * num_steps."""
-    rules: str = _field("standard", FieldCheck(
-        "str", check=_rules, max_len=400, normalize=_rules_text,
+    rules: str = checked("standard", FieldCheck(
+        "str", check=rules_error, max_len=400, normalize=rules_text,
         rule=f"a rules mapping: a preset ({', '.join(PRESETS)}), a preset and fields "
              f"(house,min_team_bid=4) or {{preset: ..., field: value}}"))
     """the rules (``spades_env.Rules.parse``): a preset name (``standard``, ``short``, ``house``,
     ``suicide``, ``mirror``, ``whiz``), a preset and fields (``house,min_team_bid=4``) or a mapping
     (``{preset: house, min_team_bid: 4}``); docs/rules.md. With ``rules_mix``: the rules of the
     evaluations."""
-    rules_mix: list = _field([], FieldCheck(
-        "list[str]", check=_rules, max_len=8, normalize=_rules_list_text,
+    rules_mix: list = checked([], FieldCheck(
+        "list[str]", check=rules_error, max_len=8, normalize=rules_list_text,
         rule="a list of at most 8 rules mappings, each as ``rules`` takes it"))
     """train one network under several rule sets: the games are split evenly among them (the
     first ``num_envs / k`` games under the first, and so on; each episode starts under its
     game's rules) and the warm start's hands likewise; evaluations stay under ``rules``. The
     observation's rules piece tells the network which rules a decision is under. Empty (the
     default): every game under ``rules``."""
-    hands_per_episode: int = _field(1, _int(1, 10_000))
+    hands_per_episode: int = checked(1, ints(1, 10_000))
     """hands per episode; the game is cut (truncated) after this many hands."""
-    random_start: float = _field(0.5, _num(0, 1))
+    random_start: float = checked(0.5, floats(0, 1))
     """share of the episodes that start from a random mid-game position instead of 0-0: team
     totals uniform in -150..450 (multiples of 10) and bag counts uniform in 0..bag_limit-1, so the
     policy sees the scores of a whole game and a bag costs on average bag_penalty/bag_limit points,
     as over a long game. Only the scalar env supports it (the vector env starts at 0-0)."""
-    reward_scale: float = _field(0.01, _num(0, 1e3, lo_open=True))
+    reward_scale: float = checked(0.01, floats(0, 1e3, lo_open=True))
     """reward = (own team hand points - other team hand points) * reward_scale, given to every seat
     at the end of each hand."""
-    vector_env: str = _field("auto", _choice("auto", "scalar", "vector"))
+    vector_env: str = checked("auto", choice("auto", "scalar", "vector"))
     """``vector``: the batched torch engine ``spades_env.vector.SpadesVectorEnv`` (needs
     ``random_start: 0`` and ``reward_scale: 0.01``); ``scalar``: the adapter
     ``training.envs.ScalarBatchEnv`` over scalar games; ``auto``: the vector engine on a CUDA
     device when the config allows it, else the scalar adapter (``training.envs.make_env``)."""
 
     # --- network ------------------------------------------------------------------------------
-    hidden: list = _field([512, 256], FieldCheck("list[int]", 1, MAX_WIDTH, max_len=16))
+    hidden: list = checked([512, 256], FieldCheck("list[int]", 1, MAX_WIDTH, max_len=16))
     """widths of the shared trunk (ReLU MLP on the 575-float observation)."""
-    head_hidden: int = _field(128, _int(1, MAX_WIDTH))
+    head_hidden: int = checked(128, ints(1, MAX_WIDTH))
     """width of the hidden layer of each head (bidding, card play, value)."""
-    critic_hidden: list = _field([], FieldCheck("list[int]", 1, MAX_WIDTH, max_len=16))
+    critic_hidden: list = checked([], FieldCheck("list[int]", 1, MAX_WIDTH, max_len=16))
     """widths of the privileged critic (``spades_env.agents.model``: a value network that also reads the
     other three hands, used only for the advantages during training; the acting policy never
     reads it). Empty: no privileged critic, the value head is the critic."""
 
     # --- behaviour cloning warm start ---------------------------------------------------------
-    init_from: str = _field("", FieldCheck(
-        "str", max_len=4096, ready=_init_ready, rule="'' (none) or the path of a checkpoint"))
+    init_from: str = checked("", FieldCheck(
+        "str", max_len=4096, ready=init_ready, rule="'' (none) or the path of a checkpoint"))
     """start from the network of this checkpoint (same network shape) instead of the warm-start
     stage, e.g. a run's ``warmstart.pt`` ('' = train the warm start)."""
-    bc_records: str = _field("", FieldCheck(
-        "str", max_len=4096, ready=_records_ready,
+    bc_records: str = checked("", FieldCheck(
+        "str", max_len=4096, ready=records_ready,
         rule="'' (none) or the path of a teacher-records .npz file"))
     """teacher game records (``training.teacher_records``, e.g.
     ``checkpoints/records/hard_records.npz``) replayed and added to the warm-start data ('' = none)."""
-    bc_teacher: str = _field("medium", FieldCheck(
-        "str", max_len=4096, check=_teacher, ready=_bots_ready,
-        rule="'' (none) or a bot: " + _BOTS))
+    bc_teacher: str = checked("medium", FieldCheck(
+        "str", max_len=4096, check=teacher_error, ready=bots_ready,
+        rule="'' (none) or a bot: " + BOT_NAMES))
     """bot imitated in the warm-start stage (empty string = no warm start): behaviour cloning on
     its games, then DAgger rounds (the network plays, the teacher labels every position)."""
-    bc_hands: int = _field(2000, _int(0, 10**8))
+    bc_hands: int = checked(2000, ints(0, 10**8))
     """hands played by four teacher bots to make the imitation data set."""
-    bc_bid_deals: int = _field(20000, _int(0, 10**9))
+    bc_bid_deals: int = checked(20000, ints(0, 10**9))
     """extra bidding-only deals (4 teacher bids each, no play): cheap data for the bidding head."""
-    bc_epochs: int = _field(4, _int(0, 100_000))
+    bc_epochs: int = checked(4, ints(0, 100_000))
     """passes over the teacher's data."""
-    bc_dagger_rounds: int = _field(2, _int(0, 10_000))
+    bc_dagger_rounds: int = checked(2, ints(0, 10_000))
     """DAgger rounds after the first fit: the network plays, the teacher labels (0 = plain
     behaviour cloning)."""
-    bc_dagger_hands: int = _field(2000, _int(0, 10**8))
+    bc_dagger_hands: int = checked(2000, ints(0, 10**8))
     """hands played by the network in each DAgger round."""
-    bc_dagger_epochs: int = _field(2, _int(0, 100_000))
+    bc_dagger_epochs: int = checked(2, ints(0, 100_000))
     """passes over all the data gathered so far after each DAgger round."""
-    bc_lr: float = _field(1e-3, _num(0, 10, lo_open=True))
+    bc_lr: float = checked(1e-3, floats(0, 10, lo_open=True))
     """Adam learning rate of the warm start."""
-    bc_batch: int = _field(512, _int(1, 1 << 24))
+    bc_batch: int = checked(512, ints(1, 1 << 24))
     """minibatch size of the warm start."""
-    bc_value_coef: float = _field(0.5, _num(0, 1e6))
+    bc_value_coef: float = checked(0.5, floats(0, 1e6))
     """weight of the value regression (on the teacher games' hand results) in the warm start."""
 
     # --- PPO ----------------------------------------------------------------------------------
-    lr: float = _field(2.5e-4, _num(0, 10, lo_open=True))
+    lr: float = checked(2.5e-4, floats(0, 10, lo_open=True))
     """Adam learning rate of PPO."""
-    anneal_lr: bool = _field(True, _flag())
+    anneal_lr: bool = checked(True, flag())
     """decay the PPO learning rate linearly to 0 over ``total_decisions``."""
-    gamma: float = _field(1.0, _num(0, 1))
+    gamma: float = checked(1.0, floats(0, 1))
     """discount per decision of the same seat (episodes are short, so 1)."""
-    gae_lambda: float = _field(0.95, _num(0, 1))
+    gae_lambda: float = checked(0.95, floats(0, 1))
     """GAE lambda (Schulman et al. 2016)."""
-    num_minibatches: int = _field(4, _int(1, 1 << 24))
+    num_minibatches: int = checked(4, ints(1, 1 << 24))
     """minibatches per epoch."""
-    update_epochs: int = _field(4, _int(1, 100_000))
+    update_epochs: int = checked(4, ints(1, 100_000))
     """passes over each rollout."""
-    clip_coef: float = _field(0.2, _num(0, 100, lo_open=True))
+    clip_coef: float = checked(0.2, floats(0, 100, lo_open=True))
     """PPO clipping epsilon (Schulman et al. 2017)."""
-    clip_vloss: bool = _field(True, _flag())
+    clip_vloss: bool = checked(True, flag())
     """clip the value loss as in the PPO reference implementation."""
-    ent_coef: float = _field(0.01, _num(0, 1e6))
+    ent_coef: float = checked(0.01, floats(0, 1e6))
     """entropy bonus coefficient."""
-    vf_coef: float = _field(0.5, _num(0, 1e6))
+    vf_coef: float = checked(0.5, floats(0, 1e6))
     """value loss coefficient."""
-    max_grad_norm: float = _field(0.5, _num(0, 1e9, lo_open=True))
+    max_grad_norm: float = checked(0.5, floats(0, 1e9, lo_open=True))
     """gradient norm clip."""
-    target_kl: float = _field(0.0, _num(0, 1e6))
+    target_kl: float = checked(0.0, floats(0, 1e6))
     """stop the epochs of an iteration early when approx KL exceeds this (0 = never)."""
-    norm_adv: bool = _field(True, _flag())
+    norm_adv: bool = checked(True, flag())
     """normalise advantages per minibatch."""
-    bid_loss_weight: float = _field(1.0, _num(0, 1e3, lo_open=True))
+    bid_loss_weight: float = checked(1.0, floats(0, 1e3, lo_open=True))
     """weight of the bidding decisions (action ids 52 and up) in the policy loss; card play keeps
     weight 1. A bid is 4 of a hand's 56 decisions but decides much of its score (1 = plain PPO)."""
-    ppo_teacher_coef: float = _field(0.0, _num(0, 1e6))
+    ppo_teacher_coef: float = checked(0.0, floats(0, 1e6))
     """weight of an imitation anchor during PPO: cross-entropy to ``bc_teacher``'s action at each
     learner decision (0 = pure PPO)."""
-    ppo_teacher_decay: float = _field(0.5, _num(0, 1000))
+    ppo_teacher_decay: float = checked(0.5, floats(0, 1000))
     """the anchor decays linearly to 0 at this share of ``total_decisions`` (0 = constant)."""
 
     # --- opponents ----------------------------------------------------------------------------
-    opponent_share: float = _field(0.5, _num(0, 1))
+    opponent_share: float = checked(0.5, floats(0, 1))
     """share of the games where the other team is played by a pool member instead of the learner."""
-    pool_bots: list = _field(["random", "easy", "medium"], FieldCheck(
-        "list[str]", max_len=32, check=_bot_name, ready=_bots_ready,
-        rule="list of at most 32 bots: " + _BOTS))
+    pool_bots: list = checked(["random", "easy", "medium"], FieldCheck(
+        "list[str]", max_len=32, check=bot_name_error, ready=bots_ready,
+        rule="list of at most 32 bots: " + BOT_NAMES))
     """scripted bots in the opponent pool (names for ``make_bot``)."""
-    pool_search_samples: list = _field([], FieldCheck(
+    pool_search_samples: list = checked([], FieldCheck(
         "list[int]", 1, 100_000, max_len=2, rule="[] or [card, bid]: two integers in [1, 100000]"))
     """``[card, bid]``: deals drawn per card and per bid by the ``hard`` and ``insane`` bots of the
     pool (``samples`` / ``bid_samples`` of ``spades_env.bots.pimc.PIMCBot``); empty = the levels'
     own (100/48 and 400/240). Fewer deals make a cheaper search opponent to train against: at
     [30, 24] ``hard`` takes about 8 ms per decision here instead of about 20. Evaluation always
     uses the levels as they are."""
-    pool_bot_share: float = _field(0.5, _num(0, 1))
+    pool_bot_share: float = checked(0.5, floats(0, 1))
     """share of the pool games played against a scripted bot (the rest: a past checkpoint)."""
-    pool_size: int = _field(5, _int(0, 1000))
+    pool_size: int = checked(5, ints(0, 1000))
     """past checkpoints kept in the pool (the oldest is dropped)."""
-    pool_every: int = _field(20, _int(1, 10**9))
+    pool_every: int = checked(20, ints(1, 10**9))
     """add a snapshot of the learner to the pool every this many iterations."""
-    pool_anchor: bool = _field(False, _flag())
+    pool_anchor: bool = checked(False, flag())
     """keep the network as it was when PPO started (the warm start) in the pool for the whole run,
     beside the ``pool_size`` most recent snapshots."""
-    bag_cost: float = _field(0.0, _num(0, 1000))
+    bag_cost: float = checked(0.0, floats(0, 1000))
     """reward: each bag a team takes costs this many points and the bag penalty reached in the
     hand is left out (``training.teacher_records.team_points``); 0 = the plain hand score. Over a
     game to 500 a bag costs about 10 points (10 bags = -100)."""
 
     # --- logging, checkpoints, evaluation -----------------------------------------------------
-    save_every: int = _field(20, _int(1, 10**9, resume="free"))
+    save_every: int = checked(20, ints(1, 10**9, resume="free"))
     """write ``latest.pt`` every this many iterations (and at the end)."""
-    eval_every: int = _field(50, _int(0, 10**9, resume="free"))
+    eval_every: int = checked(50, ints(0, 10**9, resume="free"))
     """evaluate against ``eval_opponents`` every this many iterations (0 = only at the end)."""
-    eval_opponents: list = _field(["random", "easy", "medium"], FieldCheck(
-        "list[str]", max_len=32, check=_bot_name, ready=_bots_ready, resume="free",
-        rule="list of at most 32 bots: " + _BOTS))
+    eval_opponents: list = checked(["random", "easy", "medium"], FieldCheck(
+        "list[str]", max_len=32, check=bot_name_error, ready=bots_ready, resume="free",
+        rule="list of at most 32 bots: " + BOT_NAMES))
     """bots measured against during training and at the end."""
-    eval_deals: int = _field(100, _int(1, 10**7, resume="free"))
+    eval_deals: int = checked(100, ints(1, 10**7, resume="free"))
     """duplicate deals per opponent in interval evaluations (each deal is played twice)."""
-    slow_eval_deals: int = _field(20, _int(1, 10**7, resume="free"))
+    slow_eval_deals: int = checked(20, ints(1, 10**7, resume="free"))
     """duplicate deals against the search bots ``hard`` and ``insane`` (tens of ms a decision) in
     interval and final evaluations, instead of ``eval_deals``/``final_eval_deals``."""
-    final_eval_deals: int = _field(200, _int(0, 10**7, resume="free"))
+    final_eval_deals: int = checked(200, ints(0, 10**7, resume="free"))
     """duplicate deals per opponent in the final evaluation table."""
 
     # --- search distillation after PPO (training.distill) --------------------------------------
-    distill_minutes: float = _field(0.0, _num(0, 10_000, resume="free"))
+    distill_minutes: float = checked(0.0, floats(0, 10_000, resume="free"))
     """labelling budget (wall-clock minutes) of a search-distillation stage after PPO: the PPO
     network plays hands against the ``hard`` bot's search, which values every card decision; the
     network (widened per ``distill_hidden``) then learns those values (``training.distill``). The
     result is ``distilled.pt`` in the run's checkpoint folder, and it is the network of the final
     evaluation. 0 = no stage."""
-    distill_rounds: int = _field(1, _int(1, 100, resume="free"))
+    distill_rounds: int = checked(1, ints(1, 100, resume="free"))
     """rounds of the search-distillation stage (expert iteration): round k starts from round
     k-1's network, plays its own fresh hands (seed ``seed + k - 1``) and labels for
     ``distill_minutes``. With more than one round, round k writes ``distilled_round{k}.pt`` and
     ``distilled.pt`` is a copy of the last. Only the first round widens (``distill_hidden``)."""
-    distill_hidden: list = _field([], FieldCheck(
+    distill_hidden: list = checked([], FieldCheck(
         "list[int]", 1, MAX_WIDTH, max_len=16, resume="free"))
     """trunk widths of the distilled network, each at least the PPO network's (``[]`` = the same;
     ``spades_env.agents.model.widen`` keeps the PPO network's function)."""
-    distill_head_hidden: int = _field(0, _int(0, MAX_WIDTH, resume="free"))
+    distill_head_hidden: int = checked(0, ints(0, MAX_WIDTH, resume="free"))
     """head width of the distilled network (0 = the PPO network's)."""
-    distill_samples: int = _field(40, _int(1, 100_000, resume="free"))
+    distill_samples: int = checked(40, ints(1, 100_000, resume="free"))
     """search deals per labelled card decision (``hard`` plays with 100)."""
-    distill_epochs: int = _field(12, _int(1, 1000, resume="free"))
+    distill_epochs: int = checked(12, ints(1, 1000, resume="free"))
     """passes over the labels when distilling."""
-    distill_workers: int = _field(2, _int(1, 64, resume="free"))
+    distill_workers: int = checked(2, ints(1, 64, resume="free"))
     """labelling processes."""
-    distill_bid_deals: int = _field(50000, _int(0, 1_000_000, resume="free"))
+    distill_bid_deals: int = checked(50000, ints(0, 1_000_000, resume="free"))
     """fresh deals whose bids (the PPO network's own) are rows of the distillation set, so the
     bids stay where PPO left them (``training.distill_targets.bid_rows``)."""
-    distill_chunks: int = _field(1000, _int(1, 100_000, resume="free"))
+    distill_chunks: int = checked(1000, ints(1, 100_000, resume="free"))
     """most label chunks per round: a round labels until ``distill_minutes`` have passed or this
     many chunks are done, whichever comes first (a cluster config fixes the hands, not the time)."""
-    distill_chunk_hands: int = _field(50, _int(1, 10_000, resume="free"))
+    distill_chunk_hands: int = checked(50, ints(1, 10_000, resume="free"))
     """hands per label chunk (a chunk is the unit of work of a worker or a Ray task, and what a
     stopped round keeps)."""
-    distill_teacher: str = _field("hard", _choice("hard", "expert", resume="free"))
+    distill_teacher: str = checked("hard", choice("hard", "expert", resume="free"))
     """the search that labels each round (``training.labels.TEACHERS``): ``hard`` (uniform
     deals), or ``expert`` built on the round's own starting network, so each round's teacher is
     stronger than the last round's."""
-    distill_bid_samples: int = _field(0, _int(0, 100_000, resume="free"))
+    distill_bid_samples: int = checked(0, ints(0, 100_000, resume="free"))
     """deals per bid of the bid search when labelling: the bids then learn the search's values
     (0: the bids are not labelled)."""
-    ray_address: str = _field("", FieldCheck(
+    ray_address: str = checked("", FieldCheck(
         "str", max_len=4096, resume="free", rule='"" (local processes), auto or HOST:PORT'))
     """a Ray cluster (``auto`` or ``HOST:PORT``) for the search-distillation stage's labels
     (``training.labelling.produce_labels``) and the evaluations (``training.evaluate.
     duplicate_match``); "" runs them here (labels in ``distill_workers`` processes)."""
-    progress: bool = _field(True, _flag(resume="free"))
+    progress: bool = checked(True, flag(resume="free"))
     """show a tqdm progress bar."""
 
 
 _FIELDS = {f.name: f for f in fields(Args)}
 if any("check" not in f.metadata for f in _FIELDS.values()):
-    raise TypeError("every Args field is declared with its check: _field(default, FieldCheck)")
+    raise TypeError("every Args field is declared with its check: checked(default, FieldCheck)")
 FIELD_CHECKS: dict[str, FieldCheck] = {name: f.metadata["check"] for name, f in _FIELDS.items()}
 """The check of every ``Args`` field, by name, in declaration order (from the fields' metadata)."""
-
-
-def _type_name(kind: str) -> str:
-    return {"int": "an integer", "float": "a number", "bool": "true/false", "str": "a string",
-            "list[int]": "a list of integers", "list[str]": "a list of strings"}[kind]
-
-
-def _coerce_one(kind: str, value):
-    """``value`` as ``kind`` (``int``/``float``/``bool``/``str``), or raise TypeError."""
-    if kind == "bool":
-        if isinstance(value, bool):
-            return value
-    elif kind == "int":
-        if isinstance(value, int) and not isinstance(value, bool):
-            return int(value)
-        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-            return int(value)
-    elif kind == "float":
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    elif kind == "str":
-        if isinstance(value, str):
-            return value
-    raise TypeError(kind)
 
 
 def _coerce(name: str, value):
@@ -522,52 +313,11 @@ def _coerce(name: str, value):
         if row.kind.startswith("list["):
             if not isinstance(value, (list, tuple)):
                 raise TypeError(row.kind)
-            return [_coerce_one(row.kind[5:-1], v) for v in value]
-        return _coerce_one(row.kind, value)
+            return [coerce_one(row.kind[5:-1], v) for v in value]
+        return coerce_one(row.kind, value)
     except (TypeError, OverflowError):
-        raise ValueError(f"config field {name!r} must be {_type_name(row.kind)}, got "
-                         f"{_short(value)}") from None
-
-
-_REPR = reprlib.Repr()
-_REPR.maxlevel, _REPR.maxlist, _REPR.maxtuple, _REPR.maxdict = 3, 8, 8, 8
-_REPR.maxstring, _REPR.maxother, _REPR.maxlong = 80, 80, 40
-
-
-def _short(value) -> str:
-    """At most 80 characters of ``repr(value)``, made without expanding large or deeply nested
-    (shared) values."""
-    text = _REPR.repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _range_error(row: FieldCheck, value) -> str | None:
-    """Why ``value`` (already of ``row.kind``) is outside ``row``, or None."""
-    def number(x):
-        if row.kind == "float" and not math.isfinite(x):
-            return "is not finite"
-        if row.lo is not None and (x < row.lo or (row.lo_open and x == row.lo)):
-            return "is too small"
-        if row.hi is not None and x > row.hi:
-            return "is too large"
-        return None
-    if row.kind in ("int", "float"):
-        return number(value)
-    if row.kind == "str":
-        if len(value) > row.max_len:
-            return f"is longer than {row.max_len} characters"
-        return row.check(value) if row.check else None
-    if row.kind.startswith("list["):
-        if len(value) > row.max_len:
-            return f"has more than {row.max_len} elements"
-        for i, v in enumerate(value):
-            why = number(v) if row.kind == "list[int]" else (
-                "is longer than 4096 characters" if len(v) > 4096 else
-                (row.check(v) if row.check else None))
-            if why:
-                return f"element {i} ({_short(v)}) {why}" if row.kind == "list[int]" else \
-                    f"element {i}: {why}"
-    return None
+        raise ValueError(f"config field {name!r} must be {type_name(row.kind)}, got "
+                         f"{short_repr(value)}") from None
 
 
 def check_field(name: str, value):
@@ -584,11 +334,11 @@ def check_field(name: str, value):
         value = _coerce(name, value)
     except ValueError as e:
         raise ValueError(f"bad config: {e}") from None
-    why = _range_error(row, value)
+    why = range_error(row, value)
     if why and row.kind in ("str", "list[str]"):
-        raise ValueError(f"bad config: {name} = {_short(value)}: {why}")
+        raise ValueError(f"bad config: {name} = {short_repr(value)}: {why}")
     if why:
-        raise ValueError(f"bad config: {name} must be {row.describe()}, got {_short(value)} "
+        raise ValueError(f"bad config: {name} must be {row.describe()}, got {short_repr(value)} "
                          f"({why})")
     return value
 
@@ -616,64 +366,6 @@ def validate(args: Args) -> None:
         raise ValueError(f"bad config: hidden {args.hidden} with head_hidden {args.head_hidden} "
                          f"makes a network of {params} parameters; at most {MAX_PARAMS}")
     check_search_work(args)
-
-
-def check_search_work(args: Args) -> None:
-    """The search bots' options together (``spades_env.bots.work``): the pool's ``hard`` and
-    ``insane`` with ``pool_search_samples``, and the distillation teacher with
-    ``distill_samples`` / ``distill_bid_samples`` (one chunk of ``distill_chunk_hands`` hands,
-    ``distill_workers`` at once), within ``LIMITS`` (docs/bots.md, Limits).
-
-    Raises:
-        ValueError: ``bad config: FIELDS: ...`` with the estimate and the limit.
-    """
-    from spades_env.bots.work import check_task, check_work, search_work
-    if args.pool_search_samples:
-        card, bid = (int(x) for x in args.pool_search_samples)
-        for name in sorted({b for b in args.pool_bots if b in ("hard", "insane")}):
-            try:
-                check_work(name, search_work(card, bid, infer_bids=name == "insane"))
-            except ValueError as e:
-                raise ValueError(f"bad config: pool_search_samples: {e}") from None
-    if args.distill_minutes > 0:
-        expert = args.distill_teacher == "expert"
-        widths = list(args.distill_hidden or args.hidden)
-        head = args.distill_head_hidden or args.head_hidden
-        net = {"row_bytes": 4 * (2 * sum(widths) + head + 52), "card_rows": True,
-               "policy": True} if expert else None  # the network the round starts from
-        est = search_work(args.distill_samples, max(1, args.distill_bid_samples),
-                          infer_bids=expert, network=net)
-        try:
-            check_task(f"distill_teacher {args.distill_teacher}", est, args.distill_chunk_hands,
-                       4, 1 if args.ray_address else min(args.distill_workers,
-                                                         args.distill_chunks))
-        except ValueError as e:
-            raise ValueError(f"bad config: distill_samples/distill_bid_samples/"
-                             f"distill_chunk_hands: {e}") from None
-
-
-def check_warm_start_work(args: Args) -> None:
-    """The warm start's teacher (``bc_teacher`` a search bot: ``hard``, ``insane``, ``expert``)
-    on its ``bc_hands`` hands and ``bc_dagger_rounds`` x ``bc_dagger_hands`` DAgger hands, every
-    seat's decisions searched, within one unit of work (``bots.work.check_task``; the stage is
-    not resumable); nothing is checked when ``init_from`` replaces the stage.
-
-    Raises:
-        ValueError: ``bad config: bc_teacher/bc_hands/...: ...`` with the estimate and the limit.
-    """
-    if not args.bc_teacher or args.init_from or args.bc_hands <= 0:
-        return
-    from spades_env.bots import make_bot
-    from spades_env.bots.work import check_task
-    work = getattr(make_bot(args.bc_teacher, seed=0), "work", None)
-    if work is None:
-        return
-    hands = args.bc_hands + args.bc_dagger_rounds * args.bc_dagger_hands
-    try:
-        check_task(f"bc_teacher {args.bc_teacher}", work, hands, 4, 1)
-    except ValueError as e:
-        raise ValueError(f"bad config: bc_teacher/bc_hands/bc_dagger_rounds/bc_dagger_hands: "
-                         f"{e}") from None
 
 
 def check_ready(args: Args) -> None:
@@ -789,7 +481,7 @@ def resume_args(saved, given: Args, source: str = "checkpoint", log=print) -> Ar
                 setattr(out, name, new)
                 changed.append(f"{name} {old!r} -> {new!r}")
             else:
-                refused.append(f"{name} (saved {_short(old)}, given {_short(new)})")
+                refused.append(f"{name} (saved {short_repr(old)}, given {short_repr(new)})")
     if refused:
         raise ValueError(f"{source}: cannot change {', '.join(refused)} on --resume: the run "
                          f"continues with its saved values; start a new run (another --name) to "
@@ -839,75 +531,6 @@ def from_dict(d: dict, base: Args | None = None) -> Args:
     return args
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses aliases (``*name``: an alias bomb expands a 1 KB file into
-    gigabytes) and a key set twice in one mapping (PyYAML keeps the last silently), and reads
-    YAML 1.1's base-60 numbers (``1:30``, read as 90 by PyYAML) as the strings written, so a
-    field that takes a number refuses them."""
-
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(
-                None, None, f"aliases (*{event.anchor}) are not allowed in a config: write the "
-                            f"value out", event.start_mark)
-        return super().compose_node(parent, index)
-
-    def construct_mapping(self, node, deep=False):
-        if isinstance(node, yaml.MappingNode):
-            seen = {}
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    first = seen.get(key)
-                except TypeError:  # an unhashable key: the base class says so
-                    break
-                line = key_node.start_mark.line + 1
-                if first is not None:
-                    raise _DuplicateKey(f"field {_short(key)} is set twice (lines {first} and "
-                                        f"{line})")
-                seen[key] = line
-        return super().construct_mapping(node, deep)
-
-
-    def construct_yaml_int(self, node):
-        value = self.construct_scalar(node)
-        if ":" in value:  # YAML 1.1 base 60 (1:30 is 90): kept as written, a string
-            return value
-        return super().construct_yaml_int(node)
-
-    def construct_yaml_float(self, node):
-        value = self.construct_scalar(node)
-        if ":" in value:  # base 60 too (1:30.5 is 90.5)
-            return value
-        return super().construct_yaml_float(node)
-
-
-_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
-_StrictLoader.add_constructor("tag:yaml.org,2002:float", _StrictLoader.construct_yaml_float)
-
-
-class _DuplicateKey(ValueError):
-    pass
-
-
-def safe_yaml(text: str):
-    """Parse YAML text as a config does (``yaml.safe_load`` without aliases or repeated keys;
-    base-60 numbers such as ``1:30`` are strings).
-
-    Raises:
-        ValueError: invalid YAML, an alias, a key set twice, or nesting too deep.
-    """
-    try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-    except _DuplicateKey as e:
-        raise ValueError(str(e)) from None
-    except yaml.YAMLError as e:
-        raise ValueError(f"not valid YAML: {str(e)[:500]}") from None
-    except RecursionError:
-        raise ValueError("not valid YAML: nested too deeply") from None
-
-
 MAX_CONFIG_BYTES = 1 << 20
 """largest YAML config file read (a config is a few KB)."""
 
@@ -932,26 +555,6 @@ def load_yaml(path: str, base: Args | None = None) -> Args:
         return from_dict(d if d is not None else {}, base)
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
-
-
-def parse_value(text: str):
-    """Parse a command-line value as a YAML scalar/list (``1e-4`` -> float, ``true`` -> bool).
-
-    Raises:
-        ValueError: text that is not valid YAML, or holds an alias or a key set twice.
-    """
-    try:
-        v = safe_yaml(text)
-    except ValueError as e:
-        raise ValueError(f"cannot read the value {_short(text)}: "
-                         f"{(str(e).splitlines() or [''])[0]}") from None
-    # YAML 1.1 reads "1e-4" as a string; accept it as a float.
-    if isinstance(v, str):
-        try:
-            return float(v) if any(c in v for c in ".eE") else v
-        except ValueError:
-            return v
-    return v
 
 
 def apply_overrides(args: Args, pairs: list[str]) -> Args:
@@ -1013,6 +616,6 @@ def to_dict(args: Args) -> dict:
 
 __all__ = ["Args", "from_dict", "load_yaml", "apply_overrides", "add_cli", "args_from_cli",
            "to_dict", "validate", "parse_value", "safe_yaml", "FieldCheck", "FIELD_CHECKS",
-           "check_field",
+           "check_field", "check_search_work", "check_warm_start_work",
            "check_ready", "field_table", "network_params", "resume_args", "resume_base",
            "MAX_WIDTH", "MAX_PARAMS", "MAX_BATCH"]
