@@ -1,8 +1,10 @@
 """Decisions per second of the batched engine (``spades_env.vector``) against OpenSpiel.
 
 For each ``num_envs`` the loop is: a uniformly random legal action per game drawn from the action
-mask (``env.sample_actions``), then ``env.step`` -- which returns the observation (float32, ``OBS_SIZE``) and the
-action mask of the next decision for every game. Decisions/s = ``num_envs * steps / seconds``; the
+mask (``env.sample_actions``), then ``env.step`` -- which returns the observation and the
+action mask of the next decision for every game. The observation is float32 (``OBS_SIZE``
+floats, 2844 bytes) or, with ``obs_format="compact"``, ``spades_env.compact``'s 120 bytes
+(``--formats float32 compact``, both by default). Decisions/s = ``num_envs * steps / seconds``; the
 figure *without* the random-action draw (env step only) is printed too.
 
 OpenSpiel's reference loop (``pyspiel`` game ``spades``, full games, no observations): at chance
@@ -22,8 +24,12 @@ Backends (``--backends``): ``torch`` (tensor ops, CPU or CUDA) and ``native`` (t
 ``spades_env.native``, CPU only; ``native/T`` = with T OpenMP threads, ``--kernel-threads 1 2``),
 timed in the same run.
 
+``--busy``: the same table again with one busy process beside it (a Python loop spinning on one
+core), to show what a loaded machine does to each row.
+
 Usage: ``python benchmarks/bench_vector.py [--sizes 256 1024 4096] [--device cpu|cuda]
-[--backends torch native] [--threads 1] [--hands 2] [--repeats 3] [--mallopt]``
+[--backends torch native] [--kernel-threads 1 2] [--formats float32 compact] [--busy]
+[--threads 1] [--hands 2] [--repeats 3] [--mallopt] [--out FILE]``
 """
 
 from __future__ import annotations
@@ -45,12 +51,13 @@ def sync(device: torch.device) -> None:
 
 
 def bench_vector(n: int, device: torch.device, hands: int, repeats: int, validate: bool,
-                 copy: bool, os_seconds: float, backend: str = "torch", threads: int = 1):
+                 copy: bool, os_seconds: float, backend: str = "torch", threads: int = 1,
+                 obs_format: str = "float32"):
     """Median decisions/s of ``repeats`` timed runs of ``hands`` hands, each run paired with an
     OpenSpiel run of ``os_seconds`` just before it (ratios are medians of the paired ratios, so a
     change in machine load hits both sides)."""
     env = SpadesVectorEnv(n, device=device, seed=0, validate=validate, copy=copy,
-                          backend=backend, threads=threads)
+                          backend=backend, threads=threads, obs_format=obs_format)
     gen = torch.Generator(device=device)
     gen.manual_seed(0)
     obs, mask, seat = env.reset()
@@ -74,7 +81,7 @@ def bench_vector(n: int, device: torch.device, hands: int, repeats: int, validat
         dt = time.perf_counter() - t0
         full.append(n * steps / dt)
         env_only.append(n * steps / (dt - t_sel))
-    out_bytes = OBS_SIZE * 4 + mask.shape[1]
+    out_bytes = obs.shape[1] * obs.element_size() + mask.shape[1]
     ref = torch.zeros((n, OBS_SIZE), device=device)
     src = torch.rand((n, OBS_SIZE), device=device)
     sync(device)
@@ -115,6 +122,13 @@ def bench_openspiel(seconds: float, seed: int = 0) -> float | None:
     return decisions / (time.perf_counter() - t0)
 
 
+def start_spinner():
+    """A child process that keeps one core busy until terminated (the ``--busy`` rows)."""
+    import subprocess
+    import sys
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
 def tune_malloc() -> None:
     """glibc ``mallopt``: serve large allocations from the heap and never trim it, so the fresh
     multi-MB tensors each step returns reuse already-mapped pages (no page faults)."""
@@ -142,6 +156,10 @@ def main() -> None:
                     help="SpadesVectorEnv backends to time (native: the fused C kernel, CPU only)")
     ap.add_argument("--kernel-threads", type=int, nargs="+", default=[1],
                     help="OpenMP thread counts to time for the native backend (e.g. 1 2)")
+    ap.add_argument("--formats", nargs="+", default=["float32", "compact"],
+                    choices=["float32", "compact"], help="observation formats to time")
+    ap.add_argument("--busy", action="store_true",
+                    help="also time every row with one busy process spinning beside it")
     ap.add_argument("--out", default=None,
                     help="also write the table as markdown to this file (atomically)")
     ap.add_argument("--mallopt", action="store_true",
@@ -162,27 +180,38 @@ def main() -> None:
     backends = [b for b in args.backends if b == "torch" or device.type == "cpu"]
     runs = [(b, 1) for b in backends if b == "torch"]
     runs += [("native", t) for t in args.kernel_threads if "native" in backends]
-    for n in args.sizes:
-        for backend, threads in runs:
-            for name, validate, copy in modes:
-                r = bench_vector(n, device, args.hands, args.repeats, validate, copy,
-                                 args.openspiel_seconds, backend, threads)
-                r["mode"] = name
-                r["backend"] = backend if backend == "torch" else f"native/{threads}"
-                rows.append(r)
+    for load in (("idle", "busy") if args.busy else ("idle",)):
+        spinner = start_spinner() if load == "busy" else None
+        try:
+            for n in args.sizes:
+                for backend, threads in runs:
+                    for fmt in args.formats:
+                        for name, validate, copy in modes:
+                            r = bench_vector(n, device, args.hands, args.repeats, validate, copy,
+                                             args.openspiel_seconds, backend, threads, fmt)
+                            r["mode"] = name
+                            r["backend"] = backend if backend == "torch" else f"native/{threads}"
+                            r["format"], r["load"] = fmt, load
+                            rows.append(r)
+        finally:
+            if spinner is not None:
+                spinner.terminate()
+                spinner.wait()
     lines = []
     if rows[0]["os"] is None:
         lines.append("pyspiel not installed: no OpenSpiel figures")
     lines.append("OpenSpiel: spades random loop without observations, measured before each timed "
                  "run; ratios are medians of the paired ratios")
-    lines.append(f"{'num_envs':>9} {'backend':>9} {'mode':>8} {'decisions/s':>13} "
+    lines.append(f"{'load':>4} {'num_envs':>8} {'backend':>9} {'obs':>7} {'mode':>7} "
+                 f"{'decisions/s':>13} "
                  f"{'env step only':>14} {'OpenSpiel':>10} {'ratio':>6} {'ratio env':>9} "
                  f"{'bytes/game':>11} {'obs-copy ceiling':>17}")
     for r in rows:
         os_txt = f"{r['os']:,.0f}" if r["os"] else "-"
         ratio = f"{r['ratio']:.2f}" if r["ratio"] else "-"
         ratio_env = f"{r['ratio_env']:.2f}" if r["ratio_env"] else "-"
-        lines.append(f"{r['n']:>9} {r['backend']:>9} {r['mode']:>8} {r['dps']:>13,.0f} "
+        lines.append(f"{r['load']:>4} {r['n']:>8} {r['backend']:>9} {r['format']:>7} "
+                     f"{r['mode']:>7} {r['dps']:>13,.0f} "
                      f"{r['dps_env']:>14,.0f} {os_txt:>10} {ratio:>6} {ratio_env:>9} "
                      f"{r['bytes_per_game']:>11,.0f} {r['copy_ceiling']:>17,.0f}")
     print("\n".join(lines))

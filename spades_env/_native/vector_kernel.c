@@ -118,23 +118,22 @@ static void bid_mask(const sp_env *e, int64_t i) {
     for (int b = 0; b < NACT - NCARDS; b++) m[NCARDS + b] = (uint8_t)((legal >> b) & 1);
 }
 
-/* Apply actions a[i] at hand step t (0..55) in every game. Bidding steps and card plays, trick
- * completion included; the scoring at the end of the hand (t == 55) is left to the caller.
- * Every id is first checked against the phase (a bid 52..65 while bidding, a card 0..51 in play),
- * even when the caller does not validate legality, so no id can index outside the buffers: a bad
- * one changes nothing and returns -1 - (its game). Otherwise returns 1 when the hand is over
- * (t == 55), else 0. */
-int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
-    const int64_t n = e->n, row = e->row;
+/* Refuse a step whose ids do not fit the phase: -1 - (the first such game), or -1 for a bad t;
+ * 0 when every id is a bid while bidding (t < 4) or a card in play. */
+static int64_t check_ids(const sp_env *e, const int64_t *a, int64_t t) {
     const int64_t lo = t < 4 ? NCARDS : 0, hi = t < 4 ? NCARDS + 13 : NCARDS - 1;
     if (t < 0 || t >= HAND_STEPS) return -1;
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0; i < e->n; i++) {
         if (a[i] < lo || a[i] > hi) return -1 - i;
     }
-    PAR_FOR
-    for (int64_t i = 0; i < n; i++) {
+    return 0;
+}
+
+/* Apply action act at hand step t in game i (checked by check_ids). */
+static void step_game(const sp_env *e, int64_t i, int64_t act, int64_t t) {
+    const int64_t row = e->row;
+    {
         int64_t p = e->cur[i];
-        const int64_t act = a[i];
         e->actions[i * HAND_STEPS + t] = act;
         if (t < 4) { /* bidding */
             e->bids[i * 4 + p] = act - NCARDS;
@@ -154,7 +153,7 @@ int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
                     m[0] = 1;
                 }
             }
-            continue;
+            return;
         }
         const int64_t k = t - 4, pos = k & 3;
         const sp_deck *deck = &e->rules.deck;
@@ -180,7 +179,7 @@ int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
         if (pos < 3) {
             e->cur[i] = (p + 1) & 3;
             play_mask(e, i, (int)e->led[i]);
-            continue;
+            return;
         }
         /* trick complete */
         const int64_t w = sp_trick_winner(deck, e->trick + i * 4, (int)e->leader[i]);
@@ -189,6 +188,20 @@ int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
         e->leader[i] = w;
         if ((k >> 2) < 12) play_mask(e, i, -1);
     }
+}
+
+/* Apply actions a[i] at hand step t (0..55) in every game. Bidding steps and card plays, trick
+ * completion included; the scoring at the end of the hand (t == 55) is left to the caller.
+ * Every id is first checked against the phase (a bid 52..65 while bidding, a card 0..51 in play),
+ * even when the caller does not validate legality, so no id can index outside the buffers: a bad
+ * one changes nothing and returns -1 - (its game). Otherwise returns 1 when the hand is over
+ * (t == 55), else 0. */
+int64_t sp_step(const sp_env *e, const int64_t *a, int64_t t) {
+    const int64_t bad = check_ids(e, a, t);
+    if (bad < 0) return bad;
+    const int64_t n = e->n;
+    PAR_FOR
+    for (int64_t i = 0; i < n; i++) step_game(e, i, a[i], t);
     return t == HAND_STEPS - 1;
 }
 
@@ -243,40 +256,44 @@ static void assemble(const sp_env *e, int64_t i, int o, int64_t t, uint64_t *B, 
 #define FL64(b) FL16(b), FL16((b) + 16), FL16((b) + 32), FL16((b) + 48)
 static const float FLT8[256][8] = {FL64(0), FL64(64), FL64(128), FL64(192)};
 
+/* Row i of sp_render's output. */
+static void render_game(const sp_env *e, int64_t i, void *out, int64_t *seat, int64_t t) {
+    const int64_t m = e->obs_size, nb = (m + 7) >> 3;
+    const int64_t s = e->cur[i];
+    uint64_t B[OBS_WORDS];
+    uint8_t cnt[5];
+    seat[i] = s;
+    assemble(e, i, (int)s, t, B, cnt);
+    const float *sd = e->side + (i * 4 + s) * 5;
+    if (e->compact) {
+        uint8_t *dst = (uint8_t *)out + i * e->c_size;
+        memcpy(dst, B, (size_t)nb); /* little-endian words: bit k at byte k / 8 */
+        memset(dst + nb, 0, (size_t)(e->c_counts - nb));
+        memcpy(dst + e->c_counts, cnt, 5);
+        memset(dst + e->c_counts + 5, 0, (size_t)(e->c_side - e->c_counts - 5));
+        memcpy(dst + e->c_side, sd, 5 * sizeof(float));
+        memset(dst + e->c_side + 20, 0, (size_t)(e->c_size - e->c_side - 20));
+        return;
+    }
+    float *dst = (float *)out + i * m;
+    const uint8_t *bytes = (const uint8_t *)B;
+    for (int64_t q = 0; q + 1 < nb; q++) memcpy(dst + 8 * q, FLT8[bytes[q]], 8 * sizeof(float));
+    memcpy(dst + 8 * (nb - 1), FLT8[bytes[nb - 1]], (size_t)(m - 8 * (nb - 1)) * sizeof(float));
+    for (int q = 0; q < 4; q++) dst[e->o_won + q] = (float)cnt[q] / 13.0f;
+    dst[e->o_tn] = (float)cnt[4] / 13.0f;
+    for (int q = 0; q < 5; q++) dst[e->o_side + q] = sd[q];
+    for (int64_t q = 0; q < e->n_rules; q++) dst[e->o_rules + q] = e->rules_feat[q];
+}
+
 /* Observation of the seat to act in every game at hand step t: row i of out, float32
  * out[i, :obs_size] (tricks_won and trick_number counts / 13, the side floats, the rules piece),
  * or with e->compact the compact row uint8 out[i, :c_size] (spades_env.compact: the flags as
  * bits, the counts and side floats in their bytes); seat[i] = that seat. Assembled from the game
  * state (assemble): no observation row is read or written. */
 void sp_render(const sp_env *e, void *out, int64_t *seat, int64_t t) {
-    const int64_t n = e->n, m = e->obs_size, nb = (m + 7) >> 3;
+    const int64_t n = e->n;
     PAR_FOR
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t s = e->cur[i];
-        uint64_t B[OBS_WORDS];
-        uint8_t cnt[5];
-        seat[i] = s;
-        assemble(e, i, (int)s, t, B, cnt);
-        const float *sd = e->side + (i * 4 + s) * 5;
-        if (e->compact) {
-            uint8_t *dst = (uint8_t *)out + i * e->c_size;
-            memcpy(dst, B, (size_t)nb); /* little-endian words: bit k at byte k / 8 */
-            memset(dst + nb, 0, (size_t)(e->c_counts - nb));
-            memcpy(dst + e->c_counts, cnt, 5);
-            memset(dst + e->c_counts + 5, 0, (size_t)(e->c_side - e->c_counts - 5));
-            memcpy(dst + e->c_side, sd, 5 * sizeof(float));
-            memset(dst + e->c_side + 20, 0, (size_t)(e->c_size - e->c_side - 20));
-            continue;
-        }
-        float *dst = (float *)out + i * m;
-        const uint8_t *bytes = (const uint8_t *)B;
-        for (int64_t q = 0; q + 1 < nb; q++) memcpy(dst + 8 * q, FLT8[bytes[q]], 8 * sizeof(float));
-        memcpy(dst + 8 * (nb - 1), FLT8[bytes[nb - 1]], (size_t)(m - 8 * (nb - 1)) * sizeof(float));
-        for (int q = 0; q < 4; q++) dst[e->o_won + q] = (float)cnt[q] / 13.0f;
-        dst[e->o_tn] = (float)cnt[4] / 13.0f;
-        for (int q = 0; q < 5; q++) dst[e->o_side + q] = sd[q];
-        for (int64_t q = 0; q < e->n_rules; q++) dst[e->o_rules + q] = e->rules_feat[q];
-    }
+    for (int64_t i = 0; i < n; i++) render_game(e, i, out, seat, t);
 }
 
 /* Write every observer's uint8 observation row (obs4) of every game at hand step t from the
@@ -474,9 +491,14 @@ void sp_sample(const sp_env *e, const float *u, int64_t *out) {
  * flags done, terminated, truncated (N,) bool. */
 int64_t sp_step_render(const sp_env *e, const int64_t *a, int64_t t, void *out, int64_t *seat,
                        float *rew, uint8_t *done, uint8_t *term, uint8_t *trunc) {
-    const int64_t r = sp_step(e, a, t);
+    const int64_t r = check_ids(e, a, t);
     if (r < 0) return r;
-    sp_render(e, out, seat, t + 1);
+    const int64_t n = e->n;
+    PAR_FOR /* one pass: each game's state is still in cache when it is rendered */
+    for (int64_t i = 0; i < n; i++) {
+        step_game(e, i, a[i], t);
+        render_game(e, i, out, seat, t + 1);
+    }
     if (rew) {
         memset(rew, 0, (size_t)e->n * 4 * sizeof(float));
         memset(done, 0, (size_t)e->n);
