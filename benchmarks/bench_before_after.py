@@ -18,7 +18,10 @@ Workloads (the same work in both versions):
 - ``batched``: ``SpadesVectorEnv`` (C kernel, 256 games, one thread, ``sample_actions``),
   decisions/s (needs torch); ``batched_torch``: the same on the torch backend;
 - ``playout``: the search bots' C play-outs (``bots.solver.playouts``) on 100 sampled deals of a
-  fixed position, play-outs/s; ``playout_py``: the same with the Python play-out.
+  fixed position, play-outs/s; ``playout_py``: the same with the Python play-out;
+- ``train``: two PPO iterations of ``configs/default.yaml`` as it trains (its env, network,
+  privileged critic, opponents; rollout, GAE and update), learner decisions/s; the rollout
+  storage's bytes per decision are printed once per version.
 
 Usage: ``python benchmarks/bench_before_after.py --before REV [--repeats 15] [--only engine env]``
 """
@@ -155,7 +158,55 @@ def workloads(pkg: str) -> dict:
 
     out["batched"] = batched(6, threads=1)
     out["batched_torch"] = batched(2, backend="torch")
+    try:
+        out["train"] = training(pkg)
+    except ImportError:  # the training extras are not installed
+        pass
     return out
+
+
+def training(pkg: str):
+    """The ``train`` workload of package ``pkg`` (see the module docstring)."""
+    import importlib
+
+    import numpy as np
+    import torch
+    cfg = importlib.import_module(f"{pkg}.training.config")
+    envs = importlib.import_module(f"{pkg}.training.envs")
+    opponents = importlib.import_module(f"{pkg}.training.opponents")
+    ppo = importlib.import_module(f"{pkg}.training.ppo_selfplay")
+    args = cfg.load_yaml(os.path.join(ROOT, "configs", "default.yaml"))
+    shown = []
+
+    def run():
+        torch.set_num_threads(args.torch_threads)
+        env = envs.make_env(args, seed=0)
+        torch.manual_seed(0)
+        agent = ppo.make_agent(args)
+        opt = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
+        opp = opponents.Opponents(args, env.num_envs)
+        rng = np.random.default_rng(0)
+        for i in range(env.num_envs):
+            opp.assign(i, rng)
+        store = ppo.Storage(env.num_envs * args.num_steps, args.device)
+        if not shown:
+            row = store.obs[0].numel() * store.obs.element_size()
+            print(f"  {pkg}: rollout storage {row} observation bytes a decision", flush=True)
+            shown.append(row)
+        cur = tuple(x.cpu() for x in env.reset())
+        gen = torch.Generator().manual_seed(0)
+        n = 0
+        t = time.perf_counter()
+        for i in range(2):
+            opp.reseed_bots(0, i)
+            agent.eval()
+            cur = ppo.rollout(env, cur, agent, opp, store, args, rng, {"hands": []})
+            agent.train()
+            adv, ret = ppo.compute_gae(store, args.gamma, args.gae_lambda)
+            ppo.ppo_update(agent, opt, store, adv, ret, args, gen)
+            n += store.n
+        return n / (time.perf_counter() - t)
+    return run
 
 
 def main(argv=None) -> int:
@@ -164,7 +215,7 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=15, help="pairs per workload")
     p.add_argument("--only", nargs="+", default=None,
                    choices=["engine", "env", "view", "batched", "batched_torch", "playout",
-                            "playout_py"])
+                            "playout_py", "train"])
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         extract(args.before, tmp)

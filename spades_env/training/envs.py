@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from spades_env import Rules, SpadesGame
+from spades_env import Rules, SpadesGame, compact
 from spades_env.cards import NUM_ACTIONS, SEATS_FROM
 from spades_env.observation import OBS_SIZE, encode
 
@@ -253,6 +253,27 @@ def env_hands(env) -> torch.Tensor:
     return env._hands.view(env.num_envs, 4, 52).cpu()
 
 
+def rules_table(env) -> torch.Tensor:
+    """The rules table of ``env``'s observations (``spades_env.compact.rules_table``): float32
+    ``[R, 32]`` on the CPU, row ``k`` the rules piece of ``env.envs[k]`` for a ``MixedRulesEnv``,
+    one row otherwise."""
+    rules = env.rules if isinstance(env, MixedRulesEnv) else [env.rules]
+    return torch.from_numpy(compact.rules_table(rules))
+
+
+def compact_obs(env, obs: torch.Tensor) -> torch.Tensor:
+    """``env``'s observations in the compact form (``spades_env.compact``): ``[N, 120]`` uint8 on
+    the CPU. The batched engine gives them so (``obs_format="compact"``; a ``MixedRulesEnv``
+    marks each game's rules row); float32 ones (``ScalarBatchEnv``) are packed, with each game's
+    rules row."""
+    if obs.dtype == torch.uint8:
+        return obs.cpu()
+    ids = 0
+    if isinstance(env, MixedRulesEnv):
+        ids = np.repeat(np.arange(len(env.envs)), np.diff(env.offsets))
+    return torch.from_numpy(compact.pack(obs.cpu().numpy(), ids))
+
+
 class MixedRulesEnv:
     """Several batched envs, one per rule set, behind one batched interface (``rules_mix``).
 
@@ -283,7 +304,12 @@ class MixedRulesEnv:
 
     @staticmethod
     def _cat(parts):
-        return tuple(torch.cat([p[j].cpu() for p in parts]) for j in range(len(parts[0])))
+        out = [torch.cat([p[j].cpu() for p in parts]) for j in range(len(parts[0]))]
+        if out[0].dtype == torch.uint8:  # compact observations: byte 94 names the env's rules
+            out[0][:, compact.RULES_ID] = torch.repeat_interleave(
+                torch.arange(len(parts), dtype=torch.uint8),
+                torch.tensor([len(p[0]) for p in parts]))
+        return tuple(out)
 
     def reset(self):
         """Start a fresh episode in every game. Returns ``(obs, action_mask, seat)``."""
@@ -366,7 +392,8 @@ def _make_one(args, rules: Rules, num_envs: int, seed: int):
                 and abs(args.reward_scale - 0.01) < 1e-12 and all(
                 hasattr(SpadesVectorEnv, m) for m in ("state_dict", "load_state_dict", "get_game")):
             return SpadesVectorEnv(num_envs, device=args.device, seed=seed % 2**62,
-                                   rules=rules, hands_per_episode=args.hands_per_episode)
+                                   rules=rules, hands_per_episode=args.hands_per_episode,
+                                   obs_format="compact")
         if args.vector_env == "vector":
             why = ("spades_env.vector is not available" if SpadesVectorEnv is None else
                    f"the batched engine starts every game at 0-0 and scales rewards by 0.01: it "
@@ -401,4 +428,4 @@ def make_env(args, seed: int):
         for j, (r, n) in enumerate(zip(args.rules_mix, sizes))])
 
 
-__all__ = ["MixedRulesEnv", "ScalarBatchEnv", "make_env"]
+__all__ = ["MixedRulesEnv", "ScalarBatchEnv", "make_env", "rules_table", "compact_obs"]

@@ -41,12 +41,12 @@ from spades_env import Rules
 from spades_env.agents.model import PRIV_SIZE, Agent, privileged_features, widen_input
 from spades_env.bots import make_bot
 from spades_env.cards import NUM_ACTIONS, NUM_CARDS, TEAM
-from spades_env.observation import OBS_SIZE
+from spades_env.compact import COMPACT_SIZE, expand
 
 from .checkpoint import check_model, load_checkpoint, save_checkpoint
 from .config import Args, to_dict
 from .distill_stage import distill_stage
-from .envs import env_hands, make_env
+from .envs import compact_obs, env_hands, make_env, rules_table
 from .evaluate import NetPlayer, duplicate_match, format_table, hand_stats
 from .opponents import Opponents
 from .teacher_records import team_points
@@ -78,16 +78,26 @@ def make_agent(args: Args) -> Agent:
 
 
 # ============================================================================= storage
+def rules_table_standard() -> torch.Tensor:
+    """The rules table of the standard rules, ``[1, 32]`` float32 (a fresh storage's)."""
+    from spades_env.compact import rules_table as table_of
+    return torch.from_numpy(table_of(Rules()))
+
+
 class Storage:
     """Learner transitions of one rollout (at most ``capacity``), flat in time order.
 
+    Observations are kept compact (``spades_env.compact``: 120 bytes a decision instead of 711
+    float32, 2844 bytes) and expanded on the learner's device when read (``floats``), with the
+    rules table ``table`` of the env that made them (set by ``rollout``).
     ``next_idx[t]`` is the index of the same seat's next decision in the same game (-1 none);
     ``done[t]`` marks the last decision of an episode; ``boot[t]`` the bootstrap value of a
     trajectory cut by the end of the rollout.
     """
 
     def __init__(self, capacity: int, device):
-        self.obs = torch.zeros((capacity, OBS_SIZE), dtype=torch.float32)
+        self.obs = torch.zeros((capacity, COMPACT_SIZE), dtype=torch.uint8)
+        self.table = rules_table_standard()
         self.mask = torch.zeros((capacity, NUM_ACTIONS), dtype=torch.bool)
         self.action = torch.zeros(capacity, dtype=torch.int64)
         self.logprob = torch.zeros(capacity)
@@ -110,9 +120,15 @@ class Storage:
         self.next_idx[:] = -1
         self.boot[:] = 0
 
+    def floats(self, rows, device) -> torch.Tensor:
+        """The float32 observations ``[k, OBS_SIZE]`` of compact rows ``rows`` (uint8
+        ``[k, 120]``, any device), expanded on ``device``."""
+        return expand(rows.to(device), self.table.to(device))
+
     def add(self, obs, mask, action, logprob, value, priv=None) -> np.ndarray:
-        """Append ``k = len(action)`` decisions (rows of ``obs`` [k, OBS_SIZE], ``mask`` [k, 68]
-        bool, ``priv`` [k, 156] bool or None); returns their indices, int64 ``[k]``."""
+        """Append ``k = len(action)`` decisions (rows of ``obs`` [k, 120] uint8 compact,
+        ``mask`` [k, 68] bool, ``priv`` [k, 156] bool or None); returns their indices, int64
+        ``[k]``."""
         k = len(action)
         s = self.n
         if priv is not None:
@@ -142,6 +158,8 @@ def rollout(env, cur, agent: Agent, opp: Opponents, store: Storage, args: Args,
     last = np.full((n_env, 4), -1, np.int64)
     obs, mask, seat = cur
     store.reset()
+    store.table = rules_table(env)
+    table = store.table.to(dev)
     ar = np.arange(n_env)
     privileged = agent.critic is not None
     for _ in range(args.num_steps):
@@ -149,13 +167,15 @@ def rollout(env, cur, agent: Agent, opp: Opponents, store: Storage, args: Args,
         who = opp.ctrl[ar, seat_np]
         actions = np.zeros(n_env, np.int64)
         learn = np.flatnonzero(who == 0)
+        packed = compact_obs(env, obs)  # what the storage keeps
+        x = expand(packed.to(dev), table)  # what the networks read
         if len(learn):
             priv = None
             with torch.no_grad():  # the action from the observation only
-                a, logp = agent.act(obs[learn].to(dev), mask[learn].to(dev))
+                a, logp = agent.act(x[learn], mask[learn].to(dev))
             if privileged:  # what the critic will read (values: after the rollout, batched)
                 priv = privileged_features(env_hands(env)[learn], seat[learn]).bool()
-            idx = store.add(obs[learn], mask[learn], a.cpu(), logp.cpu(), 0.0, priv)
+            idx = store.add(packed[learn], mask[learn], a.cpu(), logp.cpu(), 0.0, priv)
             actions[learn] = a.cpu().numpy()
             if teacher is not None:
                 store.teacher[idx] = torch.as_tensor(
@@ -168,7 +188,7 @@ def rollout(env, cur, agent: Agent, opp: Opponents, store: Storage, args: Args,
         for sid in np.unique(who[who > 0]):
             rows = np.flatnonzero(who == sid)
             with torch.no_grad():
-                a, _, _, _ = opp.agents[int(sid)].get_action_and_value(obs[rows].to(dev),
+                a, _, _, _ = opp.agents[int(sid)].get_action_and_value(x[rows],
                                                                      mask[rows].to(dev))
             actions[rows] = a.cpu().numpy()
         for i in np.flatnonzero(who < 0):
@@ -199,7 +219,8 @@ def rollout(env, cur, agent: Agent, opp: Opponents, store: Storage, args: Args,
         for s0 in range(0, store.n, 8192):
             s1 = min(store.n, s0 + 8192)
             pv = store.priv[s0:s1].to(dev).float() if privileged else None
-            store.value[s0:s1] = agent.critic_value(store.obs[s0:s1].to(dev), pv).cpu().numpy()
+            store.value[s0:s1] = agent.critic_value(store.floats(store.obs[s0:s1], dev),
+                                                    pv).cpu().numpy()
     # Bootstrap trajectories cut by the end of the rollout with the value of the seat's view.
     open_ = np.argwhere(last >= 0)
     if len(open_):
@@ -254,7 +275,8 @@ def ppo_update(agent: Agent, opt, store: Storage, adv: np.ndarray, ret: np.ndarr
     """
     dev = torch.device(args.device)
     n = store.n
-    b_obs, b_mask = store.obs[:n].to(dev), store.mask[:n].to(dev)
+    b_obs, b_mask = store.obs[:n].to(dev), store.mask[:n].to(dev)  # compact: 120 bytes a row
+    table = store.table.to(dev)
     b_act, b_logp = store.action[:n].to(dev), store.logprob[:n].to(dev)
     b_adv = torch.as_tensor(adv, device=dev)
     b_ret = torch.as_tensor(ret, device=dev)
@@ -269,10 +291,10 @@ def ppo_update(agent: Agent, opt, store: Storage, adv: np.ndarray, ret: np.ndarr
                                "clipfrac", "teacher_loss")}
         for s in range(0, n, mb):
             idx = perm[s:s + mb]
-            _, newlogp, entropy, newv = agent.get_action_and_value(b_obs[idx], b_mask[idx],
-                                                                   b_act[idx])
+            x = expand(b_obs[idx], table)  # this minibatch's float32 observations
+            _, newlogp, entropy, newv = agent.get_action_and_value(x, b_mask[idx], b_act[idx])
             if b_priv is not None:
-                newv = agent.critic_value(b_obs[idx], b_priv[idx])
+                newv = agent.critic_value(x, b_priv[idx])
             logratio = newlogp - b_logp[idx]
             ratio = logratio.exp()
             with torch.no_grad():
@@ -299,7 +321,7 @@ def ppo_update(agent: Agent, opt, store: Storage, adv: np.ndarray, ret: np.ndarr
                 lab = b_teacher[idx]
                 has = lab >= 0
                 if bool(has.any()):
-                    logits, _ = agent(b_obs[idx][has])
+                    logits, _ = agent(x[has])
                     logits = agent.masked(logits, b_mask[idx][has])
                     t_loss = nn.functional.cross_entropy(logits, lab[has])
                     loss = loss + teacher_coef * t_loss

@@ -9,7 +9,9 @@ import torch
 from spades_env import Rules
 from spades_env.observation import OFFSETS, rules_features
 from spades_env.training import config as cfg
-from spades_env.training.envs import MixedRulesEnv, ScalarBatchEnv, env_hands, make_env
+from spades_env.compact import expand
+from spades_env.training.envs import (MixedRulesEnv, ScalarBatchEnv, compact_obs, env_hands,
+                                      make_env, rules_table)
 
 R0, R1 = OFFSETS["rules"]
 
@@ -44,6 +46,14 @@ def test_the_games_split_evenly_and_each_sees_its_rules(kind):
     assert env.rules == [suicide, mirror]
     obs, mask, seat = env.reset()
     assert [env.get_game(i).rules for i in range(5)] == [suicide] * 3 + [mirror] * 2
+    if kind == "vector":  # the trainer's batched envs give compact rows, byte 94 the rules row
+        assert obs.shape == (5, 120) and obs.dtype == torch.uint8
+        assert obs[:, 94].tolist() == [0, 0, 0, 1, 1]
+        assert torch.equal(rules_table(env), torch.from_numpy(np.stack(
+            [rules_features(suicide), rules_features(mirror)])))
+    assert torch.equal(compact_obs(env, obs)[:, 94], torch.tensor([0, 0, 0, 1, 1],
+                                                                   dtype=torch.uint8))
+    obs = expand(compact_obs(env, obs), rules_table(env))
     assert obs.shape == (5, 711) and mask.shape == (5, 68) and seat.shape == (5,)
     for i in range(5):
         want = rules_features(suicide if i < 3 else mirror)
