@@ -23,7 +23,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # Layer of every module of the package, low to high (docs/architecture.md has the same table).
 LAYERS = {
-    0: ["spades_env.cards", "spades_env.rules", "spades_env.fileio", "spades_env.readers",
+    0: ["spades_env.cards", "spades_env.deck", "spades_env.variants", "spades_env.scoring",
+        "spades_env.rules", "spades_env.fileio", "spades_env.readers",
         "spades_env.locks", "spades_env.native",
         "spades_env.workers", "spades_env.options"],
     1: ["spades_env", "spades_env.engine", "spades_env.render", "spades_env.render_image"],
