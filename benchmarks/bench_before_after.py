@@ -58,6 +58,30 @@ def extract(rev: str, folder: str) -> None:
                     text = f.read()
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(text.replace("spades_env", "spades_before"))
+    build_kernel(rev, folder)
+
+
+def build_kernel(rev: str, folder: str) -> None:
+    """The C kernel of ``rev``, built by that commit's own ``setup.py`` in a copy of the commit,
+    into ``folder/spades_before`` (without it the earlier version would run its torch fallback
+    and the batched rows would compare the kernel with torch ops)."""
+    import glob
+    import shutil
+    src = os.path.join(folder, "src")
+    os.makedirs(src)
+    data = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True,
+                          check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(src, filter="data")
+    r = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=src,
+                       capture_output=True, text=True)
+    built = glob.glob(os.path.join(src, "spades_env", "_kernel*.so")) + \
+        glob.glob(os.path.join(src, "spades_env", "_kernel*.pyd"))
+    if r.returncode != 0 or not built:
+        print(f"warning: the kernel of {rev} did not build; its batched rows run torch ops\n"
+              f"{r.stderr[-800:]}", flush=True)
+        return
+    shutil.copy(built[0], os.path.join(folder, "spades_before"))
 
 
 def workloads(pkg: str) -> dict:

@@ -25,9 +25,14 @@ and so does ``expand`` of the batched engine's compact output (``SpadesVectorEnv
 
 The ``history`` piece (``history=True``) and the 679-float version 2 (``spades_v1``) have no
 compact form.
+
+This module is in the layer of the observation (docs/architecture.md) and never imports torch:
+given a torch tensor, it works with the torch module that made it (``sys.modules``).
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
@@ -60,6 +65,11 @@ _FLAG_F32 = FLAGS.astype(np.float32)
 
 def _is_torch(x) -> bool:
     return type(x).__module__.split(".")[0] == "torch"
+
+
+def _torch():
+    """The torch module of the tensors given (imported by whoever made them)."""
+    return sys.modules["torch"]
 
 
 def rules_table(rule_sets) -> np.ndarray:
@@ -115,7 +125,7 @@ def pack(obs, rules_id=0):
 
 
 def _pack_torch(obs, rules_id):
-    import torch
+    torch = _torch()
     if obs.shape[-1:] != (OBS_SIZE,) or obs.dtype != torch.float32:
         raise ValueError(f"pack needs float32 observations of {OBS_SIZE} floats in the last "
                          f"dimension, got {obs.dtype} {tuple(obs.shape)}")
@@ -189,7 +199,7 @@ _TORCH_LUT: dict = {}
 def _torch_lut(device):
     """``(256, 8)`` float32 on ``device``: row ``b`` holds the bits of byte ``b``, least
     significant first (a gather by byte writes eight floats at once)."""
-    import torch
+    torch = _torch()
     got = _TORCH_LUT.get(device)
     if got is None:
         got = ((torch.arange(256)[:, None] >> torch.arange(8)) & 1).float().to(device)
@@ -198,7 +208,7 @@ def _torch_lut(device):
 
 
 def _expand_torch(compact, table, out):
-    import torch
+    torch = _torch()
     if compact.dtype != torch.uint8 or compact.shape[-1:] != (COMPACT_SIZE,):
         raise ValueError(f"expand needs uint8 rows of {COMPACT_SIZE} bytes, got {compact.dtype} "
                          f"{tuple(compact.shape)}")
@@ -237,7 +247,7 @@ def _expand_torch(compact, table, out):
 def _expand_gather(c, tab, rid, res) -> None:
     """``expand`` with torch ops on any device (the CUDA path): ``c`` ``(n, COMPACT_SIZE)``
     uint8, ``tab`` ``(R, RULES_SIZE)``, ``rid`` ``(n,)`` int64 into ``res`` ``(n, OBS_SIZE)``."""
-    import torch
+    torch = _torch()
     n = c.shape[0]
     idx = c[:, BITS[0]:BITS[1]].reshape(-1).long()
     res.copy_(_torch_lut(c.device).index_select(0, idx).view(n, -1)[:, :OBS_SIZE])

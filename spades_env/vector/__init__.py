@@ -18,7 +18,7 @@ API (N = ``num_envs``)
 ----------------------
 | call | returns |
 |---|---|
-| ``reset(seed=None, holder=None, dealer=None)`` | ``obs (N,711) f32, mask (N,68) bool, seat (N,)``
+| ``reset(seed=None, holder=None, dealer=None)`` | ``obs (N,711) f32 (compact: (N,120) uint8), mask (N,68) bool, seat (N,)``
 | ``step(actions (N,))`` | ``obs, mask, seat, rewards (N, 4) float32, dones (N,) bool, info`` |
 | ``get_game(i)`` | a ``SpadesGame`` equal to game i's state (for scalar bots: ``.view(seat)``) |
 | ``observe(i, seat)`` | any seat's observation of game i, ``(711,)`` float32 numpy (observation version 3, ``spades_v2``'s vector) |
@@ -65,7 +65,9 @@ Determinism: every deal and first dealer come from one ``torch.Generator`` on th
 ``seed``, so the same seed gives the same games on every device and backend. The deals are not the
 scalar engine's RNG stream; ``get_game(i)`` rebuilds a ``SpadesGame`` equal to game ``i``'s state.
 
-Version history: 1 (first version); 1.4 observation version 3 (711 floats: the rules piece;
+Version history: 1 (first version); 1.5 ``obs_format="compact"`` (``spades_env.compact``), and
+the native kernel assembles observations from the game state (its rows are written on demand;
+states are unchanged); 1.4 observation version 3 (711 floats: the rules piece;
 states saved with version 2 are refused by ``load_state_dict``); 1.3 observation version 2 (679 floats: the Blind Nil exchange
 piece, all 0 here, and the voids a spade led before spades were broken reveals; states of
 earlier versions are refused by ``load_state_dict``, their observation rows are 576 bytes);
@@ -168,6 +170,10 @@ class SpadesVectorEnv(NativeBackend, TorchBackend):
             ThreadChooser``): OpenMP threads that wait for a busy core made 2 threads slower
             than 1 on a loaded machine, down to 1/80. ``False``: always ``threads`` (for a
             machine or set of cores kept free for this process).
+        obs_format: ``"float32"`` (default: observations ``(N, OBS_SIZE)`` float32) or
+            ``"compact"`` (``(N, COMPACT_SIZE)`` uint8, ``spades_env.compact``: expand with
+            ``compact.expand(obs, self.rules_table)``, bit for bit the float32 observation).
+            ``observe`` gives float32 either way.
 
     Raises:
         ValueError: bad arguments (the message names the argument), or ``backend="native"`` on a

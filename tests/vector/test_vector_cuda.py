@@ -46,3 +46,25 @@ def test_cuda_matches_cpu_step_by_step():
     bad[3] = 67
     with pytest.raises(ValueError, match="env 3"):
         gpu.step(bad)
+
+
+def test_cuda_compact_observations_expand_on_the_device_to_the_cpu_floats():
+    """Compact rows made on the GPU equal the CPU kernel's, and ``compact.expand`` on the GPU
+    gives the CPU's float32 observations bit for bit."""
+    from spades_env.compact import expand
+    from spades_env.rules import PRESETS
+    rules = PRESETS["joker_joker_deuce_deuce"]
+    n = 256
+    cpu = SpadesVectorEnv(n, device="cpu", seed=8, rules=rules)
+    gpu = SpadesVectorEnv(n, device="cuda", seed=8, rules=rules, obs_format="compact")
+    gen = torch.Generator().manual_seed(2)
+    (of, mask, _), (oc, _, _) = cpu.reset(), gpu.reset()
+    for step in range(2 * HAND_STEPS):
+        assert oc.device.type == "cuda" and oc.dtype == torch.uint8
+        x = expand(oc, gpu.rules_table)
+        assert x.device.type == "cuda"
+        assert torch.equal(x.cpu().view(torch.int32), of.view(torch.int32)), f"step {step}"
+        r = torch.rand(mask.shape, generator=gen)
+        a = torch.where(mask, r + 1.0, torch.zeros_like(r)).argmax(1)
+        of, mask, *_ = cpu.step(a)
+        oc, *_ = gpu.step(a.cuda())
