@@ -104,6 +104,13 @@ def check_eval(ev, path, section: str = "eval") -> None:
                                                                            "diff_hi")):
                 raise bad(f"entry {i}: each row needs an opponent name and a finite diff "
                           f"(diff_lo, diff_hi finite if given)")
+            v = r.get("vs_best")
+            if v is not None and (not isinstance(v, dict) or not all(
+                    _is_num(v.get(k)) for k in ("diff", "lo", "hi"))):
+                raise bad(f"entry {i}: vs_best must be a mapping of finite diff, lo, hi")
+            pd = r.get("per_deal_adj")
+            if pd is not None and (not isinstance(pd, list) or not all(_is_num(x) for x in pd)):
+                raise bad(f"entry {i}: per_deal_adj must be a list of finite numbers")
 
 
 def _check_optimizer(opt, expected: dict, path) -> None:

@@ -138,34 +138,63 @@ def mean_ci(x) -> tuple[float, float, float]:
 
 
 def _match_block(net: NetPlayer, opponent: str, n: int, seed: int, block: int,
-                 rules: Rules) -> tuple[list, list, list]:
+                 rules: Rules) -> tuple[list, list, list, list, str]:
     """Block ``block`` of a ``duplicate_match``: ``n`` duplicate deals and the opponent's seed
     drawn from ``np.random.default_rng([seed, 7919, block])`` (nothing shared with other blocks,
-    so a block gives the same result in any process). Returns per-deal point differences and
-    win shares, and the ``(HandResult, agent team)`` of every hand."""
+    so a block gives the same result in any process). Returns per-deal point differences, win
+    shares and bag-adjusted differences (``bag_adjusted``), the ``(HandResult, agent team)`` of
+    every hand, and a SHA-256 of the deals (the same digest: the same deals)."""
+    import hashlib
     rng = np.random.default_rng([seed, 7919, block])
     bot = make_bot(opponent, seed=int(rng.integers(2**31)))
     games, teams = [], []
+    digest = hashlib.sha256()
     for _ in range(n):
         hands, dealer = deal_hands(rng)
+        digest.update(repr((hands, dealer)).encode())
         for team in (0, 1):
             games.append(SpadesGame.from_deal(hands, dealer, rules=rules,
                                               seed=int(rng.integers(2**63))))
             teams.append(team)
     play_hands(games, teams, net, bot)
-    diffs, wins, results = [], [], []
+    diffs, wins, adjusted, results = [], [], [], []
     for k in range(n):
-        d, w = [], []
+        d, w, a = [], [], []
         for j in (0, 1):
             hr = games[2 * k + j].hand_results[0]
             t = teams[2 * k + j]
             pts = hr.teams[t].hand_points - hr.teams[1 - t].hand_points
             d.append(pts)
             w.append(1.0 if pts > 0 else 0.5 if pts == 0 else 0.0)
+            a.append(bag_adjusted(hr.teams[t], rules) - bag_adjusted(hr.teams[1 - t], rules))
             results.append((hr, t))
         diffs.append(float(np.mean(d)))
         wins.append(float(np.mean(w)))
-    return diffs, wins, results
+        adjusted.append(float(np.mean(a)))
+    return diffs, wins, adjusted, results, digest.hexdigest()
+
+
+def bag_adjusted(ts, rules: Rules) -> float:
+    """A team's points for one hand with each bag at its long-run cost ``bag_penalty /
+    bag_limit`` (10 points under the standard rules) in place of any bag penalty the hand
+    tripped: the arena's bag-adjusted figure (``ArenaResult.bag_adjusted_diff``), which full games
+    agree with where single hands counting a bag as +1 point do not."""
+    return float(ts.hand_points - ts.bag_penalty - rules.bag_penalty / rules.bag_limit * ts.bags)
+
+
+def paired_difference(a: list, b: list) -> tuple[float, float, float]:
+    """Mean and 95% interval of ``a[k] - b[k]`` over deals ``k``: two evaluations on the same
+    deals compared deal by deal (their common luck cancels). An exact 0 when they played alike.
+
+    Raises:
+        ValueError: the lists differ in length (not the same deals)."""
+    if len(a) != len(b) or not a:
+        raise ValueError(f"paired_difference needs two results on the same deals, got "
+                         f"{len(a)} and {len(b)} deals")
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    if not d.any():
+        return 0.0, 0.0, 0.0
+    return mean_ci(d)
 
 
 def _ray_block(agent, opponent, n, seed, block, rules):
@@ -185,7 +214,10 @@ def duplicate_match(net: NetPlayer, opponent: str, deals: int, seed: int = 0,
 
     Returns a dict: ``opponent``, ``deals``, ``diff`` (mean points per hand, agent - opponent),
     ``diff_lo``/``diff_hi`` (95% interval over deals), ``win_rate`` (per hand, ties half),
-    ``win_lo``/``win_hi`` (95% interval over deals) and ``hand_stats`` of the agent team.
+    ``win_lo``/``win_hi`` (95% interval over deals), ``hand_stats`` of the agent team, ``adj``
+    / ``adj_lo`` / ``adj_hi`` (the same difference with bags at their long-run cost,
+    ``bag_adjusted``), ``per_deal_adj`` (that figure deal by deal, for ``paired_difference``) and
+    ``deals_digest`` (equal for equal deals: the same ``seed`` and ``deals``).
     Raises:
         ValueError: Ray missing or the cluster unreachable (``ray_address``).
     """
@@ -211,11 +243,13 @@ def duplicate_match(net: NetPlayer, opponent: str, deals: int, seed: int = 0,
         finally:
             if started:
                 ray.shutdown()
-    diffs = [x for d, _w, _r in blocks for x in d]
-    wins = [x for _d, w, _r in blocks for x in w]
-    results_agent = [x for _d, _w, r in blocks for x in r]
+    diffs = [x for b in blocks for x in b[0]]
+    wins = [x for b in blocks for x in b[1]]
+    adjusted = [x for b in blocks for x in b[2]]
+    results_agent = [x for b in blocks for x in b[3]]
     m, lo, hi = mean_ci(diffs)
     wm, wlo, whi = mean_ci(wins)
+    am, alo, ahi = mean_ci(adjusted)
     stats0 = [hr for hr, t in results_agent if t == 0]
     stats1 = [hr for hr, t in results_agent if t == 1]
     s0, s1 = hand_stats(stats0, 0), hand_stats(stats1, 1)
@@ -224,7 +258,9 @@ def duplicate_match(net: NetPlayer, opponent: str, deals: int, seed: int = 0,
         vals = [v for v in (s0[k], s1[k]) if not math.isnan(v)]
         hs[k] = float(np.mean(vals)) if vals else float("nan")
     return {"opponent": opponent, "deals": deals, "diff": m, "diff_lo": lo, "diff_hi": hi,
-            "win_rate": wm, "win_lo": wlo, "win_hi": whi, "hand_stats": hs}
+            "win_rate": wm, "win_lo": wlo, "win_hi": whi, "hand_stats": hs,
+            "adj": am, "adj_lo": alo, "adj_hi": ahi, "per_deal_adj": adjusted,
+            "deals_digest": "-".join(b[4][:16] for b in blocks)}
 
 
 def format_table(rows: list[dict], title: str = "") -> str:

@@ -47,7 +47,7 @@ from .checkpoint import check_model, load_checkpoint, save_checkpoint
 from .config import Args, to_dict
 from .distill_stage import distill_stage
 from .envs import compact_obs, env_hands, make_env, rules_table
-from .evaluate import NetPlayer, duplicate_match, format_table, hand_stats
+from .evaluate import NetPlayer, duplicate_match, format_table, hand_stats, paired_difference
 from .opponents import Opponents
 from .teacher_records import team_points
 from .warm_start import warm_start
@@ -409,8 +409,20 @@ def write_curve(eval_results: list[dict], ckpt_dir: str, log=print) -> None:
 
 
 def eval_summary(rows: list[dict]) -> str:
-    """One evaluation in a line: ``random +182.5 easy +61.0`` (points per hand by opponent)."""
-    return " ".join(f"{r['opponent']} {r['diff']:+.1f}" for r in rows)
+    """One evaluation in a line: ``easy +61.0 (bags at cost +58.2, vs best +1.3 [-0.4, +3.0])``
+    by opponent: points per hand, the bag-adjusted figure and, on the same deals as the best
+    evaluation before, the deal-by-deal difference to it."""
+    out = []
+    for r in rows:
+        t = f"{r['opponent']} {r['diff']:+.1f}"
+        if "adj" in r:
+            t += f" (bags at cost {r['adj']:+.1f}"
+            if "vs_best" in r:
+                v = r["vs_best"]
+                t += f", vs best {v['diff']:+.1f} [{v['lo']:+.1f}, {v['hi']:+.1f}]"
+            t += ")"
+        out.append(t)
+    return " ".join(out)
 
 
 class Clock:
@@ -456,15 +468,30 @@ def record_eval(agent: Agent, args: Args, deals: int, seed: int, clock: Clock, e
     redraws ``<ckpt_dir>/curve.png`` and writes ``eval/diff_vs_<bot>`` and
     ``eval/win_rate_vs_<bot>`` (final: ``eval/final_diff_vs_<bot>``) at step ``decisions``.
 
+    The figure that ranks evaluations is the bag-adjusted difference (``adj``: bags at their
+    long-run cost, as the arena's bag-adjusted figure), averaged over the opponents. Each row of
+    an evaluation on the same deals as the best one before it (same ``deals_digest``) gets
+    ``vs_best``: ``{"iteration", "diff", "lo", "hi"}``, the deal-by-deal difference of the two
+    (``evaluate.paired_difference``), whose interval is much narrower than either point's.
+
     Returns:
         ``(rows, best)``: ``duplicate_match``'s rows, one per ``args.eval_opponents``; ``best`` is
-        True when the mean point difference beats ``progress["best_score"]`` (not for a
+        True when the mean bag-adjusted difference beats ``progress["best_score"]`` (not for a
         ``final`` one), which then holds it, with ``best_iteration``: the caller saves
         ``best.pt``.
     """
     progress = clock.progress
     rows = run_eval(agent, args, deals, seed=seed)
     step = progress["decisions"]
+    prev = best_eval(evals)
+    if prev is not None:
+        for r in rows:
+            old = next((q for q in prev["rows"] if q["opponent"] == r["opponent"]), None)
+            if old is not None and "per_deal_adj" in old and "per_deal_adj" in r \
+                    and old.get("deals_digest") == r.get("deals_digest"):
+                m, lo, hi = paired_difference(r["per_deal_adj"], old["per_deal_adj"])
+                r["vs_best"] = {"iteration": int(prev["iteration"]), "diff": m, "lo": lo,
+                                "hi": hi}
     evals.append({"iteration": progress["iteration"], "decisions": step, "deals": deals,
                   "rows": rows, **({"final": True} if final else {}), **(notes or {}),
                   "seconds": clock.total()})
@@ -472,15 +499,40 @@ def record_eval(agent: Agent, args: Args, deals: int, seed: int, clock: Clock, e
     for r in rows:
         if final:
             writer.add_scalar(f"eval/final_diff_vs_{r['opponent']}", r["diff"], step)
+            if "adj" in r:
+                writer.add_scalar(f"eval/final_adj_vs_{r['opponent']}", r["adj"], step)
         else:
             writer.add_scalar(f"eval/diff_vs_{r['opponent']}", r["diff"], step)
+            if "adj" in r:
+                writer.add_scalar(f"eval/adj_vs_{r['opponent']}", r["adj"], step)
             writer.add_scalar(f"eval/win_rate_vs_{r['opponent']}", r["win_rate"], step)
-    score = float(np.mean([r["diff"] for r in rows]))
+            if "vs_best" in r:
+                writer.add_scalar(f"eval/adj_vs_{r['opponent']}_minus_best", r["vs_best"]["diff"],
+                                  step)
+    score = eval_score(rows)
     best = not final and (progress.get("best_score") is None or score > progress["best_score"])
     if best:
         progress["best_score"] = score
         progress["best_iteration"] = progress["iteration"]
     return rows, best
+
+
+def eval_score(rows: list[dict]) -> float:
+    """The figure that ranks evaluations: the mean over opponents of the bag-adjusted points per
+    hand (``adj``; the plain ``diff`` for rows recorded before it existed)."""
+    return float(np.mean([r.get("adj", r["diff"]) for r in rows]))
+
+
+def best_eval(evals: list[dict]) -> dict | None:
+    """The best in-run evaluation so far (highest ``eval_score``, the earliest of equals; final
+    ones and distilled networks left out), or None."""
+    best = None
+    for e in evals:
+        if e.get("final") or e.get("network") == "distilled" or not e.get("rows"):
+            continue
+        if best is None or eval_score(e["rows"]) > eval_score(best["rows"]):
+            best = e
+    return best
 
 
 def log_iteration(writer, step: int, figs: dict, charts: dict, games: dict) -> None:
@@ -683,7 +735,8 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
 
         # ---- evaluation
         if args.eval_every > 0 and (it + 1) % args.eval_every == 0:
-            rows, best = record_eval(agent, args, args.eval_deals, args.seed + it + 1, **books)
+            # the same deals at every evaluation (args.seed): two points compare deal by deal
+            rows, best = record_eval(agent, args, args.eval_deals, args.seed, **books)
             if best:
                 save("best.pt", full=False)
             (bar.write if bar is not None else log)(
