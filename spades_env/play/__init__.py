@@ -3,9 +3,11 @@
 ``spades play`` serves the app on ``127.0.0.1:8000`` and opens the page. Needs the ``play``
 extra (``pip install spades_env[play]``: FastAPI, uvicorn, platformdirs). docs/play.md describes the app, its HTTP API and the game-record format.
 
-Modules: ``app`` (routes), ``session`` (a game plus its bots; the only place that applies moves),
-``store`` (SQLite: games, moves, statistics), ``replay`` (all-hands replays and game records),
-``static/`` (the page: HTML, CSS, JS; no build step).
+Modules: ``app`` (the app built from its parts: ``middleware``, ``heavy``, ``context`` and the
+route groups ``routes_games`` and ``routes_replay``), ``session`` (a game plus its bots; the only
+place that applies moves), ``rules_text`` (the rules as the page shows them), ``store`` (SQLite:
+games, moves, statistics), ``replay`` (all-hands replays and game records), ``analysis`` (the
+hint), ``static/`` (the page: HTML, CSS, six plain JS scripts; no build step).
 """
 
 from __future__ import annotations
