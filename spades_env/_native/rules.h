@@ -2,7 +2,8 @@
  * bots' play-outs (playout.c): the card play (docs/rules.md, Play), hand scoring and the end of the
  * game. The Python reference is
  * spades_env/rules.py (legal_bids, legal_cards_mask, card_beats, cards_that_beat,
- * spades_broken_after, voids_revealed, trick_winner_unchecked, score_hand, game_outcome), and
+ * spades_broken_after, voids_revealed, trick_winner_unchecked) and spades_env/scoring.py
+ * (score_hand, moon_team, game_outcome; importable from rules too), and
  * tests/engine/test_rules_conformance.py holds every implementation to it.
  *
  * Hands are 52-bit masks (bit = card id suit * 13 + rank, spades = suit 3); led is the suit led to
