@@ -48,7 +48,7 @@ import numpy as np
 
 from .cards import BLIND_NIL_ACTION, LOOK_ACTION, NEXT_SEAT, NUM_CARDS, PARTNER, TEAM, is_int
 from .engine import Phase, PlayerView, SpadesGame
-from .rules import spades_broken_after, voids_revealed
+from .rules import spades_broken_after
 
 PIECES: tuple[tuple[str, int], ...] = (
     ("phase", 3),
@@ -414,14 +414,87 @@ def encode_full(view, history: bool = False, obs_version: int = OBS_VERSION) -> 
     return out
 
 
+_CARD_MID_VALUES = np.array([1.0] * 8 + [0.0] * 6 + [1.0] * 4, dtype=np.float32)
+"""The values of ``_card_tables(...)["mid"][p][c]``'s indices: the card in ``played`` and
+``trick`` (8 ones), out of the hand and of the partner's ``exchange`` piece, ``to_act`` off for
+``p`` (6 zeros), on for the next seat (4 ones)."""
+_CARD_LAST_VALUES = _CARD_MID_VALUES[:14].copy()
+"""The values of ``_card_tables(...)["last"][p][c]`` (a trick's fourth card: no next seat)."""
+_CARD_TABLES: dict = {}
+_PLAY = Phase.PLAY
+_SWAP_TEAMS = np.array([1, 0, 3, 2])
+assert OFFSETS["bags"][0] == OFFSETS["scores"][0] + 2 == OFFSETS["scores"][1]
+
+
+def _card_tables(width: int, history: bool) -> dict:
+    """The flat indices into ``IncrementalEncoder.flat`` (4 rows of ``width``) that each move
+    writes, built once per width and shared (read-only) by every encoder of that width.
+
+    ``mid[p][c]`` / ``last[p][c]``: seat ``p`` plays card ``c`` inside a trick / as its fourth
+    card, written with ``_CARD_MID_VALUES`` / ``_CARD_LAST_VALUES`` in one scatter."""
+    got = _CARD_TABLES.get(width)
+    if got is not None:
+        return got
+    W = width
+    o = {k: v[0] for k, v in OFFSETS.items()}
+    rows = np.arange(4) * W
+    # relative seat of `seat` seen from each observer row `me`
+    rel = np.array([[(s - me) & 3 for me in range(4)] for s in range(4)])  # [seat, me]
+
+    def per_seat(off, stride, extra=0):
+        # flat indices, for each absolute seat s, of (off + stride*rel(s, me) + extra) per row
+        return [rows + off + stride * rel[s] + extra for s in range(4)]
+
+    t: dict = {}
+    t["pc"] = [[np.concatenate([rows + o["played"] + 52 * rel[s] + c,
+                                rows + o["trick"] + 52 * rel[s] + c]) for c in range(52)]
+               for s in range(4)]
+    t["led"] = [rows + o["led_suit"] + su for su in range(4)]
+    void = [[rows + o["voids"] + 4 * rel[s] + su for su in range(4)] for s in range(4)]
+    # the flat indices of every suit mask (``rules.voids_revealed``) by seat
+    t["voids"] = [[np.concatenate([void[s][su] for su in range(4) if (m >> su) & 1]
+                                  or [np.zeros(0, np.int64)]) for m in range(16)]
+                  for s in range(4)]
+    # a card played by seat s leaves the "passed" half of its partner's exchange piece
+    t["passed"] = [[PARTNER[s] * W + o["exchange"] + c for c in range(52)] for s in range(4)]
+    t["sb"] = rows + o["spades_broken"]
+    t["to_act"] = to_act = per_seat(o["to_act"], 1)
+    t["dealer"] = per_seat(o["dealer"], 1)
+    t["tw"] = per_seat(o["tricks_won"], 1)
+    t["bid"] = [[rows + o["bids"] + BID_SLOTS * rel[s] + slot for slot in range(BID_SLOTS)]
+                for s in range(4)]
+    t["bid_not_yet"] = np.concatenate([rows + o["bids"] + BID_SLOTS * r for r in range(4)])
+    t["dealer_to_act"] = [[np.concatenate([t["dealer"][d], to_act[p]]) for p in range(4)]
+                          for d in range(4)]
+    last = [[np.concatenate([t["pc"][s][c], [s * W + o["hand"] + c, t["passed"][s][c]],
+                             to_act[s]]) for c in range(52)] for s in range(4)]
+    t["last"] = last
+    t["mid"] = [[np.concatenate([last[s][c], to_act[NEXT_SEAT[s]]]) for c in range(52)]
+                for s in range(4)]
+    assert len(t["mid"][0][0]) == len(_CARD_MID_VALUES)
+    assert len(t["last"][0][0]) == len(_CARD_LAST_VALUES)
+    if history:
+        t["hist"] = [[np.concatenate([rows + HISTORY_OFFSET + rel[s],
+                                      rows + HISTORY_OFFSET + 4 + c]) for c in range(52)]
+                     for s in range(4)]
+    for v in t.values():
+        for a in (v if isinstance(v, list) else [v]):
+            for x in (a if isinstance(a, list) else [a]):
+                if isinstance(x, np.ndarray):
+                    x.flags.writeable = False
+    _CARD_TABLES[width] = t
+    return t
+
+
 class IncrementalEncoder:
     """Four observation rows (one per seat), updated in place move by move.
 
     ``buf`` has shape ``(4, width)``, float32; ``buf[seat]`` always equals
     ``encode_full(game.view(seat), history)`` (tested at every step of random games), except after
     ``finish_hand`` which shows the finished hand as the engine shows a finished game. The common
-    moves (a bid, a card) cost a few numpy scatter writes into precomputed flat indices; rare
-    ones (Blind Nil decisions, the exchange) re-encode from ``game.view``.
+    moves (a bid, a card) cost a few numpy scatter writes into precomputed flat indices (one
+    write for most cards: ``_card_tables``); rare ones (Blind Nil decisions, the exchange)
+    re-encode from ``game.view``.
     """
 
     def __init__(self, history: bool = False):
@@ -431,32 +504,16 @@ class IncrementalEncoder:
         self.flat = self.buf.reshape(-1)
         o = {k: v[0] for k, v in OFFSETS.items()}
         self._o = o
-        rows = np.arange(4) * W
-        # relative seat of `seat` seen from each observer row `me`
-        rel = np.array([[(s - me) & 3 for me in range(4)] for s in range(4)])  # [seat, me]
-
-        def per_seat(off, stride, extra=0):
-            # flat indices, for each absolute seat s, of (off + stride*rel(s, me) + extra) per row
-            return [rows + off + stride * rel[s] + extra for s in range(4)]
-
-        self._pc = [[np.concatenate([rows + o["played"] + 52 * rel[s] + c,
-                                     rows + o["trick"] + 52 * rel[s] + c]) for c in range(52)]
-                    for s in range(4)]
-        self._led = [rows + o["led_suit"] + su for su in range(4)]
-        void = [[rows + o["voids"] + 4 * rel[s] + su for su in range(4)] for s in range(4)]
-        # the flat indices of every suit mask (``rules.voids_revealed``) by seat
-        self._voids = [[np.concatenate([void[s][su] for su in range(4) if (m >> su) & 1]
-                                       or [np.zeros(0, np.int64)]) for m in range(16)]
-                       for s in range(4)]
-        # a card played by seat s leaves the "passed" half of its partner's exchange piece
-        self._passed = [[PARTNER[s] * W + o["exchange"] + c for c in range(52)]
-                        for s in range(4)]
-        self._sb = rows + o["spades_broken"]
-        self._to_act = per_seat(o["to_act"], 1)
-        self._dealer = per_seat(o["dealer"], 1)
-        self._tw = per_seat(o["tricks_won"], 1)
-        self._bid = [[rows + o["bids"] + BID_SLOTS * rel[s] + slot for slot in range(BID_SLOTS)]
-                     for s in range(4)]
+        tables = _card_tables(W, self.history)
+        self._pc, self._card_mid, self._card_last, self._hist = \
+            tables["pc"], tables["mid"], tables["last"], tables.get("hist")
+        self._led, self._voids, self._passed = tables["led"], tables["voids"], tables["passed"]
+        self._to_act, self._dealer, self._tw = tables["to_act"], tables["dealer"], tables["tw"]
+        self._bid = tables["bid"]
+        self._bid_not_yet = tables["bid_not_yet"]
+        self._dealer_to_act = tables["dealer_to_act"]
+        self._start_rules = self._start = None  # new_hand's template and its rules
+        self._sb = tables["sb"]
         self._hand0 = o["hand"]
         self._trick_lo, self._trick_hi = o["trick"], OFFSETS["led_suit"][1]
         self._tn = o["trick_number"]
@@ -466,11 +523,6 @@ class IncrementalEncoder:
         self._bags = o["bags"]
         self._target = o["target"]
         self._rules_lo, self._rules_hi = OFFSETS["rules"]
-        self._bid_not_yet = np.concatenate([rows + o["bids"] + BID_SLOTS * r for r in range(4)])
-        if self.history:
-            self._hist = [[np.concatenate([rows + HISTORY_OFFSET + rel[s],
-                                           rows + HISTORY_OFFSET + 4 + c]) for c in range(52)]
-                          for s in range(4)]
 
     # -- whole rows --------------------------------------------------------------------
     def rebuild(self, game: SpadesGame) -> None:
@@ -482,38 +534,40 @@ class IncrementalEncoder:
                 encode_history(v, self.buf[s, OBS_SIZE:])
 
     def new_hand(self, game: SpadesGame) -> None:
-        """Rows at the start of a hand (bidding, nothing played), written directly."""
+        """Rows at the start of a hand (bidding, nothing played), written directly: the part
+        every hand under these rules shares (phase, no bids, target, rules piece) is copied from
+        a template built once per rule set."""
         buf, flat = self.buf, self.flat
-        buf[:] = 0.0
-        buf[:, self._phase] = 1.0
-        flat[self._bid_not_yet] = 1.0
-        flat[self._dealer[game.dealer]] = 1.0
-        flat[self._to_act[game.current_player]] = 1.0
         rules = game.rules
-        buf[:, self._target] = rules.target_score / 500.0
-        buf[:, self._rules_lo:self._rules_hi] = rules_features(rules)
+        if self._start_rules is not rules:
+            t = self._start = np.zeros_like(buf)
+            t[:, self._phase] = 1.0
+            t.reshape(-1)[self._bid_not_yet] = 1.0
+            t[:, self._target] = rules.target_score / 500.0
+            t[:, self._rules_lo:self._rules_hi] = rules_features(rules)
+            self._start_rules = rules
+        np.copyto(buf, self._start)
+        flat[self._dealer_to_act[game.dealer][game.current_player]] = 1.0
         self._write_scores(game.scores, game.bags, rules)
         if game.spades_broken:  # broken from the start (Rules.spades_lead_any_time)
             flat[self._sb] = 1.0
+        looked, hands = game.looked, game.hands
+        if looked[0] and looked[1] and looked[2] and looked[3]:  # all four hands in one write
+            buf[:, self._looked] = 1.0
+            buf[:, self._hand0:self._hand0 + 52] = _CHUNK_BITS[[
+                h >> k & 0x1FFF for h in hands for k in (0, 13, 26, 39)]].reshape(4, 52)
+            return
         for s in range(4):
-            if game.looked[s]:
+            if looked[s]:
                 buf[s, self._looked] = 1.0
-                write_mask(buf[s], self._hand0, game.hands[s])
+                write_mask(buf[s], self._hand0, hands[s])
 
     def _write_scores(self, scores, bags, rules) -> None:
-        buf = self.buf
         t, bl = float(rules.target_score), float(rules.bag_limit)
-        s0, s1 = scores[0] / t, scores[1] / t
-        b0, b1 = bags[0] / bl, bags[1] / bl
-        sc, bg = self._sc, self._bags
-        buf[0::2, sc] = s0
-        buf[0::2, sc + 1] = s1
-        buf[1::2, sc] = s1
-        buf[1::2, sc + 1] = s0
-        buf[0::2, bg] = b0
-        buf[0::2, bg + 1] = b1
-        buf[1::2, bg] = b1
-        buf[1::2, bg + 1] = b0
+        v = np.array((scores[0] / t, scores[1] / t, bags[0] / bl, bags[1] / bl), dtype=np.float32)
+        sc = self._sc  # scores (mine, theirs) then bags (mine, theirs): 4 floats in a row
+        self.buf[0::2, sc:sc + 4] = v  # seats 0 and 2: team 0 is "mine"
+        self.buf[1::2, sc:sc + 4] = v[_SWAP_TEAMS]
 
     def finish_hand(self, game: SpadesGame) -> None:
         """After ``play`` reported the end of a hand: show it finished (as a game over shows it)."""
@@ -539,14 +593,41 @@ class IncrementalEncoder:
         """
         ph = game.phase
         p = game.current_player
-        if ph == Phase.PLAY:
-            tl = len(game.trick)
-            led = game.rules.deck.suit_of[game.trick[0]] if tl else -1
+        if ph == _PLAY:
+            trick = game.trick
+            tl = len(trick)
+            deck = game.rules.deck
+            led = deck.suit_of[trick[0]] if tl else -1
             sb = game.spades_broken
             hn = game.hand_number
             k = 4 * game.trick_number + tl
             game.apply(action)
-            return self._card(game, p, action, tl, led, sb, hn, k)
+            c = action
+            flat = self.flat
+            if tl < 3:  # played, trick, hand, passed, to_act moved on: one scatter
+                flat[self._card_mid[p][c]] = _CARD_MID_VALUES
+            else:
+                flat[self._card_last[p][c]] = _CARD_LAST_VALUES
+            if self.history:
+                flat[self._hist[p][c] + k * HISTORY_SLOT] = 1.0
+            if tl == 0:
+                flat[self._led[deck.suit_of[c]]] = 1.0
+            shown = deck.voids_shown[sb][led + 1][c]  # rules.voids_revealed, as the deck's table
+            if shown:
+                flat[self._voids[p][shown]] = 1.0
+            if not sb and deck.suit_of[c] == 3 \
+                    and spades_broken_after(c, led, sb, game.rules.forced_spade_lead_breaks, deck):
+                flat[self._sb] = 1.0
+            if tl < 3:
+                return False
+            if game.hand_number != hn:
+                return True
+            self.buf[:, self._trick_lo:self._trick_hi] = 0.0
+            w = game.current_player
+            flat[self._tw[w]] = game.tricks_won[w] / 13.0
+            self.buf[:, self._tn] = game.trick_number / 13.0
+            flat[self._to_act[w]] = 1.0
+            return False
         if ph == Phase.BIDDING and game.looked[p] and action != BLIND_NIL_ACTION \
                 and action != LOOK_ACTION:
             game.apply(action)
@@ -570,34 +651,6 @@ class IncrementalEncoder:
         if game.hand_number != hn:  # not reachable by a bid or a pass; kept for safety
             return True
         self.rebuild(game)
-        return False
-
-    def _card(self, game, p, c, tl, led, sb, hn, k) -> bool:
-        flat = self.flat
-        flat[self._pc[p][c]] = 1.0
-        flat[p * self.width + self._hand0 + c] = 0.0
-        if self.history:
-            flat[self._hist[p][c] + k * HISTORY_SLOT] = 1.0
-        flat[self._passed[p][c]] = 0.0
-        deck = game.rules.deck
-        if tl == 0:
-            flat[self._led[deck.suit_of[c]]] = 1.0
-        shown = voids_revealed(c, led, sb, deck)
-        if shown:
-            flat[self._voids[p][shown]] = 1.0
-        if not sb and spades_broken_after(c, led, sb, game.rules.forced_spade_lead_breaks, deck):
-            flat[self._sb] = 1.0
-        flat[self._to_act[p]] = 0.0
-        if tl < 3:
-            flat[self._to_act[NEXT_SEAT[p]]] = 1.0
-            return False
-        if game.hand_number != hn:
-            return True
-        self.buf[:, self._trick_lo:self._trick_hi] = 0.0
-        w = game.current_player
-        flat[self._tw[w]] = game.tricks_won[w] / 13.0
-        self.buf[:, self._tn] = game.trick_number / 13.0
-        flat[self._to_act[w]] = 1.0
         return False
 
 

@@ -7,7 +7,7 @@ same options) and lets bots play every seat but ``seat``. A bot is a level name 
 
 | item              | value                                                                 |
 |-------------------|-----------------------------------------------------------------------|
-| observation_space | ``Box`` float32, shape ``(679,)`` (``(3591,)`` with ``history=True``): the ``spades_v1`` vector of ``seat``; ``(711,)`` (``(3623,)``) with ``obs_version=3``, the ``spades_v2`` vector |
+| observation_space | ``Box`` float32, shape ``(679,)`` (``(3591,)`` with ``history=True``): the ``spades_v1`` vector of ``seat``; ``(711,)`` (``(3623,)``) with ``obs_version=3``, the ``spades_v2`` vector; ``Box`` uint8 ``(120,)`` (0..255) with ``obs_format="compact"`` (``obs_version=3`` only, e.g. ``Spades-v2``; not with history): ``compact.expand(obs, compact.rules_table(env.unwrapped.rules))`` is the float32 vector, bit for bit |
 | action_space      | ``Discrete(68)``: the engine's action ids                              |
 | action_masks()    | bool ``(68,)``: legal actions now (what ``sb3_contrib.MaskablePPO`` calls); also ``info["action_mask"]`` as int8 |
 | reward            | the ``spades_v1`` reward of ``seat``, summed over its own move and the bots' moves up to its next turn |
@@ -89,7 +89,8 @@ class SpadesSingleAgentEnv(gymnasium.Env):
             -1).
         render_mode: None, ``"ansi"``, ``"human"`` or ``"rgb_array"``.
         **options: ``spades_v1.raw_env`` options (``reward``, ``hands_per_episode``,
-            ``max_hands``, ``history``, ``rules`` and ``Rules`` fields).
+            ``max_hands``, ``history``, ``rules``, ``obs_version``, ``obs_format`` and ``Rules``
+            fields).
     Raises:
         ValueError: a bad seat, bot spec or option (the message names it).
 

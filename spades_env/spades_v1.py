@@ -25,7 +25,7 @@ module only passes them through).
 from spades_env import spades_v1
 
 env = spades_v1.env(render_mode=None, reward="hand", hands_per_episode=None, max_hands=100,
-                    history=False, rules=None, bots=None, **rule_fields)
+                    history=False, rules=None, bots=None, obs_format="float32", **rule_fields)
 ```
 
 - `render_mode`: `None`, `"ansi"` (``render()`` returns the text table), `"human"` (prints it) or
@@ -40,6 +40,10 @@ env = spades_v1.env(render_mode=None, reward="hand", hands_per_episode=None, max
 - `max_hands`: a game still running after this many hands (default 100) ends as a truncation;
   `None` means no cap.
 - `history`: append the ordered card-play history of the hand to the observation (see below).
+- `obs_format`: `"float32"` (default) or `"compact"`: the observation as the 120 bytes of
+  `spades_env.compact` (uint8, `Box(0, 255, (120,))`; `compact.expand(obs,
+  compact.rules_table(env.rules))` is the float32 vector, bit for bit). Only `spades_v2`
+  (observation version 3) without `history` has it: here it raises `ValueError`.
 - `rules`: a `spades_env.Rules`, a preset name or a rules mapping (`"house,min_team_bid=4"`,
   `Rules.parse`); any `Rules` field may also be given as a keyword
   (`target_score=250`, `blind_nil=True`, ...), overriding that field of `rules`.
@@ -120,9 +124,9 @@ Partners always receive equal rewards and the two teams' rewards sum to zero. Wi
 sum of an agent's rewards over a game is (own total - other total) / 100 (the engine's scores).
 `env()` wraps `raw_env` with PettingZoo's `TerminateIllegalWrapper(illegal_reward=-1)`,
 `AssertOutOfBoundsWrapper` and `OrderEnforcingWrapper` (fast subclasses with the same behaviour,
-tested move by move against PettingZoo's classes; one difference: after an illegal move every
-mask is all zeros): an illegal action ends the episode with -1 for the agent that took it and 0
-for the others, as PettingZoo documents for its classic games. Something that is not an action
+`spades_env.aec_wrappers`, tested move by move against PettingZoo's classes; one difference:
+after an illegal move every mask is all zeros): an illegal action ends the episode with -1 for
+the agent that took it and 0 for the others, as PettingZoo documents for its classic games. Something that is not an action
 id 0..67 at all (a float, a string, a bool, -1, 68...) raises `ActionOutOfSpaceError` (a
 `ValueError` and the `AssertionError` of PettingZoo's wrapper, raised even under `python -O`).
 `raw_env.step` raises `IllegalActionError` (a `ValueError`) with the reason instead, and leaves
@@ -164,9 +168,9 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
-from pettingzoo.utils.env_logger import EnvLogger
 
+from .aec_obs import check_obs_format, compact_box, mask_array, pack_row
+from .aec_wrappers import ActionOutOfSpaceError, wrap
 from .cards import AGENTS, NUM_ACTIONS
 from .engine import IllegalActionError, ResetNeededError, SpadesGame
 from .observation import (  # noqa: F401 - the encoders, re-exported (their home is observation)
@@ -288,10 +292,7 @@ def wrap_env(raw, bots, kwargs):
         e = raw(**kwargs)
     else:
         raise ValueError(f"bots must be a dict {{agent: bot}} or None, got {bots!r}")
-    e = _TerminateIllegal(e, illegal_reward=-1)
-    e = _AssertOutOfBounds(e)
-    e = _OrderEnforcing(e)
-    return e
+    return wrap(e)
 
 
 def _make_rules(rules, rule_kwargs) -> Rules:
@@ -305,8 +306,8 @@ def _make_rules(rules, rule_kwargs) -> Rules:
     unknown = sorted(set(rule_kwargs) - set(_RULE_FIELDS))
     if unknown:
         raise ValueError(f"unknown option(s) {unknown}; env options are render_mode, reward, "
-                         f"hands_per_episode, max_hands, history, rules, obs_version, and the Rules "
-                         f"fields "
+                         f"hands_per_episode, max_hands, history, rules, obs_version, obs_format, "
+                         f"and the Rules fields "
                          f"{list(_RULE_FIELDS)}")
     if rule_kwargs:
         rules = dataclasses.replace(rules, **rule_kwargs)  # Rules validates the values
@@ -355,23 +356,28 @@ def reset_start(seed, options, rules: Rules, only_game: str | None = None) -> Sp
 
 
 def observation_space(history: bool = False, rules: Rules | None = None,
-                      max_hands: int | None = 100, obs_version: int = 2) -> spaces.Dict:
+                      max_hands: int | None = 100, obs_version: int = 2,
+                      obs_format: str = "float32") -> spaces.Dict:
     """The Dict space of one agent's observation (bounds as in the module docstring table):
     ``obs_version`` 2 (``spades_v1``: 679 floats) or 3 (``spades_v2``: 711, the rules piece
     appended, bounded by its own values), then the history piece with ``history``.
+    ``obs_format="compact"`` (version 3, no history): ``aec_obs.compact_box()``, uint8 (120,).
 
     The bounds are finite: ``scores`` within ``+-spades_env.state.score_bound(rules, max_hands)``
     (the most a total can reach in ``max_hands`` hands from 0-0, over ``target_score``), ``target``
     in ``[0, target_score / 500]`` (its value is that bound).
 
     Raises:
-        ValueError: ``history`` not a bool, ``rules`` not a ``Rules`` or ``max_hands`` not None
-            or an int >= 1.
+        ValueError: ``history`` not a bool, ``rules`` not a ``Rules``, ``max_hands`` not None
+            or an int >= 1, or a bad ``obs_format`` (``aec_obs.check_obs_format``).
     """
     if not isinstance(history, (bool, np.bool_)):
         raise ValueError(f"history must be True or False, got {history!r}")
     rules = rules if rules is not None else Rules()
     base = _base_width(obs_version)
+    if check_obs_format(obs_format, obs_version, history):
+        return spaces.Dict({"observation": compact_box(), "action_mask": spaces.Box(
+            low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8)})
     width = base + (HISTORY_SIZE if history else 0)
     low = np.zeros(width, dtype=np.float32)
     high = np.ones(width, dtype=np.float32)
@@ -410,6 +416,8 @@ class raw_env(AECEnv, EzPickle):
             ``**rule_fields`` override its fields.
         obs_version: 2 (``spades_v1``'s default: 679 floats) or 3 (``spades_v2``: 711, the rules
             piece appended).
+        obs_format: ``"float32"`` (default) or ``"compact"`` (``spades_v2`` only, without
+            history): the observation as the 120 bytes of ``spades_env.compact``, uint8.
     Raises:
         ValueError: an unknown option or a value out of range (the message names it).
     """
@@ -424,17 +432,21 @@ class raw_env(AECEnv, EzPickle):
     OBS_VERSION = 2
 
     def __init__(self, render_mode=None, reward="hand", hands_per_episode=None, max_hands=100,
-                 history=False, rules=None, obs_version=None, **rule_fields):
+                 history=False, rules=None, obs_version=None, obs_format="float32",
+                 **rule_fields):
         obs_version = self.OBS_VERSION if obs_version is None else obs_version
         EzPickle.__init__(self, render_mode=render_mode, reward=reward,
                           hands_per_episode=hands_per_episode, max_hands=max_hands,
-                          history=history, rules=rules, obs_version=obs_version, **rule_fields)
+                          history=history, rules=rules, obs_version=obs_version,
+                          obs_format=obs_format, **rule_fields)
         super().__init__()
         _check_options(render_mode, reward, hands_per_episode, max_hands, self.metadata)
         self._base = _base_width(obs_version)
         self.obs_version = int(obs_version)
         if not isinstance(history, (bool, np.bool_)):
             raise ValueError(f"history must be True or False, got {history!r}")
+        self._compact = check_obs_format(obs_format, obs_version, history)
+        self.obs_format = obs_format
         self.rules = _make_rules(rules, rule_fields)
         self.render_mode = render_mode
         self.reward_mode = reward
@@ -446,10 +458,16 @@ class raw_env(AECEnv, EzPickle):
         self._seat = {a: i for i, a in enumerate(AGENTS)}
         # distinct space objects per agent so that seeding one does not seed the others
         self.observation_spaces = {a: observation_space(self.history, self.rules, self.max_hands,
-                                                        self.obs_version) for a in AGENTS}
+                                                        self.obs_version, obs_format)
+                                   for a in AGENTS}
         self.state_space = state_space(self.rules, self.max_hands)
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
         self._enc = IncrementalEncoder(self.history)
+        # what observe copies, by seat: the row (version 3) or its first 679 floats (version 2);
+        # None for version 2 with history (the rules piece cut out of the middle)
+        buf = self._enc.buf
+        self._obs_rows = None if self.history and self._base != OBS_SIZE else \
+            [buf[s] if self._base == OBS_SIZE else buf[s, :self._base] for s in range(4)]
         self._np_random: np.random.Generator | None = None
         self.game: SpadesGame | None = None
         self._done = True
@@ -501,7 +519,8 @@ class raw_env(AECEnv, EzPickle):
 
     # ------------------------------------------------------------------ observe
     def observe(self, agent):
-        """``{"observation": float32 (width,), "action_mask": int8 (68,)}`` for ``agent``.
+        """``{"observation": float32 (width,), "action_mask": int8 (68,)}`` for ``agent``; with
+        ``obs_format="compact"`` the observation is uint8 (120,) (``aec_obs.pack_row``).
 
         Both arrays are fresh copies; the mask is all zeros unless ``agent`` is to act.
 
@@ -511,18 +530,17 @@ class raw_env(AECEnv, EzPickle):
             seat = self._seat[agent]
         except (KeyError, TypeError):
             raise ValueError(f"unknown agent {agent!r}; the agents are {list(AGENTS)}") from None
-        game = self.game
-        row = self._enc.buf[seat]
-        if self._base == OBS_SIZE:
-            obs = row.copy()
-        elif self.history:  # version 2: the rules piece left out
+        rows = self._obs_rows
+        if rows is None:  # version 2 with history: the rules piece left out
+            row = self._enc.buf[seat]
             obs = np.concatenate((row[:self._base], row[OBS_SIZE:]))
+        elif self._compact:
+            obs = pack_row(rows[seat])
         else:
-            obs = row[:self._base].copy()
+            obs = rows[seat].copy()
+        game = self.game
         if not self._done and seat == game.current_player:
-            m = game.legal_mask()
-            mask = np.unpackbits(np.frombuffer(m.to_bytes(9, "little"), dtype=np.uint8),
-                                 count=NUM_ACTIONS, bitorder="little").view(np.int8)
+            mask = mask_array(game.legal_mask())
         else:
             mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         return {"observation": obs, "action_mask": mask}
@@ -553,7 +571,8 @@ class raw_env(AECEnv, EzPickle):
             raise ResetNeededError("raw_env", call="last()")
         if not self.agents:
             raise ResetNeededError("raw_env", ended=True, call="last()")
-        return super().last(observe)
+        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
+                self.terminations[agent], self.truncations[agent], self.infos[agent])
 
     # ------------------------------------------------------------------ step
     def step(self, action):
@@ -671,102 +690,6 @@ class raw_env(AECEnv, EzPickle):
 
     def close(self):
         pass
-
-
-# ---------------------------------------------------------------------------- fast wrappers
-# PettingZoo's wrappers, with the hot paths (last, observe, step) written to do the same checks
-# without the chain of ``__getattr__`` look-ups. Behaviour is PettingZoo's (the api/seed tests run
-# on env()); the classes subclass PettingZoo's, so isinstance checks still hold.
-class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
-    def __init__(self, env, illegal_reward):
-        super().__init__(env, illegal_reward)
-        self._raw = env.unwrapped
-
-    def observe(self, agent):
-        raw = self._raw
-        obs = raw.observe(agent)
-        if agent == raw.agent_selection:
-            self._prev_obs = obs
-        return obs
-
-    def step(self, action):
-        raw = self._raw
-        agent = raw.agent_selection
-        if self._prev_obs is None:
-            self.observe(agent)
-        mask = self._prev_obs["action_mask"]
-        self._prev_obs = None
-        self._prev_info = None
-        dead = raw.terminations[agent] or raw.truncations[agent]
-        if self._terminated and dead:
-            raw._was_dead_step(action)
-        elif not dead and not mask[action]:
-            EnvLogger.warn_on_illegal_move()
-            raw._cumulative_rewards[agent] = 0
-            raw.terminations = dict.fromkeys(raw.agents, True)
-            raw.truncations = dict.fromkeys(raw.agents, True)
-            raw.rewards = dict.fromkeys(raw.truncations, 0)
-            raw.rewards[agent] = float(self._illegal_value)
-            raw._accumulate_rewards()
-            raw._deads_step_first()
-            raw._done = True
-            self._terminated = True
-        else:
-            raw.step(action)
-
-
-class ActionOutOfSpaceError(ValueError, AssertionError):
-    """``env()``'s step was given something that is not an action id 0..67 (a float, a string,
-    a bool, an out-of-range int...). A ``ValueError``, and an ``AssertionError`` as PettingZoo's
-    ``AssertOutOfBoundsWrapper`` raises; the state is unchanged."""
-
-
-class _AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
-    def __init__(self, env):
-        super().__init__(env)
-        self._raw = env.unwrapped
-
-    def step(self, action):
-        raw = self._raw
-        agent = raw.agent_selection
-        if type(action) is int or (isinstance(action, np.integer) and action.shape == ()):
-            ok = 0 <= action < NUM_ACTIONS
-        elif isinstance(action, (bool, np.bool_)):
-            ok = False  # Discrete.contains(True) holds (a bool is an int): not an action id here
-        else:
-            ok = (action is None and (raw.terminations[agent] or raw.truncations[agent])) \
-                or raw.action_spaces[agent].contains(action)
-        if not ok:  # raised, not asserted: ``python -O`` must not let -1 or 99 through
-            raise ActionOutOfSpaceError(f"action is not in action space: {action!r} (an int "
-                                        f"action id 0..{NUM_ACTIONS - 1})")
-        self.env.step(action)
-
-
-class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
-    def __init__(self, env):
-        super().__init__(env)
-        self._raw = env.unwrapped
-
-    def last(self, observe: bool = True):
-        if not self._has_reset:
-            EnvLogger.error_observe_before_reset()
-        raw = self._raw
-        if not raw.agents:  # PettingZoo's would raise a bare KeyError of the last agent
-            raise ResetNeededError("env()", ended=True, call="last()")
-        agent = raw.agent_selection
-        obs = self.env.observe(agent) if observe else None
-        return (obs, raw._cumulative_rewards[agent], raw.terminations[agent],
-                raw.truncations[agent], raw.infos[agent])
-
-    def step(self, action):
-        if not self._has_reset:
-            EnvLogger.error_step_before_reset()
-        elif not self._raw.agents:
-            self._has_updated = True
-            EnvLogger.warn_step_after_terminated_truncated()
-        else:
-            self._has_updated = True
-            self.env.step(action)
 
 
 __all__ = ["env", "raw_env", "parallel_env", "reset_start", "ActionOutOfSpaceError", "ResetNeededError", "AGENTS", "HISTORY_SIZE", "HISTORY_SLOT", "HISTORY_OFFSET",

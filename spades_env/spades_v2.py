@@ -10,13 +10,18 @@ it was trained under.
 
 | Import             | `from spades_env import spades_v2`                          |
 |--------------------|-------------------------------------------------------------|
-| Observation Shape  | (711,) (3623,) with `history=True`                          |
+| Observation Shape  | (711,) (3623,) with `history=True`; (120,) uint8 with `obs_format="compact"` |
+
+`obs_format="compact"` (not with `history=True`) gives the observation as the 120 bytes of
+`spades_env.compact` (uint8, `Box(0, 255, (120,))`, `spades_env.aec_obs`):
+`compact.expand(obs, compact.rules_table(env.rules))` is the float32 observation, bit for bit.
 
 ## Version History
 
 * v2 (spades_env 0.9.0): observation version 3 (711 floats): the `rules` piece (679 - 710).
   Pieces 0 - 678 keep their offsets; the history piece moved to 711. Gymnasium ids `Spades-v2`,
-  `SpadesHand-v2`. `spades_v1` is unchanged (679 floats).
+  `SpadesHand-v2`. `spades_v1` is unchanged (679 floats). Since then (unreleased):
+  `obs_format="compact"`, the 120-byte observation.
 * v1, v0: see `spades_env.spades_v1`.
 """
 
@@ -50,10 +55,12 @@ def parallel_env(**kwargs):
     return _v1.parallel_env(_env=env, **kwargs)
 
 
-def observation_space(history: bool = False, rules=None, max_hands: int | None = 100):
+def observation_space(history: bool = False, rules=None, max_hands: int | None = 100,
+                      obs_format: str = "float32"):
     """The Dict space of one agent's observation (``spades_v1.observation_space`` with
-    ``obs_version=3``)."""
-    return _v1.observation_space(history, rules, max_hands, obs_version=3)
+    ``obs_version=3``; ``obs_format="compact"``: uint8 ``(120,)``). Raises ``ValueError`` for a
+    bad argument."""
+    return _v1.observation_space(history, rules, max_hands, obs_version=3, obs_format=obs_format)
 
 
 __all__ = ["env", "raw_env", "parallel_env", "observation_space", "ActionOutOfSpaceError",
