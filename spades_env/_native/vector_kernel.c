@@ -59,6 +59,9 @@ typedef struct {
      * are assembled from these and the arrays above when rendered (sp_render) or synced into
      * obs4 (sp_sync_rows); sp_step and sp_start_hands do not write obs4 */
     uint64_t *hbits, *dealt;
+    /* (N,) the legal actions of the seat to act, as the mask holds them: bit c for card c, or
+     * with bit 63 set (bidding) bit b for action 52 + b; sp_sample draws from these */
+    uint64_t *lbits;
 } sp_env;
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -73,6 +76,29 @@ typedef struct {
 #define NCARDS 52
 #define NACT 68
 #define HAND_STEPS 56
+#define BIDDING_BIT (1ULL << 63) /* lbits: the bits are bids (action 52 + bit) */
+
+static inline int popcount64(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_popcountll(x);
+#else
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
+/* Index of the lowest set bit of x (x != 0). */
+static inline int lowest_bit(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(x);
+#else
+    int n = 0;
+    while (!(x & 1)) { x >>= 1; n++; }
+    return n;
+#endif
+}
 
 /* SPREAD[b]: the 8 bits of b as 8 bytes of 0/1 (byte j = bit j), to write 8 flags at once. */
 #define SP1(b) ((uint64_t)((b) & 1) | (uint64_t)(((b) >> 1) & 1) << 8 \
@@ -100,6 +126,7 @@ static void play_mask(const sp_env *e, int64_t i, int led) {
     uint8_t *m = e->mask + i * NACT;
     const uint64_t legal = sp_legal_cards(&e->rules.deck, e->hbits[i * 4 + e->cur[i]], led,
                                           e->broken[i]);
+    e->lbits[i] = legal;
     write_bits52(m, legal);
     memset(m + NCARDS, 0, NACT - NCARDS);
 }
@@ -116,6 +143,7 @@ static void bid_mask(const sp_env *e, int64_t i) {
     uint8_t *m = e->mask + i * NACT;
     memset(m, 0, NCARDS);
     for (int b = 0; b < NACT - NCARDS; b++) m[NCARDS + b] = (uint8_t)((legal >> b) & 1);
+    e->lbits[i] = BIDDING_BIT | legal;
 }
 
 /* Refuse a step whose ids do not fit the phase: -1 - (the first such game), or -1 for a bad t;
@@ -151,6 +179,7 @@ static void step_game(const sp_env *e, int64_t i, int64_t act, int64_t t) {
                     uint8_t *m = e->mask + i * NACT;
                     memset(m, 0, NCARDS);
                     m[0] = 1;
+                    e->lbits[i] = 1;
                 }
             }
             return;
@@ -449,38 +478,19 @@ int64_t sp_check(const sp_env *e, const int64_t *a) {
     return -1;
 }
 
-/* Number of 1 bytes in a word of 0/1 bytes. */
-static inline int bytesum(uint64_t w) { return (int)((w * 0x0101010101010101ULL) >> 56); }
-
-/* Index (0..7) of the k-th (0-based) 1 byte of a word of 0/1 bytes (k < bytesum(w)): the number
- * of bytes whose running sum is still <= k, compared byte-wise without borrows (sums <= 8). */
-static inline int kth_byte(uint64_t w, int k) {
-    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
-    const uint64_t pre = w * ones; /* byte j = sum of bytes 0..j */
-    const uint64_t le = (((uint64_t)k * ones | high) - pre) & high;
-    return bytesum(le >> 7);
-}
-
-/* A uniformly random legal action per game: the k-th legal action id of mask row i, with
- * k = (int)(u[i] * count) in float32 (u uniform in [0, 1) from the caller's generator). The mask
- * bytes (0/1) are counted and searched eight at a time. */
+/* A uniformly random legal action per game: the k-th legal action id of game i (in id order),
+ * with k = (int)(u[i] * count) in float32 (u uniform in [0, 1) from the caller's generator), from
+ * the legal bits the masks were written from (lbits): a popcount and k steps to the k-th bit. */
 void sp_sample(const sp_env *e, const float *u, int64_t *out) {
     PAR_FOR
     for (int64_t i = 0; i < e->n; i++) {
-        const uint8_t *m = e->mask + i * NACT;
-        uint64_t w[9];
-        int c[9];
-        memcpy(w, m, 64);
-        w[8] = 0;
-        memcpy(&w[8], m + 64, NACT - 64);
-        int cnt = 0;
-        for (int q = 0; q < 9; q++) { c[q] = bytesum(w[q]); cnt += c[q]; }
-        int k = (int)(u[i] * (float)cnt);
+        const uint64_t w = e->lbits[i];
+        uint64_t m = w & ~BIDDING_BIT;
+        const int cnt = popcount64(m);
         int64_t pick = -1;
         if (cnt) {
-            int q = 0;
-            while (k >= c[q]) { k -= c[q]; q++; }
-            pick = 8 * q + kth_byte(w[q], k);
+            for (int k = (int)(u[i] * (float)cnt); k > 0; k--) m &= m - 1;
+            pick = lowest_bit(m) + ((w & BIDDING_BIT) ? NCARDS : 0);
         }
         out[i] = pick;
     }

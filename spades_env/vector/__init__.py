@@ -241,6 +241,7 @@ class SpadesVectorEnv(NativeBackend, TorchBackend):
         # at the deal (it assembles observations from them instead of keeping _obs4's rows)
         self._hbits = torch.zeros((n, 4), **i64)
         self._dealt = torch.zeros((n, 4), **i64)
+        self._lbits = torch.zeros(n, **i64)  # ... and the legal actions' bits (sample_actions)
         self._side = torch.zeros((n, 4, 5), dtype=torch.float32, device=dev)  # by observer
         # the observation's rules piece, the same in every row (observation.rules_features)
         self._rules_feat = torch.tensor(rules_features(rules), dtype=torch.float32, device=dev)

@@ -54,7 +54,7 @@ def bytes_per_game(copy: bool = True, hands_per_episode: int | None = None,
     cap = 8 if hands_per_episode is None else min(8, int(hands_per_episode))
     state = (4 * ROW + 4 * 5 * 4 + NUM_ACTIONS + ROW + 4 * NUM_CARDS + 8 * NUM_CARDS + 16
              + 8 * (4 + 4 + 4 + 16) + 1 + 8 * 4 + 8 * 2 * 2 + 8 + 8 * HAND_STEPS
-             + 8 * HIST_WIDTH * cap + 8 + 8 * 4 * 2)  # ... the kernel's hand masks
+             + 8 * HIST_WIDTH * cap + 8 + 8 * 4 * 2 + 8)  # ... the kernel's bit masks
     if not copy:
         state += obs_bytes + 4 * 4 + 3  # reused obs, rewards and flags
     consts = 9 + 4 + 4 + 16 + 1 + 8 + 8

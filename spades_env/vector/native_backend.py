@@ -103,7 +103,7 @@ class NativeBackend:
             o_rules=o["rules"][0], n_rules=o["rules"][1] - o["rules"][0],
             rules_feat=ptr(self._rules_feat), compact=int(self.obs_format == "compact"),
             c_size=cpt.COMPACT_SIZE, c_counts=cpt.COUNTS[0], c_side=cpt.SIDE[0],
-            hbits=ptr(self._hbits), dealt=ptr(self._dealt))
+            hbits=ptr(self._hbits), dealt=ptr(self._dealt), lbits=ptr(self._lbits))
         self._spenv_ref = ctypes.byref(self._spenv)
         if not self.copy:
             self._lean_ptrs = [x.data_ptr() for x in self._lean[1:]]
@@ -205,13 +205,17 @@ class NativeBackend:
         self._rows_stale = False
 
     def _native_bits(self) -> None:
-        """The kernel's hand masks (``_hbits``, ``_dealt``) from ``_hands`` and ``_owner``
-        (after ``load_state_dict``, which restores those)."""
+        """The kernel's hand masks (``_hbits``, ``_dealt``) and legal bits (``_lbits``) from
+        ``_hands``, ``_owner`` and ``_mask`` (after ``load_state_dict``, which restores those)."""
         n = self.num_envs
         w = torch.ones(NUM_CARDS, dtype=torch.int64) << torch.arange(NUM_CARDS)
         self._hbits.copy_((self._hands.view(n, 4, NUM_CARDS).long() * w).sum(-1))
         seats = torch.arange(4)[None, :, None]
         self._dealt.copy_(((self._owner[:, None, :] == seats).long() * w).sum(-1))
+        cards = (self._mask[:, :NUM_CARDS].long() * w).sum(1)
+        rest = self._mask[:, NUM_CARDS:].long()
+        bids = (rest * w[:rest.shape[1]]).sum(1) | torch.tensor(-2 ** 63)  # bit 63: bidding
+        self._lbits.copy_(torch.where(rest.any(1), bids, cards))
 
     def _score_native(self):
         """``_score_torch`` in the C kernel (``sp_end_hands``)."""

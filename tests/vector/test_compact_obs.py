@@ -187,6 +187,9 @@ def test_native_state_dict_round_trip_in_compact_mode():
     b = SpadesVectorEnv(6, seed=99, backend="native", obs_format="compact")
     b.load_state_dict(a.state_dict())
     for _ in range(HAND_STEPS):
+        # the kernel's legal bits (what sample_actions draws from) came back with the state
+        g1, g2 = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+        assert torch.equal(a.sample_actions(g1), b.sample_actions(g2))
         act = a.sample_actions(gen)
         oa, *_ = a.step(act)
         ob, *_ = b.step(act)
