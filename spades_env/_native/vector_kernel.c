@@ -78,15 +78,12 @@ typedef struct {
 #define HAND_STEPS 56
 #define BIDDING_BIT (1ULL << 63) /* lbits: the bits are bids (action 52 + bit) */
 
+/* Set bits of x, inline on every compiler (the builtin is a library call without -mpopcnt). */
 static inline int popcount64(uint64_t x) {
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_popcountll(x);
-#else
     x = x - ((x >> 1) & 0x5555555555555555ULL);
     x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
     x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
     return (int)((x * 0x0101010101010101ULL) >> 56);
-#endif
 }
 
 /* Index of the lowest set bit of x (x != 0). */
@@ -259,10 +256,10 @@ static void assemble(const sp_env *e, int64_t i, int o, int64_t t, uint64_t *B, 
         put_bits(B, e->o_played + 52 * r, dl[s] & ~hb[s]);
         const int64_t bid = e->bids[i * 4 + s];
         PUT1(B, e->o_bids + 16 * r + (bid < 0 ? 0 : 1 + bid));
-        const uint8_t *v = e->voids + i * 16 + s * 4;
-        for (int q = 0; q < 4; q++) {
-            if (v[q]) PUT1(B, e->o_voids + 4 * r + q);
-        }
+        uint32_t v; /* the seat's 4 void flags (0/1 bytes) as 4 bits, without branches */
+        memcpy(&v, e->voids + i * 16 + s * 4, 4);
+        v = (v & 1u) | ((v >> 7) & 2u) | ((v >> 14) & 4u) | ((v >> 21) & 8u);
+        put_bits(B, e->o_voids + 4 * r, v);
         cnt[r] = (uint8_t)e->tricks[i * 4 + s];
     }
     const int64_t pos = t < 4 ? 0 : (t - 4) & 3;
