@@ -1,7 +1,7 @@
 """Self-play PPO for partnership Spades (CleanRL style), to read top to bottom.
 
-Sections, in order: seeding, agent, storage, rollout, GAE, update, logging and evaluation,
-checkpoint, and ``train``, which runs them. The stages around PPO have their own modules:
+Sections, in order: seeding, agent, storage, rollout, GAE, update, checkpoint, and ``train``,
+which runs them; the run's clock, evaluations and logs are ``training.run_log``. The stages around PPO have their own modules:
 ``training.warm_start`` (behaviour cloning and DAgger on a teacher bot, before PPO),
 ``training.opponents`` (the opponent pool) and ``training.distill_stage`` (search distillation
 after PPO).
@@ -28,7 +28,6 @@ environment state (games and RNG), the opponent assignments and the pool are che
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import time
@@ -47,8 +46,10 @@ from .checkpoint import check_model, load_checkpoint, save_checkpoint
 from .config import Args, to_dict
 from .distill_stage import distill_stage
 from .envs import compact_obs, env_hands, make_env, rules_table
-from .evaluate import NetPlayer, duplicate_match, format_table, hand_stats, paired_difference
+from .evaluate import format_table
 from .opponents import Opponents
+from .run_log import (Clock, bar_figures, best_eval, eval_score, eval_summary, game_metrics,
+                      log_iteration, record_eval, run_eval, write_curve)
 from .teacher_records import team_points
 from .warm_start import warm_start
 
@@ -354,215 +355,6 @@ def teacher_coef(args: Args, decisions: int) -> float:
     return args.ppo_teacher_coef * max(0.0, 1.0 - decisions / end)
 
 
-# ============================================================================= logging
-SLOW_BOTS = ("hard", "insane")  # PIMC search bots: tens of ms a decision
-
-
-def game_metrics(hands, opp: Opponents) -> dict:
-    """Training-game figures of the learner from ``(HandResult, ctrl row)`` pairs.
-
-    Point difference and win rate per opponent kind (bots by name, ``snapshot``) for games against
-    the pool; bidding figures (``evaluate.hand_stats``) over every learner team.
-    """
-    out, by_opp, learner_hands = {}, {}, {0: [], 1: []}
-    for hr, ctrl in hands:
-        for team in (0, 1):
-            if ctrl[team] == 0:
-                learner_hands[team].append(hr)
-                other = ctrl[1 - team]
-                if other != 0:
-                    d = hr.teams[team].hand_points - hr.teams[1 - team].hand_points
-                    by_opp.setdefault(opp.name(int(other)), []).append(d)
-    for name, ds in by_opp.items():
-        out[f"train/diff_vs_{name}"] = float(np.mean(ds))
-        out[f"train/win_rate_vs_{name}"] = float(np.mean([(d > 0) + 0.5 * (d == 0) for d in ds]))
-    stats = [hand_stats(learner_hands[t], t) for t in (0, 1) if learner_hands[t]]
-    if stats:
-        for k in stats[0]:
-            vals = [s[k] for s in stats if not math.isnan(s[k])]
-            if vals:
-                out[f"game/{k}"] = float(np.mean(vals))
-    return out
-
-
-def run_eval(agent: Agent, args: Args, deals: int, seed: int) -> list[dict]:
-    """Duplicate-deal evaluation (greedy policy) against each of ``args.eval_opponents``:
-    ``deals`` duplicate deals each, ``args.slow_eval_deals`` against the search bots; on the Ray
-    cluster ``args.ray_address`` when set (``duplicate_match``)."""
-    agent.eval()
-    net = NetPlayer(agent, args.device, greedy=True)
-    rows = [duplicate_match(net, o, args.slow_eval_deals if o in SLOW_BOTS else deals, seed=seed,
-                            rules=Rules.parse(args.rules), ray_address=args.ray_address or None)
-            for o in args.eval_opponents]
-    agent.train()
-    return rows
-
-
-def write_curve(eval_results: list[dict], ckpt_dir: str, log=print) -> None:
-    """Redraw ``<ckpt_dir>/curve.png`` (``training.plot``); a plotting failure is logged, never
-    fatal (the run's work is in the checkpoints)."""
-    try:
-        from .plot import plot_curve
-        plot_curve(eval_results, os.path.join(ckpt_dir, "curve.png"))
-    except Exception as e:  # noqa: BLE001 - matplotlib missing or a drawing error
-        log(f"learning curve not drawn: {type(e).__name__}: {e}")
-
-
-def eval_summary(rows: list[dict]) -> str:
-    """One evaluation in a line: ``easy +61.0 (bags at cost +58.2, vs best +1.3 [-0.4, +3.0])``
-    by opponent: points per hand, the bag-adjusted figure and, on the same deals as the best
-    evaluation before, the deal-by-deal difference to it."""
-    out = []
-    for r in rows:
-        t = f"{r['opponent']} {r['diff']:+.1f}"
-        if "adj" in r:
-            t += f" (bags at cost {r['adj']:+.1f}"
-            if "vs_best" in r:
-                v = r["vs_best"]
-                t += f", vs best {v['diff']:+.1f} [{v['lo']:+.1f}, {v['hi']:+.1f}]"
-            t += ")"
-        out.append(t)
-    return " ".join(out)
-
-
-class Clock:
-    """The wall clock of a run, kept in its ``progress`` dict across resumes.
-
-    ``progress["seconds"]``: the run's seconds up to the last ``bank`` (the time since is added by
-    the next); ``progress["ppo_seconds"]``: the seconds of PPO, which ``max_minutes`` limits.
-    """
-
-    def __init__(self, progress: dict):
-        self.progress = progress
-        self.since = time.time()
-        self.ppo_before, self.ppo_since = 0.0, self.since
-
-    def total(self) -> float:
-        """The run's seconds until now (nothing stored)."""
-        return self.progress.get("seconds", 0.0) + time.time() - self.since
-
-    def bank(self) -> None:
-        """Add the seconds since the last ``bank`` to ``progress["seconds"]`` (before a save)."""
-        now = time.time()
-        self.progress["seconds"] = self.progress.get("seconds", 0.0) + (now - self.since)
-        self.since = now
-
-    def start_ppo(self) -> None:
-        """PPO starts (or resumes) now; its earlier seconds are ``progress["ppo_seconds"]``."""
-        self.ppo_before = float(self.progress.get("ppo_seconds", 0.0))
-        self.ppo_since = time.time()
-
-    def ppo_seconds(self) -> float:
-        """Store and return the seconds of PPO until now, across resumes."""
-        self.progress["ppo_seconds"] = self.ppo_before + time.time() - self.ppo_since
-        return self.progress["ppo_seconds"]
-
-
-def record_eval(agent: Agent, args: Args, deals: int, seed: int, clock: Clock, evals: list[dict],
-                writer, ckpt_dir: str, log=print, notes: dict | None = None,
-                final: bool = False) -> tuple[list[dict], bool]:
-    """Evaluate ``agent`` (``run_eval``) and record it where a run keeps its evaluations.
-
-    Appends ``{"iteration", "decisions", "deals", "rows", **notes, "seconds"}`` to ``evals``
-    (counters from ``clock.progress``; a ``final`` entry has ``"final": True`` before the notes),
-    redraws ``<ckpt_dir>/curve.png`` and writes ``eval/diff_vs_<bot>`` and
-    ``eval/win_rate_vs_<bot>`` (final: ``eval/final_diff_vs_<bot>``) at step ``decisions``.
-
-    The figure that ranks evaluations is the bag-adjusted difference (``adj``: bags at their
-    long-run cost, as the arena's bag-adjusted figure), averaged over the opponents. Each row of
-    an evaluation on the same deals as the best one before it (same ``deals_digest``) gets
-    ``vs_best``: ``{"iteration", "diff", "lo", "hi"}``, the deal-by-deal difference of the two
-    (``evaluate.paired_difference``), whose interval is much narrower than either point's.
-
-    Returns:
-        ``(rows, best)``: ``duplicate_match``'s rows, one per ``args.eval_opponents``; ``best`` is
-        True when the mean bag-adjusted difference beats ``progress["best_score"]`` (not for a
-        ``final`` one), which then holds it, with ``best_iteration``: the caller saves
-        ``best.pt``.
-    """
-    progress = clock.progress
-    rows = run_eval(agent, args, deals, seed=seed)
-    step = progress["decisions"]
-    prev = best_eval(evals)
-    if prev is not None:
-        for r in rows:
-            old = next((q for q in prev["rows"] if q["opponent"] == r["opponent"]), None)
-            if old is not None and "per_deal_adj" in old and "per_deal_adj" in r \
-                    and old.get("deals_digest") == r.get("deals_digest"):
-                m, lo, hi = paired_difference(r["per_deal_adj"], old["per_deal_adj"])
-                r["vs_best"] = {"iteration": int(prev["iteration"]), "diff": m, "lo": lo,
-                                "hi": hi}
-    evals.append({"iteration": progress["iteration"], "decisions": step, "deals": deals,
-                  "rows": rows, **({"final": True} if final else {}), **(notes or {}),
-                  "seconds": clock.total()})
-    write_curve(evals, ckpt_dir, log)
-    for r in rows:
-        if final:
-            writer.add_scalar(f"eval/final_diff_vs_{r['opponent']}", r["diff"], step)
-            if "adj" in r:
-                writer.add_scalar(f"eval/final_adj_vs_{r['opponent']}", r["adj"], step)
-        else:
-            writer.add_scalar(f"eval/diff_vs_{r['opponent']}", r["diff"], step)
-            if "adj" in r:
-                writer.add_scalar(f"eval/adj_vs_{r['opponent']}", r["adj"], step)
-            writer.add_scalar(f"eval/win_rate_vs_{r['opponent']}", r["win_rate"], step)
-            if "vs_best" in r:
-                writer.add_scalar(f"eval/adj_vs_{r['opponent']}_minus_best", r["vs_best"]["diff"],
-                                  step)
-    score = eval_score(rows)
-    best = not final and (progress.get("best_score") is None or score > progress["best_score"])
-    if best:
-        progress["best_score"] = score
-        progress["best_iteration"] = progress["iteration"]
-    return rows, best
-
-
-def eval_score(rows: list[dict]) -> float:
-    """The figure that ranks evaluations: the mean over opponents of the bag-adjusted points per
-    hand (``adj``; the plain ``diff`` for rows recorded before it existed)."""
-    return float(np.mean([r.get("adj", r["diff"]) for r in rows]))
-
-
-def best_eval(evals: list[dict]) -> dict | None:
-    """The best in-run evaluation so far (highest ``eval_score``, the earliest of equals; final
-    ones and distilled networks left out), or None."""
-    best = None
-    for e in evals:
-        if e.get("final") or e.get("network") == "distilled" or not e.get("rows"):
-            continue
-        if best is None or eval_score(e["rows"]) > eval_score(best["rows"]):
-            best = e
-    return best
-
-
-def log_iteration(writer, step: int, figs: dict, charts: dict, games: dict) -> None:
-    """One iteration's TensorBoard scalars at ``step``: ``losses/<k>`` of the update's ``figs``,
-    ``charts/<k>`` of ``charts``, and the training games' figures (``game_metrics``; NaN
-    skipped)."""
-    for k, v in figs.items():
-        writer.add_scalar("losses/" + k, v, step)
-    for k, v in charts.items():
-        writer.add_scalar("charts/" + k, v, step)
-    for k, v in games.items():
-        if not math.isnan(v):
-            writer.add_scalar(k, v, step)
-
-
-def bar_figures(iteration: int, per_second: float, figs: dict, games: dict,
-                evals: list[dict]) -> dict:
-    """The progress bar's figures: iteration, decisions per second, entropy, KL, the training
-    difference against ``medium`` and the last evaluation's, by opponent."""
-    post = {"it": iteration, "dec/s": f"{per_second:.0f}",
-            "ent": f"{figs.get('entropy', float('nan')):.2f}",
-            "kl": f"{figs.get('approx_kl', float('nan')):.3f}"}
-    if "train/diff_vs_medium" in games:
-        post["vs_med"] = f"{games['train/diff_vs_medium']:+.0f}"
-    if evals:
-        for r in evals[-1]["rows"]:
-            post[f"ev_{r['opponent'][:4]}"] = f"{r['diff']:+.0f}"
-    return post
-
-
 # ============================================================================= checkpoint
 def rng_states() -> dict:
     """The global random states of python, numpy and torch (a checkpoint's ``rng``)."""
@@ -586,9 +378,214 @@ def make_payload(args, agent, opt, progress, env, opp, eval_results, full=True) 
 
 
 # ============================================================================= train
+class _Run:
+    """What the stages of one ``train`` call share: the config, network, optimizer, envs,
+    opponents, the ``progress`` counters and evaluations, the clock, the TensorBoard writer and
+    the checkpoint folder (``save``: the run as it is now)."""
+
+    def __init__(self, args: Args, ckpt_dir: str, writer, log, data: dict | None):
+        self.args, self.ckpt_dir, self.writer, self.log = args, ckpt_dir, writer, log
+        self.env = make_env(args, seed=int(np.random.default_rng([args.seed, 1]).integers(2**62)))
+        self.agent = make_agent(args)
+        self.opt = torch.optim.Adam(self.agent.parameters(), lr=args.lr, eps=1e-5)
+        self.opp = Opponents(args, self.env.num_envs)
+        self.progress = dict(data["progress"]) if data is not None else {
+            "iteration": 0, "decisions": 0, "stage": "start", "seconds": 0.0}
+        self.evals: list[dict] = list(data["eval"]) if data is not None else []
+        self.clock = Clock(self.progress)
+        self.books = {"clock": self.clock, "evals": self.evals, "writer": writer,
+                      "ckpt_dir": ckpt_dir, "log": log}
+
+    def save(self, name: str, full: bool = True) -> None:
+        """The run as it is now, as ``<ckpt_dir>/<name>`` (``full``: with what resuming needs)."""
+        save_checkpoint(os.path.join(self.ckpt_dir, name),
+                        make_payload(self.args, self.agent, self.opt, self.progress, self.env,
+                                     self.opp, self.evals, full=full))
+
+    def save_latest(self) -> None:
+        """``latest.pt``, the clock's time banked first."""
+        self.clock.bank()
+        self.save("latest.pt")
+
+
+def _resume(run: _Run, data: dict, resume: str):
+    """Continue from a checkpoint's state; returns the current decisions ``(obs, mask, seat)``."""
+    run.agent.load_state_dict(data["model"])
+    run.opt.load_state_dict(data["optimizer"])
+    if data["env"] is not None:
+        run.env.load_state_dict(data["env"])
+    run.opp.load_state_dict(data["pool"], run.args)
+    run.log(f"resumed {resume}: iteration {run.progress['iteration']}, "
+            f"{run.progress['decisions']} decisions")
+    return tuple(x.cpu() for x in run.env.current())
+
+
+def _start(run: _Run):
+    """A new run's first stage: the network from ``init_from`` or the warm start (evaluated),
+    the pool's anchor, the envs reset and the opponents drawn; returns the first decisions."""
+    args, agent, progress = run.args, run.agent, run.progress
+    started = None  # what the network comes from: "init_from", "warm start" or nothing
+    if args.init_from:  # a given network instead of the warm-start stage
+        # its shape was checked against the config by check_ready (open_run), before any work
+        init = load_checkpoint(args.init_from, map_location=args.device)
+        kw = check_model(init, args.init_from)
+        state, _ = widen_input(init["model"], kw, agent.obs_size)  # an earlier observation
+        agent.load_state_dict(state)
+        run.log(f"network initialised from {args.init_from}"
+                + (f" (widened from {kw['obs_size']} observation floats)"
+                   if kw["obs_size"] != agent.obs_size else ""))
+        started = "init_from"
+    elif args.bc_teacher and args.bc_hands > 0:  # ---- warm start by behaviour cloning
+        t0 = time.time()
+        progress["warmstart"] = warm_start(agent, args, run.writer, run.log)
+        progress["warmstart_seconds"] = time.time() - t0
+        run.save("warmstart.pt", full=False)  # to measure what PPO adds to it
+        started = "warm start"
+    if started and args.eval_every > 0 and args.eval_opponents:
+        rows, _ = record_eval(agent, args, args.eval_deals, args.seed, **run.books,
+                              notes={"after": started})
+        run.log(f"eval after {started}: points/hand {eval_summary(rows)}")
+        run.save("best.pt", full=False)  # the first evaluation is the best so far
+    progress["stage"] = "ppo"
+    if args.pool_anchor:
+        run.opp.add_anchor(agent)
+    cur = tuple(x.cpu() for x in run.env.reset())
+    rng0 = np.random.default_rng([args.seed, 0, 5])
+    for i in range(run.env.num_envs):
+        run.opp.assign(i, rng0)
+    run.save("latest.pt")
+    return cur
+
+
+def _iteration(run: _Run, cur, store: Storage, bar):
+    """One PPO iteration (rollout, GAE, update, logs, evaluation, checkpoint) from the decisions
+    ``cur``; returns the next ones."""
+    args, agent, opt, opp, progress = run.args, run.agent, run.opt, run.opp, run.progress
+    it = progress["iteration"]
+    s = iteration_seed(args.seed, it)
+    torch.manual_seed(s)
+    rng = np.random.default_rng(s)
+    gen = torch.Generator().manual_seed(s)
+    opp.reseed_bots(args.seed, it)
+    if args.anneal_lr:
+        frac = max(0.0, 1.0 - progress["decisions"] / args.total_decisions)
+        opt.param_groups[0]["lr"] = frac * args.lr
+
+    # ---- rollout
+    t0 = time.time()
+    stats = {"hands": []}
+    agent.eval()
+    coef = teacher_coef(args, progress["decisions"])
+    teacher = make_bot(args.bc_teacher, seed=s) if coef > 0 else None
+    cur = rollout(run.env, cur, agent, opp, store, args, rng, stats, teacher)
+    agent.train()
+    t_roll = time.time() - t0
+    n = store.n
+    # ---- GAE + update
+    figs = {}
+    if n > 0:
+        adv, ret = compute_gae(store, args.gamma, args.gae_lambda)
+        figs = ppo_update(agent, opt, store, adv, ret, args, gen, coef)
+    t_it = time.time() - t0
+    progress["iteration"] = it + 1
+    progress["decisions"] += n
+    step = progress["decisions"]
+
+    # ---- logging
+    games = game_metrics(stats["hands"], opp)
+    per_second = run.env.num_envs * args.num_steps / t_it
+    log_iteration(run.writer, step, figs, {
+        "learning_rate": opt.param_groups[0]["lr"], "teacher_coef": coef,
+        "decisions_per_s": per_second, "learner_decisions_per_s": n / t_it,
+        "rollout_share_of_time": t_roll / t_it}, games)
+    if (it + 1) % args.pool_every == 0:
+        opp.add_snapshot(agent)
+    if bar is not None:
+        bar.update(min(n, max(0, args.total_decisions - bar.n)))
+        bar.set_postfix(bar_figures(it + 1, per_second, figs, games, run.evals), refresh=False)
+
+    # ---- evaluation
+    if args.eval_every > 0 and (it + 1) % args.eval_every == 0:
+        # the same deals at every evaluation (args.seed): two points compare deal by deal
+        rows, best = record_eval(agent, args, args.eval_deals, args.seed, **run.books)
+        if best:
+            run.save("best.pt", full=False)
+        (bar.write if bar is not None else run.log)(
+            f"eval @ it {it + 1} ({step} decisions): points/hand {eval_summary(rows)}")
+
+    # ---- checkpoint
+    if (it + 1) % args.save_every == 0:
+        run.save_latest()
+    return cur
+
+
+def _ppo(run: _Run, cur) -> str:
+    """PPO iterations until ``total_decisions``, ``max_minutes`` of PPO or
+    ``stop_after_iterations``; returns which of the three stopped it."""
+    args, progress = run.args, run.progress
+    store = Storage(run.env.num_envs * args.num_steps, args.device)
+    bar = None
+    if args.progress:
+        from tqdm import tqdm
+        bar = tqdm(total=args.total_decisions, unit="dec", dynamic_ncols=True, smoothing=0.1,
+                   initial=min(progress["decisions"], args.total_decisions))
+    run.clock.start_ppo()
+    stop_reason = "total_decisions"
+    it_first = progress["iteration"]
+    while progress["decisions"] < args.total_decisions:
+        if args.max_minutes > 0 and run.clock.ppo_seconds() > 60 * args.max_minutes:
+            stop_reason = "max_minutes"
+            break
+        cur = _iteration(run, cur, store, bar)
+        if args.stop_after_iterations and progress["iteration"] - it_first \
+                >= args.stop_after_iterations:
+            stop_reason = "stop_after_iterations"
+            break
+    if bar is not None:
+        bar.close()
+    return stop_reason
+
+
+def _finish(run: _Run, stop_reason: str) -> tuple[str, list]:
+    """The final checkpoint first (nothing after it can lose the run's work), the
+    search-distillation stage when configured, then the final evaluation; returns the final
+    checkpoint's path and the evaluation's rows."""
+    args, progress, ckpt_dir = run.args, run.progress, run.ckpt_dir
+    progress["stop_reason"] = stop_reason
+    run.save_latest()
+    final_path, final_agent, what = os.path.join(ckpt_dir, "latest.pt"), run.agent, "PPO"
+    if args.distill_minutes > 0:
+        # the labels' source: the PPO network, written once, so that the label chunks of a
+        # stopped stage still match it (their files record its SHA-256) after latest.pt is
+        # rewritten (rewritten when PPO has gone on since: a resume with more total_decisions)
+        source = os.path.join(ckpt_dir, "ppo_final.pt")
+        if not (os.path.exists(source) and load_checkpoint(source)["progress"].get(
+                "iteration") == progress["iteration"]):
+            run.save("ppo_final.pt", full=False)
+        final_path = os.path.join(ckpt_dir, "distilled.pt")
+        # latest.pt after each round: a stopped stage keeps its finished rounds
+        final_agent = distill_stage(args, source, final_path, progress, run.log,
+                                    run.save_latest, run.writer)
+        run.save_latest()
+        what = "distilled"
+    final_rows = []
+    if args.final_eval_deals > 0 and args.eval_opponents:
+        final_rows, _ = record_eval(final_agent, args, args.final_eval_deals,
+                                    args.seed + 10_000, **run.books, notes={"network": what},
+                                    final=True)
+        run.log(format_table(final_rows, f"final evaluation of the {what} network after "
+                                         f"{progress['iteration']} iterations, "
+                                         f"{progress['decisions']} learner decisions "
+                                         f"({args.final_eval_deals} duplicate deals per "
+                                         f"opponent):"))
+    run.save_latest()
+    return final_path, final_rows
+
+
 def train(args: Args, resume: str | None = None, log=print, overwrite: bool = False,
           inputs=()) -> dict:
-    """Run warm start (optional) and PPO per ``args``; returns the final evaluation and paths.
+    """Run warm start (optional), PPO and search distillation (optional) per ``args``; returns
+    the final evaluation and paths.
 
     Args:
         args: the config.
@@ -611,183 +608,25 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
             raise ValueError(f"{resume}: a stripped (shipped) checkpoint cannot be resumed")
         args = resume_args(data["config"], args, resume, log)
     # every value, bot, device and resume section checked; the run's folders locked (may rename)
-    run = open_run(args, resume, data, overwrite=overwrite, log=log, inputs=inputs)
-    args, ckpt_dir = run.args, run.ckpt_dir
+    folders = open_run(args, resume, data, overwrite=overwrite, log=log, inputs=inputs)
+    args = folders.args
     seed_everything(args.seed, args.torch_threads)
-    writer = SummaryWriter(run.run_dir)
+    writer = SummaryWriter(folders.run_dir)
     writer.add_text("config", "\n".join(f"    {k}: {v}" for k, v in to_dict(args).items()))
-
-    env = make_env(args, seed=int(np.random.default_rng([args.seed, 1]).integers(2**62)))
-    agent = make_agent(args)
-    opt = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
-    opp = Opponents(args, env.num_envs)
-    progress = dict(data["progress"]) if data is not None else {
-        "iteration": 0, "decisions": 0, "stage": "start", "seconds": 0.0}
-    evals: list[dict] = list(data["eval"]) if data is not None else []
-    clock = Clock(progress)
-    books = {"clock": clock, "evals": evals, "writer": writer, "ckpt_dir": ckpt_dir, "log": log}
-
-    def save(name: str, full: bool = True) -> None:  # the run as it is now, in ckpt_dir
-        save_checkpoint(os.path.join(ckpt_dir, name),
-                        make_payload(args, agent, opt, progress, env, opp, evals, full=full))
-
-    def save_latest() -> None:  # the clock's time banked first
-        clock.bank()
-        save("latest.pt")
-
-    if data is not None:
-        agent.load_state_dict(data["model"])
-        opt.load_state_dict(data["optimizer"])
-        if data["env"] is not None:
-            env.load_state_dict(data["env"])
-        opp.load_state_dict(data["pool"], args)
-        cur = tuple(x.cpu() for x in env.current())
-        log(f"resumed {resume}: iteration {progress['iteration']}, "
-            f"{progress['decisions']} decisions")
-    else:
-        started = None  # what the network comes from: "init_from", "warm start" or nothing
-        if args.init_from:  # a given network instead of the warm-start stage
-            # its shape was checked against the config by check_ready (open_run), before any work
-            init = load_checkpoint(args.init_from, map_location=args.device)
-            kw = check_model(init, args.init_from)
-            state, _ = widen_input(init["model"], kw, agent.obs_size)  # an earlier observation
-            agent.load_state_dict(state)
-            log(f"network initialised from {args.init_from}"
-                + (f" (widened from {kw['obs_size']} observation floats)"
-                   if kw["obs_size"] != agent.obs_size else ""))
-            started = "init_from"
-        elif args.bc_teacher and args.bc_hands > 0:  # ---- warm start by behaviour cloning
-            t0 = time.time()
-            progress["warmstart"] = warm_start(agent, args, writer, log)
-            progress["warmstart_seconds"] = time.time() - t0
-            save("warmstart.pt", full=False)  # to measure what PPO adds to it
-            started = "warm start"
-        if started and args.eval_every > 0 and args.eval_opponents:
-            rows, _ = record_eval(agent, args, args.eval_deals, args.seed, **books,
-                                  notes={"after": started})
-            log(f"eval after {started}: points/hand {eval_summary(rows)}")
-            save("best.pt", full=False)  # the first evaluation is the best so far
-        progress["stage"] = "ppo"
-        if args.pool_anchor:
-            opp.add_anchor(agent)
-        cur = tuple(x.cpu() for x in env.reset())
-        rng0 = np.random.default_rng([args.seed, 0, 5])
-        for i in range(env.num_envs):
-            opp.assign(i, rng0)
-        save("latest.pt")
-
-    store = Storage(env.num_envs * args.num_steps, args.device)
-    bar = None
-    if args.progress:
-        from tqdm import tqdm
-        bar = tqdm(total=args.total_decisions, unit="dec", dynamic_ncols=True, smoothing=0.1,
-                   initial=min(progress["decisions"], args.total_decisions))
-    clock.start_ppo()
-    stop_reason = "total_decisions"
-    it_first = progress["iteration"]
-    while progress["decisions"] < args.total_decisions:
-        ppo_seconds = clock.ppo_seconds()
-        if args.max_minutes > 0 and ppo_seconds > 60 * args.max_minutes:
-            stop_reason = "max_minutes"
-            break
-        it = progress["iteration"]
-        s = iteration_seed(args.seed, it)
-        torch.manual_seed(s)
-        rng = np.random.default_rng(s)
-        gen = torch.Generator().manual_seed(s)
-        opp.reseed_bots(args.seed, it)
-        if args.anneal_lr:
-            frac = max(0.0, 1.0 - progress["decisions"] / args.total_decisions)
-            opt.param_groups[0]["lr"] = frac * args.lr
-
-        # ---- rollout
-        t0 = time.time()
-        stats = {"hands": []}
-        agent.eval()
-        coef = teacher_coef(args, progress["decisions"])
-        teacher = make_bot(args.bc_teacher, seed=s) if coef > 0 else None
-        cur = rollout(env, cur, agent, opp, store, args, rng, stats, teacher)
-        agent.train()
-        t_roll = time.time() - t0
-        n = store.n
-        # ---- GAE + update
-        figs = {}
-        if n > 0:
-            adv, ret = compute_gae(store, args.gamma, args.gae_lambda)
-            figs = ppo_update(agent, opt, store, adv, ret, args, gen, coef)
-        t_it = time.time() - t0
-        progress["iteration"] = it + 1
-        progress["decisions"] += n
-        step = progress["decisions"]
-
-        # ---- logging
-        games = game_metrics(stats["hands"], opp)
-        per_second = env.num_envs * args.num_steps / t_it
-        log_iteration(writer, step, figs, {
-            "learning_rate": opt.param_groups[0]["lr"], "teacher_coef": coef,
-            "decisions_per_s": per_second, "learner_decisions_per_s": n / t_it,
-            "rollout_share_of_time": t_roll / t_it}, games)
-        if (it + 1) % args.pool_every == 0:
-            opp.add_snapshot(agent)
-        if bar is not None:
-            bar.update(min(n, max(0, args.total_decisions - bar.n)))
-            bar.set_postfix(bar_figures(it + 1, per_second, figs, games, evals), refresh=False)
-
-        # ---- evaluation
-        if args.eval_every > 0 and (it + 1) % args.eval_every == 0:
-            # the same deals at every evaluation (args.seed): two points compare deal by deal
-            rows, best = record_eval(agent, args, args.eval_deals, args.seed, **books)
-            if best:
-                save("best.pt", full=False)
-            (bar.write if bar is not None else log)(
-                f"eval @ it {it + 1} ({step} decisions): points/hand {eval_summary(rows)}")
-
-        # ---- checkpoint
-        if (it + 1) % args.save_every == 0:
-            save_latest()
-        if args.stop_after_iterations and progress["iteration"] - it_first \
-                >= args.stop_after_iterations:
-            stop_reason = "stop_after_iterations"
-            break
-    if bar is not None:
-        bar.close()
-    final_path, final_rows = os.path.join(ckpt_dir, "latest.pt"), []
+    run = _Run(args, folders.ckpt_dir, writer, log, data)
+    cur = _resume(run, data, resume) if data is not None else _start(run)
+    stop_reason = _ppo(run, cur)
+    final_path, final_rows = os.path.join(folders.ckpt_dir, "latest.pt"), []
     if stop_reason != "stop_after_iterations":  # that one behaves like a killed run: no final save
-        # ---- final checkpoint first (nothing after it can lose the run's work), then evaluation
-        progress["stop_reason"] = stop_reason
-        save_latest()
-        final_agent, what = agent, "PPO"
-        if args.distill_minutes > 0:
-            # the labels' source: the PPO network, written once, so that the label chunks of a
-            # stopped stage still match it (their files record its SHA-256) after latest.pt is
-            # rewritten (rewritten when PPO has gone on since: a resume with more total_decisions)
-            source = os.path.join(ckpt_dir, "ppo_final.pt")
-            if not (os.path.exists(source) and load_checkpoint(source)["progress"].get(
-                    "iteration") == progress["iteration"]):
-                save("ppo_final.pt", full=False)
-            final_path = os.path.join(ckpt_dir, "distilled.pt")
-            # latest.pt after each round: a stopped stage keeps its finished rounds
-            final_agent = distill_stage(args, source, final_path, progress, log, save_latest,
-                                        writer)
-            save_latest()
-            what = "distilled"
-        if args.final_eval_deals > 0 and args.eval_opponents:
-            final_rows, _ = record_eval(final_agent, args, args.final_eval_deals,
-                                        args.seed + 10_000, **books, notes={"network": what},
-                                        final=True)
-            log(format_table(final_rows, f"final evaluation of the {what} network after "
-                                         f"{progress['iteration']} iterations, "
-                                         f"{progress['decisions']} learner decisions "
-                                         f"({args.final_eval_deals} duplicate deals per "
-                                         f"opponent):"))
-        save_latest()
+        final_path, final_rows = _finish(run, stop_reason)
     writer.close()
-    run.close()
+    folders.close()
+    progress = run.progress
     return {"eval": final_rows, "checkpoint": final_path, "decisions": progress["decisions"],
             "iterations": progress["iteration"], "seconds": progress.get("seconds", 0.0)}
 
 
 __all__ = ["train", "seed_everything", "iteration_seed", "make_agent", "Storage", "rollout",
            "compute_gae", "ppo_update", "teacher_coef", "game_metrics", "run_eval", "write_curve",
-           "eval_summary", "Clock", "record_eval", "log_iteration", "bar_figures", "rng_states",
-           "make_payload"]
+           "eval_summary", "eval_score", "best_eval", "Clock", "record_eval", "log_iteration",
+           "bar_figures", "rng_states", "make_payload"]

@@ -1,5 +1,6 @@
 """The trainer's parts: the run's one clock (``Clock``), its one evaluation helper
-(``record_eval``) and the opponent pool's frozen snapshots."""
+(``record_eval``, in ``training.run_log``, re-exported by ``ppo_selfplay``) and the opponent
+pool's frozen snapshots."""
 
 import time
 
@@ -7,6 +8,7 @@ import pytest
 
 import spades_env.training.opponents as opponents
 import spades_env.training.ppo_selfplay as ppo
+import spades_env.training.run_log as run_log
 from spades_env.training.config import Args
 
 
@@ -68,7 +70,8 @@ def test_record_eval_appends_the_entry_draws_the_curve_logs_and_keeps_the_best(m
         calls.append((deals, seed))
         return answers[len(calls) - 1]
 
-    monkeypatch.setattr(ppo, "run_eval", fake_run_eval)
+    monkeypatch.setattr(run_log, "run_eval", fake_run_eval)
+    assert ppo.record_eval is run_log.record_eval
     fake = _FakeTime(1000.0)
     monkeypatch.setattr(time, "time", fake)
     progress = {"iteration": 3, "decisions": 600, "seconds": 5.0}
