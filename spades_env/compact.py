@@ -72,6 +72,22 @@ def _torch():
     return sys.modules["torch"]
 
 
+def _rules_ids(rules_id):
+    """``rules_id`` checked: an int, or integers (array, list, tensor), each in 0..255."""
+    if _is_torch(rules_id):
+        rules_id = rules_id.detach().cpu().numpy()
+    ids = np.asarray(rules_id)
+    if ids.dtype == bool or not (np.issubdtype(ids.dtype, np.integer) or (
+            np.issubdtype(ids.dtype, np.floating) and np.all(np.isfinite(ids))
+            and np.all(ids == np.round(ids)))):
+        raise ValueError(f"rules_id must be an int or integers in 0..255 (a row of the rules "
+                         f"table), got {rules_id!r}"[:200])
+    if ids.size and (ids.min() < 0 or ids.max() > 255):
+        raise ValueError(f"rules_id must be in 0..255 (byte {RULES_ID}), got values "
+                         f"{int(ids.min())}..{int(ids.max())}")
+    return ids.astype(np.uint8)
+
+
 def rules_table(rule_sets) -> np.ndarray:
     """The rules table of ``rule_sets`` (a ``Rules`` or a sequence of them): float32
     ``(R, RULES_SIZE)``, row ``r`` = ``observation.rules_features(rule_sets[r])``.
@@ -96,15 +112,19 @@ def pack(obs, rules_id=0):
     ``tricks_won`` and ``trick_number`` multiples of 1/13.
 
     Raises:
-        ValueError: the last dimension is not ``OBS_SIZE``, or a flag is neither 0 nor 1, or a
-            count is not k / 13 for k in 0..13 (not an observation: packing would lose it).
+        ValueError: the last dimension is not ``OBS_SIZE``; a value NaN or infinite; a flag
+            neither 0 nor 1; a count not k / 13 for k in 0..13 (not an observation: packing
+            would lose it); ``rules_id`` not integers in 0..255.
     """
+    ids = _rules_ids(rules_id)
     if _is_torch(obs):
-        return _pack_torch(obs, rules_id)
+        return _pack_torch(obs, ids)
     x = np.asarray(obs, dtype=np.float32)
     if x.shape[-1:] != (OBS_SIZE,):
         raise ValueError(f"pack needs observations of {OBS_SIZE} floats (version 3) in the last "
                          f"dimension, got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("pack: the observation holds NaN or infinite values")
     flags = x * _FLAG_F32
     if not np.all((flags == 0) | (flags == 1)):
         raise ValueError("pack: a flag of the observation is neither 0 nor 1 (not an "
@@ -118,19 +138,24 @@ def pack(obs, rules_id=0):
     out = np.zeros(x.shape[:-1] + (COMPACT_SIZE,), dtype=np.uint8)
     out[..., BITS[0]:BITS[1]] = np.packbits(flags.astype(np.uint8), axis=-1, bitorder="little")
     out[..., COUNTS[0]:COUNTS[1]] = k.astype(np.uint8)
-    out[..., RULES_ID] = rules_id
+    out[..., RULES_ID] = ids
     out[..., SIDE[0]:SIDE[1]] = np.ascontiguousarray(
         x[..., _SIDE_OBS[0]:_SIDE_OBS[1]]).astype("<f4").view(np.uint8)
     return out
 
 
-def _pack_torch(obs, rules_id):
+def _pack_torch(obs, ids):
     torch = _torch()
-    if obs.shape[-1:] != (OBS_SIZE,) or obs.dtype != torch.float32:
-        raise ValueError(f"pack needs float32 observations of {OBS_SIZE} floats in the last "
-                         f"dimension, got {obs.dtype} {tuple(obs.shape)}")
+    if obs.shape[-1:] != (OBS_SIZE,):
+        raise ValueError(f"pack needs observations of {OBS_SIZE} floats (version 3) in the last "
+                         f"dimension, got shape {tuple(obs.shape)}")
     lead = obs.shape[:-1]
-    x = obs.reshape(-1, OBS_SIZE)
+    x = obs.detach().reshape(-1, OBS_SIZE).to(torch.float32)  # as numpy's: any dtype cast
+    n = x.shape[0]
+    if n == 0:
+        return torch.zeros((*lead, COMPACT_SIZE), dtype=torch.uint8, device=x.device)
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError("pack: the observation holds NaN or infinite values")
     flags = x * torch.as_tensor(_FLAG_F32, device=x.device)
     if not bool(((flags == 0) | (flags == 1)).all()):
         raise ValueError("pack: a flag of the observation is neither 0 nor 1 (not an "
@@ -139,15 +164,14 @@ def _pack_torch(obs, rules_id):
     k = torch.round(cnt * 13)
     if not bool(((k >= 0) & (k <= 13) & (k / 13 == cnt)).all()):
         raise ValueError("pack: tricks_won or trick_number is not a count / 13 in 0..13")
-    n = x.shape[0]
     out = torch.zeros((n, COMPACT_SIZE), dtype=torch.uint8, device=x.device)
     bits = torch.zeros((n, 8 * (BITS[1] - BITS[0])), dtype=torch.uint8, device=x.device)
     bits[:, :OBS_SIZE] = flags.to(torch.uint8)
     weights = torch.tensor([1, 2, 4, 8, 16, 32, 64, 128], dtype=torch.uint8, device=x.device)
     out[:, BITS[0]:BITS[1]] = (bits.view(n, -1, 8) * weights).sum(-1, dtype=torch.uint8)
     out[:, COUNTS[0]:COUNTS[1]] = k.to(torch.uint8)
-    out[:, RULES_ID] = torch.as_tensor(rules_id, device=x.device).to(torch.uint8).reshape(-1) \
-        if not isinstance(rules_id, int) else rules_id
+    out[:, RULES_ID] = torch.as_tensor(np.broadcast_to(ids, lead).reshape(-1).copy(),
+                                       device=x.device)
     out[:, SIDE[0]:SIDE[1]] = x[:, _SIDE_OBS[0]:_SIDE_OBS[1]].contiguous().view(torch.uint8)
     return out.reshape(*lead, COMPACT_SIZE)
 
@@ -161,13 +185,19 @@ def expand(compact, table, out=None):
         table: the rules table, ``(R, RULES_SIZE)`` float32 (``rules_table``; a ``(RULES_SIZE,)``
             row is taken as R = 1), numpy or torch; byte 94 of each row picks its row (a table
             of one row applies to every row).
-        out: optional float32 destination of the result's shape (torch only; written in place).
+        out: optional float32 torch tensor of the result's shape on the rows' device, written in
+            place and returned (torch rows only; numpy's ``expand`` returns a new array).
     Raises:
-        ValueError: wrong dtype or last dimension, a table of the wrong width, or a rules id
-            beyond the table's rows.
+        ValueError: wrong dtype or last dimension, a table of the wrong width, a rules id
+            beyond the table's rows, or an ``out`` that does not fit.
     """
     if _is_torch(compact):
         return _expand_torch(compact, table, out)
+    if out is not None:
+        raise ValueError("expand: out is for torch rows (written in place); with numpy rows "
+                         "expand returns a new array")
+    if _is_torch(table):
+        table = table.detach().cpu().numpy()
     c = np.asarray(compact)
     if c.dtype != np.uint8 or c.shape[-1:] != (COMPACT_SIZE,):
         raise ValueError(f"expand needs uint8 rows of {COMPACT_SIZE} bytes, got {c.dtype} "
@@ -213,6 +243,8 @@ def _expand_torch(compact, table, out):
         raise ValueError(f"expand needs uint8 rows of {COMPACT_SIZE} bytes, got {compact.dtype} "
                          f"{tuple(compact.shape)}")
     dev = compact.device
+    if _is_torch(table):
+        table = table.detach()
     tab = torch.as_tensor(table, dtype=torch.float32, device=dev)
     if tab.dim() == 1:
         tab = tab.view(1, -1)
@@ -228,6 +260,9 @@ def _expand_torch(compact, table, out):
             raise ValueError(f"rules id {int(rid.max())} in byte {RULES_ID} but the table has "
                              f"{tab.shape[0]} rows")
     if out is not None:
+        if not _is_torch(out):
+            raise ValueError(f"out must be a torch tensor (float32 {(*lead, OBS_SIZE)} on "
+                             f"{dev}), got {type(out).__name__}")
         if out.dtype != torch.float32 or tuple(out.shape) != (*lead, OBS_SIZE) \
                 or out.device != dev:
             raise ValueError(f"out must be float32 {(*lead, OBS_SIZE)} on {dev}, got "
@@ -238,10 +273,12 @@ def _expand_torch(compact, table, out):
             return x.view(*lead, OBS_SIZE)
         out.copy_(x.view(*lead, OBS_SIZE))
         return out
-    res = torch.empty((n, OBS_SIZE), dtype=torch.float32, device=dev) if out is None \
-        else out.view(n, OBS_SIZE)
+    res = torch.empty((n, OBS_SIZE), dtype=torch.float32, device=dev)
     _expand_gather(c, tab, rid, res)
-    return res.view(*lead, OBS_SIZE) if out is None else out
+    if out is None:
+        return res.view(*lead, OBS_SIZE)
+    out.copy_(res.view(*lead, OBS_SIZE))
+    return out
 
 
 def _expand_gather(c, tab, rid, res) -> None:
@@ -249,8 +286,11 @@ def _expand_gather(c, tab, rid, res) -> None:
     uint8, ``tab`` ``(R, RULES_SIZE)``, ``rid`` ``(n,)`` int64 into ``res`` ``(n, OBS_SIZE)``."""
     torch = _torch()
     n = c.shape[0]
+    if n == 0:
+        return
     idx = c[:, BITS[0]:BITS[1]].reshape(-1).long()
-    res.copy_(_torch_lut(c.device).index_select(0, idx).view(n, -1)[:, :OBS_SIZE])
+    res.copy_(_torch_lut(c.device).index_select(0, idx).view(n, 8 * (BITS[1] - BITS[0]))
+              [:, :OBS_SIZE])
     res[:, _WON[0]:_WON[1]] = c[:, COUNTS[0]:COUNTS[0] + 4].float().div_(13.0)
     res[:, _TN] = c[:, COUNTS[0] + 4].float().div_(13.0)
     res[:, _SIDE_OBS[0]:_SIDE_OBS[1]] = c[:, SIDE[0]:SIDE[1]].contiguous().view(torch.float32)

@@ -19,7 +19,7 @@ API (N = ``num_envs``)
 | call | returns |
 |---|---|
 | ``reset(seed=None, holder=None, dealer=None)`` | ``obs (N,711) f32 (compact: (N,120) uint8), mask (N,68) bool, seat (N,)``
-| ``step(actions (N,))`` | ``obs, mask, seat, rewards (N, 4) float32, dones (N,) bool, info`` |
+| ``step(actions (N,))`` | ``obs (as reset), mask, seat, rewards (N, 4) float32, dones (N,) bool, info`` |
 | ``get_game(i)`` | a ``SpadesGame`` equal to game i's state (for scalar bots: ``.view(seat)``) |
 | ``observe(i, seat)`` | any seat's observation of game i, ``(711,)`` float32 numpy (observation version 3, ``spades_v2``'s vector) |
 | ``sample_actions(generator=None)`` | a uniformly random legal action per game, ``(N,)`` int64 |
@@ -303,9 +303,10 @@ class SpadesVectorEnv(SavedState, NativeBackend, TorchBackend):
 
     @property
     def rules_table(self) -> torch.Tensor:
-        """``(1, RULES_SIZE)`` float32 on the env's device: the table ``compact.expand`` takes
-        to turn this env's compact observations back into float32 (its rules piece)."""
-        return self._rules_feat.view(1, -1)
+        """``(1, RULES_SIZE)`` float32 on the env's device (a copy): the table
+        ``compact.expand`` takes to turn this env's compact observations back into float32 (its
+        rules piece)."""
+        return self._rules_feat.view(1, -1).clone()
 
     @property
     def threads(self) -> int:
@@ -344,8 +345,9 @@ class SpadesVectorEnv(SavedState, NativeBackend, TorchBackend):
                 each seat must get 13 cards. Later hands are drawn as usual.
             dealer: optional ``(N,)`` first dealers (seats), only together with ``holder``.
         Returns:
-            ``(obs, action_mask, seat)``: ``(N, OBS_SIZE)`` float32, ``(N, 68)`` bool, ``(N,)``
-            int64, for the seat to act in each game.
+            ``(obs, action_mask, seat)``: ``(N, OBS_SIZE)`` float32 (``obs_format="compact"``:
+            ``(N, COMPACT_SIZE)`` uint8), ``(N, 68)`` bool, ``(N,)`` int64, for the seat to act
+            in each game.
         Raises:
             ValueError: a bad seed, or a ``holder``/``dealer`` of the wrong shape or values.
         """
@@ -398,7 +400,8 @@ class SpadesVectorEnv(SavedState, NativeBackend, TorchBackend):
         Args:
             actions: ``(N,)`` ints (tensor, array or list), each legal in its game.
         Returns:
-            ``(obs, action_mask, seat, rewards, dones, info)``: obs ``(N, OBS_SIZE)`` float32,
+            ``(obs, action_mask, seat, rewards, dones, info)``: obs ``(N, OBS_SIZE)`` float32
+            (``obs_format="compact"``: ``(N, COMPACT_SIZE)`` uint8),
             mask ``(N, 68)`` bool and seat ``(N,)`` int64 of the next decision (of the new game
             where one ended); ``rewards`` ``(N, 4)`` float32 by absolute seat; ``dones`` ``(N,)``
             bool (episode ended: terminated or truncated). ``info`` always has ``"terminated"`` and

@@ -200,3 +200,42 @@ def test_bad_obs_format_is_refused():
     with pytest.raises(ValueError, match="obs_format must be one of 'float32', 'compact', "
                                          "got 'bits'"):
         SpadesVectorEnv(2, obs_format="bits")
+
+
+def test_inputs_a_user_tried():
+    """Regressions of a break-it session: mixed numpy rows and a torch table, empty torch
+    batches (both paths), out= on numpy rows, rules ids outside a byte, NaN named as such,
+    float64 torch input, a table that requires grad, and the env's table a copy."""
+    env = SpadesVectorEnv(8, seed=1, obs_format="compact")
+    c, _, _ = env.reset()
+    ref = expand_ref = cpt.expand(c, env.rules_table)
+    assert _same_bits(cpt.expand(c.numpy(), env.rules_table), ref)  # numpy rows, torch table
+    x = expand_ref.clone()
+    assert cpt.pack(x[:0]).shape == (0, 120) and cpt.pack(x[:0]).dtype == torch.uint8
+    assert cpt.pack(torch.zeros(2, 0, OBS_SIZE)).shape == (2, 0, 120)
+    empty = torch.empty(0, OBS_SIZE)
+    cpt._expand_gather(c[:0], env.rules_table, c[:0, 94].long(), empty)
+    out = np.zeros((8, OBS_SIZE), np.float32)
+    with pytest.raises(ValueError, match="out is for torch rows"):
+        cpt.expand(c.numpy(), env.rules_table, out=out)
+    with pytest.raises(ValueError, match="out must be a torch tensor"):
+        cpt.expand(c, env.rules_table, out=out)
+    for bad in (300, -1, np.array([-1, 256]), np.array([1.5, 2.0]), True):
+        with pytest.raises(ValueError, match="rules_id must be"):
+            cpt.pack(x, bad)
+        with pytest.raises(ValueError, match="rules_id must be"):
+            cpt.pack(x.numpy(), bad)
+    assert cpt.pack(x, np.array([2.0] * 8))[:, 94].tolist() == [2] * 8
+    nan = x.clone()
+    nan[0, OFFSETS["scores"][0]] = float("nan")
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        cpt.pack(nan)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        cpt.pack(nan.numpy())
+    assert torch.equal(cpt.pack(x.double()), cpt.pack(x))  # cast as numpy's pack does
+    grad_table = env.rules_table.requires_grad_()
+    assert _same_bits(cpt.expand(c, grad_table), ref)
+    table = env.rules_table
+    table[0, 0] = 7.0  # the caller's copy: the env's observations keep their rules piece
+    obs, *_ = env.step(env.sample_actions())
+    assert cpt.expand(obs, env.rules_table)[0, OFFSETS["rules"][0]] == 1.0
