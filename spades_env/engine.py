@@ -14,24 +14,25 @@ loading one (``from_dict`` / ``from_json``, ``replay``) is :mod:`spades_env.save
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from enum import IntEnum
 
 import numpy as np
 
 from .cards import (
-    BID_OFFSET, BLIND_NIL_ACTION, FULL_DECK, LOOK_ACTION, NUM_ACTIONS, NUM_CARDS,
+    BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NUM_ACTIONS, NUM_CARDS,
     NEXT_SEAT, PARTNER, SEATS_FROM, action_str, card_str, cards_of_mask, mask_to_cards,
 )
 from .rules import (
     HandResult, Rules, blind_nil_offered, exchange_queue, first_lead_mask,
     first_leader, game_outcome,
     illegal_bid_reason, illegal_card_reason, legal_bids, legal_cards_mask, moon_team, score_hand,
-    spades_broken_after, trick_winner_unchecked, voids_of_plays,
+    spades_broken_after, trick_winner_unchecked,
 )
 from . import saved_game
+from .deal_check import check_deal
+from .player_view import PlayerView, view_of
 from .saved_game import (
-    FORMAT_TAG, FORMAT_VERSION, TOTAL_LIMIT, plain_data, rng_from_state, rng_state,
+    FORMAT_TAG, FORMAT_VERSION, plain_data, rng_from_state, rng_state,
 )
 
 
@@ -93,115 +94,6 @@ def _check_seat(seat) -> int:
             or not 0 <= seat <= 3:
         raise ValueError(f"seat must be an int 0..3, got {seat!r}")
     return int(seat)
-
-
-def _int_pair(x, name: str) -> list[int]:
-    """Two ints (by team) from ``x``; ``ValueError`` naming ``name`` otherwise."""
-    try:
-        vals = list(x)
-    except TypeError:
-        raise ValueError(f"{name} must be 2 ints (one per team), got {x!r}") from None
-    if len(vals) != 2 or any(isinstance(v, bool) or not isinstance(v, (int, np.integer))
-                             for v in vals):
-        raise ValueError(f"{name} must be 2 ints (one per team), got {x!r}")
-    return [int(vals[0]), int(vals[1])]
-
-
-@dataclass(frozen=True)
-class PlayerView:
-    """Everything one seat may know, and nothing else (the information set of that seat).
-
-    Bots and observations are built only from this. Masks are 52-bit ints (bit = card id).
-
-    Attributes:
-        seat: the observer (0..3).
-        rules: the ``Rules``.
-        phase: ``Phase`` value.
-        current_player: seat to act (-1 when the game is over).
-        dealer: dealer of this hand.
-        hand: own hand mask; 0 while the seat has not looked at its cards (Blind Nil decision).
-        looked: whether the seat has seen its hand.
-        bids: 4 entries by seat: None (not bid yet) or 0..13 (0 = Nil).
-        blind: 4 bools by seat: bid Blind Nil.
-        tricks_won: 4 ints by seat, this hand.
-        trick_leader: seat that led the current trick.
-        current_trick: cards of the current trick in play order, ``((seat, card), ...)``.
-        play_history: every card played this hand in order, ``((seat, card), ...)``.
-        played: 4 masks by seat, cards played this hand.
-        voids: 4 suit masks by seat (bit s: known void in suit s, shown by failing to follow suit).
-        known_cards: 4 masks by seat: other seats' cards this seat knows from the Blind Nil exchange
-            (still held).
-        hand_sizes: 4 ints, cards held by each seat.
-        spades_broken: whether spades are broken.
-        trick_number: completed tricks this hand (0..13).
-        scores: 2 team totals; bags: 2 team bag counts.
-        hand_number: hands completed so far.
-        legal_actions: the seat's legal action ids when it is to act, else ().
-        hand_results: score tables of finished hands (public).
-        exchange: this hand's Blind Nil exchange as this seat saw it: the ``(from, to, card)``
-            passes it made or received (both partners of an exchange see it; others see ``()``).
-    """
-
-    seat: int
-    rules: Rules
-    phase: int
-    current_player: int
-    dealer: int
-    hand: int
-    looked: bool
-    bids: tuple
-    blind: tuple
-    tricks_won: tuple
-    trick_leader: int
-    current_trick: tuple
-    play_history: tuple
-    played: tuple
-    voids: tuple
-    known_cards: tuple
-    hand_sizes: tuple
-    spades_broken: bool
-    trick_number: int
-    scores: tuple
-    bags: tuple
-    hand_number: int
-    legal_actions: tuple
-    hand_results: tuple
-    exchange: tuple = ()
-
-    @property
-    def known_voids(self) -> tuple:
-        """Suits each seat is known to hold none of: 4 suit masks by seat (bit ``s``: void in
-        suit ``s``). ``voids`` (failed to follow suit), plus the inference from a spade led
-        before spades were broken: that lead is legal only from a hand of nothing but spades
-        (docs/rules.md, Play), so the leader held no club, diamond or heart (and cannot get one
-        later in the hand). Computed once per view (``rules.voids_of_plays``)."""
-        cache = self.__dict__
-        known = cache.get("_known_voids")
-        if known is None:
-            rules = self.rules
-            shown = voids_of_plays(self.play_history, rules.forced_spade_lead_breaks,
-                                   rules.spades_lead_any_time, rules.deck)
-            known = cache["_known_voids"] = tuple(v | w for v, w in zip(self.voids, shown))
-        return known
-
-    @property
-    def unseen(self) -> int:
-        """Mask of cards this seat has not seen: not in its hand and not played."""
-        played = self.played[0] | self.played[1] | self.played[2] | self.played[3]
-        return FULL_DECK & ~played & ~self.hand
-
-    @property
-    def led_suit(self) -> int | None:
-        """Suit (0..3) led to the current trick (``Rules.deck``'s suit of the card led: a joker
-        leads spades), or None before the lead."""
-        return self.rules.deck.suit_of[self.current_trick[0][1]] if self.current_trick else None
-
-    def info_key(self) -> tuple:
-        """Hashable key of the information set (equal views give equal keys)."""
-        return (self.seat, self.phase, self.current_player, self.dealer, self.hand, self.looked,
-                self.bids, self.blind, self.tricks_won, self.trick_leader, self.current_trick,
-                self.play_history, self.voids, self.known_cards, self.hand_sizes,
-                self.spades_broken, self.scores, self.bags, self.hand_number, self.exchange)
 
 
 class SpadesGame:
@@ -297,73 +189,7 @@ class SpadesGame:
                 out of range, starting totals that already end the game (``game_outcome``), or
                 a bad seed. The arguments are not kept (the game holds its own copies).
         """
-        from .cards import parse_card
-        jokers = isinstance(rules, Rules) and rules.jokers  # card names of the jokers deck
-        if isinstance(hands, (str, bytes, dict)):
-            raise ValueError(f"hands must be a list of 4 hands, got {type(hands).__name__}")
-        try:
-            hands = list(hands)
-        except TypeError:
-            raise ValueError(
-                f"hands must be a list of 4 hands, got {type(hands).__name__}") from None
-        if len(hands) != 4:
-            raise ValueError(f"need 4 hands, got {len(hands)}")
-        masks = []
-        for seat, h in enumerate(hands):
-            if isinstance(h, (int, np.integer)) and not isinstance(h, bool):
-                m = int(h)
-                if not 0 <= m <= FULL_DECK:
-                    raise ValueError(f"hand mask of seat {seat} is not a 52-bit mask: {m}")
-            else:
-                if isinstance(h, str):
-                    from .cards import parse_cards
-                    h = parse_cards(h, jokers)
-                m = 0
-                try:
-                    items = list(h) if not isinstance(h, (bytes, dict, bool, np.bool_)) else None
-                except TypeError:
-                    items = None
-                if items is None:
-                    raise ValueError(f"hand of seat {seat} must be card ids, card strings or a "
-                                     f"mask, got {h!r}")
-                for c in items:
-                    if isinstance(c, str):
-                        cid = parse_card(c, jokers)
-                    elif isinstance(c, (int, np.integer)) and not isinstance(c, bool):
-                        cid = int(c)
-                    else:
-                        raise ValueError(f"not a card: {c!r} in the hand of seat {seat}")
-                    if not 0 <= cid < 52:
-                        raise ValueError(f"card id {cid} out of range 0..51")
-                    if (m >> cid) & 1:
-                        raise ValueError(f"card {card_str(cid, jokers=jokers)} appears twice "
-                                         f"in one hand")
-                    m |= 1 << cid
-            masks.append(m)
-        if any(m.bit_count() != 13 for m in masks):
-            raise ValueError(f"each hand needs 13 cards, got {[m.bit_count() for m in masks]}")
-        if masks[0] | masks[1] | masks[2] | masks[3] != FULL_DECK:
-            raise ValueError("the 4 hands must hold each of the 52 cards exactly once")
-        if isinstance(dealer, (bool, np.bool_)) or not isinstance(dealer, (int, np.integer)) \
-                or dealer not in (0, 1, 2, 3):
-            raise ValueError(f"dealer must be a seat 0..3 (int), got {dealer!r}")
-        dealer = int(dealer)
-        rules = rules if rules is not None else Rules()
-        if not isinstance(rules, Rules):
-            raise ValueError(f"rules must be a spades_env.Rules, got {type(rules).__name__}")
-        scores = _int_pair(scores, "scores")
-        bags = _int_pair(bags, "bags")
-        for t in (0, 1):
-            if abs(scores[t]) > TOTAL_LIMIT:
-                raise ValueError(f"score of team {t} must be within +-{TOTAL_LIMIT}, got "
-                                 f"{scores[t]}")
-            if not 0 <= bags[t] < rules.bag_limit:
-                raise ValueError(f"bags of team {t} must be in 0..{rules.bag_limit - 1} between "
-                                 f"hands, got {bags[t]}")
-        if game_outcome(scores, rules) is not None:
-            raise ValueError(f"starting totals {scores} already end the game under these rules "
-                             f"(target {rules.target_score}, loss threshold "
-                             f"{rules.loss_threshold}): nothing left to play")
+        masks, dealer, scores, bags, rules = check_deal(hands, dealer, scores, bags, rules)
         g = cls(rules, seed, _deal=False)
         g.scores = scores
         g.bags = bags
@@ -689,30 +515,7 @@ class SpadesGame:
         Raises:
             ValueError: ``seat`` is not an int 0..3.
         """
-        seat = _check_seat(seat)
-        lead = self.trick_leader
-        known = [0, 0, 0, 0]
-        for frm, to, c in self.exchanges:
-            if seat in (frm, to):
-                # both partners see both directions of their own exchange
-                known[to] |= 1 << c
-                known[frm] &= ~(1 << c)
-        for s in range(4):
-            known[s] &= self.hands[s] if s != seat else 0
-        hand = self.hands[seat] if self.looked[seat] else 0
-        legal = tuple(self.legal_actions()) if self.current_player == seat else ()
-        return PlayerView(
-            seat=seat, rules=self.rules, phase=int(self.phase), current_player=self.current_player,
-            dealer=self.dealer, hand=hand, looked=self.looked[seat], bids=tuple(self.bids),
-            blind=tuple(self.blind), tricks_won=tuple(self.tricks_won), trick_leader=lead,
-            current_trick=tuple(zip(SEATS_FROM[lead], self.trick)),
-            play_history=tuple(self.plays), played=tuple(self.played), voids=tuple(self.voids),
-            known_cards=tuple(known), hand_sizes=tuple(h.bit_count() for h in self.hands),
-            spades_broken=self.spades_broken, trick_number=self.trick_number,
-            scores=tuple(self.scores), bags=tuple(self.bags), hand_number=self.hand_number,
-            legal_actions=legal, hand_results=tuple(self.hand_results),
-            exchange=tuple(x for x in self.exchanges if seat in (x[0], x[1])),
-        )
+        return view_of(self, _check_seat(seat))
 
     # ------------------------------------------------------------------ copy / save
     def clone(self) -> "SpadesGame":
