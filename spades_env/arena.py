@@ -51,162 +51,15 @@ import math
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
+from .arena_result import ArenaResult, SideStats
 from .engine import IllegalActionError, Phase, SpadesGame
 from .rules import Rules
 
 __all__ = ["SideStats", "ArenaResult", "play_match", "write_json_atomic", "write_records_atomic",
            "jsonable", "build_parser", "main"]
-
-
-@dataclass
-class SideStats:
-    """Totals and statistics of one side over a match.
-
-    Attributes:
-        name: the player's label.
-        games_won: games won (int); ``win_rate``: (won + 0.5 * truncated) / games (float, nan in
-            ``--hands`` mode); ``win_ci``: Clopper-Pearson 95% interval of won / games.
-        hands: hands played (the same for both sides).
-        points: total hand points (int, bag penalties included).
-        contracts: hands with a contract; ``contracts_made`` / ``contracts_set``: made or set.
-        nil_bids / nil_made: Nil bids (not blind) and those that succeeded; ``blind_nil_bids`` /
-            ``blind_nil_made`` the same for Blind Nil.
-        bags: bags taken (overtricks plus failed Nil tricks); ``bags_per_hand`` = bags / hands.
-        avg_team_bid: mean contract (sum of the non-Nil bids) per hand.
-        decisions: calls to ``act``; ``sec_per_decision_mean`` / ``_median``: seconds per call.
-    """
-
-    name: str
-    games_won: int = 0
-    win_rate: float = float("nan")
-    win_ci: tuple = (float("nan"), float("nan"))
-    hands: int = 0
-    points: int = 0
-    contracts: int = 0
-    contracts_made: int = 0
-    contracts_set: int = 0
-    nil_bids: int = 0
-    nil_made: int = 0
-    blind_nil_bids: int = 0
-    blind_nil_made: int = 0
-    bags: int = 0
-    bags_per_hand: float = float("nan")
-    avg_team_bid: float = float("nan")
-    decisions: int = 0
-    sec_per_decision_mean: float = float("nan")
-    sec_per_decision_median: float = float("nan")
-    _bid_total: int = field(default=0, repr=False)
-    _bag_penalty_points: int = field(default=0, repr=False)  # <= 0, included in points
-    _times: list = field(default_factory=list, repr=False)
-
-
-@dataclass
-class ArenaResult:
-    """Outcome of ``play_match``.
-
-    Attributes:
-        mode: ``"games"`` or ``"hands"``.
-        seed: the match seed; ``rules``: the ``Rules`` as a dict; ``hand_cap``: hands per game cap.
-        games: games played (2 per duplicate pair; in hands mode, single-hand deals played).
-        pairs: duplicate pairs.
-        truncated: games stopped by the hand cap (draws).
-        sides: ``(SideStats, SideStats)`` for side A (``team0``) and side B (``team1``).
-        point_diff_per_hand: mean over pairs of (A points - B points) / hands in the pair.
-        point_diff_ci: Student-t 95% interval of that mean (nan with fewer than 2 pairs).
-        pair_diffs: the per-pair differences per hand (list of floats, in pair order).
-        bag_adjusted_diff / bag_adjusted_ci: in ``hands`` mode, the same difference with every bag
-            charged its long-run cost ``bag_penalty / bag_limit`` (10 points) in place of any bag
-            penalty it tripped: single hands from 0-0 reach the penalty only with a very low
-            ``bag_limit``, so the plain difference counts a bag as +1 point. nan in ``games``
-            mode, where the penalty is played out.
-        pair_seeds: the game seed of each pair (both games of a pair use the same deals).
-        seconds: wall time of the match.
-        records: with ``keep_records``, a game record (dict, the play app's replay format; see
-            the module docstring) of every game in order (pair ``k``: ``2k`` and ``2k + 1``), else
-            empty. Not part of ``to_dict``.
-    """
-
-    mode: str
-    seed: int | None
-    rules: dict
-    hand_cap: int
-    games: int
-    pairs: int
-    truncated: int
-    sides: tuple
-    point_diff_per_hand: float
-    point_diff_ci: tuple
-    pair_diffs: list
-    pair_seeds: list
-    seconds: float
-    bag_adjusted_diff: float = float("nan")
-    bag_adjusted_ci: tuple = (float("nan"), float("nan"))
-    records: list = field(default_factory=list, repr=False)
-
-    def to_dict(self) -> dict:
-        """The result as plain data (``--out``), without the private fields and ``records``."""
-        d = asdict(replace(self, records=[]))
-        d.pop("records")
-        for s in d["sides"]:
-            s.pop("_bid_total", None)
-            s.pop("_bag_penalty_points", None)
-            s.pop("_times", None)
-        return d
-
-    def summary(self) -> str:
-        """A text table of the result, one column per side."""
-        a, b = self.sides
-        lines = [f"arena: {a.name} (A) vs {b.name} (B), {self.mode} mode, {self.pairs} duplicate "
-                 f"pairs = {self.games} {'games' if self.mode == 'games' else 'hands'}, seed "
-                 f"{self.seed}, {self.seconds:.1f} s"]
-        lines.append(f"point difference per hand (A - B): {self.point_diff_per_hand:+.2f}  "
-                     f"{_ci_text(self.point_diff_ci)}")
-        if self.mode == "hands":
-            lines.append(f"  with each bag at its long-run cost: {self.bag_adjusted_diff:+.2f}  "
-                         f"{_ci_text(self.bag_adjusted_ci)}")
-        if self.mode == "games":
-            lines.append(f"truncated games (hand cap {self.hand_cap}, draws): {self.truncated}")
-
-        def pct(x, n):
-            return f"{x}/{n} ({100.0 * x / n:.1f}%)" if n else f"{x}/0"
-
-        rows = []
-        if self.mode == "games":
-            # the percentage next to won/games is won/games (what the interval below is about);
-            # the win rate with draws (truncations) as half a win gets its own row
-            rows.append(("games won", *(f"{s.games_won}/{self.games} "
-                                        f"({100 * s.games_won / self.games:.1f}%)"
-                                        for s in (a, b))))
-            if self.truncated:
-                rows.append(("win rate, draws as 1/2", *(f"{100 * s.win_rate:.1f}%"
-                                                         for s in (a, b))))
-            rows.append(("win rate 95% CI", *(f"[{100 * s.win_ci[0]:.1f}%, {100 * s.win_ci[1]:.1f}%]"
-                                              for s in (a, b))))
-        rows += [
-            ("hands", str(a.hands), str(b.hands)),
-            ("points per hand", *(f"{s.points / s.hands:+.1f}" if s.hands else "nan"
-                                  for s in (a, b))),
-            ("contracts set", *(pct(s.contracts_set, s.contracts) for s in (a, b))),
-            ("Nil bids (made)", *(f"{s.nil_bids} ({s.nil_made})" for s in (a, b))),
-            ("Blind Nil bids (made)", *(f"{s.blind_nil_bids} ({s.blind_nil_made})"
-                                        for s in (a, b))),
-            ("bags per hand", *(f"{s.bags_per_hand:.2f}" for s in (a, b))),
-            ("average team bid", *(f"{s.avg_team_bid:.2f}" for s in (a, b))),
-            ("decisions", *(str(s.decisions) for s in (a, b))),
-            ("ms per decision (mean)", *(f"{1e3 * s.sec_per_decision_mean:.3f}" for s in (a, b))),
-            ("ms per decision (median)", *(f"{1e3 * s.sec_per_decision_median:.3f}"
-                                           for s in (a, b))),
-        ]
-        w0 = max(len(r[0]) for r in rows)
-        w1 = max(max(len(r[1]) for r in rows), len(a.name) + 4)
-        lines.append(f"{'':<{w0}}  {a.name + ' (A)':>{w1}}  {b.name + ' (B)'}")
-        for r in rows:
-            lines.append(f"{r[0]:<{w0}}  {r[1]:>{w1}}  {r[2]}")
-        return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- players
@@ -406,12 +259,49 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
             any worker starts), or a player returning an illegal action
             (``IllegalActionError``).
     """
+    rules, hand_cap, pairs, mode, workers = _check_match_args(
+        rules, games, seed, hands, hand_cap, names, workers, keep_records)
+    _check_players(team0, team1, rules, mode, hand_cap, pairs, workers, ray_address)
+    labels = names or (_player_label(team0), _player_label(team1))
+    sides = (SideStats(name=str(labels[0])), SideStats(name=str(labels[1])))
+    pair_seqs = np.random.SeedSequence(seed).spawn(pairs)
+    t_start = time.perf_counter()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=2 * pairs, unit="hand" if mode == "hands" else "game", file=sys.stderr,
+                   dynamic_ncols=True)
+    try:
+        results = _play_pairs((team0, team1, rules, mode, hand_cap), pair_seqs, keep_records,
+                              workers, ray_address, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    # merge in pair order, so any worker count gives the same result
+    pair_diffs, pair_seeds, truncated, records = _merge_pairs(results, labels, sides,
+                                                              keep_records, mode)
+    d = np.asarray(pair_diffs, dtype=float)
+    mean, ci = _mean_ci(d)
+    adj_mean, adj_ci = float("nan"), (float("nan"), float("nan"))
+    if mode == "hands":
+        adj_mean, adj_ci = _bag_adjusted(d, results, rules)
+    return ArenaResult(
+        mode=mode, seed=None if seed is None else int(seed), rules=rules.to_dict(),
+        hand_cap=hand_cap, games=2 * pairs, pairs=pairs, truncated=truncated, sides=sides,
+        point_diff_per_hand=mean, point_diff_ci=ci, pair_diffs=[float(x) for x in d],
+        pair_seeds=pair_seeds, seconds=time.perf_counter() - t_start,
+        bag_adjusted_diff=adj_mean, bag_adjusted_ci=adj_ci, records=records,
+    )
+
+
+def _check_match_args(rules, games, seed, hands, hand_cap, names, workers, keep_records):
+    """``play_match``'s rules, counts and options checked (``ValueError`` otherwise), as
+    ``(rules, hand_cap, pairs, mode, workers)``."""
     rules = rules if rules is not None else Rules()
     if not isinstance(rules, Rules):
         raise ValueError(f"rules must be a spades_env.Rules, got {type(rules).__name__}")
     if isinstance(hand_cap, bool) or not isinstance(hand_cap, (int, np.integer)) or hand_cap < 1:
         raise ValueError(f"hand_cap must be a positive int, got {hand_cap!r}")
-    hand_cap = int(hand_cap)
     if names is not None and (not isinstance(names, (tuple, list)) or len(names) != 2):
         raise ValueError(f"names must be two labels (side A, side B), got {names!r}")
     if hands is not None:
@@ -428,9 +318,16 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
         raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
     if not isinstance(workers, (int, np.integer)) or isinstance(workers, bool) or workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
-    workers = int(workers)
     if not isinstance(keep_records, bool):
         raise ValueError(f"keep_records must be a bool, got {keep_records!r}")
+    return rules, int(hand_cap), pairs, mode, int(workers)
+
+
+def _check_players(team0, team1, rules: Rules, mode: str, hand_cap: int, pairs: int,
+                   workers: int, ray_address) -> None:
+    """Both players checked before any game is played: ``make_bot`` names for workers or Ray, a
+    known name or checkpoint, a network that can play ``rules``, a search bot's work within
+    ``bots.work.LIMITS``."""
     if workers > 1 or ray_address is not None:
         for spec in (team0, team1):
             if not isinstance(spec, str):
@@ -450,47 +347,42 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
                 check_task(f"arena player {spec}", work,
                            2 * (1 if mode == "hands" else min(hand_cap, GAME_HANDS)), 2,
                            1 if ray_address is not None else min(workers, pairs))
-    labels = names or (_player_label(team0), _player_label(team1))
-    sides = (SideStats(name=str(labels[0])), SideStats(name=str(labels[1])))
-    root = np.random.SeedSequence(seed)
-    pair_seqs = root.spawn(pairs)
-    t_start = time.perf_counter()
-    bar = None
-    if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=2 * pairs, unit="hand" if mode == "hands" else "game", file=sys.stderr,
-                   dynamic_ncols=True)
-    results: list = [None] * pairs
-    try:
-        if ray_address is not None:
-            from .ray_cluster import map_on_ray
-            results = map_on_ray(ray_address, play_pair,
-                                 [(team0, team1, rules, mode, hand_cap, seq, keep_records)
-                                  for seq in pair_seqs],
-                                 on_result=None if bar is None else lambda _: bar.update(2))
-        elif workers == 1:
-            for i in range(pairs):
-                results[i] = play_pair(team0, team1, rules, mode, hand_cap, pair_seqs[i],
-                                        keep_records)
-                if bar is not None:
-                    bar.update(2)
-        else:
-            from concurrent.futures import as_completed
 
-            from .workers import worker_pool
-            # the workers end with the match: a failed pair, Ctrl-C or SIGTERM stops them all
-            with worker_pool(workers, executor=True) as pool:
-                futs = {pool.submit(play_pair, team0, team1, rules, mode, hand_cap,
-                                    pair_seqs[i], keep_records): i for i in range(pairs)}
-                for f in as_completed(futs):
-                    results[futs[f]] = f.result()
-                    if bar is not None:
-                        bar.update(2)
-    finally:
-        if bar is not None:
-            bar.close()
 
-    # merge in pair order, so any worker count gives the same result
+def _play_pairs(match: tuple, pair_seqs, keep_records: bool, workers: int, ray_address,
+                bar) -> list:
+    """``play_pair(*match, seq, keep_records)`` for each pair's seed sequence, as a list in pair
+    order: as Ray tasks, in this process, or in ``workers`` processes; ``bar`` (or None) counts
+    the games."""
+    results: list = [None] * len(pair_seqs)
+    if ray_address is not None:
+        from .ray_cluster import map_on_ray
+        return map_on_ray(ray_address, play_pair,
+                          [(*match, seq, keep_records) for seq in pair_seqs],
+                          on_result=None if bar is None else lambda _: bar.update(2))
+    if workers == 1:
+        for i, seq in enumerate(pair_seqs):
+            results[i] = play_pair(*match, seq, keep_records)
+            if bar is not None:
+                bar.update(2)
+        return results
+    from concurrent.futures import as_completed
+
+    from .workers import worker_pool
+    # the workers end with the match: a failed pair, Ctrl-C or SIGTERM stops them all
+    with worker_pool(workers, executor=True) as pool:
+        futs = {pool.submit(play_pair, *match, seq, keep_records): i
+                for i, seq in enumerate(pair_seqs)}
+        for f in as_completed(futs):
+            results[futs[f]] = f.result()
+            if bar is not None:
+                bar.update(2)
+    return results
+
+
+def _merge_pairs(results: list, labels, sides: tuple, keep_records: bool, mode: str):
+    """The pairs' results merged into ``sides`` in pair order, their per-side figures finished;
+    returns ``(pair_diffs, pair_seeds, truncated, records)``."""
     pair_diffs: list[float] = []
     pair_seeds: list[int] = []
     truncated = 0
@@ -511,8 +403,7 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
             _merge_side(sides[k], part[k])
             sides[k].games_won += wins[k]
             wins_half[k] += halves[k]
-
-    n_games = 2 * pairs
+    n_games = 2 * len(results)
     for k, st in enumerate(sides):
         if mode == "games":
             st.win_rate = wins_half[k] / n_games
@@ -527,35 +418,20 @@ def play_match(team0, team1, games: int | None = 100, seed: int | None = 0,
             arr = np.asarray(st._times)
             st.sec_per_decision_mean = float(arr.mean())
             st.sec_per_decision_median = float(np.median(arr))
-    d = np.asarray(pair_diffs, dtype=float)
-    mean, ci = _mean_ci(d)
-    adj_mean, adj_ci = float("nan"), (float("nan"), float("nan"))
-    if mode == "hands":
-        # each bag at bag_penalty / bag_limit instead of any penalty it tripped this hand
-        bag_cost = rules.bag_penalty / rules.bag_limit
-
-        def charge(st: SideStats) -> float:
-            return bag_cost * st.bags + st._bag_penalty_points
-
-        adj = np.asarray([(charge(r[0][0]) - charge(r[0][1])) / max(1, r[0][0].hands)
-                          for r in results], dtype=float)
-        adj_mean, adj_ci = _mean_ci(d - adj)
-    return ArenaResult(
-        mode=mode, seed=None if seed is None else int(seed), rules=rules.to_dict(),
-        hand_cap=hand_cap, games=n_games, pairs=pairs, truncated=truncated, sides=sides,
-        point_diff_per_hand=mean, point_diff_ci=ci, pair_diffs=[float(x) for x in d],
-        pair_seeds=pair_seeds, seconds=time.perf_counter() - t_start,
-        bag_adjusted_diff=adj_mean, bag_adjusted_ci=adj_ci, records=records,
-    )
+    return pair_diffs, pair_seeds, truncated, records
 
 
-def _ci_text(ci: tuple) -> str:
-    """``95% CI [lo, hi]``, or why there is none (a single pair has no spread to measure)."""
-    lo, hi = ci
-    if math.isnan(lo) or math.isnan(hi):
-        return "(no 95% CI: it needs at least 2 duplicate pairs)"
-    return f"95% CI [{lo:+.2f}, {hi:+.2f}]"
+def _bag_adjusted(d: np.ndarray, results: list, rules: Rules) -> tuple[float, tuple]:
+    """Single hands: the per-pair differences ``d`` with each bag at ``bag_penalty /
+    bag_limit`` instead of any penalty it tripped this hand; mean and 95% interval."""
+    bag_cost = rules.bag_penalty / rules.bag_limit
 
+    def charge(st: SideStats) -> float:
+        return bag_cost * st.bags + st._bag_penalty_points
+
+    adj = np.asarray([(charge(r[0][0]) - charge(r[0][1])) / max(1, r[0][0].hands)
+                      for r in results], dtype=float)
+    return _mean_ci(d - adj)
 
 def _mean_ci(d: np.ndarray) -> tuple[float, tuple]:
     """Mean of the per-pair values ``d`` and its Student-t 95% interval (``scipy.stats``)."""

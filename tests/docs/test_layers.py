@@ -34,7 +34,7 @@ LAYERS = {
     4: ["spades_env.spades_v1", "spades_env.spades_v2", "spades_env.spades_v0", "spades_env.single_agent",
         "spades_env.aec_wrappers", "spades_env.aec_obs",
         "spades_env.bot_seats", "spades_env.state", "spades_env.vector"],
-    5: ["spades_env.arena", "spades_env.ray_cluster"],
+    5: ["spades_env.arena", "spades_env.arena_result", "spades_env.ray_cluster"],
     6: ["spades_env.integrations", "spades_env.play"],
     7: ["spades_env.training"],
     8: ["spades_env.cli", "spades_env.__main__"],
