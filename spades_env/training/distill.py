@@ -244,24 +244,60 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
 
     import torch
     torch.set_num_threads(1)
-    from spades_env.fileio import check_output_file, check_outputs_apart
-
-    from .checkpoint import build_agent, load_checkpoint, save_checkpoint
+    from .checkpoint import save_checkpoint
     a = argparse.Namespace(minutes=minutes, chunks=chunks, chunk_hands=chunk_hands,
                            samples=samples, workers=workers, seed=seed, temperature=temperature,
                            prior=prior, bid_deals=bid_deals, epochs=epochs, lr=lr, labels=labels,
                            teacher=teacher, bid_samples=bid_samples, ray=ray_address)
     folder = labels or os.path.splitext(out)[0] + "_labels"
     t0 = time.time()
+    data, net, shape = _check_round(src, out, folder, a, hidden, head_hidden, also_labels)
+    extra_files = _also_label_files(also_labels, folder)
+    extra = merge_labels([load_labels(q) for q in extra_files]) if extra_files else None  # now,
+    stats: dict = {}                                  # not after the labelling: checked early
+    paths, own = _label_round(src, folder, a, log, on_chunk, stats)
+    rec = own if extra is None else merge_labels([own, extra])
+    label_s = time.time() - t0
+    reference = copy.deepcopy(net).eval()
+    if shape is not None:
+        from spades_env.agents.model import widen
+        torch.manual_seed(int(seed))  # the new units' initial weights: the same every run
+        net = widen(net, shape["hidden"], shape["head_hidden"])
+    ds = build_dataset(rec, reference, temperature, prior)
+    if bid_deals > 0:
+        ds = concat_rows(ds, bid_rows(reference, bid_deals, seed))
+    log(f"{len(rec['seed'])} hands from {len(paths) + len(extra_files)} chunks "
+        f"({len(extra_files)} from --also-labels): {int(ds['card'].sum())} card "
+        f"rows, {int((~ds['card']).sum())} bid rows ({label_s / 60:.1f} min)")
+    hist = distill(net, ds, epochs=epochs, lr=lr, seed=seed)
+    res = _distilled_checkpoint(data, net, shape, src)
+    own_stats = chunk_stats(own)
+    rate = stats["made_labels"] / stats["wall_seconds"] if stats.get("made_labels") \
+        else float("nan")  # labels made per second of wall clock (none made: all kept)
+    res["distill"] = _distill_record(a, rec, own, own_stats, also_labels, rate, label_s,
+                                     None if shape is None else reference, hist)
+    save_checkpoint(out, res)
+    return {"checkpoint": out, "hands": int(len(rec["seed"])), "chunks": len(paths),
+            "label_minutes": label_s / 60, "minutes": (time.time() - t0) / 60,
+            "labels_per_second": rate, "regret": own_stats["regret"]}
+
+
+def _check_round(src: str, out: str, folder: str, a, hidden, head_hidden, also_labels):
+    """``distill_checkpoint``'s checks before any work: the options, the outputs apart from what
+    is read, the Ray address, the source (standard rules), the teacher's work, the widths and
+    ``out``. Returns the source's checkpoint data, its network and the wider shape (or None)."""
+    from spades_env.fileio import check_output_file, check_outputs_apart
+
+    from .checkpoint import build_agent, load_checkpoint
     check_args(a)
     # before any work: --out and the label folder are not (and hold nothing) read here; the label
     # folder is read too, as the labels of this run to resume, so it is an output only
-    check_outputs_apart([("--out", out), ("--labels" if labels else "the label folder", folder)],
+    check_outputs_apart([("--out", out), ("--labels" if a.labels else "the label folder", folder)],
                         [("the checkpoint argument", src)]
                         + [("--also-labels", f) for f in also_labels])
-    if ray_address is not None:  # before any work: Ray installed, the address answers
+    if a.ray is not None:  # before any work: Ray installed, the address answers
         from spades_env.ray_cluster import check_address
-        check_address(ray_address)
+        check_address(a.ray)
     data = load_checkpoint(src)
     rules = (data.get("config") or {}).get("rules", "standard")
     if rules != "standard":
@@ -269,10 +305,16 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                          f"standard-rules hands")
     net = build_agent(data, "cpu")
     # the teacher's options together and one chunk's work, before any work
-    check_label_work(src, teacher, samples, bid_samples, chunk_hands,
-                     1 if ray_address is not None else min(workers, chunks))
+    check_label_work(src, a.teacher, a.samples, a.bid_samples, a.chunk_hands,
+                     1 if a.ray is not None else min(a.workers, a.chunks))
     shape = _wider_shape(hidden, head_hidden, net)
     check_output_file(out, "output checkpoint", create_folder=True)
+    return data, net, shape
+
+
+def _also_label_files(also_labels, folder: str) -> list:
+    """The label chunks of the ``--also-labels`` folders; a folder or chunk given twice (same
+    device and inode), or this run's own label folder, is refused."""
     extra_files = []
     seen = {}  # (st_dev, st_ino) of each folder and chunk read -> how it was named
     try:
@@ -292,36 +334,33 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
             seen[(st.st_dev, st.st_ino)] = f"already read as {q!r}" if q != f else \
                 f"the folder already given as --also-labels {f!r}"
         extra_files += found
-    extra = merge_labels([load_labels(q) for q in extra_files]) if extra_files else None  # now,
-    lock = lock_labels(folder)                        # not after the labelling: checked early
+    return extra_files
+
+
+def _label_round(src: str, folder: str, a, log, on_chunk, stats: dict):
+    """This round's labels, made (or kept) in the locked ``folder`` and each chunk checked as
+    made by ``src`` with these settings: ``(chunk paths, merged labels)``."""
+    lock = lock_labels(folder)
     try:
-        stats: dict = {}
-        paths = produce_labels(src, folder, minutes, chunks, chunk_hands, seed, samples, workers,
-                               log=log, teacher=teacher, bid_samples=bid_samples,
-                               ray_address=ray_address, stats=stats, on_chunk=on_chunk)
+        paths = produce_labels(src, folder, a.minutes, a.chunks, a.chunk_hands, a.seed,
+                               a.samples, a.workers, log=log, teacher=a.teacher,
+                               bid_samples=a.bid_samples, ray_address=a.ray, stats=stats,
+                               on_chunk=on_chunk)
         if not paths:
             raise ValueError("no label chunk was finished within --minutes")
         # every chunk read is one of this run, made by this very network (its SHA-256)
         sha = file_sha256(src)
-        own = merge_labels([check_chunk(q, sha, chunk_hands, seed,
+        own = merge_labels([check_chunk(q, sha, a.chunk_hands, a.seed,
                                         int(os.path.basename(q)[len("chunk_"):-len(".npz")]),
-                                        samples, teacher, bid_samples) for q in paths])
+                                        a.samples, a.teacher, a.bid_samples) for q in paths])
     finally:
         lock.release()
-    rec = own if extra is None else merge_labels([own, extra])
-    label_s = time.time() - t0
-    reference = copy.deepcopy(net).eval()
-    if shape is not None:
-        from spades_env.agents.model import widen
-        torch.manual_seed(int(seed))  # the new units' initial weights: the same every run
-        net = widen(net, shape["hidden"], shape["head_hidden"])
-    ds = build_dataset(rec, reference, temperature, prior)
-    if bid_deals > 0:
-        ds = concat_rows(ds, bid_rows(reference, bid_deals, seed))
-    log(f"{len(rec['seed'])} hands from {len(paths) + len(extra_files)} chunks "
-        f"({len(extra_files)} from --also-labels): {int(ds['card'].sum())} card "
-        f"rows, {int((~ds['card']).sum())} bid rows ({label_s / 60:.1f} min)")
-    hist = distill(net, ds, epochs=epochs, lr=lr, seed=seed)
+    return paths, own
+
+
+def _distilled_checkpoint(data: dict, net, shape: dict | None, src: str) -> dict:
+    """The output checkpoint's payload (but its ``distill`` entry): the source's config, shape
+    and progress (widened when ``shape`` is given), the distilled weights, the source's path."""
     res = {k: data[k] for k in ("config", "model_shape", "progress") if k in data}
     res["model"] = net.state_dict()
     if shape is not None:
@@ -329,27 +368,26 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
         if isinstance(res.get("config"), dict):
             res["config"] = dict(res["config"], **shape)
     res["source"] = src
-    own_stats = chunk_stats(own)
-    rate = stats["made_labels"] / stats["wall_seconds"] if stats.get("made_labels") \
-        else float("nan")  # labels made per second of wall clock (none made: all kept)
-    res["distill"] = {"hands": int(len(rec["seed"])), "own_hands": int(len(own["seed"])),
-                      "also_labels": [os.path.abspath(f) for f in also_labels],
-                      "teacher": teacher, "bid_samples": bid_samples,
-                      "card_labels": own_stats["card_labels"],
-                      "bid_labels": own_stats["bid_labels"], "regret": own_stats["regret"],
-                      "labels_per_second": rate, "ray": ray_address is not None,
-                      "samples": samples,
-                      "temperature": temperature, "prior": prior, "bid_deals": bid_deals,
-                      "epochs": epochs, "lr": lr, "seed": seed, "label_minutes": label_s / 60,
-                      "widened_from": (None if shape is None else
-                                       {"hidden": list(reference.hidden),
-                                        "head_hidden": reference.head_hidden}),
-                      "history": [{k: float(v) for k, v in h.items()} for h in hist]}
-    save_checkpoint(out, res)
-    return {"checkpoint": out, "hands": int(len(rec["seed"])), "chunks": len(paths),
-            "label_minutes": label_s / 60, "minutes": (time.time() - t0) / 60,
-            "labels_per_second": rate, "regret": own_stats["regret"]}
+    return res
 
+
+def _distill_record(a, rec: dict, own: dict, own_stats: dict, also_labels, rate: float,
+                    label_s: float, widened_from, hist) -> dict:
+    """The checkpoint's ``distill`` entry: the settings, the labels' figures, the network it was
+    widened from (``widened_from``, or None) and the loss history."""
+    return {"hands": int(len(rec["seed"])), "own_hands": int(len(own["seed"])),
+            "also_labels": [os.path.abspath(f) for f in also_labels],
+            "teacher": a.teacher, "bid_samples": a.bid_samples,
+            "card_labels": own_stats["card_labels"],
+            "bid_labels": own_stats["bid_labels"], "regret": own_stats["regret"],
+            "labels_per_second": rate, "ray": a.ray is not None,
+            "samples": a.samples,
+            "temperature": a.temperature, "prior": a.prior, "bid_deals": a.bid_deals,
+            "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "label_minutes": label_s / 60,
+            "widened_from": (None if widened_from is None else
+                             {"hidden": list(widened_from.hidden),
+                              "head_hidden": widened_from.head_hidden}),
+            "history": [{k: float(v) for k, v in h.items()} for h in hist]}
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``spades distill`` (its shared options: ``spades_env.options``)."""
