@@ -162,30 +162,23 @@ def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,
             hand has 13 tricks), a carried bag count outside 0..bag_limit-1, a blind flag that is
             not a bool, or a blind bid that is not 0.
     """
+    bids, tricks, bags_before, blind, scores_before = _check_hand_args(
+        bids, tricks, bags_before, rules, blind, scores_before)
+    return (_team_score(0, bids, tricks, blind, bags_before[0], scores_before[0], rules),
+            _team_score(1, bids, tricks, blind, bags_before[1], scores_before[1], rules))
+
+
+def _check_hand_args(bids, tricks, bags_before, rules, blind, scores_before):
+    """``score_hand``'s arguments checked (its ``Raises``) as plain lists of ints (of flags for
+    ``blind``): ``(bids, tricks, bags_before, blind, scores_before)``."""
     if not isinstance(rules, Rules):
         raise ValueError(f"rules must be a spades_env.Rules, got {type(rules).__name__}")
     if blind is None:
         blind = (False, False, False, False)
-
-    def int_list(x, n, what):
-        try:
-            vals = list(x)
-        except TypeError:
-            raise ValueError(f"score_hand needs {n} {what} (ints), got {x!r}") from None
-        if len(vals) != n:
-            raise ValueError(f"score_hand needs 4 bids, 4 trick counts, 2 bag counts and 2 "
-                             f"scores; got {len(vals)} {what}")
-        if any(isinstance(v, (bool, np.bool_)) for v in vals):
-            raise ValueError(f"{what} must be ints, got {x!r}")
-        try:
-            return [operator.index(v) for v in vals]
-        except TypeError:
-            raise ValueError(f"bids, tricks and bags must be ints, got {what}={x!r}") from None
-
-    bids = int_list(bids, 4, "bids")
-    tricks = int_list(tricks, 4, "trick counts")
-    bags_before = int_list(bags_before, 2, "bag counts")
-    scores_before = int_list(scores_before, 2, "scores")
+    bids = _int_list(bids, 4, "bids")
+    tricks = _int_list(tricks, 4, "trick counts")
+    bags_before = _int_list(bags_before, 2, "bag counts")
+    scores_before = _int_list(scores_before, 2, "scores")
     try:
         blind = list(blind)
     except TypeError:
@@ -208,63 +201,83 @@ def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,
     if sum(tricks) != 13:
         raise ValueError(f"trick counts must sum to 13 (a hand has 13 tricks), got {tricks} "
                          f"(sum {sum(tricks)})")
-    out = []
-    for team in (0, 1):
-        seats = (team, team + 2)
-        contract = 0
-        taken = 0
-        nil_points = 0
-        bags = 0
-        nil_tricks = 0
-        for s in seats:
-            if bids[s] == 0:
-                bonus = rules.blind_nil_bonus if blind[s] else rules.nil_bonus
-                if tricks[s] == 0:
-                    nil_points += bonus
-                else:
-                    nil_points -= bonus
-                    nil_tricks += tricks[s]
-            else:
-                contract += bids[s]
-                taken += tricks[s]
-        if rules.failed_nil_tricks_count and contract > 0:
-            taken += nil_tricks  # they help the partner's contract (overtricks are bags)
-        else:
-            bags += nil_tricks  # a failed Nil's tricks are bags only
-        made = None
-        contract_points = 0
-        if contract > 0:
-            if taken >= contract:
-                made = True
-                contract_points = per_trick(rules, contract) * contract
-                if rules.bags_score_points:
-                    contract_points += taken - contract
-                bags += taken - contract
-            else:
-                made = False
-                contract_points = -10 * contract
-        total_bags = bags_before[team] + bags
-        penalties = total_bags // rules.bag_limit
-        bag_penalty = -rules.bag_penalty * penalties
-        bags_after = total_bags - penalties * rules.bag_limit
-        hand_points = contract_points + nil_points + bag_penalty
-        out.append(TeamScore(
-            team=team,
-            bids=(bids[seats[0]], bids[seats[1]]),
-            blind=(bool(blind[seats[0]]), bool(blind[seats[1]])),
-            tricks=(tricks[seats[0]], tricks[seats[1]]),
-            contract=contract,
-            contract_points=contract_points,
-            made=made,
-            bags=bags,
-            nil_points=nil_points,
-            bag_penalty=bag_penalty,
-            hand_points=hand_points,
-            total=scores_before[team] + hand_points,
-            bags_after=bags_after,
-        ))
-    return out[0], out[1]
+    return bids, tricks, bags_before, blind, scores_before
 
+
+def _int_list(x, n: int, what: str) -> list[int]:
+    """``x`` as a list of ``n`` ints (``what`` names them in the messages); bools refused."""
+    try:
+        vals = list(x)
+    except TypeError:
+        raise ValueError(f"score_hand needs {n} {what} (ints), got {x!r}") from None
+    if len(vals) != n:
+        raise ValueError(f"score_hand needs 4 bids, 4 trick counts, 2 bag counts and 2 "
+                         f"scores; got {len(vals)} {what}")
+    if any(isinstance(v, (bool, np.bool_)) for v in vals):
+        raise ValueError(f"{what} must be ints, got {x!r}")
+    try:
+        return [operator.index(v) for v in vals]
+    except TypeError:
+        raise ValueError(f"bids, tricks and bags must be ints, got {what}={x!r}") from None
+
+
+def _team_score(team: int, bids: list, tricks: list, blind: list, bags_before: int,
+                score_before: int, rules: Rules) -> TeamScore:
+    """The ``TeamScore`` of ``team`` (seats ``team`` and ``team + 2``), from checked arguments;
+    ``bags_before`` and ``score_before`` are the team's."""
+    seats = (team, team + 2)
+    contract = 0
+    taken = 0
+    nil_points = 0
+    bags = 0
+    nil_tricks = 0
+    for s in seats:
+        if bids[s] == 0:
+            bonus = rules.blind_nil_bonus if blind[s] else rules.nil_bonus
+            if tricks[s] == 0:
+                nil_points += bonus
+            else:
+                nil_points -= bonus
+                nil_tricks += tricks[s]
+        else:
+            contract += bids[s]
+            taken += tricks[s]
+    if rules.failed_nil_tricks_count and contract > 0:
+        taken += nil_tricks  # they help the partner's contract (overtricks are bags)
+    else:
+        bags += nil_tricks  # a failed Nil's tricks are bags only
+    made = None
+    contract_points = 0
+    if contract > 0:
+        if taken >= contract:
+            made = True
+            contract_points = per_trick(rules, contract) * contract
+            if rules.bags_score_points:
+                contract_points += taken - contract
+            bags += taken - contract
+        else:
+            made = False
+            contract_points = -10 * contract
+    total_bags = bags_before + bags
+    penalties = total_bags // rules.bag_limit
+    bag_penalty = -rules.bag_penalty * penalties
+    bags_after = total_bags - penalties * rules.bag_limit
+    hand_points = contract_points + nil_points + bag_penalty
+    return TeamScore(
+        team=team,
+        bids=(bids[seats[0]], bids[seats[1]]),
+        blind=(bool(blind[seats[0]]), bool(blind[seats[1]])),
+        tricks=(tricks[seats[0]], tricks[seats[1]]),
+        contract=contract,
+        contract_points=contract_points,
+        made=made,
+        bags=bags,
+        nil_points=nil_points,
+        bag_penalty=bag_penalty,
+        hand_points=hand_points,
+        total=score_before + hand_points,
+        bags_after=bags_after,
+    )
 
 def per_trick(rules: Rules, contract: int) -> int:
     """Points per trick bid of a made team contract: 10, or 20 for a contract of at least
