@@ -198,22 +198,38 @@ def rollout(env, cur, agent: Agent, opp: Opponents, store: Storage, args: Args,
         obs, mask, seat, rewards, dones, info = env.step(torch.as_tensor(actions))
         obs, mask, seat = obs.cpu(), mask.cpu(), seat.cpu()  # storage and bots work on the CPU
         r_np, d_np = rewards.cpu().numpy(), dones.cpu().numpy()
-        for i, hr, _bags in info.get("hands", ()):
-            stats["hands"].append((hr, opp.ctrl[i].copy()))
-            bag_fix = 0.0  # team 0's reward change when bags cost ``bag_cost`` points each
-            if args.bag_cost > 0:
-                bag_fix = args.reward_scale * (
-                    (team_points(hr.teams[0], args.bag_cost) - hr.teams[0].hand_points)
-                    - (team_points(hr.teams[1], args.bag_cost) - hr.teams[1].hand_points))
-            for s in range(4):
-                if last[i, s] >= 0:
-                    store.reward[last[i, s]] += r_np[i, s] + (bag_fix if TEAM[s] == 0 else -bag_fix)
-        for i in np.flatnonzero(d_np):
-            for s in range(4):
-                if last[i, s] >= 0:
-                    store.done[last[i, s]] = True
-                    last[i, s] = -1
-            opp.assign(int(i), rng)
+        _book_hands(info, r_np, d_np, last, store, opp, stats, args, rng)
+    _store_values(agent, store, dev, privileged)
+    _bootstrap_cut(env, agent, store, last, dev, privileged)
+    return obs, mask, seat
+
+
+def _book_hands(info: dict, r_np: np.ndarray, d_np: np.ndarray, last: np.ndarray,
+                store: Storage, opp: Opponents, stats: dict, args: Args,
+                rng: np.random.Generator) -> None:
+    """After one step: each finished hand's reward (with the ``bag_cost`` correction) added to
+    each seat's last decision, the hand kept in ``stats``; each finished game's trajectories
+    closed (``last`` reset) and new opponents drawn for it."""
+    for i, hr, _bags in info.get("hands", ()):
+        stats["hands"].append((hr, opp.ctrl[i].copy()))
+        bag_fix = 0.0  # team 0's reward change when bags cost ``bag_cost`` points each
+        if args.bag_cost > 0:
+            bag_fix = args.reward_scale * (
+                (team_points(hr.teams[0], args.bag_cost) - hr.teams[0].hand_points)
+                - (team_points(hr.teams[1], args.bag_cost) - hr.teams[1].hand_points))
+        for s in range(4):
+            if last[i, s] >= 0:
+                store.reward[last[i, s]] += r_np[i, s] + (bag_fix if TEAM[s] == 0 else -bag_fix)
+    for i in np.flatnonzero(d_np):
+        for s in range(4):
+            if last[i, s] >= 0:
+                store.done[last[i, s]] = True
+                last[i, s] = -1
+        opp.assign(int(i), rng)
+
+
+def _store_values(agent: Agent, store: Storage, dev: torch.device, privileged: bool) -> None:
+    """The critic's value of every stored decision, in batched passes."""
     # Values of every stored decision in one batched pass (the network is fixed during the
     # rollout, so this equals evaluating them one step at a time).
     with torch.no_grad():
@@ -222,7 +238,12 @@ def rollout(env, cur, agent: Agent, opp: Opponents, store: Storage, args: Args,
             pv = store.priv[s0:s1].to(dev).float() if privileged else None
             store.value[s0:s1] = agent.critic_value(store.floats(store.obs[s0:s1], dev),
                                                     pv).cpu().numpy()
-    # Bootstrap trajectories cut by the end of the rollout with the value of the seat's view.
+
+
+def _bootstrap_cut(env, agent: Agent, store: Storage, last: np.ndarray, dev: torch.device,
+                   privileged: bool) -> None:
+    """Bootstrap trajectories cut by the end of the rollout (``last`` >= 0) with the value of
+    the seat's current view."""
     open_ = np.argwhere(last >= 0)
     if len(open_):
         if hasattr(env, "observe"):
@@ -238,7 +259,6 @@ def rollout(env, cur, agent: Agent, opp: Opponents, store: Storage, args: Args,
         else:  # (an approximation: the value of the seat's last decision)
             vals = store.value[last[open_[:, 0], open_[:, 1]]]
         store.boot[last[open_[:, 0], open_[:, 1]]] = vals
-    return obs, mask, seat
 
 
 # ============================================================================= GAE
