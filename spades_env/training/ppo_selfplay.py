@@ -48,8 +48,8 @@ from .distill_stage import distill_stage
 from .envs import compact_obs, env_hands, make_env, rules_table
 from .evaluate import format_table
 from .opponents import Opponents
-from .run_log import (Clock, bar_figures, best_eval, eval_score, eval_summary, game_metrics,
-                      log_iteration, record_eval, run_eval, write_curve)
+from .run_log import (Clock, bar_figures, eval_summary, game_metrics, log_iteration,
+                      record_eval)
 from .teacher_records import team_points
 from .warm_start import warm_start
 
@@ -647,6 +647,4 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
 
 
 __all__ = ["train", "seed_everything", "iteration_seed", "make_agent", "Storage", "rollout",
-           "compute_gae", "ppo_update", "teacher_coef", "game_metrics", "run_eval", "write_curve",
-           "eval_summary", "eval_score", "best_eval", "Clock", "record_eval", "log_iteration",
-           "bar_figures", "rng_states", "make_payload"]
+           "compute_gae", "ppo_update", "teacher_coef", "rng_states", "make_payload"]

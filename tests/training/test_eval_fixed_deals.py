@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-import spades_env.training.ppo_selfplay as ppo
+import spades_env.training.run_log as run_log
 from spades_env import Rules
 from spades_env.agents.model import Agent
 from spades_env.scoring import score_hand
@@ -53,14 +53,14 @@ def test_evaluations_reuse_the_deals_and_compare_with_the_best_deal_by_deal(tmp_
     args = Args(eval_opponents=["random"], hidden=[16], head_hidden=8)
     progress = {"iteration": 1, "decisions": 100, "seconds": 0.0}
     evals = []
-    books = dict(clock=ppo.Clock(progress), evals=evals, writer=_Writer(),
+    books = dict(clock=run_log.Clock(progress), evals=evals, writer=_Writer(),
                  ckpt_dir=str(tmp_path), log=lambda *_: None)
-    first, best = ppo.record_eval(agent, args, 12, args.seed, **books)
+    first, best = run_log.record_eval(agent, args, 12, args.seed, **books)
     assert best and "vs_best" not in first[0]
     assert len(first[0]["per_deal_adj"]) == 12
     assert first[0]["adj"] == pytest.approx(sum(first[0]["per_deal_adj"]) / 12)
     progress.update(iteration=2, decisions=200)
-    same, _ = ppo.record_eval(agent, args, 12, args.seed, **books)
+    same, _ = run_log.record_eval(agent, args, 12, args.seed, **books)
     # the same network on the same deals against the same seeded bot: the same games
     assert same[0]["deals_digest"] == first[0]["deals_digest"]
     assert same[0]["per_deal_adj"] == first[0]["per_deal_adj"]
@@ -69,14 +69,14 @@ def test_evaluations_reuse_the_deals_and_compare_with_the_best_deal_by_deal(tmp_
         for p in agent.parameters():
             p.add_(torch.randn_like(p))
     progress.update(iteration=3, decisions=300)
-    other, _ = ppo.record_eval(agent, args, 12, args.seed, **books)
+    other, _ = run_log.record_eval(agent, args, 12, args.seed, **books)
     assert other[0]["deals_digest"] == first[0]["deals_digest"]
     want = paired_difference(other[0]["per_deal_adj"], first[0]["per_deal_adj"])
     v = other[0]["vs_best"]
     assert (v["diff"], v["lo"], v["hi"]) == want and v["iteration"] == 1
-    assert "vs best" in ppo.eval_summary(other)
+    assert "vs best" in run_log.eval_summary(other)
     # other deals: no pairing
     progress.update(iteration=4, decisions=400)
-    moved, _ = ppo.record_eval(agent, args, 12, args.seed + 1, **books)
+    moved, _ = run_log.record_eval(agent, args, 12, args.seed + 1, **books)
     assert moved[0]["deals_digest"] != first[0]["deals_digest"] and "vs_best" not in moved[0]
     assert (tmp_path / "curve.png").exists()

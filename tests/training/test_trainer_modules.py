@@ -7,7 +7,6 @@ import time
 import pytest
 
 import spades_env.training.opponents as opponents
-import spades_env.training.ppo_selfplay as ppo
 import spades_env.training.run_log as run_log
 from spades_env.training.config import Args
 
@@ -24,7 +23,7 @@ def test_clock_banks_the_seconds_of_a_run_and_of_ppo_across_resumes(monkeypatch)
     fake = _FakeTime(100.0)
     monkeypatch.setattr(time, "time", fake)
     progress = {"seconds": 10.0, "ppo_seconds": 50.0}  # from the run before a resume
-    clock = ppo.Clock(progress)
+    clock = run_log.Clock(progress)
     fake.now = 103.0
     assert clock.total() == 13.0 and progress["seconds"] == 10.0  # read only
     fake.now = 105.0
@@ -41,7 +40,7 @@ def test_clock_banks_the_seconds_of_a_run_and_of_ppo_across_resumes(monkeypatch)
     assert clock.ppo_seconds() == 80.0 and progress["ppo_seconds"] == 80.0
     fake.now = 231.0
     assert clock.ppo_seconds() == 81.0
-    fresh = ppo.Clock({"iteration": 0})  # a new run: no seconds yet
+    fresh = run_log.Clock({"iteration": 0})  # a new run: no seconds yet
     fake.now = 232.0
     assert fresh.total() == 1.0
     fresh.bank()
@@ -71,15 +70,14 @@ def test_record_eval_appends_the_entry_draws_the_curve_logs_and_keeps_the_best(m
         return answers[len(calls) - 1]
 
     monkeypatch.setattr(run_log, "run_eval", fake_run_eval)
-    assert ppo.record_eval is run_log.record_eval
     fake = _FakeTime(1000.0)
     monkeypatch.setattr(time, "time", fake)
     progress = {"iteration": 3, "decisions": 600, "seconds": 5.0}
-    clock = ppo.Clock(progress)
+    clock = run_log.Clock(progress)
     fake.now = 1002.0
     evals, writer, logs = [], _Writer(), []
     books = dict(clock=clock, evals=evals, writer=writer, ckpt_dir=str(tmp_path), log=logs.append)
-    rows, best = ppo.record_eval(None, Args(), 7, 11, **books, notes={"after": "warm start"})
+    rows, best = run_log.record_eval(None, Args(), 7, 11, **books, notes={"after": "warm start"})
     assert rows == answers[0] and best is True and calls == [(7, 11)]
     assert list(evals[0]) == ["iteration", "decisions", "deals", "rows", "after", "seconds"]
     assert evals[0] == {"iteration": 3, "decisions": 600, "deals": 7, "rows": answers[0],
@@ -92,12 +90,12 @@ def test_record_eval_appends_the_entry_draws_the_curve_logs_and_keeps_the_best(m
     assert (tmp_path / "curve.png").exists() or logs  # drawn, or why not said
     progress.update(iteration=5, decisions=1000)
     writer.scalars.clear()
-    rows, best = ppo.record_eval(None, Args(), 7, 16, **books)
+    rows, best = run_log.record_eval(None, Args(), 7, 16, **books)
     assert best is False and (progress["best_score"], progress["best_iteration"]) == (4.0, 3)
     assert list(evals[1]) == ["iteration", "decisions", "deals", "rows", "seconds"]
     assert [s[0] for s in writer.scalars][:2] == ["eval/diff_vs_random", "eval/win_rate_vs_random"]
     writer.scalars.clear()
-    rows, best = ppo.record_eval(None, Args(), 9, 10_011, **books, notes={"network": "PPO"},
+    rows, best = run_log.record_eval(None, Args(), 9, 10_011, **books, notes={"network": "PPO"},
                                  final=True)
     assert best is False and progress["best_score"] == 4.0  # 14.0 is better, but final
     assert evals[2] == {"iteration": 5, "decisions": 1000, "deals": 9, "rows": answers[2],
@@ -105,7 +103,7 @@ def test_record_eval_appends_the_entry_draws_the_curve_logs_and_keeps_the_best(m
     assert list(evals[2])[4:6] == ["final", "network"]
     assert writer.scalars == [("eval/final_diff_vs_random", 20.0, 1000),
                               ("eval/final_diff_vs_easy", 8.0, 1000)]
-    assert ppo.eval_summary(rows) == "random +20.0 easy +8.0"
+    assert run_log.eval_summary(rows) == "random +20.0 easy +8.0"
 
 
 @pytest.mark.parametrize("pool_size", [0, 2])
