@@ -231,10 +231,30 @@ function bidWords(action) {
   return action === BID_OFFSET ? "Nil" : String(action - BID_OFFSET);
 }
 
-function setStatus(text, error) {
-  $("status").textContent = text;
-  $("status").classList.toggle("error", !!error);
+// the status line is one line: on a phone (beside Last trick and Hint) in its short words, cut
+// short if still too long; its title has it whole. An error keeps its words (it may wrap).
+const PHONE = matchMedia("(max-width: 600px)");
+
+function phoneStatus(text) {
+  const paused = /^Paused\. /.test(text) ? "Paused. " : "";
+  return paused + text.slice(paused.length)
+    .replace(/^Your turn: play a card \((\w)\w*s led\)$/, (_, s) => `Your turn: play (${SUIT_SYMBOL[s.toUpperCase()]} led)`)
+    .replace(/^Your turn: bid Blind Nil, or look at your cards$/, "Your turn: Blind Nil or look")
+    .replace(/^Your turn: pass a card to your partner.*$/, "Your turn: pass a card")
+    .replace(/^(Hand \d+ is over|Game over after hand \d+): see the score table, then Next$/, "$1");
 }
+
+function setStatus(text, error) {
+  const el = $("status");
+  el.dataset.full = text;
+  el.textContent = PHONE.matches && !error ? phoneStatus(text) : text;
+  el.title = text;
+  el.classList.toggle("error", !!error);
+}
+PHONE.addEventListener("change", () => {
+  const el = $("status");
+  if (el.dataset.full) setStatus(el.dataset.full, el.classList.contains("error"));
+});
 
 function render() {
   renderScore();
@@ -282,9 +302,21 @@ function handTableHtml(hr, names, orders) {
 function renderHandTable() {
   const hr = state.hand_table;
   $("hand-table-box").hidden = !hr;
+  placeTricksButton(!!hr);
   if (!hr) return;
   $("hand-table-title").textContent = `Hand ${hr.hand_number + 1} over` + (state.result ? ": game over" : "");
   $("hand-table").innerHTML = handTableHtml(hr, state.teams.map((t) => t.name), state.teams.map((t) => t.order));
+}
+
+// the Last trick button: beside the status line, and in the score table's dialog while that is
+// open (the dialog covers the table: the button stays in sight and clickable at every size)
+function placeTricksButton(handOver) {
+  const btn = $("tricks-button");
+  if (handOver) {
+    if (btn.parentElement !== $("hand-table-buttons")) $("hand-table-buttons").prepend(btn);
+  } else if (btn.parentElement !== $("hint").parentElement) {
+    $("hint").before(btn);
+  }
 }
 
 // the last trick (its four cards, who played each, who won) and every trick of this hand so far,
