@@ -1,5 +1,7 @@
 """Fixtures of tests in several folders. Nothing here imports torch at collection: the tests that
-need no torch run without it."""
+need no torch run without it (a test that needs torch imports it inside, with
+``pytest.importorskip("torch")``; ``.venv/bin/nox -s notorch`` runs the engine, env, bot and docs
+tests where torch is not installed)."""
 
 import pytest
 

@@ -7,12 +7,11 @@ import copy
 import json
 
 import numpy as np
-import torch
+import pytest
 
 from spades_env import Rules, SpadesGame, spades_v1
 from spades_env.bots import make_bot
 from spades_env.single_agent import SpadesSingleAgentEnv
-from spades_env.vector import SpadesVectorEnv
 
 
 def _played(seed=0, moves=10, rules=None) -> SpadesGame:
@@ -127,6 +126,9 @@ def test_games_seeded_with_any_numpy_bit_generator_save_and_load():
 
 
 def test_vector_get_game_returns_a_game_of_its_own():
+    torch = pytest.importorskip("torch")
+    from spades_env.vector import SpadesVectorEnv
+
     env = SpadesVectorEnv(2, seed=0, backend="torch")
     env.reset()
     gen = torch.Generator().manual_seed(0)
@@ -144,6 +146,9 @@ def test_vector_get_game_returns_a_game_of_its_own():
 
 
 def test_vector_state_dict_in_and_out_are_copies():
+    torch = pytest.importorskip("torch")
+    from spades_env.vector import SpadesVectorEnv
+
     for backend in ("torch", "native"):
         env = SpadesVectorEnv(2, seed=0, backend=backend)
         env.reset()

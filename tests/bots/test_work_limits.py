@@ -150,6 +150,7 @@ def test_arena_checks_the_workers_together_before_starting_them(monkeypatch, cap
 def test_teacher_records_refuses_a_chunk_over_the_limit_before_any_worker(tmp_path, monkeypatch,
                                                                           capsys):
     # teacher-records started its workers on a chunk of 100,000 insane hands (about 100 hours)
+    pytest.importorskip("torch")  # spades_env.training
     _no_workers(monkeypatch)
     folder = tmp_path / "recs"
     t = time.perf_counter()
@@ -170,6 +171,7 @@ def test_teacher_records_refuses_a_chunk_over_the_limit_before_any_worker(tmp_pa
 
 
 def test_training_config_checks_the_search_options_together():
+    pytest.importorskip("torch")  # spades_env.training
     pytest.importorskip("yaml")
     import dataclasses
 
@@ -184,6 +186,7 @@ def test_training_config_checks_the_search_options_together():
 
 def test_training_config_checks_the_warm_start_teacher_together():
     # bc_teacher insane with 100,000 warm-start hands (about 100 hours) passed every check
+    pytest.importorskip("torch")  # spades_env.training
     pytest.importorskip("yaml")
     import dataclasses
 

@@ -592,7 +592,7 @@ def test_legal_bids_agree_in_python_c_and_torch(c_rules):
     backend's ``legal_bids_batch`` (bidders who have seen their cards) at 500 random points of a
     bidding; the hand-worked values first: a seat that has looked bids 0..13, one still to decide
     under Blind Nil chooses Blind Nil (66) or look (67)."""
-    import torch
+    torch = pytest.importorskip("torch")
     from spades_env.vector.torch_backend import legal_bids_batch
 
     assert R.legal_bids(Rules(), 0, 0, True, [None] * 4) == (1 << 14) - 1

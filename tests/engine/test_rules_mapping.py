@@ -85,6 +85,7 @@ def test_arena_takes_a_rules_mapping_and_lists_the_presets_in_its_help():
 def test_a_config_takes_a_rules_mapping():
     """``rules:`` in a YAML config may be a mapping; the config stores it as the text
     ``Rules.parse`` reads, and a bad one is refused naming the field."""
+    pytest.importorskip("torch")  # spades_env.training
     pytest.importorskip("yaml")
     from spades_env.training.config import from_dict
     a = from_dict({"rules": {"preset": "mirror", "target_score": 300}})

@@ -15,7 +15,6 @@ import pytest
 
 from spades_env import Rules, SpadesGame, bid_action
 from spades_env.cards import BLIND_NIL_ACTION, LOOK_ACTION
-from spades_env.vector import SpadesVectorEnv
 
 
 def _play_until(g: SpadesGame, done) -> SpadesGame:
@@ -24,17 +23,32 @@ def _play_until(g: SpadesGame, done) -> SpadesGame:
     return g
 
 
-def _mid_way_state() -> dict:
-    """Hand 2 of a vector-env game (two score tables), 5 cards into the play, as a state without
-    a move log (its own starting point)."""
-    env = SpadesVectorEnv(1, seed=3, backend="torch")
-    obs, mask, seat = env.reset()
-    for _ in range(2 * 56 + 9):
-        obs, mask, seat, *_ = env.step(mask.int().argmax(1))
-    d = env.get_game(0).to_dict()
+def _mid_way_state(source: str) -> dict:
+    """Hand 2 of a game (two score tables, dealers 2 then 3), 5 cards into the play, as a state
+    without a move log (its own starting point): played by the engine (``"engine"``) or by the
+    vector env (``"vector"``, needs torch; skipped without it)."""
+    if source == "engine":
+        g = SpadesGame(seed=4)
+        for _ in range(2 * 56 + 9):
+            g.apply(g.legal_actions()[0])
+        d = g.to_dict()
+    else:
+        pytest.importorskip("torch")
+        from spades_env.vector import SpadesVectorEnv
+
+        env = SpadesVectorEnv(1, seed=3, backend="torch")
+        obs, mask, seat = env.reset()
+        for _ in range(2 * 56 + 9):
+            obs, mask, seat, *_ = env.step(mask.int().argmax(1))
+        d = env.get_game(0).to_dict()
     d["moves"], d["initial"] = [], {}
     assert len(d["hand_results"]) == 2 and d["phase"] == 2
+    assert [t["dealer"] for t in d["hand_results"]] == [2, 3]
     return d
+
+
+# where the mid-way state comes from: the engine's own play, and the vector env's (needs torch)
+SOURCES = pytest.mark.parametrize("source", ["engine", "vector"])
 
 
 def _exchange_state() -> dict:
@@ -63,8 +77,9 @@ def _load_ok(d: dict) -> SpadesGame:
     return g
 
 
-def test_the_base_states_load_print_save_and_play():
-    for d in (_mid_way_state(), _exchange_state()):
+@SOURCES
+def test_the_base_states_load_print_save_and_play(source):
+    for d in (_mid_way_state(source), _exchange_state()):
         _load_ok(d)
 
 
@@ -92,15 +107,17 @@ def _table_edit(path, value):
     (_table_edit([1, "dealer"], 0), "rotate|dealer"),
     (_table_edit([0, "blind"], [True, False, False, False]), "Blind Nil"),
 ])
-def test_garbage_score_tables_are_refused_without_a_move_log(edit, match):
-    d = _mid_way_state()
+@SOURCES
+def test_garbage_score_tables_are_refused_without_a_move_log(edit, match, source):
+    d = _mid_way_state(source)
     edit(d)
     with pytest.raises(ValueError, match=match):
         SpadesGame.from_dict(d)
 
 
-def test_score_table_numbers_must_be_the_scoring_of_its_bids_and_tricks():
-    base = _mid_way_state()
+@SOURCES
+def test_score_table_numbers_must_be_the_scoring_of_its_bids_and_tricks(source):
+    base = _mid_way_state(source)
     t = base["hand_results"][1]["teams"][0]
     for field, delta in (("hand_points", 1), ("contract_points", -10), ("bags", 1),
                          ("nil_points", 100), ("total", 7), ("contract", 1)):
@@ -214,12 +231,13 @@ def _leaf_paths(x, path=()):
             yield from _leaf_paths(v, path + (i,))
 
 
-def test_every_field_garbage_is_refused_or_the_game_prints_saves_and_plays():
+@SOURCES
+def test_every_field_garbage_is_refused_or_the_game_prints_saves_and_plays(source):
     """Replace each field (and each element of each list) of two states without a move log by
     each of ten garbage values: the load either raises ValueError or gives a game that prints,
     saves, loads again and plays a move."""
     loaded = refused = 0
-    for base in (_mid_way_state(), _exchange_state()):
+    for base in (_mid_way_state(source), _exchange_state()):
         for path in _leaf_paths(base):
             if path[0] in ("format", "version"):
                 continue

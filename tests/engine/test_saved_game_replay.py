@@ -17,7 +17,6 @@ import pytest
 from spades_env import Rules, SpadesGame, bid_action, parse_card
 from spades_env.rules import HandResult, failed_to_follow, spades_broken_after
 from spades_env.saved_game import FORMAT_TAG, check_score_tables, load
-from spades_env.vector import SpadesVectorEnv
 
 SUITS = {s: " ".join(r + s for r in "2 3 4 5 6 7 8 9 10 J Q K A".split()) for s in "CDHS"}
 # seat 0: the low clubs and low spades; seat 2: the high ones; seat 1 hearts, seat 3 diamonds
@@ -208,6 +207,9 @@ def test_check_score_tables_names_the_first_bad_table():
 
 
 def test_vector_get_game_after_two_hands_round_trips_json():
+    pytest.importorskip("torch")
+    from spades_env.vector import SpadesVectorEnv
+
     env = SpadesVectorEnv(2, seed=1)
     obs, mask, seat = env.reset()
     for _ in range(2 * 56 + 5):  # two full hands, then 4 bids and the opening lead

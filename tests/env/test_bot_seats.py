@@ -117,6 +117,7 @@ def test_same_seed_same_deals_as_without_bots_and_same_bot_moves():
 
 
 def test_checkpoint_bot_spec():
+    pytest.importorskip("torch")
     env = spades_v1.env(bots={"player_1": "checkpoint:checkpoints/shipped/agent.pt",
                               "player_3": "checkpoint:checkpoints/shipped/agent.pt"},
                         hands_per_episode=1)

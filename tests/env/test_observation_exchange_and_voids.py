@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 from spades_env import Rules, SpadesGame, bid_action, spades_v1
 from spades_env.cards import BLIND_NIL_ACTION, LOOK_ACTION
 from spades_env.observation import OBS_SIZE, OBS_SIZE_V1, OBS_VERSION, OFFSETS, decode, encode
-from spades_env.vector import SpadesVectorEnv
 
 V1_OFFSETS = {  # observation version 1 (spades_env 0.1.0), by hand from its docstring table
     "phase": (0, 3), "looked": (3, 4), "hand": (4, 56), "played": (56, 264),
@@ -160,6 +158,8 @@ def test_no_leak_the_exchange_piece_does_not_depend_on_the_other_teams_exchange(
 def test_vector_engine_infers_the_same_voids_bit_for_bit(backend, flb):
     """Deals that force spade leads before spades are broken (one seat with nothing but spades,
     and random ones): every step's observation equals the scalar encoder's, on both backends."""
+    torch = pytest.importorskip("torch")
+    from spades_env.vector import SpadesVectorEnv
     n = 8
     rng = np.random.default_rng(5)
     holder = np.zeros((n, 52), dtype=np.int64)
@@ -202,6 +202,7 @@ SHIPPED = "tests/data/agent_v1.pt"  # the agent shipped before observation versi
 
 
 def test_a_version_1_checkpoint_still_plays_reading_the_first_575_floats():
+    torch = pytest.importorskip("torch")
     from spades_env.bots import make_bot
     from spades_env.agents.model import Agent
     bot = make_bot(f"checkpoint:{SHIPPED}")
@@ -227,6 +228,7 @@ def test_a_version_1_checkpoint_still_plays_reading_the_first_575_floats():
 
 
 def test_model_shape_obs_size_is_checked_and_defaults_to_version_1():
+    pytest.importorskip("torch")
     from spades_env.training.checkpoint import agent_kwargs
     assert agent_kwargs({"hidden": [16], "head_hidden": 8})["obs_size"] == 575
     assert agent_kwargs({"hidden": [16], "head_hidden": 8, "obs_size": 679})["obs_size"] == 679
