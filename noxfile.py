@@ -9,6 +9,7 @@ numba/pandas), so each one is installed and tested on its own:
 | ``tianshou`` | ``torch==2.13.0``, ``-e .[tianshou]``, pytest   | ``tests_frameworks/test_tianshou.py`` (examples/tianshou_dqn.py) |
 | ``rllib``    | ``torch==2.13.0``, ``-e .[rllib,ray]``, pytest  | ``tests_frameworks/test_rllib.py`` and ``test_ray_cluster.py`` (a local Ray cluster) |
 | ``core``     | ``-e .`` (the base install: no torch), pytest  | ``tests_frameworks/test_core_install.py`` (engine, envs, bots, arena without torch) |
+| ``notorch``  | ``-e .[play]`` (no torch), pytest, hypothesis, moviepy (a fresh venv each run) | ``tests/engine``, ``tests/env``, ``tests/bots``, ``tests/docs`` (the torch tests skip); not a default session: ``.venv/bin/nox -s notorch`` |
 | ``wheel``    | builds the wheel (``python -m build``), repairs it (``auditwheel``, Linux); a fresh venv: ``torch==2.13.0``, ``WHEEL[torch,play]``, pytest | ``tests_frameworks/test_installed.py`` outside the checkout, no compiler on ``PATH``, ``CC`` unset, an empty home |
 | ``sdist``    | builds the sdist; a fresh venv: ``torch==2.13.0``, ``SDIST[torch,play]`` (compiled at install), pytest | the same, run with no compiler on ``PATH`` |
 
@@ -75,6 +76,25 @@ def core(session: nox.Session) -> None:
     """The base install without torch: what ``pip install spades_env`` gives."""
     session.install("-q", "--no-compile", "-e", ".", "pytest>=7.4")
     session.run(*PYTEST, "tests_frameworks/test_core_install.py", *session.posargs)
+
+
+# the main suite's folders whose tests need no torch (those that do skip themselves without it),
+# and what they need beyond the base install (pyproject's `test` extra, less its torch parts)
+NOTORCH_TESTS = ("tests/engine", "tests/env", "tests/bots", "tests/docs")
+NOTORCH_TEST_PACKAGES = ("pytest>=7.4", "hypothesis>=6.80", "moviepy>=1.0")
+
+
+@nox.session(reuse_venv=False)
+def notorch(session: nox.Session) -> None:
+    """The main suite's engine, env, bot and docs tests where torch is not installed (the base
+    install and the play extra): every test that needs no torch is collected and passes, those
+    that need it skip. Fails if torch is importable. Not one of the default sessions."""
+    # the play extra (FastAPI, no torch): the docs' module table says play imports without torch
+    session.install("-q", "--no-compile", "-e", ".[play]", *NOTORCH_TEST_PACKAGES)
+    session.run("python", "-c", "import importlib.util, sys; "
+                "sys.exit('torch is importable in the notorch session' "
+                "if importlib.util.find_spec('torch') else 0)")
+    session.run(*PYTEST, *NOTORCH_TESTS, *session.posargs)
 
 
 # ----------------------------------------------------------------------------- the built package
