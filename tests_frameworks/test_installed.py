@@ -128,7 +128,10 @@ def test_decisions_take_as_long_as_in_a_checkout_install(level, n, rounds):
     checkout's, one decision at a time in turn (which goes first alternates), ``rounds`` times
     each, so a change in the machine's load falls on both. A decision's time is its best of the
     rounds (the least disturbed: a busy machine only adds time); the median of those over the
-    positions here is within 10% of the checkout's."""
+    positions here is within 25% of the checkout's. What this catches runs 2 to 5 times slower
+    (a kernel built without optimisation, the play-outs falling back to Python); 10% failed
+    once at 1.139 for insane (17 positions) with two lanes and other jobs on 2 cores, while all
+    its runs together gave 1.004."""
     assert CHECKOUT_PYTHON, "SPADES_CHECKOUT_PYTHON (the checkout install's python) is not set"
     mine, theirs = _Worker(sys.executable, level, n), _Worker(CHECKOUT_PYTHON, level, n)
     try:
@@ -152,7 +155,7 @@ def test_decisions_take_as_long_as_in_a_checkout_install(level, n, rounds):
     print(f"\n{level}: installed {ma * 1e3:.2f} ms, checkout {mb * 1e3:.2f} ms per decision "
           f"(median over {n} positions of the best of {rounds}), ratio {ma / mb:.3f}; all "
           f"{n * rounds} runs: {ra * 1e3:.2f} vs {rb * 1e3:.2f} ms, ratio {ra / rb:.3f}")
-    assert ma <= 1.10 * mb, (ma, mb)
+    assert ma <= 1.25 * mb, (ma, mb)
 
 
 def test_the_arena_plays_a_few_hands(tmp_path):
