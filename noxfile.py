@@ -9,13 +9,14 @@ numba/pandas), so each one is installed and tested on its own:
 | ``tianshou`` | ``torch==2.13.0``, ``-e .[tianshou]``, pytest   | ``tests_frameworks/test_tianshou.py`` (examples/tianshou_dqn.py) |
 | ``rllib``    | ``torch==2.13.0``, ``-e .[rllib,ray]``, pytest  | ``tests_frameworks/test_rllib.py`` and ``test_ray_cluster.py`` (a local Ray cluster) |
 | ``core``     | ``-e .`` (the base install: no torch), pytest  | ``tests_frameworks/test_core_install.py`` (engine, envs, bots, arena without torch) |
-| ``notorch``  | ``-e .[play]`` (no torch), pytest, hypothesis, moviepy (a fresh venv each run) | ``tests/engine``, ``tests/env``, ``tests/bots``, ``tests/docs`` (the torch tests skip); not a default session: ``.venv/bin/nox -s notorch`` |
+| ``notorch``  | ``-e .[play]`` (no torch), pytest, hypothesis, moviepy (a fresh venv each run) | ``tests/engine``, ``tests/env``, ``tests/bots``, ``tests/docs`` (the torch tests skip) |
 | ``wheel``    | builds the wheel (``python -m build``), repairs it (``auditwheel``, Linux); a fresh venv: ``torch==2.13.0``, ``WHEEL[torch,play]``, pytest | ``tests_frameworks/test_installed.py`` outside the checkout, no compiler on ``PATH``, ``CC`` unset, an empty home |
 | ``sdist``    | builds the sdist; a fresh venv: ``torch==2.13.0``, ``SDIST[torch,play]`` (compiled at install), pytest | the same, run with no compiler on ``PATH`` |
 
-``make test`` runs the main suite and then these sessions in two parallel lanes (``rllib,core,wheel``
-and ``sb3,tianshou,sdist``: ``tests_frameworks/run_lanes.py``); ``make test-frameworks`` runs ``nox`` (all
-three, one after another). One session: ``.venv/bin/nox -s sb3``; keep the environments between
+``make test`` runs the main suite and then these sessions in two parallel lanes
+(``rllib,core,notorch,wheel`` and ``sb3,tianshou,sdist``: ``tests_frameworks/run_lanes.py``;
+``core`` and ``notorch`` both build the kernel in the checkout, so they share a lane);
+``make test-frameworks`` runs ``nox`` (all of them, one after another). One session: ``.venv/bin/nox -s sb3``; keep the environments between
 runs with ``-R`` (reuse, no re-install). ``TORCH_SPEC`` (environment variable, default
 ``torch==2.13.0``) is installed first in every session, so pip never swaps in another torch
 build. Packages are installed without byte-compiling (``--no-compile``: about half the install
@@ -35,7 +36,7 @@ from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["sb3", "tianshou", "rllib", "core", "wheel", "sdist"]
+nox.options.sessions = ["sb3", "tianshou", "rllib", "core", "notorch", "wheel", "sdist"]
 nox.options.reuse_existing_virtualenvs = True  # re-created only with --no-reuse-existing-virtualenvs
 nox.options.error_on_missing_interpreters = True
 
@@ -88,7 +89,7 @@ NOTORCH_TEST_PACKAGES = ("pytest>=7.4", "hypothesis>=6.80", "moviepy>=1.0")
 def notorch(session: nox.Session) -> None:
     """The main suite's engine, env, bot and docs tests where torch is not installed (the base
     install and the play extra): every test that needs no torch is collected and passes, those
-    that need it skip. Fails if torch is importable. Not one of the default sessions."""
+    that need it skip. Fails if torch is importable."""
     # the play extra (FastAPI, no torch): the docs' module table says play imports without torch
     session.install("-q", "--no-compile", "-e", ".[play]", *NOTORCH_TEST_PACKAGES)
     session.run("python", "-c", "import importlib.util, sys; "

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python tests_frameworks/run_lanes.py                    # lanes "rllib,core,wheel", "sb3,tianshou,sdist"
+    python tests_frameworks/run_lanes.py        # lanes "rllib,core,notorch,wheel", "sb3,tianshou,sdist"
     python tests_frameworks/run_lanes.py rllib sb3 tianshou # three lanes
     python tests_frameworks/run_lanes.py --nox-args=-R      # reuse the environments as they are
 
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_LANES = ("rllib,core,wheel", "sb3,tianshou,sdist")
+DEFAULT_LANES = ("rllib,core,notorch,wheel", "sb3,tianshou,sdist")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
