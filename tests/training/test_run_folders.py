@@ -102,11 +102,11 @@ def test_resuming_a_copy_never_overwrites_the_runs_own_checkpoint(tmp_path):
 
 
 def test_the_final_checkpoint_is_written_before_the_final_evaluation(tmp_path, monkeypatch):
-    import spades_env.training.ppo_selfplay as ppo
+    import spades_env.training.run_log as run_log
 
     def broken_eval(*a, **k):
         raise RuntimeError("evaluation failed")
-    monkeypatch.setattr(ppo, "run_eval", broken_eval)
+    monkeypatch.setattr(run_log, "run_eval", broken_eval)
     args = _tiny(tmp_path, save_every=1000, final_eval_deals=4)
     with pytest.raises(RuntimeError, match="evaluation failed"):
         train(args, **QUIET)
