@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..rules import PRESETS, Rules
 
-__all__ = ["PANEL_FIELDS", "rules_info", "stats_summary"]
+__all__ = ["PANEL_FIELDS", "rules_info", "stats_rates", "stats_summary"]
 
 PANEL_FIELDS = ("target_score", "loss_threshold", "suicide", "mirror", "whiz", "min_team_bid",
                 "bid_total_not_13", "blind_nil", "blind_nil_deficit", "nil_pass",
@@ -37,8 +37,17 @@ _JJDD = "Joker Joker Deuce Deuce"
 def rules_info(rules: Rules) -> dict:
     """What the page shows of a game's rules: ``spec`` (``Rules.spec()``), ``line`` (a compact
     line, e.g. ``"Suicide · board 4 · 500/-200"``), ``items`` (the full list, one sentence per
-    rule) and ``fields`` (``Rules.to_dict()``)."""
-    r = rules
+    rule), ``house`` (the items that differ from the standard rules': the house rules and
+    variants of the game, in the list's order; empty for the standard rules) and ``fields``
+    (``Rules.to_dict()``)."""
+    items = _items(rules)
+    standard = set(_items(PRESETS["standard"]))
+    return {"spec": rules.spec(), "line": _line(rules), "items": items,
+            "house": [x for x in items if x not in standard], "fields": rules.to_dict()}
+
+
+def _line(r: Rules) -> str:
+    """The compact rules line (``rules_info``)."""
     tags = []
     if r.min_team_bid:
         tags.append(f"board {r.min_team_bid}")
@@ -63,7 +72,11 @@ def rules_info(rules: Rules) -> dict:
     if r.jokers and head != _JJDD:
         tags.append("jokers")
     length = str(r.target_score) + ("" if r.loss_threshold is None else f"/{r.loss_threshold}")
-    line = " \u00b7 ".join([head, *tags, length])
+    return " \u00b7 ".join([head, *tags, length])
+
+
+def _items(r: Rules) -> list[str]:
+    """The full list of a game's rules, one sentence each (``rules_info``)."""
     bidding = ("suicide: in each partnership exactly one partner bids Nil" if r.suicide else
                "mirror: each player bids the number of spades it holds (Nil with none)"
                if r.mirror else
@@ -107,7 +120,7 @@ def rules_info(rules: Rules) -> dict:
         items.append("A failed Nil's tricks count toward the partner's contract")
     if r.forced_spade_lead_breaks:
         items.append("A forced spade lead breaks spades")
-    return {"spec": r.spec(), "line": line, "items": items, "fields": r.to_dict()}
+    return items
 
 
 def stats_summary(rec: dict) -> dict:
@@ -115,12 +128,26 @@ def stats_summary(rec: dict) -> dict:
     compact line) and the derived rates: ``win_rate`` (won /
     played), ``avg_points_per_hand`` (the player's team's hand points / hands), ``contract_rate``
     (made / with a contract); rates are None without games, hands or contracts."""
-    out = dict(rec)
+    out = stats_rates(rec)
     try:
-        out["rules_line"] = rules_info(Rules.parse(rec["rules"]))["line"]
+        out["rules_line"] = _line(Rules.parse(rec["rules"]))
     except (ValueError, KeyError):
         out["rules_line"] = str(rec.get("rules"))
     out["win_rate"] = rec["wins"] / rec["games"] if rec["games"] else None
+    return out
+
+
+def stats_rates(rec: dict) -> dict:
+    """``rec`` (``StatsDelta`` fields: a statistics record, or one game's) with what follows from
+    its counts: ``sets`` (contracts missed: with a contract, not made), ``nil_failed`` (the
+    player's Nil bids that took a trick), ``avg_points_per_hand``, ``contract_rate`` (made / with
+    a contract) and ``bags_per_hand`` (bags / the hands they were counted over, ``bag_hands``);
+    a rate is None without hands or contracts."""
+    out = dict(rec)
+    out["sets"] = rec["contracts"] - rec["contracts_made"]
+    out["nil_failed"] = rec["nil_bids"] - rec["nil_made"]
     out["avg_points_per_hand"] = rec["points"] / rec["hands"] if rec["hands"] else None
     out["contract_rate"] = rec["contracts_made"] / rec["contracts"] if rec["contracts"] else None
+    bag_hands = rec.get("bag_hands", 0)
+    out["bags_per_hand"] = rec.get("bags", 0) / bag_hands if bag_hands else None
     return out

@@ -17,6 +17,7 @@ move number, so a game continued after a restart plays on exactly as it would ha
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import secrets
 import threading
@@ -32,7 +33,7 @@ from ..cards import (
 )
 from ..engine import Phase, SpadesGame
 from ..rules import STANDARD_DECK, Deck, Rules, trick_winner
-from .rules_text import PANEL_FIELDS, rules_info, stats_summary  # (re-exported here too)
+from .rules_text import PANEL_FIELDS, rules_info, stats_rates, stats_summary  # (re-exported)
 from .store import GameRow, StaleGameError, StatsDelta, Store
 
 __all__ = ["HUMAN_SEAT", "LEVELS", "TARGETS", "LINEUPS", "SEAT_NAMES", "Refused", "BotPool",
@@ -441,10 +442,12 @@ class GameSession:
         """The finished game's contribution to the player's statistics (the player's team)."""
         g = self.game
         team = team_of(HUMAN_SEAT)
-        d = StatsDelta(games=1, wins=int(g.winner == team), hands=len(g.hand_results))
+        d = StatsDelta(games=1, wins=int(g.winner == team), hands=len(g.hand_results),
+                       bag_hands=len(g.hand_results))
         for hr in g.hand_results:
             ts = hr.teams[team]
             d.points += ts.hand_points
+            d.bags += ts.bags
             if ts.made is not None:
                 d.contracts += 1
                 d.contracts_made += int(ts.made)
@@ -592,8 +595,9 @@ class GameSession:
         for rec in stats or ():
             if rec["difficulty"] == self.row.difficulty and rec["rules"] == g.rules.spec():
                 st = stats_summary(rec)
+        game = stats_rates(dataclasses.asdict(self._stats_delta()))  # this game alone
         return {"winner": g.winner, "you_won": won, "text": text, "contracts": contracts,
-                "hands": g.hand_number, "stats": st}
+                "hands": g.hand_number, "stats": st, "game": game}
 
     def _status(self, v, your_turn: bool) -> str:
         g = self.game

@@ -12,7 +12,9 @@ module. The embedded default is one SQLite file (stdlib ``sqlite3``) in WAL mode
 | moves | move of a game             | seat and action id, in order (``seq`` 0, 1, ...)           |
 | stats | player, difficulty, rules  | finished games (and their target): played, won, hands,     |
 |       |                            | points, contracts, contracts made, Nil bids (Blind Nil     |
-|       |                            | included), Nil made                                        |
+|       |                            | included), Nil made, bags and the hands they were counted  |
+|       |                            | over, the current streak (+n won, -n lost in a row) and    |
+|       |                            | the longest winning streak                                 |
 
 Each move is one transaction (``save_move``): the move row, the new state and, on the last move
 of a game, the statistics change together or not at all, so a server killed in the middle of a
@@ -24,6 +26,11 @@ A schema-1 database is migrated when opened, in one transaction: each game's rul
 its engine state (which always held them; a state that does not read gets the plain rules of its
 target), and each statistics row, which could not tell games with Blind Nil from games without,
 is filed under the plain rules of its target (``standard`` or ``short``).
+
+The columns ``bags``, ``bag_hands``, ``streak`` and ``best_streak`` came later within schema 2:
+a database without them gets them (0) when opened, and a database with them still opens in an
+older spades_env (every query names its columns), so no schema version was spent on them. Bags
+and streaks count from then on (``bag_hands``: the hands whose bags were counted).
 
 Errors: opening a file that is not a SQLite database, a database of another program, a damaged
 one, or one of a newer schema raises ``ValueError`` naming the file and what to do.
@@ -83,14 +90,24 @@ CREATE TABLE stats (
     contracts_made INTEGER NOT NULL DEFAULT 0,
     nil_bids INTEGER NOT NULL DEFAULT 0,
     nil_made INTEGER NOT NULL DEFAULT 0,
+    bags INTEGER NOT NULL DEFAULT 0,
+    bag_hands INTEGER NOT NULL DEFAULT 0,
+    streak INTEGER NOT NULL DEFAULT 0,
+    best_streak INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (player, difficulty, rules)
 );
 """
 
 _STATS_V2 = _SCHEMA[_SCHEMA.index("CREATE TABLE stats"):].split(";")[0]
 
-_STAT_FIELDS = ("games", "wins", "hands", "points", "contracts", "contracts_made", "nil_bids",
-                "nil_made")
+_STAT_FIELDS_V2 = ("games", "wins", "hands", "points", "contracts", "contracts_made", "nil_bids",
+                   "nil_made")
+_ADDED_FIELDS = ("bags", "bag_hands")  # added within schema 2 (see the module docstring)
+_STAT_FIELDS = _STAT_FIELDS_V2 + _ADDED_FIELDS
+"""Counters a finished game adds to (``StatsDelta``)."""
+_STREAK_FIELDS = ("streak", "best_streak")
+"""Set, not added: the current streak (+n games won in a row, -n lost) and the longest winning
+streak."""
 
 
 class StaleGameError(RuntimeError):
@@ -146,6 +163,8 @@ class StatsDelta:
     contracts_made: int = 0
     nil_bids: int = 0
     nil_made: int = 0
+    bags: int = 0
+    bag_hands: int = 0
 
 
 def _unusable(path: str, why: str) -> ValueError:
@@ -227,6 +246,7 @@ class Store:
             raise _unusable(self.path, "tables are missing")
         if version < SCHEMA_VERSION:
             self._migrate(version)
+        self._add_columns()
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
         db.execute("PRAGMA foreign_keys = ON")
@@ -255,17 +275,25 @@ class Store:
             rows = db.execute("SELECT id, state, target FROM games").fetchall()
             db.executemany("UPDATE games SET rules = ? WHERE id = ?",
                            [(spec_of(st, t), gid) for gid, st, t in rows])
-            old = db.execute(f"SELECT player, difficulty, target, {', '.join(_STAT_FIELDS)} "
+            old = db.execute(f"SELECT player, difficulty, target, {', '.join(_STAT_FIELDS_V2)} "
                              f"FROM stats").fetchall()
             db.execute("DROP TABLE stats")
             db.execute(_STATS_V2)
             db.executemany(f"INSERT INTO stats (player, difficulty, rules, target, "
-                           f"{', '.join(_STAT_FIELDS)}) VALUES "
-                           f"({', '.join('?' * (4 + len(_STAT_FIELDS)))})",
+                           f"{', '.join(_STAT_FIELDS_V2)}) VALUES "
+                           f"({', '.join('?' * (4 + len(_STAT_FIELDS_V2)))})",
                            [(r[0], r[1], plain(r[2]), *r[2:]) for r in old])
             db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
                        (str(SCHEMA_VERSION),))
         self._tx(fn)
+
+    def _add_columns(self) -> None:
+        """Add the statistics columns that came within schema 2, where missing (0 each)."""
+        have = {r[1] for r in self._db.execute("PRAGMA table_info(stats)")}
+        missing = [c for c in _ADDED_FIELDS + _STREAK_FIELDS if c not in have]
+        if missing:
+            self._tx(lambda db: [db.execute(f"ALTER TABLE stats ADD COLUMN {c} INTEGER NOT NULL "
+                                            f"DEFAULT 0") for c in missing])
 
     def close(self) -> None:
         """Close the connection (further calls fail)."""
@@ -420,8 +448,15 @@ class Store:
         db.execute("INSERT OR IGNORE INTO stats (player, difficulty, rules, target) "
                    "VALUES (?, ?, ?, ?)", (player, difficulty, rules, int(target)))
         sets = ", ".join(f"{k} = {k} + ?" for k in _STAT_FIELDS)
+        key = (player, difficulty, rules)
         db.execute(f"UPDATE stats SET {sets} WHERE player = ? AND difficulty = ? AND rules = ?",
-                   (*(int(getattr(d, k)) for k in _STAT_FIELDS), player, difficulty, rules))
+                   (*(int(getattr(d, k)) for k in _STAT_FIELDS), *key))
+        if d.games == 1:  # one game: the streak goes on or turns (a bulk delta leaves it)
+            db.execute("UPDATE stats SET streak = CASE WHEN ? THEN MAX(streak, 0) + 1 "
+                       "ELSE MIN(streak, 0) - 1 END WHERE player = ? AND difficulty = ? AND "
+                       "rules = ?", (int(d.wins > 0), *key))
+            db.execute("UPDATE stats SET best_streak = MAX(best_streak, streak) "
+                       "WHERE player = ? AND difficulty = ? AND rules = ?", key)
 
     def set_notes(self, game_id: str, expected_moves: int, notes: dict) -> None:
         """Replace the public notes (e.g. a closed hand table) if the game still has
@@ -456,10 +491,11 @@ class Store:
     # ------------------------------------------------------------------ statistics
     def stats(self, player: str) -> list[dict]:
         """The player's statistics, one dict per (difficulty, rules): ``difficulty``, ``rules``
-        (the ``Rules.spec()`` text), ``target`` and the ``StatsDelta`` fields summed over
-        finished games."""
+        (the ``Rules.spec()`` text), ``target``, the ``StatsDelta`` fields summed over
+        finished games, ``streak`` and ``best_streak``."""
+        cols = _STAT_FIELDS + _STREAK_FIELDS
         with self._lock:
             rows = self._db.execute(
-                f"SELECT difficulty, rules, target, {', '.join(_STAT_FIELDS)} FROM stats "
+                f"SELECT difficulty, rules, target, {', '.join(cols)} FROM stats "
                 f"WHERE player = ? ORDER BY difficulty, target, rules", (player,)).fetchall()
-        return [dict(zip(("difficulty", "rules", "target") + _STAT_FIELDS, r)) for r in rows]
+        return [dict(zip(("difficulty", "rules", "target") + cols, r)) for r in rows]

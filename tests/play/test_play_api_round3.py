@@ -131,3 +131,98 @@ def test_hand_tricks_are_the_tricks_played_this_hand(client):
     assert c.get(f"/api/games/{gid}").json()["hand_tricks"] == tricks  # a reload sees them
     after = c.post(f"/api/games/{gid}/next").json()
     assert after["hand_tricks"] == [] and after["hand_number"] == 2
+
+
+# ---------------------------------------------------------------------- round 3: rules and stats
+def test_rules_name_the_house_rules_of_a_game(client):
+    """``rules.house``: the rules of the game that differ from the standard rules (what the help
+    dialog lists as this game's house rules); empty for the standard rules."""
+    std = client.post("/api/rules", json={"rules": {"preset": "standard"}}).json()
+    assert std["house"] == []
+    info = client.post("/api/rules", json={"rules": {"preset": "suicide"}}).json()
+    assert info["house"] == [
+        "A team at -200 points or below loses",
+        "Bidding: suicide: in each partnership exactly one partner bids Nil",
+        "Each partnership bids at least 4 together (Nil counts 0)"]
+    assert all(x in info["items"] for x in info["house"])
+    view = client.post("/api/games", json={"difficulty": "easy", "rules": {
+        "preset": "suicide", "target_score": 150}}).json()
+    assert view["rules"]["house"] == ["Game to 150 points"] + info["house"]
+    assert client.get(f"/api/games/{view['id']}").json()["rules"] == view["rules"]
+
+
+def _expected(finals: list[dict]) -> dict:
+    """The statistics of the player's team over finished games, from their public score
+    tables (``hand_results``), in the order played."""
+    hands = [h for f in finals for h in f["hand_results"]]
+    ours = [h["teams"][0] for h in hands]  # the player's team is team 0
+    nils = [h for h in hands if h["bids"][2] == 0]
+    streak = best = 0
+    for f in finals:
+        won = f["result"]["you_won"]
+        streak = max(streak, 0) + 1 if won else min(streak, 0) - 1
+        best = max(best, streak)
+    return {"games": len(finals), "hands": len(hands),
+            "sets": sum(t["made"] is False for t in ours),
+            "contracts_made": sum(t["made"] is True for t in ours),
+            "nil_bids": len(nils), "nil_made": sum(h["tricks"][2] == 0 for h in nils),
+            "nil_failed": sum(h["tricks"][2] > 0 for h in nils),
+            "bags": sum(t["bags"] for t in ours), "bag_hands": len(hands),
+            "streak": streak, "best_streak": best}
+
+
+def test_statistics_count_sets_nils_bags_and_streaks(client):
+    """Sets, Nils made and failed, bags per hand and the win/loss streak (current and best) of
+    ``/api/stats``, and the results screen's own game (``result.game``), against what the
+    public score tables of the games played say."""
+    from tests.play.test_play_api import play_to_end
+
+    finals = []
+    for _ in range(4):
+        view = client.post("/api/games", json={"difficulty": "easy", "rules": {
+            "preset": "standard", "target_score": 100}}).json()
+        final, _ = play_to_end(client.app_, client, view, check_leaks=False)
+        finals.append(final)
+        mine = _expected([final])
+        game = final["result"]["game"]
+        for k in ("hands", "sets", "contracts_made", "nil_bids", "nil_made", "nil_failed",
+                  "bags"):
+            assert game[k] == mine[k], (k, game, mine)
+        assert game["bags_per_hand"] == pytest.approx(mine["bags"] / mine["hands"])
+    want = _expected(finals)
+    assert len({f["result"]["you_won"] for f in finals}) == 2, "seeded: a win and a loss"
+    (st,) = client.get("/api/stats").json()["stats"]
+    for k, v in want.items():
+        assert st[k] == v, (k, st, want)
+    assert st["bags_per_hand"] == pytest.approx(want["bags"] / want["hands"])
+    assert finals[-1]["result"]["stats"]["streak"] == want["streak"]
+
+
+def test_statistics_columns_are_added_to_an_older_database(tmp_path):
+    """A schema-2 database from before bags and streaks were kept opens: its rows get the new
+    counters at 0 (bags per hand unknown: None), and the next game counts them."""
+    import sqlite3
+
+    from spades_env.play.rules_text import stats_summary
+    from spades_env.play.store import StatsDelta, Store
+
+    db = tmp_path / "old.sqlite3"
+    Store(str(db)).close()
+    con = sqlite3.connect(db)
+    for col in ("bags", "bag_hands", "streak", "best_streak"):
+        con.execute(f"ALTER TABLE stats DROP COLUMN {col}")
+    con.execute("INSERT INTO stats (player, difficulty, rules, target, games, wins, hands, "
+                "contracts, contracts_made) VALUES ('p', 'easy', 'standard', 500, 3, 2, 30, 28, "
+                "20)")
+    con.commit()
+    con.close()
+    store = Store(str(db))
+    (old,) = [stats_summary(r) for r in store.stats("p")]
+    assert (old["bags"], old["streak"], old["best_streak"], old["sets"]) == (0, 0, 0, 8)
+    assert old["bags_per_hand"] is None
+    store._tx(lambda d: Store._add_stats(d, "p", "easy", "standard", 500, StatsDelta(
+        wins=0, hands=8, bags=5, bag_hands=8)))
+    (new,) = [stats_summary(r) for r in store.stats("p")]
+    assert (new["games"], new["streak"], new["best_streak"], new["bags"]) == (4, -1, 0, 5)
+    assert new["bags_per_hand"] == pytest.approx(5 / 8)
+    store.close()
