@@ -291,9 +291,6 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken, fnc=Fal
     "highest" are by the deck's order (``Deck.lowest``, ``Deck.highest``), ranks across suits by
     ``Deck.rank``."""
     partner = PARTNER[p]
-    SM = deck.suit_masks
-    S3 = SM[3]
-    lowest, highest, beaters = deck.lowest, deck.highest, deck.beaters
     # ---------------------------------------------------------------- Nil bidder
     if nil[p] and not won[p]:
         return _duck(legal, n, win, deck)
@@ -303,11 +300,11 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken, fnc=Fal
             return high_rank(legal, deck)
         # partner still to play this trick, or partner winning: take the trick high
         if wseat == partner or n <= 1:
-            b = legal & beaters[win]
+            b = legal & deck.beaters[win]
             if b:
                 if n < 3:
                     return high_rank(b, deck)
-                return lowest(b)
+                return deck.lowest(b)
             return low_rank(legal, deck)
     # ---------------------------------------------------------------- opponent of a live Nil
     o1, o2 = OPPONENTS[p]
@@ -318,6 +315,8 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken, fnc=Fal
         tnil = o2
     if tnil >= 0:
         if n == 0:
+            SM = deck.suit_masks
+            lowest, highest = deck.lowest, deck.highest
             nh = h[tnil]
             best = -1
             st, rank = deck.strength, deck.rank
@@ -334,7 +333,7 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken, fnc=Fal
             return low_rank(legal, deck)
         to_play = (tnil - p) % 4 <= 3 - n  # the Nil bidder plays after us in this trick
         if wseat == tnil:
-            lose = legal & ~beaters[win]
+            lose = legal & ~deck.beaters[win]
             if lose:
                 return high_rank(lose, deck)
             return low_rank(legal, deck)
@@ -351,83 +350,101 @@ def _choose(p, h, legal, n, led, win, wseat, won, nil, contract, broken, fnc=Fal
     tleft = 13 - won[0] - won[1] - won[2] - won[3]
     want = need > 0 or (oneed > 0 and tleft - oneed <= SET_MARGIN)
     if want:
-        above = deck.above
         if n == 0:
-            # lead a sure winner (top card of its suit that no opponent can ruff)
-            oh1 = h[o1]
-            oh2 = h[o2]
-            others = h[partner] | oh1 | oh2
-            for s in (2, 1, 0, 3):
-                mine = legal & SM[s]
-                if not mine:
-                    continue
-                top = highest(mine)
-                if others & above[top]:
-                    continue
-                if s != 3 and ((not oh1 & SM[s] and oh1 & S3) or (not oh2 & SM[s] and oh2 & S3)):
-                    continue
-                return top
-            # lead low towards partner's winner
-            ph = h[partner]
-            for s in (2, 1, 0):
-                mine = legal & SM[s]
-                pm = ph & SM[s]
-                if mine and pm and not ((oh1 | oh2) & above[highest(pm)]):
-                    return lowest(mine)
-            # else low from the longest suit
-            bs = -1
-            bl = -1
-            for s in (0, 1, 2, 3):
-                ln = (legal & SM[s]).bit_count()
-                if ln > bl or (ln == bl and s != 3):
-                    if ln:
-                        bl = ln
-                        bs = s
-            return lowest(legal & SM[bs])
-        if wseat == partner:
-            # partner winning: is it safe against the opponent still to play?
-            safe = True
-            if n < 3 and _can_beat(h[o1], win, led, deck):
-                safe = False
-            if safe:
-                lose = legal & ~beaters[win]
-                return low_rank(lose if lose else legal, deck)
-        b = legal & beaters[win]
-        if b:
-            if n == 3:
-                bb = b & SM[led]
-                if not bb:
-                    bb = b
-                return lowest(bb)
-            # lowest winner that the opponent(s) after us cannot beat (from the weakest up: the
-            # plain cards by id, then the promoted trumps from the weakest)
-            rest = b & deck.plain
-            promoted = deck.promoted  # () in the standard deck
-            i = 0
-            while True:
-                if rest:
-                    low = rest & -rest
-                    rest ^= low
-                    c = low.bit_length() - 1
-                else:
-                    while i < len(promoted) and not (b >> promoted[i]) & 1:
-                        i += 1
-                    if i == len(promoted):
-                        break
-                    c = promoted[i]
-                    i += 1
-                if _can_beat(h[o1], c, led, deck):
-                    continue
-                if n == 1 and _can_beat(h[o2], c, led, deck):
-                    continue
-                return c
-            # cannot win for sure: second hand low, third hand high
-            if n == 2:
-                return high_rank(b & SM[led], deck) if b & SM[led] else lowest(b)
-        lose = legal & ~b
-        return low_rank(lose if lose else legal, deck)
+            return _lead_to_win(h, legal, partner, o1, o2, deck)
+        return _follow_to_win(h, legal, n, led, win, wseat, partner, o1, o2, deck)
     # ---------------------------------------------------------------- duck (contract safe)
     return _duck(legal, n, win, deck)
+
+
+def _lead_to_win(h, legal, partner, o1, o2, deck: Deck = STANDARD_DECK) -> int:
+    """The play-out policy's lead for a side that wants tricks (``_choose``): a sure winner, else
+    low towards the partner's winner, else low from the longest suit."""
+    SM = deck.suit_masks
+    S3 = SM[3]
+    lowest, highest, above = deck.lowest, deck.highest, deck.above
+    # lead a sure winner (top card of its suit that no opponent can ruff)
+    oh1 = h[o1]
+    oh2 = h[o2]
+    others = h[partner] | oh1 | oh2
+    for s in (2, 1, 0, 3):
+        mine = legal & SM[s]
+        if not mine:
+            continue
+        top = highest(mine)
+        if others & above[top]:
+            continue
+        if s != 3 and ((not oh1 & SM[s] and oh1 & S3) or (not oh2 & SM[s] and oh2 & S3)):
+            continue
+        return top
+    # lead low towards partner's winner
+    ph = h[partner]
+    for s in (2, 1, 0):
+        mine = legal & SM[s]
+        pm = ph & SM[s]
+        if mine and pm and not ((oh1 | oh2) & above[highest(pm)]):
+            return lowest(mine)
+    # else low from the longest suit
+    bs = -1
+    bl = -1
+    for s in (0, 1, 2, 3):
+        ln = (legal & SM[s]).bit_count()
+        if ln > bl or (ln == bl and s != 3):
+            if ln:
+                bl = ln
+                bs = s
+    return lowest(legal & SM[bs])
+
+
+def _follow_to_win(h, legal, n, led, win, wseat, partner, o1, o2,
+                   deck: Deck = STANDARD_DECK) -> int:
+    """The play-out policy's card after the lead for a side that wants tricks (``_choose``): low
+    under a partner's safe winner, else the cheapest sure winner, else second hand low and third
+    hand high, else the lowest card."""
+    SM = deck.suit_masks
+    lowest, beaters = deck.lowest, deck.beaters
+    if wseat == partner:
+        # partner winning: is it safe against the opponent still to play?
+        safe = True
+        if n < 3 and _can_beat(h[o1], win, led, deck):
+            safe = False
+        if safe:
+            lose = legal & ~beaters[win]
+            return low_rank(lose if lose else legal, deck)
+    b = legal & beaters[win]
+    if b:
+        if n == 3:
+            bb = b & SM[led]
+            if not bb:
+                bb = b
+            return lowest(bb)
+        # lowest winner that the opponent(s) after us cannot beat (from the weakest up: the
+        # plain cards by id, then the promoted trumps from the weakest)
+        rest = b & deck.plain
+        promoted = deck.promoted  # () in the standard deck
+        i = 0
+        while True:
+            if rest:
+                low = rest & -rest
+                rest ^= low
+                c = low.bit_length() - 1
+            else:
+                while i < len(promoted) and not (b >> promoted[i]) & 1:
+                    i += 1
+                if i == len(promoted):
+                    break
+                c = promoted[i]
+                i += 1
+            if _can_beat(h[o1], c, led, deck):
+                continue
+            if n == 1 and _can_beat(h[o2], c, led, deck):
+                continue
+            return c
+        # cannot win for sure: second hand low, third hand high
+        if n == 2:
+            return high_rank(b & SM[led], deck) if b & SM[led] else lowest(b)
+    lose = legal & ~b
+    return low_rank(lose if lose else legal, deck)
 
 
 # ============================================================================ exact endgame solver
@@ -448,11 +465,21 @@ def solve(hands, trick, leader: int, won, broken: bool, util, flb: bool = False,
     Returns:
         The value of the position under best play by both teams.
     """
-    memo: dict = {}
-    suit_of, st, above, below = deck.suit_of, deck.strength, deck.above, deck.below
     h = list(hands)
     tr = list(trick)
     w = list(won)
+    rec = _minimax(h, tr, w, broken, util, flb, deck)
+    p = (leader + len(tr)) & 3
+    return rec(p, leader, -INF, INF)
+
+
+def _minimax(h: list, tr: list, w: list, broken: bool, util, flb: bool, deck: Deck):
+    """The search of ``solve``: returns ``rec(p, ldr, alpha, beta)``, the value of the position
+    held in ``h`` (hands), ``tr`` (trick) and ``w`` (tricks won) with seat ``p`` to play in a
+    trick led by ``ldr``; ``rec`` plays cards into these lists and restores them before it
+    returns, and memoizes values at trick boundaries across its calls."""
+    memo: dict = {}
+    suit_of, st, above, below = deck.suit_of, deck.strength, deck.above, deck.below
     state = [broken]
 
     def rec(p: int, ldr: int, alpha: float, beta: float) -> float:
@@ -521,8 +548,7 @@ def solve(hands, trick, leader: int, won, broken: bool, util, flb: bool = False,
             memo[key] = best
         return best
 
-    p = (leader + len(tr)) & 3
-    return rec(p, leader, -INF, INF)
+    return rec
 
 
 # ============================================================================ hand estimator
