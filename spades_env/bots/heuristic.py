@@ -360,13 +360,15 @@ class MediumBot(_ScriptedBot):
 
     # ------------------------------------------------------------ play
     def _play(self, view) -> int:
+        """The card to play: works out what the side wants (tricks for the contract, a set of the
+        opponents, ducking) and which Nil is live, then leads (``_lead``) or follows
+        (``_follow``)."""
         me = view.seat
         pa = PARTNER[me]
         bids = view.bids
         tw = view.tricks_won
         remaining = 13 - view.trick_number
         deck = view.rules.deck
-        suits = deck.suit_masks
         lm = _legal_mask(view)
         if lm & (lm - 1) == 0:
             return _lowest(lm)  # a single legal card
@@ -398,21 +400,40 @@ class MediumBot(_ScriptedBot):
             want = set_mode  # a failed Nil's tricks are bags only
 
         if not trick:
-            if my_nil:
-                return self._nil_lead(lm, poss, me, deck)
-            if partner_nil:
-                return self._cover_lead(lm, poss, me, pa, deck)
-            if attack:
-                m = 0
-                for s in range(4):
-                    if poss[nil_opp] & suits[s]:
-                        m |= lm & suits[s]
-                if m:
-                    return _lowest_rank(m, deck)
-            if want:
-                return self._win_lead(lm, poss, me, pa, deck)
-            return self._duck_lead(lm, poss, me, deck)
+            return self._lead(lm, poss, me, pa, deck, my_nil, partner_nil, attack, nil_opp, want)
+        urgent = need >= remaining - 1 or set_mode
+        return self._follow(trick, lm, poss, me, pa, deck, my_nil, partner_nil, attack, nil_opp,
+                            want, urgent)
 
+    def _lead(self, lm: int, poss, me: int, pa: int, deck: Deck, my_nil: bool,
+              partner_nil: bool, attack: bool, nil_opp: int, want: bool) -> int:
+        """The card to lead (``_play`` with an empty trick): the Nil habits first (own Nil,
+        covering the partner's, attacking an opponent's), then a lead that wins tricks or one
+        that ducks them."""
+        suits = deck.suit_masks
+        if my_nil:
+            return self._nil_lead(lm, poss, me, deck)
+        if partner_nil:
+            return self._cover_lead(lm, poss, me, pa, deck)
+        if attack:
+            m = 0
+            for s in range(4):
+                if poss[nil_opp] & suits[s]:
+                    m |= lm & suits[s]
+            if m:
+                return _lowest_rank(m, deck)
+        if want:
+            return self._win_lead(lm, poss, me, pa, deck)
+        return self._duck_lead(lm, poss, me, deck)
+
+    def _follow(self, trick, lm: int, poss, me: int, pa: int, deck: Deck, my_nil: bool,
+                partner_nil: bool, attack: bool, nil_opp: int, want: bool, urgent: bool) -> int:
+        """The card to play after the lead (``_play``): the Nil habits first, then low under a
+        partner's safe winner, the cheapest safe winner when tricks are wanted (third hand high,
+        second hand low), or the highest losing card when ducking. ``urgent``: the side needs all
+        but at most one of the remaining tricks, or is setting the opponents (it plays high in the
+        second seat too)."""
+        suits = deck.suit_masks
         ls = deck.suit_of[trick[0][1]]
         ws, wc = current_winner(trick, deck)
         played_seats = {s for s, _ in trick}
@@ -464,7 +485,6 @@ class MediumBot(_ScriptedBot):
                                                              for s in opp_later)]
                 if safe:
                     return min(safe, key=trump_last)
-                urgent = need >= remaining - 1 or set_mode
                 if len(trick) == 2 or urgent:  # third hand high
                     follow = winners & suits[ls]
                     return _highest(follow, deck) if follow else _lowest(winners, deck)
