@@ -119,24 +119,13 @@ def search_work(samples: int, bid_samples: int, endgame_tricks: int = 3, infer_b
     bid_rows = bid_samples * 3 if net.get("bid_rows") else 0
     row_bytes = net.get("row_bytes", 0)
     critic_bytes = net.get("critic_bytes", 0)
-
-    def cost(drawn, playouts, rows):
-        return drawn * SECONDS_PER_DEAL + playouts * SECONDS_PER_PLAYOUT + rows * SECONDS_PER_ROW
-
-    card_sec = cost(samples * factor, card_playouts, card_rows + critic_rows + policy)
-    bid_sec = cost(bid_samples * factor, bid_playouts, bid_rows + policy)
+    card_sec = _cost(samples * factor, card_playouts, card_rows + critic_rows + policy)
+    bid_sec = _cost(bid_samples * factor, bid_playouts, bid_rows + policy)
     card_bytes = (samples * factor * DEAL_BYTES + samples * MAX_CANDIDATES * PLAYOUT_ROW_BYTES
                   + card_rows * row_bytes + critic_rows * critic_bytes)
     bid_bytes = bid_samples * factor * DEAL_BYTES + bid_playouts * PLAYOUT_ROW_BYTES \
         + bid_rows * row_bytes
-    hand = bid_sec
-    for t in range(13, 0, -1):  # t tricks left, t cards in hand
-        if t <= e:
-            po = min(samples, _deals_left(t)) * t * SOLVE_PLAYOUTS[t]
-        else:
-            po = samples * t
-        rows = samples * (6 + 3 * (13 - t)) if net.get("card_rows") else 0
-        hand += cost(samples * factor, po, rows)
+    hand = _hand_seconds(bid_sec, samples, factor, e, net.get("card_rows"))
     exact_txt = (f"samples={samples} (at most {_deals_left(e)} deals with {e} tricks left) x {e} "
                  f"candidates x {SOLVE_PLAYOUTS[e]} per exact solve (endgame_tricks={e})")
     card_txt = exact_txt if exact > samples * MAX_CANDIDATES else \
@@ -152,35 +141,16 @@ def search_work(samples: int, bid_samples: int, endgame_tricks: int = 3, infer_b
                          if card_rows + critic_rows >= bid_rows else
                          f"bid_samples={bid_samples} x 3 bids re-read (bid_model='network')"),
     }
-    if card_bytes >= bid_bytes:
-        n, opt, po, rows = samples, "samples", f"samples x {MAX_CANDIDATES}", []
-        if card_rows:
-            rows.append(f"samples x {MAX_EVIDENCE} network rows x {row_bytes} B")
-        if critic_rows:
-            rows.append(f"samples x {MAX_CANDIDATES} critic rows x {critic_bytes} B")
-    else:
-        n, opt, po = bid_samples, "bid_samples", f"bid_samples x {n_bids}"
-        rows = [f"bid_samples x 3 network rows x {row_bytes} B"] if bid_rows else []
-    formulas["peak_bytes"] = " + ".join(
-        [f"{opt}={n}{f_txt} deals x {DEAL_BYTES} B", f"{po} play-out rows x "
-         f"{PLAYOUT_ROW_BYTES} B"] + rows)
+    formulas["peak_bytes"] = _peak_formula(card_bytes >= bid_bytes, samples, bid_samples, f_txt,
+                                           n_bids, card_rows, critic_rows, bid_rows, row_bytes,
+                                           critic_bytes)
     formulas["seconds"] = (
         f"{formulas['deals']} deals x "
         f"{SECONDS_PER_DEAL * 1e6:g} us + {formulas['playouts']} play-outs x "
         f"{SECONDS_PER_PLAYOUT * 1e6:g} us"
         + (f" + network rows x {SECONDS_PER_ROW * 1e6:g} us" if card_rows or bid_rows else ""))
-    levers = {
-        "deals": ("samples or inference_factor" if infer_bids else "samples") + " or bid_samples",
-        "playouts": ("samples or endgame_tricks" if exact > samples * MAX_CANDIDATES
-                     else "samples") if bids_card else "bid_samples or bid_window",
-        "network_rows": "samples" if card_rows + critic_rows >= bid_rows else "bid_samples",
-    }
-    names = ("samples", "bid_samples", "inference_factor", "endgame_tricks", "bid_window")
-    for q, parts in (("peak_bytes", ("deals", "playouts", "network_rows")),
-                     ("seconds", ("deals", "playouts", "network_rows"))):
-        used = [n for n in names if any(n in levers[p].replace(" or ", " ").split()
-                                        for p in parts)]
-        levers[q] = ", ".join(used[:-1]) + " or " + used[-1] if len(used) > 1 else used[0]
+    levers = _levers(infer_bids, bids_card, exact > samples * MAX_CANDIDATES,
+                     card_rows + critic_rows >= bid_rows)
     return WorkEstimate(
         deals=max(samples, bid_samples) * factor,
         playouts=max(card_playouts, bid_playouts),
@@ -189,6 +159,65 @@ def search_work(samples: int, bid_samples: int, endgame_tricks: int = 3, infer_b
         seconds=max(card_sec, bid_sec),
         hand_seconds=hand,
         formulas=formulas, levers=levers)
+
+
+def _cost(drawn, playouts, rows):
+    """Estimated seconds of drawing ``drawn`` deals, ``playouts`` play-outs and ``rows`` network
+    rows."""
+    return drawn * SECONDS_PER_DEAL + playouts * SECONDS_PER_PLAYOUT + rows * SECONDS_PER_ROW
+
+
+def _hand_seconds(bid_sec: float, samples: int, factor: int, e: int, card_rows) -> float:
+    """Estimated seconds of one seat's whole hand: its bid (``bid_sec``) and its 13 cards, the
+    last ``e`` (``endgame_tricks``) by exact solves; ``card_rows``: the network weighs the cards
+    (``search_work``'s ``network["card_rows"]``)."""
+    hand = bid_sec
+    for t in range(13, 0, -1):  # t tricks left, t cards in hand
+        if t <= e:
+            po = min(samples, _deals_left(t)) * t * SOLVE_PLAYOUTS[t]
+        else:
+            po = samples * t
+        rows = samples * (6 + 3 * (13 - t)) if card_rows else 0
+        hand += _cost(samples * factor, po, rows)
+    return hand
+
+
+def _peak_formula(card_first: bool, samples: int, bid_samples: int, f_txt: str, n_bids: int,
+                  card_rows: int, critic_rows: int, bid_rows: int, row_bytes: int,
+                  critic_bytes: int) -> str:
+    """How ``search_work`` reached the peak bytes: from the card decision's deals, play-outs and
+    network rows when ``card_first`` (it needs the most memory), else from the bid's."""
+    if card_first:
+        n, opt, po, rows = samples, "samples", f"samples x {MAX_CANDIDATES}", []
+        if card_rows:
+            rows.append(f"samples x {MAX_EVIDENCE} network rows x {row_bytes} B")
+        if critic_rows:
+            rows.append(f"samples x {MAX_CANDIDATES} critic rows x {critic_bytes} B")
+    else:
+        n, opt, po = bid_samples, "bid_samples", f"bid_samples x {n_bids}"
+        rows = [f"bid_samples x 3 network rows x {row_bytes} B"] if bid_rows else []
+    return " + ".join(
+        [f"{opt}={n}{f_txt} deals x {DEAL_BYTES} B", f"{po} play-out rows x "
+         f"{PLAYOUT_ROW_BYTES} B"] + rows)
+
+
+def _levers(infer_bids: bool, bids_card: bool, exact_first: bool, card_rows_first: bool) -> dict:
+    """``search_work``'s options to lower, by quantity: ``bids_card``, the card decision has the
+    most play-outs (``exact_first``: its exact solves more than its play-outs); and
+    ``card_rows_first``, the most network rows."""
+    levers = {
+        "deals": ("samples or inference_factor" if infer_bids else "samples") + " or bid_samples",
+        "playouts": ("samples or endgame_tricks" if exact_first
+                     else "samples") if bids_card else "bid_samples or bid_window",
+        "network_rows": "samples" if card_rows_first else "bid_samples",
+    }
+    names = ("samples", "bid_samples", "inference_factor", "endgame_tricks", "bid_window")
+    for q, parts in (("peak_bytes", ("deals", "playouts", "network_rows")),
+                     ("seconds", ("deals", "playouts", "network_rows"))):
+        used = [n for n in names if any(n in levers[p].replace(" or ", " ").split()
+                                        for p in parts)]
+        levers[q] = ", ".join(used[:-1]) + " or " + used[-1] if len(used) > 1 else used[0]
+    return levers
 
 
 _UNITS = {"deals": "deals drawn", "playouts": "play-outs", "network_rows": "network rows"}
