@@ -181,14 +181,33 @@ def lock_folder(folder: str, name: str = ".lock") -> FolderLock:
         import fcntl
     except ImportError:  # not POSIX (tests/vector/test_native_kernel.py simulates it)
         fcntl = None
+    _create_checked(folder)
+    if fcntl is None:
+        return FolderLock(folder, name, None, None)
+    dfd = _open_folder(folder)
+    try:
+        why = _folder_problem(os.fstat(dfd), folder)  # the folder opened is the one checked
+        if why:
+            raise ValueError(why)
+        fd = _lock_file(fcntl, dfd, folder, name)
+        _write_holder(fd)
+        dst = os.fstat(dfd)
+        return FolderLock(folder, name, fd, dfd, (dst.st_dev, dst.st_ino))
+    except BaseException:
+        os.close(dfd)
+        raise
+
+
+def _create_checked(folder: str) -> None:
+    """``lock_folder``'s first step: create ``folder`` (and its parent) if missing and refuse it
+    with a ``ValueError`` when unsafe (``_folder_problem``); ``OSError`` when it cannot be
+    reached."""
     parent = os.path.dirname(os.path.abspath(folder))
     os.makedirs(parent, exist_ok=True)
     try:
         os.mkdir(folder, 0o775)  # never writable by all, even under umask 0
     except FileExistsError:
         pass
-    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) \
-        | getattr(os, "O_CLOEXEC", 0)
     try:
         st = os.lstat(folder)
     except OSError as e:
@@ -196,66 +215,73 @@ def lock_folder(folder: str, name: str = ".lock") -> FolderLock:
     why = _folder_problem(st, folder)
     if why:
         raise ValueError(why)
-    if fcntl is None:
-        return FolderLock(folder, name, None, None)
+
+
+def _open_folder(folder: str) -> int:
+    """A descriptor of ``folder`` itself, never through a symbolic link (``ValueError`` for a
+    link or a non-folder)."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) \
+        | getattr(os, "O_CLOEXEC", 0)
     try:
-        dfd = os.open(folder, flags)
+        return os.open(folder, flags)
     except OSError as e:
         if e.errno in (errno.ELOOP, errno.ENOTDIR):
             raise ValueError(f"{folder} is a symbolic link or not a folder") from None
         raise
-    try:
-        why = _folder_problem(os.fstat(dfd), folder)  # the folder opened is the one checked
-        if why:
-            raise ValueError(why)
-        lock_path = os.path.join(folder, name)
-        for _ in range(100):
-            try:
-                fd = os.open(name, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-                             | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0),
-                             0o644, dir_fd=dfd)
-            except OSError as e:
-                if e.errno == errno.ELOOP:
-                    raise ValueError(f"{lock_path} is a symbolic link (planted?): not followed; "
-                                     f"remove it or use another folder") from None
-                raise
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid")
-                                                and st.st_uid != os.getuid()):
-                os.close(fd)
-                raise ValueError(f"{lock_path} is not a regular file of this user (uid "
-                                 f"{st.st_uid}); remove it or use another folder")
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as e:
-                if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                    os.close(fd)  # no locks on this file system (ENOLCK...): say so
-                    raise OSError(e.errno, f"cannot lock {lock_path}: {e.strerror or e}") \
-                        from None
-                try:
-                    holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
-                except OSError:
-                    holder = ""
-                os.close(fd)
-                raise FolderInUse(folder, holder or "another process") from None
-            try:  # the file may have been removed by the process that held it before us
-                same = os.path.samestat(st, os.stat(name, dir_fd=dfd, follow_symlinks=False))
-            except OSError:
-                same = False
-            if same:
-                break
-            os.close(fd)
-        else:  # pragma: no cover
-            raise OSError(errno.EAGAIN, f"cannot lock {folder}: the lock file keeps changing")
+
+
+def _lock_file(fcntl, dfd: int, folder: str, name: str) -> int:
+    """Open the lock file ``name`` in the folder open as ``dfd`` (never through a link; a regular
+    file of this user) and lock it, retrying while its holder removes it; returns its descriptor.
+    ``FolderInUse`` when another process holds it."""
+    lock_path = os.path.join(folder, name)
+    for _ in range(100):
         try:
-            import socket
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since "
-                          f"{time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode(), 0)
+            fd = os.open(name, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0),
+                         0o644, dir_fd=dfd)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise ValueError(f"{lock_path} is a symbolic link (planted?): not followed; "
+                                 f"remove it or use another folder") from None
+            raise
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid")
+                                            and st.st_uid != os.getuid()):
+            os.close(fd)
+            raise ValueError(f"{lock_path} is not a regular file of this user (uid "
+                             f"{st.st_uid}); remove it or use another folder")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                os.close(fd)  # no locks on this file system (ENOLCK...): say so
+                raise OSError(e.errno, f"cannot lock {lock_path}: {e.strerror or e}") \
+                    from None
+            try:
+                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+            except OSError:
+                holder = ""
+            os.close(fd)
+            raise FolderInUse(folder, holder or "another process") from None
+        try:  # the file may have been removed by the process that held it before us
+            same = os.path.samestat(st, os.stat(name, dir_fd=dfd, follow_symlinks=False))
         except OSError:
-            pass
-        dst = os.fstat(dfd)
-        return FolderLock(folder, name, fd, dfd, (dst.st_dev, dst.st_ino))
-    except BaseException:
-        os.close(dfd)
-        raise
+            same = False
+        if same:
+            return fd
+        os.close(fd)
+    raise OSError(errno.EAGAIN,  # pragma: no cover
+                  f"cannot lock {folder}: the lock file keeps changing")
+
+
+def _write_holder(fd: int) -> None:
+    """Write who holds the lock (``pid N on HOST since ...``) into the lock file ``fd``; best
+    effort."""
+    try:
+        import socket
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since "
+                      f"{time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode(), 0)
+    except OSError:
+        pass
