@@ -31,6 +31,7 @@ class Opponents:
     """Who plays each seat: ``ctrl[i, s]`` = 0 learner, -(k+1) bot ``pool_bots[k]``, >0 snapshot id.
 
     Snapshots are frozen copies of the learner (``Agent`` in eval mode) kept in ``agents``.
+    A resumed pool is checked against these ids by ``checkpoint._check_pool``.
     """
 
     def __init__(self, args: Args, num_envs: int):

@@ -413,6 +413,7 @@ class _Run:
             "iteration": 0, "decisions": 0, "stage": "start", "seconds": 0.0}
         self.evals: list[dict] = list(data["eval"]) if data is not None else []
         self.clock = Clock(self.progress)
+        self.saved_iteration = self.progress["iteration"]  # what latest.pt holds (at a resume)
         self.books = {"clock": self.clock, "evals": self.evals, "writer": writer,
                       "ckpt_dir": ckpt_dir, "log": log}
 
@@ -426,6 +427,7 @@ class _Run:
         """``latest.pt``, the clock's time banked first."""
         self.clock.bank()
         self.save("latest.pt")
+        self.saved_iteration = self.progress["iteration"]
 
 
 def _resume(run: _Run, data: dict, resume: str):
@@ -487,9 +489,7 @@ def _iteration(run: _Run, cur, store: Storage, bar):
     rng = np.random.default_rng(s)
     gen = torch.Generator().manual_seed(s)
     opp.reseed_bots(args.seed, it)
-    if args.anneal_lr:
-        frac = max(0.0, 1.0 - progress["decisions"] / args.total_decisions)
-        opt.param_groups[0]["lr"] = frac * args.lr
+    opt.param_groups[0]["lr"] = learning_rate(args, progress["decisions"])
 
     # ---- rollout
     t0 = time.time()
@@ -537,6 +537,14 @@ def _iteration(run: _Run, cur, store: Storage, bar):
     if (it + 1) % args.save_every == 0:
         run.save_latest()
     return cur
+
+
+def learning_rate(args: Args, decisions: int) -> float:
+    """PPO's learning rate after ``decisions`` learner decisions: ``args.lr``, falling linearly to
+    0 at ``total_decisions`` with ``anneal_lr`` (CleanRL's schedule)."""
+    if not args.anneal_lr:
+        return args.lr
+    return max(0.0, 1.0 - decisions / args.total_decisions) * args.lr
 
 
 def _ppo(run: _Run, cur) -> str:
@@ -616,7 +624,9 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
         inputs: ``(how, path)`` of other files the run was made from (the ``--config`` file):
             the run's folders may not be or hold them (``open_run``).
     Returns:
-        ``{"eval": [rows], "checkpoint": path, "decisions": int, "iterations": int, "seconds"}``.
+        ``{"eval": [rows], "checkpoint": path, "decisions": int, "iterations": int, "seconds",
+        "stop_reason": str, "saved_iteration": int}``: ``saved_iteration`` is the iteration the
+        checkpoint holds (``stop_after_iterations`` makes no final save: the last periodic one).
     """
     from torch.utils.tensorboard import SummaryWriter
     from .checkpoint import open_run
@@ -643,8 +653,12 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
     folders.close()
     progress = run.progress
     return {"eval": final_rows, "checkpoint": final_path, "decisions": progress["decisions"],
-            "iterations": progress["iteration"], "seconds": progress.get("seconds", 0.0)}
+            "iterations": progress["iteration"], "seconds": progress.get("seconds", 0.0),
+            "stop_reason": stop_reason,
+            # the iteration final_path holds: without a final save, the last periodic one
+            "saved_iteration": progress["iteration"] if stop_reason != "stop_after_iterations"
+            else run.saved_iteration}
 
 
-__all__ = ["train", "seed_everything", "iteration_seed", "make_agent", "Storage", "rollout",
-           "compute_gae", "ppo_update", "teacher_coef", "rng_states", "make_payload"]
+__all__ = ["train", "seed_everything", "iteration_seed", "make_agent", "learning_rate", "Storage",
+           "rollout", "compute_gae", "ppo_update", "teacher_coef", "rng_states", "make_payload"]

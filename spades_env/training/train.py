@@ -143,6 +143,10 @@ def main(argv=None) -> int:
         return 130
     print(f"checkpoint: {out['checkpoint']} ({out['iterations']} iterations, "
           f"{out['decisions']} learner decisions, {out['seconds'] / 60:.1f} min)")
+    if out.get("stop_reason") == "stop_after_iterations":  # stops as a killed run: no final save
+        print(f"stopped by stop_after_iterations without a final save: the checkpoint holds the "
+              f"last periodic save (iteration {out['saved_iteration']}; save_every: "
+              f"{args.save_every}); --resume continues from there")
     if ns.vs:
         from .evaluate import main as evaluate
         return evaluate([out["checkpoint"], "--vs", *ns.vs, "--games", str(ns.games), "--quiet",

@@ -177,3 +177,15 @@ def test_overwrite_never_removes_a_file_the_run_reads(tiny, tmp_path):
                                          f"the input"):
         open_run(args, overwrite=True, log=lambda m: None)
     assert (ck / "latest.pt").read_bytes() == before
+
+
+def test_stop_after_iterations_reports_the_iteration_its_checkpoint_holds(tmp_path):
+    """``stop_after_iterations`` stops as a killed run would (no final save): the result names the
+    iteration of the last periodic save, the one ``latest.pt`` holds and a resume starts from."""
+    k = train(_tiny(tmp_path, stop_after_iterations=2, save_every=3), **QUIET)
+    assert (k["iterations"], k["stop_reason"]) == (2, "stop_after_iterations")
+    assert k["saved_iteration"] == load_checkpoint(k["checkpoint"])["progress"]["iteration"] == 0
+    k = train(_tiny(tmp_path, stop_after_iterations=4, save_every=3), resume=k["checkpoint"],
+              **QUIET)
+    assert k["iterations"] == 4
+    assert k["saved_iteration"] == load_checkpoint(k["checkpoint"])["progress"]["iteration"] == 3

@@ -127,3 +127,13 @@ def test_snapshots_are_frozen_copies_and_the_anchor_stays(pool_size):
     with torch.no_grad():
         net.trunk[0].weight.add_(1.0)  # the learner moves on; the frozen copy does not
     assert not torch.equal(snap.trunk[0].weight, net.trunk[0].weight)
+
+
+def test_learning_rate_falls_linearly_to_zero_at_total_decisions_when_annealed():
+    from spades_env.training.ppo_selfplay import learning_rate
+    args = Args(lr=2e-4, total_decisions=1000, anneal_lr=True)
+    assert learning_rate(args, 0) == 2e-4
+    assert learning_rate(args, 250) == pytest.approx(1.5e-4, rel=1e-12)
+    assert learning_rate(args, 1000) == 0.0
+    assert learning_rate(args, 1300) == 0.0  # past the total (a resumed run): never negative
+    assert learning_rate(Args(lr=2e-4, total_decisions=1000, anneal_lr=False), 900) == 2e-4
