@@ -1,8 +1,8 @@
 // spades_env play page. The server decides every rule: these scripts send action ids and show
 // the view they get back. Nothing here checks legality (a refused move shows the server's reason).
-// This is part 6 of 6, loaded last: common.js, settings.js, table.js, hint.js and watch.js come
-// first, plain scripts that share one scope (no modules, no build step). Here: wiring the page
-// and starting it.
+// This is part 9 of 9, loaded last: common.js, settings.js, table.js, anim.js, help.js,
+// graph.js, hint.js and watch.js come first, plain scripts that share one scope (no modules, no
+// build step). Here: wiring the page and starting it.
 "use strict";
 
 // ------------------------------------------------------------------ wiring
@@ -52,6 +52,7 @@ function wire() {
   $("menu-sound").onclick = () => { soundOn = !soundOn; store.set("sound", soundOn); updateMenu(); if (soundOn) sound("turn"); };
   $("nav-watch").onclick = () => { releaseGame(); state = null; openWatch(); };
   $("take-over").onclick = takeOver;
+  wireHelp();
   window.addEventListener("popstate", () => { closeMenu(); routeFromHash(); });
   window.addEventListener("pagehide", () => releaseGame());
   window.addEventListener("resize", () => fitAnalysis());

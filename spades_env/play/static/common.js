@@ -1,5 +1,5 @@
-// spades_env play page, part 1 of 6 (the page loads common.js, settings.js, table.js, hint.js,
-// watch.js, then app.js; they share one scope): the page's state and settings, talking to the
+// spades_env play page, part 1 of 9 (the page loads common.js, settings.js, table.js, anim.js,
+// help.js, graph.js, hint.js, watch.js, then app.js; they share one scope): the page's state and settings, talking to the
 // server, loading the bots, the screens, sound and the cards.
 "use strict";
 

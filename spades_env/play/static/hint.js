@@ -1,4 +1,4 @@
-// spades_env play page, part 4 of 6: what the agent thinks (the hint on the table, the analysis
+// spades_env play page, part 7 of 9: what the agent thinks (the hint on the table, the analysis
 // panel the replays use too).
 "use strict";
 

@@ -1,4 +1,4 @@
-// spades_env play page, part 2 of 6: the settings screen (the house-rules panel, saved games,
+// spades_env play page, part 2 of 9: the settings screen (the house-rules panel, saved games,
 // statistics, a new game), the address (one entry per screen) and one game in several tabs.
 "use strict";
 
@@ -205,24 +205,46 @@ function lineupText() {
 function pct(x) { return x === null || x === undefined ? "\u2013" : `${Math.round(100 * x)}%`; }
 function num(x, d = 1) { return x === null || x === undefined ? "\u2013" : x.toFixed(d); }
 
+// a streak as the page shows it: "3 won", "2 lost", "–" (before the first game counted)
+function streakText(n) { return n > 0 ? `${n} won` : n < 0 ? `${-n} lost` : "\u2013"; }
+
+function statsTable(rows, cls, head, cells) {  // one row per difficulty and rule set
+  const t = document.createElement("table");
+  t.className = `scoretable ${cls}`;
+  t.innerHTML = `<tr><th>Level</th><th>Rules</th>${head.map((h) => `<th>${h}</th>`).join("")}</tr>`;
+  for (const s of rows) {
+    const tr = document.createElement("tr");
+    tr.dataset.difficulty = s.difficulty; tr.dataset.target = s.target; tr.dataset.rules = s.rules;
+    tr.innerHTML = `<td>${esc(s.difficulty)}</td><td class="rules" title="${esc(s.rules)}">${esc(s.rules_line)}</td>` +
+      cells(s).map(([c, v]) => `<td class="${c}">${v}</td>`).join("");
+    t.appendChild(tr);
+  }
+  return t;
+}
+
 function renderStats(box, stats, only) {
   box.innerHTML = "";
   // one row per difficulty and rule set (the rules spec): games under other rules never mix
   const rows = (stats || []).filter((s) => !only || (s.difficulty === only.difficulty && s.rules === only.rules));
   if (!rows.length) { box.textContent = only ? "No finished game yet." : ""; return; }
-  const t = document.createElement("table");
-  t.className = "scoretable";
-  t.innerHTML = "<tr><th>Level</th><th>Rules</th><th>Played</th><th>Won</th><th>Win rate</th>" +
-    "<th>Points / hand</th><th>Contracts made</th><th>Nil made / bid</th></tr>";
-  for (const s of rows) {
-    const tr = document.createElement("tr");
-    tr.dataset.difficulty = s.difficulty; tr.dataset.target = s.target; tr.dataset.rules = s.rules;
-    tr.innerHTML = `<td>${esc(s.difficulty)}</td><td class="rules" title="${esc(s.rules)}">${esc(s.rules_line)}</td><td class="games">${s.games}</td>` +
-      `<td class="wins">${s.wins}</td><td>${pct(s.win_rate)}</td><td>${num(s.avg_points_per_hand)}</td>` +
-      `<td>${s.contracts_made} / ${s.contracts}</td><td>${s.nil_made} / ${s.nil_bids}</td>`;
-    t.appendChild(tr);
-  }
-  box.appendChild(t);
+  box.appendChild(statsTable(rows, "stats-main",
+    ["Played", "Won", "Win rate", "Points / hand", "Contracts made", "Nil made / bid"],
+    (s) => [["games", s.games], ["wins", s.wins], ["", pct(s.win_rate)], ["", num(s.avg_points_per_hand)],
+      ["", `${s.contracts_made} / ${s.contracts}`], ["", `${s.nil_made} / ${s.nil_bids}`]]));
+  box.appendChild(statsTable(rows, "stats-more",
+    ["Sets", "Nil made / failed", "Bags / hand", "Streak", "Best streak"],
+    (s) => [["sets", s.sets], ["nils", `${s.nil_made} / ${s.nil_failed}`],
+      ["bags-per-hand", num(s.bags_per_hand)], ["streak", streakText(s.streak)],
+      ["best-streak", s.best_streak ? `${s.best_streak} won` : "\u2013"]]));
+}
+
+// the results screen's line on the game just played (your team's): sets, Nils, bags per hand
+function gameStatsText(g) {
+  if (!g) return "";
+  const plural = (n, w) => `${n} ${w}${n === 1 ? "" : "s"}`;
+  const nils = g.nil_bids ? `your Nil bids ${g.nil_made} made, ${g.nil_failed} failed` : "no Nil bid of yours";
+  return `This game, your team: ${plural(g.sets, "set")} in ${plural(g.contracts, "contract")}; ` +
+    `${nils}; ${num(g.bags_per_hand)} bags per hand.`;
 }
 
 function askNewGame() {

@@ -1,4 +1,4 @@
-// spades_env play page, part 3 of 6: the table (seats, the trick, the hand and dragging it, the
+// spades_env play page, part 3 of 9: the table (seats, the trick, the hand and dragging it, the
 // bid panel, the score tables, the tricks of the hand), the moves, the bots' turns, the menu.
 "use strict";
 
@@ -71,6 +71,9 @@ function renderTrick() {
     if (winner === c.seat) el.classList.add("winner");
     box.appendChild(el);
   }
+  flyIn(box);  // the card just played flies in from its player (anim.js)
+  if (winner !== null && state.phase !== "hand over") scheduleGather(winner);
+  else clearTimeout(gatherTimer);
   // in the table's bottom-left corner, beside your card on the table, never under it
   $("broken").textContent = state.phase === "play" ? (state.spades_broken ? "spades broken" : "spades not broken") : "";
 }
@@ -157,10 +160,11 @@ function onDragEnd(e) {
   if (!d.moved) return;  // a click: the click handler plays the card
   dragJustEnded = true;
   setTimeout(() => { dragJustEnded = false; }, 0);
+  const dropped = d.el.getBoundingClientRect();  // where the card was let go: it flies from there
   d.el.classList.remove("dragging");
   d.el.style.transform = "";
   if (e.type === "pointerup" && inside($("felt"), e) && !inside($("hand"), e)) {
-    playCard(d.h.action, d.el);
+    playCard(d.h.action, d.el, dropped);
   } else if (e.type === "pointerup" && inside($("hand"), e)) {
     reorder(d.h.card, e.clientX);
   }
@@ -306,6 +310,7 @@ function renderHandTable() {
   if (!hr) return;
   $("hand-table-title").textContent = `Hand ${hr.hand_number + 1} over` + (state.result ? ": game over" : "");
   $("hand-table").innerHTML = handTableHtml(hr, state.teams.map((t) => t.name), state.teams.map((t) => t.order));
+  renderScoreGraph($("hand-graph"), state);
 }
 
 // the Last trick button: beside the status line, and in the score table's dialog while that is
@@ -381,6 +386,7 @@ function closeTricks() {
 function afterState(before) {
   const m = state.last_move;
   if (m && m.completed_trick) showLastTrickUntil = Date.now() + TRICK_PAUSE;
+  if (before && state.seq !== before.seq) noteFlight(m);
   if (before && state.seq !== before.seq && m) sound(m.completed_trick ? "trick" : (m.kind === "play" ? "card" : "turn"));
   if (before && state.hand_table && !before.hand_table) sound("hand");
   else if (before && state.your_turn && !before.your_turn) sound("turn");
@@ -420,7 +426,7 @@ function send(path, body) {
   });
 }
 
-async function act(action, el) {
+async function act(action, el, from) {
   if (!state || !state.your_turn) return;
   if (elsewhere) { setStatus("This game is open in another tab: Play here takes it over", true); return; }
   const bid = action >= BID_OFFSET;
@@ -431,6 +437,7 @@ async function act(action, el) {
     const words = bidWords(action);
     setStatus(words ? `Bidding ${words}\u2026` : "Looking at your cards\u2026", false);
   }
+  notePlayedFrom(action, from);
   let res;
   try {
     res = await send(`/api/games/${state.id}/action`, () => (state.your_turn ? { action, seq: state.seq } : null));
@@ -449,7 +456,7 @@ async function act(action, el) {
   }
 }
 
-function playCard(action, el) { act(action, el); }
+function playCard(action, el, from) { act(action, el, from); }
 
 // the option "play a forced card by itself": on your turn in play with one legal card, it is
 // played after the bots' delay (once per position; a pause or another tab holds it)

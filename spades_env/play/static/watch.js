@@ -1,4 +1,4 @@
-// spades_env play page, part 5 of 6: the results of a game, and the replays (all four hands),
+// spades_env play page, part 8 of 9: the results of a game, and the replays (all four hands),
 // hand by hand, with uploads of record files.
 "use strict";
 
@@ -14,6 +14,8 @@ async function showResults() {
     `<tr><th>Final score (bags)</th><td>${state.teams[0].score} (${state.teams[0].bags})</td><td>${state.teams[1].score} (${state.teams[1].bags})</td></tr>` +
     `<tr><th>Contracts made</th><td>${r.contracts[0].made}</td><td>${r.contracts[1].made}</td></tr>` +
     `<tr><th>Contracts missed</th><td>${r.contracts[0].missed}</td><td>${r.contracts[1].missed}</td></tr>`;
+  $("result-game").textContent = gameStatsText(r.game);
+  renderScoreGraph($("result-graph"), state);
   $("stats-title").textContent = `Your statistics: ${state.difficulty}, ${state.rules.line}`;
   $("results").dataset.rules = state.rules.spec;
   renderStats($("stats"), r.stats ? [r.stats] : [], { difficulty: state.difficulty, rules: state.rules.spec });
