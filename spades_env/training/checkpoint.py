@@ -345,6 +345,42 @@ def _run_inputs(args, resume: bool = False) -> list[tuple[str, str]]:
         bot_inputs("--eval-opponents", args.eval_opponents)
 
 
+def _prepare_folders(run: RunFolder, args, ckpt_dir: str, run_dir: str, resuming: bool, why,
+                     resume: str | None, inputs, log) -> None:
+    """Steps 4 and 5 of ``open_run`` for the folders ``run`` holds: with ``why`` (the folders
+    hold an earlier run, ``overwrite``) remove its files, never one the run reads; check the
+    folders apart from the run's inputs; remove stale temp files; check the TensorBoard folder
+    writable. On failure ``run`` is closed and the error raised (``OSError`` as ``WriteError``)."""
+    try:
+        read = _run_inputs(args, resuming) + list(inputs)
+        doomed = []
+        if why:  # overwrite
+            doomed = [p for p in ([os.path.join(ckpt_dir, n) for n in ("latest.pt", "best.pt")]
+                                  + ([] if resuming else _event_files(run_dir)))
+                      if os.path.exists(p) and not _same_file(p, resume)]
+            for p in doomed:  # no command removes or writes over its own input
+                check_outputs_apart([("--overwrite would remove", p)], read)
+        check_outputs_apart([("the checkpoint folder", ckpt_dir),
+                             ("the TensorBoard folder", run_dir)], read)
+        if why:
+            gone = []
+            for p in doomed:
+                os.unlink(p)
+                gone.append(os.path.basename(p))
+            log(f"--overwrite: removed {', '.join(gone) or 'nothing'} of the earlier run in "
+                f"{ckpt_dir} / {run_dir}")
+        clean_stale_temps(ckpt_dir, ".tmp_", ".pt")
+        os.makedirs(run_dir, exist_ok=True)
+        check_output_file(os.path.join(run_dir, "events.probe"), "TensorBoard folder")
+    except OSError as e:
+        run.close()
+        raise WriteError(e.errno, f"cannot use the run folder {ckpt_dir} / {run_dir}: "
+                                  f"{e.strerror or e}") from None
+    except ValueError:
+        run.close()
+        raise
+
+
 def open_run(args, resume: str | None = None, data: dict | None = None,
              overwrite: bool = False, log=print, inputs=()) -> RunFolder:
     """Check everything a run needs, then give it its folders, before any work.
@@ -409,34 +445,7 @@ def open_run(args, resume: str | None = None, data: dict | None = None,
             continue
         with _held_lock:
             _held[key] = run
-        try:
-            read = _run_inputs(args, data is not None) + list(inputs)
-            doomed = []
-            if why:  # overwrite
-                doomed = [p for p in ([os.path.join(ckpt_dir, n) for n in ("latest.pt", "best.pt")]
-                                      + ([] if data is not None else _event_files(run_dir)))
-                          if os.path.exists(p) and not _same_file(p, resume)]
-                for p in doomed:  # no command removes or writes over its own input
-                    check_outputs_apart([("--overwrite would remove", p)], read)
-            check_outputs_apart([("the checkpoint folder", ckpt_dir),
-                                 ("the TensorBoard folder", run_dir)], read)
-            if why:
-                gone = []
-                for p in doomed:
-                    os.unlink(p)
-                    gone.append(os.path.basename(p))
-                log(f"--overwrite: removed {', '.join(gone) or 'nothing'} of the earlier run in "
-                    f"{ckpt_dir} / {run_dir}")
-            clean_stale_temps(ckpt_dir, ".tmp_", ".pt")
-            os.makedirs(run_dir, exist_ok=True)
-            check_output_file(os.path.join(run_dir, "events.probe"), "TensorBoard folder")
-        except OSError as e:
-            run.close()
-            raise WriteError(e.errno, f"cannot use the run folder {ckpt_dir} / {run_dir}: "
-                                      f"{e.strerror or e}") from None
-        except ValueError:
-            run.close()
-            raise
+        _prepare_folders(run, args, ckpt_dir, run_dir, data is not None, why, resume, inputs, log)
         if skipped:
             log(f"note: {'; '.join(skipped)}: this run is named {name!r} (checkpoints in "
                 f"{ckpt_dir}, TensorBoard logs in {run_dir}); --overwrite replaces an earlier "
