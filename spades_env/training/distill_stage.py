@@ -53,8 +53,9 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
     ``out`` ends as the last round's network. ``writer`` (a TensorBoard ``SummaryWriter``, if
     given) receives per chunk ``distill/hands``, ``distill/labels_per_second`` and
     ``distill/chunk_regret``, and per round ``distill/round_regret`` and
-    ``distill/round_labels_per_second`` (step: the round). A round that already finished from the same PPO iteration (its record in
-    ``progress["distill_rounds"]``, its file present) is not redone, unless a round before it was.
+    ``distill/round_labels_per_second`` (step: the round). A round that already finished from
+    the same PPO iteration (its record in ``progress["distill_rounds"]``, its file present) is not
+    redone, unless a round before it was.
 
     Records each round's figures in ``progress["distill_rounds"]`` (a list, round 1 first) and the
     last round's in ``progress["distill"]``; calls ``save()`` (if given) after each round, so that
@@ -68,80 +69,22 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
     it = progress["iteration"]
     rounds = args.distill_rounds
     paths = distill_round_paths(out, rounds)
-    done = progress.get("distill_rounds")
-    if not isinstance(done, list):  # runs from before distill_rounds recorded one round here
-        done = [progress["distill"]] if isinstance(progress.get("distill"), dict) else []
-    done = [dict(d) for d in done if isinstance(d, dict)]
+    done = _done_rounds(progress)
     stem = os.path.splitext(out)[0]
-
-    def finished(rec, path):  # a round done from this PPO network, its file present
-        return (isinstance(rec, dict) and rec.get("ppo_iteration") == it and os.path.exists(path)
-                and os.path.basename(str(rec.get("checkpoint", ""))) == os.path.basename(path))
-
-    # a stage resumed from one round to several or back: round 1 is under the other layout's name
-    other = os.path.join(os.path.dirname(out), os.path.basename(
-        str(done[0].get("checkpoint", "")))) if done else ""
-    if other in (out, f"{stem}_round1.pt") and other != paths[0] and finished(done[0], other):
-        with open(other, "rb") as f:
-            write_atomic(paths[0], f.read())
-        done = [dict(done[0], checkpoint=paths[0])]
-        log(f"round 1 of the stage is the earlier stage's {other} (copied to {paths[0]})")
+    done = _adopt_other_layout(done, out, paths, it, log)
     records, redo, src = [], False, source
     for k, path in enumerate(paths, start=1):
         rec = done[k - 1] if k - 1 < len(done) else None
-        if not redo and finished(rec, path):
+        if not redo and _finished(rec, path, it):
             log(f"search distillation already done: round {k}/{rounds} ({path}, from the PPO "
                 f"network of iteration {it}); the distill_* settings apply to a new round only")
         else:
             # one label folder per round and PPO network: chunks of another network never mix in
             suffix = label_folder_suffix(args)
             labels = os.path.splitext(path)[0] + f"_labels_it{it}{suffix}"
-            # the label folders of the rounds after this one (and this one's, when the round before
-            # was just redone) were played by networks that this round replaces: check_chunk would
-            # refuse their chunks, so they go
-            stale = [f"{stem}_round{j}_labels_it{it}{suffix}" for j in range(k + 1, 101)]
-            stale += [labels] if redo else []
-            for folder in stale:
-                if os.path.isdir(folder):
-                    shutil.rmtree(folder)
-                    log(f"removed {folder}: label chunks of an earlier network")
+            _remove_stale_labels(stem, labels, suffix, it, k, redo, log)
             redo = True  # every later round starts from this round's new network
-            where = (f"on the Ray cluster {args.ray_address}" if args.ray_address else
-                     f"{args.distill_workers} workers")
-            log(f"search distillation: round {k}/{rounds} from {src}: {args.distill_minutes:g} "
-                f"min of labels by {args.distill_teacher} ({args.distill_samples} deals per card"
-                + (f", {args.distill_bid_samples} per bid" if args.distill_bid_samples else "")
-                + f", {where}), then {args.distill_epochs} passes")
-            first = k == 1
-            on_chunk = None
-            if writer is not None:
-                def on_chunk(st, _n=[0]):  # noqa: B006 (the chunk counter of this round)
-                    _n[0] += 1
-                    step = 1000 * k + _n[0]
-                    writer.add_scalar("distill/hands", st["round_hands"], step)
-                    writer.add_scalar("distill/labels_per_second", st["labels_per_second"], step)
-                    if not math.isnan(st["regret"]):
-                        writer.add_scalar("distill/chunk_regret", st["regret"], step)
-            r = distill_checkpoint(src, path, labels=labels, minutes=args.distill_minutes,
-                                   seed=args.seed + k - 1, chunks=args.distill_chunks,
-                                   chunk_hands=args.distill_chunk_hands,
-                                   samples=args.distill_samples, workers=args.distill_workers,
-                                   epochs=args.distill_epochs, bid_deals=args.distill_bid_deals,
-                                   hidden=(args.distill_hidden or None) if first else None,
-                                   head_hidden=(args.distill_head_hidden or None) if first
-                                   else None, log=log, teacher=args.distill_teacher,
-                                   bid_samples=args.distill_bid_samples,
-                                   ray_address=args.ray_address or None, on_chunk=on_chunk)
-            rec = dict(r, ppo_iteration=it, round=k)
-            log(f"distilled {path}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min "
-                f"({r['labels_per_second']:.1f} labels/s; the starting policy's regret "
-                f"{r['regret']:.2f} points per card), {r['minutes']:.1f} min in all")
-            if writer is not None:
-                for tag, v in (("distill/round_regret", r["regret"]),
-                               ("distill/round_labels_per_second", r["labels_per_second"]),
-                               ("distill/round_hands", r["hands"])):
-                    if not math.isnan(v):
-                        writer.add_scalar(tag, v, k)
+            rec = _distill_round(distill_checkpoint, args, src, path, labels, k, it, log, writer)
         records.append(rec)
         progress["distill_rounds"] = list(records)  # fewer rounds than before drop the others
         progress["distill"] = rec
@@ -153,6 +96,94 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
             write_atomic(out, f.read())
     net = build_agent(load_checkpoint(out), args.device)
     return net.eval()
+
+
+def _done_rounds(progress: dict) -> list[dict]:
+    """Copies of the records of the rounds a run already finished (``progress["distill_rounds"]``;
+    runs from before it recorded one round in ``progress["distill"]``)."""
+    done = progress.get("distill_rounds")
+    if not isinstance(done, list):  # runs from before distill_rounds recorded one round here
+        done = [progress["distill"]] if isinstance(progress.get("distill"), dict) else []
+    return [dict(d) for d in done if isinstance(d, dict)]
+
+
+def _finished(rec, path: str, it: int) -> bool:
+    """Whether the round recorded in ``rec`` was done from the PPO network of iteration ``it``
+    and wrote ``path``, and that file is present."""
+    return (isinstance(rec, dict) and rec.get("ppo_iteration") == it and os.path.exists(path)
+            and os.path.basename(str(rec.get("checkpoint", ""))) == os.path.basename(path))
+
+
+def _adopt_other_layout(done: list[dict], out: str, paths: list[str], it: int, log) -> list[dict]:
+    """A stage resumed from one round to several or back: its finished round 1 lies under the
+    other layout's name (``distill_round_paths``); copy it to this layout's ``paths[0]`` and
+    return the records with round 1 there (``done`` itself otherwise)."""
+    stem = os.path.splitext(out)[0]
+    other = os.path.join(os.path.dirname(out), os.path.basename(
+        str(done[0].get("checkpoint", "")))) if done else ""
+    if other in (out, f"{stem}_round1.pt") and other != paths[0] and _finished(done[0], other, it):
+        with open(other, "rb") as f:
+            write_atomic(paths[0], f.read())
+        done = [dict(done[0], checkpoint=paths[0])]
+        log(f"round 1 of the stage is the earlier stage's {other} (copied to {paths[0]})")
+    return done
+
+
+def _remove_stale_labels(stem: str, labels: str, suffix: str, it: int, k: int, redo: bool,
+                         log) -> None:
+    """Before round ``k`` runs: remove the label folders of the rounds after it (and its own
+    ``labels`` when the round before was just redone)."""
+    # they were played by networks that this round replaces: check_chunk would refuse their
+    # chunks, so they go
+    stale = [f"{stem}_round{j}_labels_it{it}{suffix}" for j in range(k + 1, 101)]
+    stale += [labels] if redo else []
+    for folder in stale:
+        if os.path.isdir(folder):
+            shutil.rmtree(folder)
+            log(f"removed {folder}: label chunks of an earlier network")
+
+
+def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: str, k: int,
+                   it: int, log, writer) -> dict:
+    """Run round ``k`` of the stage (``distill_checkpoint`` from ``src`` into ``path``, its
+    chunks in ``labels``), log it and report it to ``writer``; returns its record."""
+    where = (f"on the Ray cluster {args.ray_address}" if args.ray_address else
+             f"{args.distill_workers} workers")
+    log(f"search distillation: round {k}/{args.distill_rounds} from {src}: "
+        f"{args.distill_minutes:g} min of labels by {args.distill_teacher} "
+        f"({args.distill_samples} deals per card"
+        + (f", {args.distill_bid_samples} per bid" if args.distill_bid_samples else "")
+        + f", {where}), then {args.distill_epochs} passes")
+    first = k == 1
+    on_chunk = None
+    if writer is not None:
+        def on_chunk(st, _n=[0]):  # noqa: B006 (the chunk counter of this round)
+            _n[0] += 1
+            step = 1000 * k + _n[0]
+            writer.add_scalar("distill/hands", st["round_hands"], step)
+            writer.add_scalar("distill/labels_per_second", st["labels_per_second"], step)
+            if not math.isnan(st["regret"]):
+                writer.add_scalar("distill/chunk_regret", st["regret"], step)
+    r = distill_checkpoint(src, path, labels=labels, minutes=args.distill_minutes,
+                           seed=args.seed + k - 1, chunks=args.distill_chunks,
+                           chunk_hands=args.distill_chunk_hands,
+                           samples=args.distill_samples, workers=args.distill_workers,
+                           epochs=args.distill_epochs, bid_deals=args.distill_bid_deals,
+                           hidden=(args.distill_hidden or None) if first else None,
+                           head_hidden=(args.distill_head_hidden or None) if first
+                           else None, log=log, teacher=args.distill_teacher,
+                           bid_samples=args.distill_bid_samples,
+                           ray_address=args.ray_address or None, on_chunk=on_chunk)
+    log(f"distilled {path}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min "
+        f"({r['labels_per_second']:.1f} labels/s; the starting policy's regret "
+        f"{r['regret']:.2f} points per card), {r['minutes']:.1f} min in all")
+    if writer is not None:
+        for tag, v in (("distill/round_regret", r["regret"]),
+                       ("distill/round_labels_per_second", r["labels_per_second"]),
+                       ("distill/round_hands", r["hands"])):
+            if not math.isnan(v):
+                writer.add_scalar(tag, v, k)
+    return dict(r, ppo_iteration=it, round=k)
 
 
 __all__ = ["distill_stage", "distill_round_paths", "label_folder_suffix"]
