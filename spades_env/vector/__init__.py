@@ -127,6 +127,42 @@ def _check_size(n: int, device: torch.device, copy: bool, hands_per_episode,
                          f"use at most about {avail // per} games")
 
 
+def _check_args(num_envs, rules, hands_per_episode, max_hands, reward, seed, backend, threads,
+                adapt_threads, obs_format) -> Rules:
+    """``SpadesVectorEnv``'s arguments but the device and the batch's size, each checked in turn
+    (``ValueError`` naming the first bad one); returns the rules (``Rules()`` for None)."""
+    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
+            or num_envs < 1:
+        raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+    rules = rules if rules is not None else Rules()
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a spades_env.Rules, got {type(rules).__name__}")
+    if rules.has_exchanges:
+        raise ValueError("SpadesVectorEnv does not implement card exchanges after the bids "
+                         "(Blind Nil, Nil passing: Rules.blind_nil, Rules.nil_pass): every "
+                         "hand is 56 steps here; "
+                         "use the scalar engine (SpadesGame / spades_v1) for those variants")
+    for name, v in (("hands_per_episode", hands_per_episode), ("max_hands", max_hands)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
+                              or not 1 <= v <= MAX_HANDS_LIMIT):
+            raise ValueError(f"{name} must be None or an int in 1..{MAX_HANDS_LIMIT}, got "
+                             f"{v!r}")
+    if reward not in ("hand", "game"):
+        raise ValueError(f"reward must be 'hand' or 'game', got {reward!r}")
+    _check_seed(seed, none_ok=False)
+    if backend not in ("auto", "torch", "native"):
+        raise ValueError(f"backend must be 'auto', 'torch' or 'native', got {backend!r}")
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) \
+            or not 1 <= threads <= 256:
+        raise ValueError(f"threads must be an int in 1..256, got {threads!r}")
+    if not isinstance(adapt_threads, bool):
+        raise ValueError(f"adapt_threads must be a bool, got {adapt_threads!r}")
+    if obs_format not in OBS_FORMATS:
+        raise ValueError(f"obs_format must be one of {', '.join(map(repr, OBS_FORMATS))}, "
+                         f"got {obs_format!r}")
+    return rules
+
+
 class SpadesVectorEnv(SavedState, NativeBackend, TorchBackend):
     """``num_envs`` Spades games in lockstep, as torch tensors on ``device``.
 
@@ -187,35 +223,8 @@ class SpadesVectorEnv(SavedState, NativeBackend, TorchBackend):
                  reward: str = "hand", validate: bool = True, copy: bool = True,
                  backend: str = "auto", threads: int = 1, adapt_threads: bool = True,
                  obs_format: str = "float32"):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
-                or num_envs < 1:
-            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
-        rules = rules if rules is not None else Rules()
-        if not isinstance(rules, Rules):
-            raise ValueError(f"rules must be a spades_env.Rules, got {type(rules).__name__}")
-        if rules.has_exchanges:
-            raise ValueError("SpadesVectorEnv does not implement card exchanges after the bids "
-                             "(Blind Nil, Nil passing: Rules.blind_nil, Rules.nil_pass): every "
-                             "hand is 56 steps here; "
-                             "use the scalar engine (SpadesGame / spades_v1) for those variants")
-        for name, v in (("hands_per_episode", hands_per_episode), ("max_hands", max_hands)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
-                                  or not 1 <= v <= MAX_HANDS_LIMIT):
-                raise ValueError(f"{name} must be None or an int in 1..{MAX_HANDS_LIMIT}, got "
-                                 f"{v!r}")
-        if reward not in ("hand", "game"):
-            raise ValueError(f"reward must be 'hand' or 'game', got {reward!r}")
-        _check_seed(seed, none_ok=False)
-        if backend not in ("auto", "torch", "native"):
-            raise ValueError(f"backend must be 'auto', 'torch' or 'native', got {backend!r}")
-        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) \
-                or not 1 <= threads <= 256:
-            raise ValueError(f"threads must be an int in 1..256, got {threads!r}")
-        if not isinstance(adapt_threads, bool):
-            raise ValueError(f"adapt_threads must be a bool, got {adapt_threads!r}")
-        if obs_format not in OBS_FORMATS:
-            raise ValueError(f"obs_format must be one of {', '.join(map(repr, OBS_FORMATS))}, "
-                             f"got {obs_format!r}")
+        rules = _check_args(num_envs, rules, hands_per_episode, max_hands, reward, seed, backend,
+                            threads, adapt_threads, obs_format)
         self.obs_format = obs_format
         self.device = check_device(device, "device", present=False)
         if backend == "native" and self.device.type != "cpu":
@@ -233,6 +242,26 @@ class SpadesVectorEnv(SavedState, NativeBackend, TorchBackend):
         self._gen = torch.Generator(device="cpu")
         self._gen.manual_seed(self.seed)
         self._build_consts()
+        self._make_buffers(n)
+        self._t = 0
+        self._serial = 0  # hands dealt (all games deal together)
+        self._mirror: dict = {}  # env -> (serial, cached SpadesGame, moves applied to it)
+        self._started = False
+        # games started in each env (for get_game seeds)
+        self._game_ids = torch.zeros(n, dtype=torch.int64, device=self.device)
+        self._make_views()
+        self._kernel = None
+        self._threads = 1
+        self._chooser = None  # native.ThreadChooser when threads > 1 adapt to the load
+        self._adapt = adapt_threads
+        self._backend_request = backend
+        self.backend = "torch" if backend == "torch" or self.device.type != "cpu" else \
+            self._load_native(backend == "native", int(threads))
+
+    def _make_buffers(self, n: int) -> None:
+        """Allocate the state of the ``n`` games (all zeros; ``reset`` deals): the observation
+        rows, the hands as masks and flags, bids, tricks, the trick in play, scores, the hand's
+        moves and the per-hand score records."""
         dev = self.device
         i64 = dict(dtype=torch.int64, device=dev)
         # every seat's observation as uint8: 0/1 flags, and the counts tricks_won and
@@ -245,7 +274,8 @@ class SpadesVectorEnv(SavedState, NativeBackend, TorchBackend):
         self._lbits = torch.zeros(n, **i64)  # ... and the legal actions' bits (sample_actions)
         self._side = torch.zeros((n, 4, 5), dtype=torch.float32, device=dev)  # by observer
         # the observation's rules piece, the same in every row (observation.rules_features)
-        self._rules_feat = torch.tensor(rules_features(rules), dtype=torch.float32, device=dev)
+        self._rules_feat = torch.tensor(rules_features(self.rules), dtype=torch.float32,
+                                        device=dev)
         self._mask = torch.zeros((n, NUM_ACTIONS), dtype=torch.bool, device=dev)
         self._obs_out = None if self.copy else self._new_obs()
         self._gather = torch.zeros((n, ROW // 8), dtype=torch.int64, device=dev)
@@ -268,19 +298,6 @@ class SpadesVectorEnv(SavedState, NativeBackend, TorchBackend):
         # per-hand score records of the running games; grows (doubling) when a game gets longer
         cap = 8 if self.hands_per_episode is None else min(8, self.hands_per_episode)
         self._hist = torch.zeros((n, cap, HIST_WIDTH), dtype=torch.int64, device=dev)
-        self._t = 0
-        self._serial = 0  # hands dealt (all games deal together)
-        self._mirror: dict = {}  # env -> (serial, cached SpadesGame, moves applied to it)
-        self._started = False
-        self._game_ids = torch.zeros(n, **i64)  # games started in each env (for get_game seeds)
-        self._make_views()
-        self._kernel = None
-        self._threads = 1
-        self._chooser = None  # native.ThreadChooser when threads > 1 adapt to the load
-        self._adapt = adapt_threads
-        self._backend_request = backend
-        self.backend = "torch" if backend == "torch" or self.device.type != "cpu" else \
-            self._load_native(backend == "native", int(threads))
 
     @property
     def _obs4(self) -> torch.Tensor:
