@@ -45,6 +45,30 @@ class SavedState:
                 settings, or inconsistent (the message names the env and the tensor); the state
                 is left unchanged.
         """
+        self._check_state_header(d)
+        tensors, t, started, seed, gen = self._read_state(d)
+        self._check_state_tensors(tensors, t, seed)
+        if started:
+            self._check_loaded({k: v.cpu() for k, v in tensors.items()}, t)
+        for k, v in tensors.items():
+            if k == "_hist":
+                # int64 since version 1.2 (int32 before: widened on load)
+                self._hist = v.to(device=self.device, dtype=torch.int64).contiguous().clone()
+            else:
+                getattr(self, k).copy_(v)
+        if self._kernel is not None:  # the kernel's hand masks follow from the loaded state
+            self._native_bits()
+        self._rows_stale = False
+        self._t = t
+        self._serial += 1
+        self._mirror.clear()
+        self._started = bool(started)
+        self.seed = seed
+        self._gen.set_state(gen)
+
+    def _check_state_header(self, d) -> None:
+        """``load_state_dict``'s first check: ``d`` is a vector-env state of this observation
+        version, batch size, rules, reward and episode settings (``ValueError`` otherwise)."""
         if not isinstance(d, dict) or d.get("format") != "spades_env.vector" \
                 or d.get("version") != 1:
             raise ValueError("not a spades_env.vector state dict (format/version tag missing)")
@@ -63,6 +87,10 @@ class SavedState:
                 d.get("hands_per_episode") != self.hands_per_episode or \
                 d.get("max_hands") != self.max_hands:
             raise ValueError("state was saved with other rules / reward / episode settings")
+
+    def _read_state(self, d: dict) -> tuple:
+        """``load_state_dict``'s fields of ``d``, read and type-checked before anything changes:
+        ``(tensors by name, t, started, seed, gen)`` (``ValueError`` for a corrupt state)."""
         try:
             tensors = {k: torch.as_tensor(d[k]) for k in self._STATE}
             t = d["t"]
@@ -77,6 +105,11 @@ class SavedState:
             raise ValueError(f"corrupt vector-env state: {type(e).__name__}: {e}") from None
         if not isinstance(started, (bool, np.bool_)):
             raise ValueError(f"corrupt vector-env state: started must be a bool, got {started!r}")
+        return tensors, t, started, seed, gen
+
+    def _check_state_tensors(self, tensors: dict, t: int, seed: int) -> None:
+        """``load_state_dict``'s check of the state's tensors (shapes and dtypes, and the values
+        used as indices in range), its hand step ``t`` and its ``seed`` (``ValueError``)."""
         for k, v in tensors.items():
             cur = getattr(self, k)
             if k == "_hist":
@@ -103,23 +136,6 @@ class SavedState:
                 raise ValueError(f"corrupt vector-env state: {k} values outside {lo}..{hi}")
         if not 0 <= seed < 2 ** 64:
             raise ValueError(f"corrupt vector-env state: seed {seed} outside 0..2**64-1")
-        if started:
-            self._check_loaded({k: v.cpu() for k, v in tensors.items()}, t)
-        for k, v in tensors.items():
-            if k == "_hist":
-                # int64 since version 1.2 (int32 before: widened on load)
-                self._hist = v.to(device=self.device, dtype=torch.int64).contiguous().clone()
-            else:
-                getattr(self, k).copy_(v)
-        if self._kernel is not None:  # the kernel's hand masks follow from the loaded state
-            self._native_bits()
-        self._rows_stale = False
-        self._t = t
-        self._serial += 1
-        self._mirror.clear()
-        self._started = bool(started)
-        self.seed = seed
-        self._gen.set_state(gen)
 
     # tensors that follow from the deal, the dealer, the totals and this hand's action log
     _DERIVED = ("_obs4", "_side", "_mask", "_hands", "_voids", "_bids", "_tricks", "_trick",
