@@ -162,8 +162,6 @@ def read_npz(path: str, what: str, layout, max_bytes: int = MAX_NPZ_BYTES,
     import zipfile
 
     import io
-
-    import numpy as np
     f = open_regular(path, what) if data is None else io.BytesIO(bytes(data))
     try:
         members = _zip_entry_count(f)
@@ -175,66 +173,95 @@ def read_npz(path: str, what: str, layout, max_bytes: int = MAX_NPZ_BYTES,
         except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
             raise ValueError(f"{path}: not a readable {what} (not a .npz archive: {e})") from None
         with z:
-            infos = {}
-            total = 0
-            if len(z.infolist()) > MAX_NPZ_MEMBERS:
-                raise ValueError(f"{path}: not a readable {what} ({len(z.infolist())} members; "
-                                 f"at most {MAX_NPZ_MEMBERS})")
-            for info in z.infolist():
-                name = info.filename
-                if not name.endswith(".npy") or name[:-4] in infos or "/" in name:
-                    raise ValueError(f"{path}: not a readable {what} (unexpected member "
-                                     f"{name[:80]!r})")
-                infos[name[:-4]] = info
-                total += info.file_size
-            if total > max_bytes:
-                raise ValueError(f"{path}: its members declare {total} bytes uncompressed; a "
-                                 f"{what} holds at most {max_bytes}")
-            headers = {}
-            for name, info in infos.items():
-                try:
-                    with z.open(info) as m:
-                        shape, fortran, dtype = _npy_header(m)
-                        used = m.tell()
-                except Exception as e:  # noqa: BLE001 - zip/npy errors of any kind
-                    raise ValueError(f"{path}: not a readable {what} (member {name!r}: "
-                                     f"{type(e).__name__}: {e})") from None
-                if dtype.hasobject:
-                    raise ValueError(f"{path}: field {name!r} holds Python objects")
-                size = int(np.prod(shape, dtype=object)) * dtype.itemsize
-                if used + size != info.file_size:
-                    raise ValueError(f"{path}: field {name!r} declares {size} bytes of data, the "
-                                     f"member holds {info.file_size - used}")
-                headers[name] = (tuple(shape), dtype)
+            infos = _npz_members(z, path, what, max_bytes)
+            headers = _npz_headers(z, infos, path, what)
             scalars, arrays = layout(headers)
-            for name in headers:
-                if name not in scalars and name not in arrays:
-                    raise ValueError(f"{path}: not a {what}: unknown field {name[:80]!r}")
-            for name, (kinds, required) in scalars.items():
-                if name not in headers:
-                    if required:
-                        raise ValueError(f"{path}: field {name!r} missing")
-                    continue
-                shape, dtype = headers[name]
-                if shape != () or dtype.kind not in kinds:
-                    want = "a string" if kinds == "U" else "an integer"
-                    raise ValueError(f"{path}: field {name!r} must be a single value ({want})")
-            for name, (shape, dtype) in arrays.items():
-                got = headers.get(name)
-                if got is None or got[0] != tuple(shape) or got[1] != np.dtype(dtype):
-                    raise ValueError(f"{path}: field {name!r} missing or not "
-                                     f"{np.dtype(dtype).name}{list(shape)}")
-            out = {}
-            for name, info in infos.items():
-                try:
-                    with z.open(info) as m:
-                        out[name] = np.lib.format.read_array(m, allow_pickle=False)
-                except Exception as e:  # noqa: BLE001 - a damaged member (CRC, truncation)
-                    raise ValueError(f"{path}: not a readable {what} (member {name!r}: "
-                                     f"{type(e).__name__}: {e})") from None
-            return out
+            _check_layout(headers, scalars, arrays, path, what)
+            return _npz_arrays(z, infos, path, what)
     finally:
         f.close()
+
+
+def _npz_members(z, path: str, what: str, max_bytes: int) -> dict:
+    """``read_npz`` step 1 on the open archive ``z``: ``{name: ZipInfo}`` of its members, all
+    ``NAME.npy`` (each name once), at most ``MAX_NPZ_MEMBERS`` of them declaring at most
+    ``max_bytes`` in all."""
+    infos = {}
+    total = 0
+    if len(z.infolist()) > MAX_NPZ_MEMBERS:
+        raise ValueError(f"{path}: not a readable {what} ({len(z.infolist())} members; "
+                         f"at most {MAX_NPZ_MEMBERS})")
+    for info in z.infolist():
+        name = info.filename
+        if not name.endswith(".npy") or name[:-4] in infos or "/" in name:
+            raise ValueError(f"{path}: not a readable {what} (unexpected member "
+                             f"{name[:80]!r})")
+        infos[name[:-4]] = info
+        total += info.file_size
+    if total > max_bytes:
+        raise ValueError(f"{path}: its members declare {total} bytes uncompressed; a "
+                         f"{what} holds at most {max_bytes}")
+    return infos
+
+
+def _npz_headers(z, infos: dict, path: str, what: str) -> dict:
+    """``read_npz`` step 2: ``{name: (shape, dtype)}`` from each member's ``.npy`` header; no
+    object dtype, and each declared data size exactly its member's size."""
+    import numpy as np
+    headers = {}
+    for name, info in infos.items():
+        try:
+            with z.open(info) as m:
+                shape, fortran, dtype = _npy_header(m)
+                used = m.tell()
+        except Exception as e:  # noqa: BLE001 - zip/npy errors of any kind
+            raise ValueError(f"{path}: not a readable {what} (member {name!r}: "
+                             f"{type(e).__name__}: {e})") from None
+        if dtype.hasobject:
+            raise ValueError(f"{path}: field {name!r} holds Python objects")
+        size = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        if used + size != info.file_size:
+            raise ValueError(f"{path}: field {name!r} declares {size} bytes of data, the "
+                             f"member holds {info.file_size - used}")
+        headers[name] = (tuple(shape), dtype)
+    return headers
+
+
+def _check_layout(headers: dict, scalars: dict, arrays: dict, path: str, what: str) -> None:
+    """``read_npz`` step 3: the members' ``headers`` against the ``layout``'s ``scalars`` and
+    ``arrays``: no unknown field, every required one present, each of its kind or shape."""
+    import numpy as np
+    for name in headers:
+        if name not in scalars and name not in arrays:
+            raise ValueError(f"{path}: not a {what}: unknown field {name[:80]!r}")
+    for name, (kinds, required) in scalars.items():
+        if name not in headers:
+            if required:
+                raise ValueError(f"{path}: field {name!r} missing")
+            continue
+        shape, dtype = headers[name]
+        if shape != () or dtype.kind not in kinds:
+            want = "a string" if kinds == "U" else "an integer"
+            raise ValueError(f"{path}: field {name!r} must be a single value ({want})")
+    for name, (shape, dtype) in arrays.items():
+        got = headers.get(name)
+        if got is None or got[0] != tuple(shape) or got[1] != np.dtype(dtype):
+            raise ValueError(f"{path}: field {name!r} missing or not "
+                             f"{np.dtype(dtype).name}{list(shape)}")
+
+
+def _npz_arrays(z, infos: dict, path: str, what: str) -> dict:
+    """``read_npz`` step 4: every member's data, read only now (``{name: ndarray}``)."""
+    import numpy as np
+    out = {}
+    for name, info in infos.items():
+        try:
+            with z.open(info) as m:
+                out[name] = np.lib.format.read_array(m, allow_pickle=False)
+        except Exception as e:  # noqa: BLE001 - a damaged member (CRC, truncation)
+            raise ValueError(f"{path}: not a readable {what} (member {name!r}: "
+                             f"{type(e).__name__}: {e})") from None
+    return out
 
 
 class TooManyRecords(ValueError):
