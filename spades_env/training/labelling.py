@@ -91,6 +91,28 @@ def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int
         FileNotFoundError: no checkpoint file at that path.
     """
     from spades_env.bots.checkpoint_bot import CheckpointBot
+    _check_chunk_args(hands, seed, chunk, samples, random_start, teacher, bid_samples)
+    rng = np.random.default_rng([seed, chunk])
+    policy = CheckpointBot(checkpoint, seed=int(rng.integers(2**31)))
+    search = make_teacher(teacher, checkpoint, int(samples), int(bid_samples),
+                          int(rng.integers(2**31)))
+    rules = Rules()
+    out = _empty_labels(hands)
+    for h in range(hands):
+        s = int(rng.integers(2**63))
+        g = SpadesGame(rules, seed=s)
+        if random_start > 0 and rng.random() < random_start:
+            randomize_start(g, rng)
+        team = int(rng.integers(2))
+        out["seed"][h], out["scores"][h], out["bags"][h] = s, g.scores, g.bags
+        out["agent_team"][h] = team
+        _label_hand(out, h, g, team, policy, search, bid_samples)
+    return out
+
+
+def _check_chunk_args(hands, seed, chunk, samples, random_start, teacher, bid_samples) -> None:
+    """``label_chunk``'s arguments, each checked in turn (``ValueError`` naming the first bad
+    one)."""
     if teacher not in TEACHERS:
         raise ValueError(f"teacher must be one of {list(TEACHERS)}, got {teacher!r}")
     for name, v, lo, hi in (("hands", hands, 1, 10**7), ("samples", samples, 1, MAX_SAMPLES),
@@ -103,57 +125,55 @@ def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int
     for name, v in (("seed", seed), ("chunk", chunk)):
         if not is_int(v) or v < 0:
             raise ValueError(f"{name} must be a non-negative int, got {v!r}")
-    rng = np.random.default_rng([seed, chunk])
-    policy = CheckpointBot(checkpoint, seed=int(rng.integers(2**31)))
-    search = make_teacher(teacher, checkpoint, int(samples), int(bid_samples),
-                          int(rng.integers(2**31)))
-    rules = Rules()
-    out = {"seed": np.zeros(hands, np.int64), "scores": np.zeros((hands, 2), np.int16),
-           "bags": np.zeros((hands, 2), np.int8),
-           "moves": np.zeros((hands, MOVES_PER_HAND), np.uint8),
-           "agent_team": np.zeros(hands, np.int8),
-           "values": np.full((hands, MOVES_PER_HAND, 52), np.nan, np.float16),
-           "bid_values": np.full((hands, BIDS_PER_HAND, NUM_BIDS), np.nan, np.float16),
-           "regret": np.full((hands, MOVES_PER_HAND), np.nan, np.float16)}
-    for h in range(hands):
-        s = int(rng.integers(2**63))
-        g = SpadesGame(rules, seed=s)
-        if random_start > 0 and rng.random() < random_start:
-            randomize_start(g, rng)
-        team = int(rng.integers(2))
-        out["seed"][h], out["scores"][h], out["bags"][h] = s, g.scores, g.bags
-        out["agent_team"][h] = team
-        for k in range(MOVES_PER_HAND):
-            p = g.current_player
-            view = g.view(p)
-            if view.phase != Phase.PLAY:
+
+
+def _empty_labels(hands: int) -> dict:
+    """The label arrays of ``hands`` hands before any is played: zeros, and NaN for the values
+    and regrets of decisions not (yet) valued."""
+    return {"seed": np.zeros(hands, np.int64), "scores": np.zeros((hands, 2), np.int16),
+            "bags": np.zeros((hands, 2), np.int8),
+            "moves": np.zeros((hands, MOVES_PER_HAND), np.uint8),
+            "agent_team": np.zeros(hands, np.int8),
+            "values": np.full((hands, MOVES_PER_HAND, 52), np.nan, np.float16),
+            "bid_values": np.full((hands, BIDS_PER_HAND, NUM_BIDS), np.nan, np.float16),
+            "regret": np.full((hands, MOVES_PER_HAND), np.nan, np.float16)}
+
+
+def _label_hand(out: dict, h: int, g: SpadesGame, team: int, policy, search,
+                bid_samples: int) -> None:
+    """Play hand ``h`` of a chunk on ``g`` to its end, ``policy`` (greedy) for team ``team`` and
+    the ``search`` for the other, and write its moves, values, bid values and regrets into
+    ``out``."""
+    for k in range(MOVES_PER_HAND):
+        p = g.current_player
+        view = g.view(p)
+        if view.phase != Phase.PLAY:
+            a = policy.act(view)
+            if bid_samples and view.phase == Phase.BIDDING and k < BIDS_PER_HAND:
+                bids, values = search.bid_values(view)
+                out["bid_values"][h, k, bids] = values
+                if TEAM[p] != team:
+                    a = BID_OFFSET + bids[best_candidate(list(range(len(bids))), values)]
+        else:
+            cards, values = search.card_values(view)
+            if len(cards) > 1:
+                out["values"][h, k, cards] = values
+            if TEAM[p] == team:
                 a = policy.act(view)
-                if bid_samples and view.phase == Phase.BIDDING and k < BIDS_PER_HAND:
-                    bids, values = search.bid_values(view)
-                    out["bid_values"][h, k, bids] = values
-                    if TEAM[p] != team:
-                        a = BID_OFFSET + bids[best_candidate(list(range(len(bids))), values)]
+                if len(cards) > 1:  # the played card's class (equivalence_classes), from the
+                    # stored (float16) values, so the fields agree exactly
+                    played = np.zeros((1, 52), bool)
+                    played[0, a] = True
+                    valued = ~np.isnan(out["values"][h, k])[None]
+                    c = int(equivalence_classes(played, valued)[0, a])
+                    v16 = out["values"][h, k, cards].astype(np.float32)
+                    out["regret"][h, k] = v16.max() - v16[cards.index(c)]
             else:
-                cards, values = search.card_values(view)
-                if len(cards) > 1:
-                    out["values"][h, k, cards] = values
-                if TEAM[p] == team:
-                    a = policy.act(view)
-                    if len(cards) > 1:  # the played card's class (equivalence_classes), from
-                        # the stored (float16) values, so the fields agree exactly
-                        played = np.zeros((1, 52), bool)
-                        played[0, a] = True
-                        valued = ~np.isnan(out["values"][h, k])[None]
-                        c = int(equivalence_classes(played, valued)[0, a])
-                        v16 = out["values"][h, k, cards].astype(np.float32)
-                        out["regret"][h, k] = v16.max() - v16[cards.index(c)]
-                else:
-                    a = best_candidate(cards, values)
-            g.apply(int(a))
-            out["moves"][h, k] = a
-        if not g.hand_results:
-            raise RuntimeError("a hand did not end after 56 moves")
-    return out
+                a = best_candidate(cards, values)
+        g.apply(int(a))
+        out["moves"][h, k] = a
+    if not g.hand_results:
+        raise RuntimeError("a hand did not end after 56 moves")
 
 
 def _chunk_path(folder: str, chunk: int) -> str:
