@@ -105,6 +105,49 @@ def card_targets(values: np.ndarray, class_probs: np.ndarray, temperature: float
     return soft_targets(v, temperature)
 
 
+def _reference_probs(reference, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The reference network's policy (masked softmax) on every row, float32 ``[D, 68]``, in
+    batches of 4096 rows."""
+    import torch
+    ref = np.zeros((len(obs), 68), np.float32)
+    with torch.no_grad():
+        for i in range(0, len(obs), 4096):
+            lg = reference.masked(reference.policy_logits(torch.as_tensor(obs[i:i + 4096])),
+                                  torch.as_tensor(mask[i:i + 4096]))
+            ref[i:i + 4096] = torch.softmax(lg, -1).numpy()
+    return ref
+
+
+def _searched_bid_targets(target: np.ndarray, rec: dict, mask: np.ndarray, bid_rows: np.ndarray,
+                          n: int, temperature: float) -> None:
+    """Give the bid rows whose bids the search valued (``rec["bid_values"]``) the soft target
+    ``softmax(values / temperature)`` over the valued bids, in ``target``; ``bid_rows``: the
+    indices of the ``n`` hands' bid rows, in move order. ``ValueError`` for a value on a bid the
+    seat cannot make there."""
+    bv = rec.get("bid_values")
+    if bv is None:
+        return
+    bv = bv.reshape(n * BIDS_PER_HAND, NUM_BIDS).astype(np.float64)
+    searched = ~np.isnan(bv).all(1)
+    if searched.any():
+        # the kept rows are in move order: each hand's 4 bids come first
+        rows_bid = bid_rows[searched]
+        legal = mask[rows_bid, BID_OFFSET:BID_OFFSET + NUM_BIDS]
+        off = ~legal & ~np.isnan(bv[searched])
+        if off.any():
+            r, b = (int(x) for x in np.argwhere(off)[0])
+            r = int(np.flatnonzero(searched)[r])
+            raise ValueError(f"labels: hand {r // BIDS_PER_HAND}, decision "
+                             f"{r % BIDS_PER_HAND}: field 'bid_values' holds a value on "
+                             f"{action_str(BID_OFFSET + b)}, which that seat cannot bid "
+                             f"there (a corrupt record)")
+        vals = bv[searched]
+        target[rows_bid] = 0.0
+        target[rows_bid, BID_OFFSET:BID_OFFSET + NUM_BIDS] = soft_targets(
+            np.pad(vals, ((0, 0), (0, 52 - NUM_BIDS)), constant_values=np.nan), temperature
+        )[:, :NUM_BIDS]
+
+
 def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) -> dict:
     """Rows to learn from: every bid, and every card decision with a real choice.
 
@@ -131,7 +174,6 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) 
         ValueError: a move the engine refuses, or a value on a card or bid the seat cannot play
             there (a corrupt record; ``labels.load_labels`` refuses such a file).
     """
-    import torch
     rows = replay(rec, where="labels")
     n = len(rec["seed"])
     values = rec["values"].reshape(n * MOVES_PER_HAND, 52).astype(np.float32)
@@ -151,36 +193,11 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) 
     mask = rows["mask"][keep]
     card, values, valued = card[keep], values[keep], valued[keep]
     rep = equivalence_classes(mask, valued)
-    ref = np.zeros((len(obs), 68), np.float32)
-    with torch.no_grad():
-        for i in range(0, len(obs), 4096):
-            lg = reference.masked(reference.policy_logits(torch.as_tensor(obs[i:i + 4096])),
-                                  torch.as_tensor(mask[i:i + 4096]))
-            ref[i:i + 4096] = torch.softmax(lg, -1).numpy()
+    ref = _reference_probs(reference, obs, mask)
     target = np.zeros((len(obs), 68), np.float32)
     bid_rows = np.nonzero(~card)[0]
     target[bid_rows, ref[bid_rows].argmax(1)] = 1.0  # the greedy policy's bid, kept
-    bv = rec.get("bid_values")
-    if bv is not None:  # bids the search valued: its soft target instead
-        bv = bv.reshape(n * BIDS_PER_HAND, NUM_BIDS).astype(np.float64)
-        searched = ~np.isnan(bv).all(1)
-        if searched.any():
-            # the kept rows are in move order: each hand's 4 bids come first
-            rows_bid = bid_rows[searched]
-            legal = mask[rows_bid, BID_OFFSET:BID_OFFSET + NUM_BIDS]
-            off = ~legal & ~np.isnan(bv[searched])
-            if off.any():
-                r, b = (int(x) for x in np.argwhere(off)[0])
-                r = int(np.flatnonzero(searched)[r])
-                raise ValueError(f"labels: hand {r // BIDS_PER_HAND}, decision "
-                                 f"{r % BIDS_PER_HAND}: field 'bid_values' holds a value on "
-                                 f"{action_str(BID_OFFSET + b)}, which that seat cannot bid "
-                                 f"there (a corrupt record)")
-            vals = bv[searched]
-            target[rows_bid] = 0.0
-            target[rows_bid, BID_OFFSET:BID_OFFSET + NUM_BIDS] = soft_targets(
-                np.pad(vals, ((0, 0), (0, 52 - NUM_BIDS)), constant_values=np.nan), temperature
-            )[:, :NUM_BIDS]
+    _searched_bid_targets(target, rec, mask, bid_rows, n, temperature)
     cls = np.zeros((int(card.sum()), 53))
     np.add.at(cls, (np.arange(len(cls))[:, None], rep[card]), ref[card, :52])
     target[card, :52] = card_targets(values[card], cls[:, :52], temperature, prior)
