@@ -292,6 +292,30 @@ def encode(view, out: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
+def _checked_obs(obs) -> tuple[np.ndarray, bool]:
+    """``decode``'s input as float64, refused unless it is an observation (``decode``'s Raises);
+    with whether it holds the rules piece (version 3)."""
+    try:
+        obs = np.asarray(obs, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"obs must be an array of numbers, got {type(obs).__name__}") from None
+    if obs.ndim != 1 or obs.shape[0] < OBS_SIZE_V2:
+        raise ValueError(f"obs must be a 1-d array of at least {OBS_SIZE_V2} floats (version 2; "
+                         f"{OBS_SIZE} with the rules piece), got shape {obs.shape}")
+    has_rules = obs.shape[0] >= OBS_SIZE
+    bad = np.flatnonzero(~np.isfinite(obs[:OBS_SIZE if has_rules else OBS_SIZE_V2]))
+    if len(bad):
+        raise ValueError(f"obs holds NaN or infinite values (at index {int(bad[0])}): not an "
+                         f"observation")
+    piece = obs[OFFSETS["bids"][0]:OFFSETS["bids"][1]]
+    for r in range(4):  # every observation has one bid slot set per seat ("not yet" included)
+        hot = int(np.count_nonzero(piece[16 * r:16 * r + 16] > 0.5))
+        if hot != 1:
+            raise ValueError(f"obs is not an observation: the bid of relative seat {r} has {hot} "
+                             f"slots set, not one (an all-zero or foreign vector?)")
+    return obs, has_rules
+
+
 def decode(obs: np.ndarray) -> dict:
     """Decode an observation back into named, relative-seat fields (for tests and debugging).
 
@@ -309,25 +333,8 @@ def decode(obs: np.ndarray) -> dict:
             or infinite values, or is no observation (each seat's bid must be one-hot: an
             all-zero vector is refused).
     """
-    try:
-        obs = np.asarray(obs, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"obs must be an array of numbers, got {type(obs).__name__}") from None
-    if obs.ndim != 1 or obs.shape[0] < OBS_SIZE_V2:
-        raise ValueError(f"obs must be a 1-d array of at least {OBS_SIZE_V2} floats (version 2; "
-                         f"{OBS_SIZE} with the rules piece), got shape {obs.shape}")
-    has_rules = obs.shape[0] >= OBS_SIZE
-    bad = np.flatnonzero(~np.isfinite(obs[:OBS_SIZE if has_rules else OBS_SIZE_V2]))
-    if len(bad):
-        raise ValueError(f"obs holds NaN or infinite values (at index {int(bad[0])}): not an "
-                         f"observation")
+    obs, has_rules = _checked_obs(obs)
     o = OFFSETS
-    piece = obs[o["bids"][0]:o["bids"][1]]
-    for r in range(4):  # every observation has one bid slot set per seat ("not yet" included)
-        hot = int(np.count_nonzero(piece[16 * r:16 * r + 16] > 0.5))
-        if hot != 1:
-            raise ValueError(f"obs is not an observation: the bid of relative seat {r} has {hot} "
-                             f"slots set, not one (an all-zero or foreign vector?)")
 
     def seg(name):
         a, b = o[name]
