@@ -639,17 +639,24 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
         args = resume_args(data["config"], args, resume, log)
     # every value, bot, device and resume section checked; the run's folders locked (may rename)
     folders = open_run(args, resume, data, overwrite=overwrite, log=log, inputs=inputs)
-    args = folders.args
-    seed_everything(args.seed, args.torch_threads)
-    writer = SummaryWriter(folders.run_dir)
-    writer.add_text("config", "\n".join(f"    {k}: {v}" for k, v in to_dict(args).items()))
-    run = _Run(args, folders.ckpt_dir, writer, log, data)
-    cur = _resume(run, data, resume) if data is not None else _start(run)
-    stop_reason = _ppo(run, cur)
-    final_path, final_rows = os.path.join(folders.ckpt_dir, "latest.pt"), []
-    if stop_reason != "stop_after_iterations":  # that one behaves like a killed run: no final save
-        final_path, final_rows = _finish(run, stop_reason)
-    writer.close()
+    try:
+        args = folders.args
+        seed_everything(args.seed, args.torch_threads)
+        writer = SummaryWriter(folders.run_dir)
+        writer.add_text("config", "\n".join(f"    {k}: {v}" for k, v in to_dict(args).items()))
+        run = _Run(args, folders.ckpt_dir, writer, log, data)
+        cur = _resume(run, data, resume) if data is not None else _start(run)
+        stop_reason = _ppo(run, cur)
+        final_path, final_rows = os.path.join(folders.ckpt_dir, "latest.pt"), []
+        if stop_reason != "stop_after_iterations":  # behaves like a killed run: no final save
+            final_path, final_rows = _finish(run, stop_reason)
+        writer.close()
+    except Exception:
+        # an error ends the run: its folders are unlocked, so this process may resume it; an
+        # interrupt (KeyboardInterrupt) keeps them held for `spades train`'s message, which
+        # then releases them (train.interrupted_message)
+        folders.close()
+        raise
     folders.close()
     progress = run.progress
     return {"eval": final_rows, "checkpoint": final_path, "decisions": progress["decisions"],

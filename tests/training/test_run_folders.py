@@ -110,6 +110,8 @@ def test_the_final_checkpoint_is_written_before_the_final_evaluation(tmp_path, m
     args = _tiny(tmp_path, save_every=1000, final_eval_deals=4)
     with pytest.raises(RuntimeError, match="evaluation failed"):
         train(args, **QUIET)
+    from spades_env.training.checkpoint import held_runs
+    assert held_runs() == []  # an error unlocks the run's folders (it once stayed held)
     d = load_checkpoint(str(tmp_path / "ck" / "tiny" / "latest.pt"))
     assert d["progress"]["decisions"] >= 300 and d["progress"]["iteration"] == 4
     assert d["progress"]["stop_reason"] == "total_decisions"
