@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 
 __all__ = ["open_regular", "read_regular", "parse_json", "read_npz", "npz_rows", "TooManyRecords",
            "MAX_NPZ_BYTES", "MAX_NPZ_MEMBERS", "MAX_TEXT_BYTES"]
