@@ -344,6 +344,23 @@ def bid_action(bid: int) -> int:
     return BID_OFFSET + int(bid)
 
 
+def action_parts(action: int, symbols: bool = True, jokers: bool = False) -> tuple[str, str]:
+    """What an action id (0..67) is and its words, for every text that names a move:
+    ``("card", "6♣")`` (``symbols`` and ``jokers`` as for ``card_str``), ``("bid", "3")``,
+    ``("bid", "Nil")``, ``("bid", "Blind Nil")``, ``("look", "")`` (look at the cards), or
+    ``("invalid", "")``. ``action`` must be an int."""
+    if 0 <= action < NUM_CARDS:
+        return "card", card_str(action, symbols, jokers)
+    if BID_OFFSET <= action <= BID_OFFSET + MAX_BID:
+        b = action - BID_OFFSET
+        return "bid", "Nil" if b == 0 else str(b)
+    if action == BLIND_NIL_ACTION:
+        return "bid", "Blind Nil"
+    if action == LOOK_ACTION:
+        return "look", ""
+    return "invalid", ""
+
+
 def action_str(action: int, symbols: bool = False, jokers: bool = False) -> str:
     """Readable name of an action id (0..67); ``symbols`` and ``jokers`` as for ``card_str``.
 
@@ -354,16 +371,9 @@ def action_str(action: int, symbols: bool = False, jokers: bool = False) -> str:
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
             raise ValueError(f"action must be an int action id, got {action!r}")
         action = int(action)
-    if 0 <= action < NUM_CARDS:
-        return card_str(action, symbols, jokers)
-    if BID_OFFSET <= action <= BID_OFFSET + MAX_BID:
-        b = action - BID_OFFSET
-        return "bid Nil" if b == 0 else f"bid {b}"
-    if action == BLIND_NIL_ACTION:
-        return "bid Blind Nil"
-    if action == LOOK_ACTION:
-        return "look at cards"
-    return f"<invalid action {action}>"
+    kind, words = action_parts(action, symbols, jokers)
+    return {"card": words, "bid": f"bid {words}", "look": "look at cards"}.get(
+        kind, f"<invalid action {action}>")
 
 
 def format_hand(mask: int, symbols: bool = True, jokers: bool = False) -> str:

@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from ..cards import BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NUM_CARDS, card_str
+from ..cards import action_parts
 from ..engine import Phase
 
 __all__ = ["Analyst", "action_label", "default_checkpoint"]
@@ -42,14 +42,10 @@ def default_checkpoint() -> str | None:
 def action_label(action: int, jokers: bool = False) -> str:
     """``6♣`` for a card (``BJ``, ``LJ`` for the jokers with ``jokers``: ``Rules.jokers``), ``bid
     3`` / ``Nil`` / ``Blind Nil`` / ``look`` for the others."""
-    if action < NUM_CARDS:
-        return card_str(action, True, jokers)
-    if action == BLIND_NIL_ACTION:
-        return "Blind Nil"
-    if action == LOOK_ACTION:
+    kind, words = action_parts(action, True, jokers)
+    if kind == "look":
         return "look at the cards"
-    b = action - BID_OFFSET
-    return "Nil" if b == 0 else f"bid {b}"
+    return f"bid {words}" if kind == "bid" and words.isdigit() else words
 
 
 class Analyst:

@@ -40,7 +40,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ..cards import BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, NUM_CARDS, card_str, mask_to_cards
+from ..cards import action_parts, card_str, mask_to_cards
 from ..engine import FORMAT_TAG, Phase, SpadesGame
 from ..readers import TooManyRecords, read_regular
 from ..records import (DEFAULT_PLAYERS, MAX_HAND_RECORDS, MOVES_PER_HAND, RECORD_FORMAT,
@@ -50,7 +50,8 @@ from ..rules import Rules, trick_winner
 
 __all__ = ["RECORD_FORMAT", "RECORD_VERSION", "game_record", "write_game_record",
            "parse_record", "frames_from_game", "frames_from_json_text", "load_record_file",
-           "RecordSource", "seat_labels", "team_names", "replay_frames", "ReplayGame", "parse_upload",
+           "RecordSource", "seat_labels", "team_names", "replay_frames", "ReplayGame",
+           "parse_upload",
            "read_records", "RecordError", "TooLarge", "MAX_REPLAY_MOVES", "MAX_UPLOAD_MOVES",
            "MAX_UPLOAD_GAMES", "CHECKPOINT_EVERY", "GAMES_KEPT", "problem_kind",
            "refusal_summary"]
@@ -142,15 +143,9 @@ def _event(seat: int, action: int, phase: int, jokers: bool = False) -> dict:
     if phase == Phase.EXCHANGE:
         return {"seat": seat, "kind": "pass",
                 "text": f"passes {card_str(action, True, jokers)} to partner", "action": action}
-    if action < NUM_CARDS:
-        return {"seat": seat, "kind": "play", "text": f"plays {card_str(action, True, jokers)}",
-                "action": action}
-    if action == BLIND_NIL_ACTION:
-        return {"seat": seat, "kind": "bid", "text": "bids Blind Nil", "action": action}
-    if action == LOOK_ACTION:
-        return {"seat": seat, "kind": "look", "text": "looks at the cards", "action": action}
-    b = action - BID_OFFSET
-    return {"seat": seat, "kind": "bid", "text": "bids Nil" if b == 0 else f"bids {b}",
+    kind, words = action_parts(action, True, jokers)
+    text = {"card": f"plays {words}", "bid": f"bids {words}", "look": "looks at the cards"}[kind]
+    return {"seat": seat, "kind": "play" if kind == "card" else kind, "text": text,
             "action": action}
 
 

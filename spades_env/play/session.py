@@ -28,7 +28,7 @@ import numpy as np
 from ..agents import SHIPPED_CHECKPOINT
 from ..bots import make_bot
 from ..cards import (
-    BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, MAX_BID, NUM_CARDS, SUIT_NAMES, card_str,
+    BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, MAX_BID, SUIT_NAMES, action_parts, card_str,
     mask_to_cards, partner_of, team_of,
 )
 from ..engine import Phase, SpadesGame
@@ -102,14 +102,8 @@ def _bid_text(bid, blind) -> str | None:
 
 
 def _action_text(action: int, jokers: bool = False) -> str:
-    if action < NUM_CARDS:
-        return card_str(action, True, jokers)
-    if action == BLIND_NIL_ACTION:
-        return "Blind Nil"
-    if action == LOOK_ACTION:
-        return "looks at the cards"
-    b = action - BID_OFFSET
-    return "Nil" if b == 0 else str(b)
+    kind, words = action_parts(action, True, jokers)
+    return "looks at the cards" if kind == "look" else words
 
 
 class Refused(Exception):

@@ -151,3 +151,15 @@ def test_joker_names_read_and_written_under_jokers_only():
     hand = cards_to_mask(parse_cards("BJ LJ 2D 2S AS 3S 3D AH 3C", jokers=True))
     assert format_hand(hand, jokers=True) == "♠ BJ LJ 2♦ 2 A 3  ♥ A  ♦ 3  ♣ 3"
     assert format_hand(hand, symbols=False, jokers=True) == "S BJ LJ 2D 2 A 3  H A  D 3  C 3"
+
+
+def test_action_parts_names_each_kind_of_action_once_for_every_text():
+    from spades_env.cards import BIG_JOKER, action_parts
+    assert action_parts(12) == ("card", "A♣")
+    assert action_parts(12, symbols=False) == ("card", "AC")
+    assert action_parts(BIG_JOKER, jokers=True) == ("card", "BJ")
+    assert action_parts(BID_OFFSET) == ("bid", "Nil")
+    assert action_parts(BID_OFFSET + 13) == ("bid", "13")
+    assert action_parts(BLIND_NIL_ACTION) == ("bid", "Blind Nil")
+    assert action_parts(LOOK_ACTION) == ("look", "")
+    assert action_parts(NUM_ACTIONS) == ("invalid", "")
