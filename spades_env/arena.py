@@ -56,7 +56,7 @@ import numpy as np
 
 from .arena_result import ArenaResult, SideStats
 from .engine import IllegalActionError, Phase, SpadesGame
-from .rules import Rules
+from .rules import HandTally, Rules
 
 __all__ = ["SideStats", "ArenaResult", "play_match", "write_json_atomic", "write_records_atomic",
            "jsonable", "build_parser", "main"]
@@ -115,31 +115,24 @@ def _play_one(game: SpadesGame, seat_players: list, seat_side: list, sides, hand
 
 
 def _record_hands(game: SpadesGame, seat_side: list, sides) -> list[int]:
-    """Add the game's hand statistics to the sides; return total points per side."""
+    """Add the game's hand statistics to the sides (``HandTally``); return total points per
+    side."""
     pts = [0, 0]
+    tallies = (HandTally(), HandTally())
     for hr in game.hand_results:
         for team, ts in enumerate(hr.teams):
-            side = seat_side[team]
-            st = sides[side]
-            st.hands += 1
-            st.points += ts.hand_points
-            pts[side] += ts.hand_points
-            st.bags += ts.bags
-            st._bag_penalty_points += ts.bag_penalty
-            st._bid_total += ts.contract
-            if ts.contract > 0:
-                st.contracts += 1
-                st.contracts_made += bool(ts.made)
-                st.contracts_set += ts.made is False
-            for bid, blind, tricks in zip(ts.bids, ts.blind, ts.tricks):
-                if bid == 0:
-                    if blind:
-                        st.blind_nil_bids += 1
-                        st.blind_nil_made += tricks == 0
-                    else:
-                        st.nil_bids += 1
-                        st.nil_made += tricks == 0
+            pts[seat_side[team]] += ts.hand_points
+            tallies[seat_side[team]].add(ts)
+    for st, t in zip(sides, tallies):
+        for f in _TALLIED:
+            setattr(st, f, getattr(st, f) + getattr(t, f))
+        st._bid_total += t.bid_total
+        st._bag_penalty_points += t.bag_penalty
     return pts
+
+
+_TALLIED = ("hands", "points", "contracts", "contracts_made", "contracts_set", "nil_bids",
+            "nil_made", "blind_nil_bids", "blind_nil_made", "bags")
 
 
 # --------------------------------------------------------------------------- match

@@ -24,7 +24,9 @@ import numpy as np
 from .cards import MAX_BID, NEXT_SEAT, PARTNER, SEATS_FROM, SPADES_MASK, SUIT_NAMES, is_int
 from .deck import DECKS, JOKERS_DECK, STANDARD_DECK, Deck
 from .deck import deck_named as _deck_named  # noqa: F401 - decks pickled by earlier versions
-from .scoring import HandResult, TeamScore, game_outcome, moon_team, per_trick, score_hand
+from .scoring import (  # noqa: F401 - HandTally: re-exported
+    HandResult, HandTally, TeamScore, game_outcome, moon_team, per_trick, score_hand,
+)
 from .variants import PRESETS, RULES_INT_MAX, Rules  # noqa: F401 - RULES_INT_MAX: re-exported
 
 

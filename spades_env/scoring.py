@@ -16,7 +16,8 @@ import numpy as np
 from .cards import is_int
 from .variants import Rules
 
-__all__ = ["TeamScore", "HandResult", "score_hand", "per_trick", "moon_team", "game_outcome"]
+__all__ = ["TeamScore", "HandResult", "HandTally", "score_hand", "per_trick", "moon_team",
+           "game_outcome"]
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,53 @@ class HandResult:
 
 _HAND_RESULT_KEYS = frozenset(("hand_number", "dealer", "bids", "blind", "tricks", "teams"))
 _TEAM_SCORE_KEYS = frozenset(f.name for f in fields(TeamScore))
+
+
+@dataclass
+class HandTally:
+    """One team's counts over hands, the one definition of a made or set contract, a Nil made
+    and a bag that the arena, the trainer's evaluations and the play page's statistics share.
+
+    Attributes (ints): ``hands``; ``points`` (hand points, bag penalties included); ``bags``;
+    ``bag_penalty`` (<= 0); ``bid_total`` (sum of the contracts); ``contracts`` (hands with a
+    contract) of which ``contracts_made`` / ``contracts_set``; ``nil_bids`` / ``nil_made`` (a
+    Nil is made when its bidder takes no trick) and ``blind_nil_bids`` / ``blind_nil_made``.
+    """
+
+    hands: int = 0
+    points: int = 0
+    bags: int = 0
+    bag_penalty: int = 0
+    bid_total: int = 0
+    contracts: int = 0
+    contracts_made: int = 0
+    contracts_set: int = 0
+    nil_bids: int = 0
+    nil_made: int = 0
+    blind_nil_bids: int = 0
+    blind_nil_made: int = 0
+
+    def add(self, ts: TeamScore, partners=(0, 1)) -> None:
+        """Count the team's line ``ts`` of one hand; the Nil bids of the ``partners`` only (0 the
+        team's lower seat, 1 the higher, as in ``TeamScore.bids``)."""
+        self.hands += 1
+        self.points += ts.hand_points
+        self.bags += ts.bags
+        self.bag_penalty += ts.bag_penalty
+        self.bid_total += ts.contract
+        if ts.made is not None:
+            self.contracts += 1
+            self.contracts_made += ts.made
+            self.contracts_set += not ts.made
+        for i in partners:
+            if ts.bids[i] == 0:
+                made = ts.tricks[i] == 0
+                if ts.blind[i]:
+                    self.blind_nil_bids += 1
+                    self.blind_nil_made += made
+                else:
+                    self.nil_bids += 1
+                    self.nil_made += made
 
 
 def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,

@@ -32,7 +32,7 @@ from ..cards import (
     mask_to_cards, partner_of, team_of,
 )
 from ..engine import Phase, SpadesGame
-from ..rules import STANDARD_DECK, Deck, Rules, trick_winner
+from ..rules import STANDARD_DECK, Deck, HandTally, Rules, trick_winner
 from .rules_text import PANEL_FIELDS, rules_info, stats_rates, stats_summary  # (re-exported)
 from .store import GameRow, StaleGameError, StatsDelta, Store
 
@@ -438,16 +438,13 @@ class GameSession:
         team = team_of(HUMAN_SEAT)
         d = StatsDelta(games=1, wins=int(g.winner == team), hands=len(g.hand_results),
                        bag_hands=len(g.hand_results))
+        t = HandTally()
+        mine = (int(HUMAN_SEAT > partner_of(HUMAN_SEAT)),)  # the player's Nils, not the partner's
         for hr in g.hand_results:
-            ts = hr.teams[team]
-            d.points += ts.hand_points
-            d.bags += ts.bags
-            if ts.made is not None:
-                d.contracts += 1
-                d.contracts_made += int(ts.made)
-            if hr.bids[HUMAN_SEAT] == 0:
-                d.nil_bids += 1
-                d.nil_made += int(hr.tricks[HUMAN_SEAT] == 0)
+            t.add(hr.teams[team], partners=mine)
+        d.points, d.bags, d.contracts, d.contracts_made = t.points, t.bags, t.contracts, \
+            t.contracts_made
+        d.nil_bids, d.nil_made = t.nil_bids + t.blind_nil_bids, t.nil_made + t.blind_nil_made
         return d
 
     # ------------------------------------------------------------------ the player's view

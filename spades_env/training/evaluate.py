@@ -29,6 +29,7 @@ from spades_env import Rules, SpadesGame
 from spades_env import options as opt
 from spades_env.bots import make_bot, quoted_name
 from spades_env.cards import NUM_ACTIONS, TEAM
+from spades_env.rules import HandTally
 from spades_env.observation import OBS_SIZE, encode
 
 
@@ -105,25 +106,18 @@ def hand_stats(results, team: int) -> dict:
     (share of hands with a contract that was set), ``nil_rate`` (Nil bids per seat-hand),
     ``nil_success`` (share of Nil bids made; nan when none), ``bags`` (bags per hand).
     """
-    errs, sets, contracts, nils, nil_ok, bags = [], 0, 0, 0, 0, 0
+    errs, t = [], HandTally()
     for hr in results:
-        for s in (team, team + 2):
-            if hr.bids[s] == 0:
-                nils += 1
-                nil_ok += hr.tricks[s] == 0
-            else:
-                errs.append(hr.bids[s] - hr.tricks[s])
         ts = hr.teams[team]
-        if ts.made is not None:
-            contracts += 1
-            sets += ts.made is False
-        bags += ts.bags
+        t.add(ts)
+        errs.extend(b - k for b, k in zip(ts.bids, ts.tricks) if b != 0)
     n = max(len(results), 1)
+    nils, nil_ok = t.nil_bids + t.blind_nil_bids, t.nil_made + t.blind_nil_made
     return {"bid_error": float(np.mean(errs)) if errs else float("nan"),
-            "set_rate": sets / contracts if contracts else float("nan"),
+            "set_rate": t.contracts_set / t.contracts if t.contracts else float("nan"),
             "nil_rate": nils / (2 * n),
             "nil_success": nil_ok / nils if nils else float("nan"),
-            "bags": bags / n}
+            "bags": t.bags / n}
 
 
 def mean_ci(x) -> tuple[float, float, float]:

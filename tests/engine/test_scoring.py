@@ -286,3 +286,24 @@ def test_a_game_saved_before_the_switch_loads_with_it_off():
     for rules in (d["rules"], d["initial"]["state"]["rules"]):
         del rules["failed_nil_tricks_count"]
     assert SpadesGame.from_json(json.dumps(d)).to_dict() == g.to_dict()
+
+
+def test_hand_tally_counts_sets_nils_and_bags_as_worked_out_by_hand():
+    """House rules (Blind Nil). Seat 0 bids Blind Nil and takes 1 trick (failed: -200, its trick
+    a bag); seat 2 bids 4 and takes 3 (set: -40). Seat 1 bids Nil and takes none (+100); seat 3
+    bids 5 and takes 9 (made: 50 + 4 bags)."""
+    from spades_env.rules import HandTally
+    team0, team1 = score_hand([0, 0, 4, 5], [1, 0, 3, 9], [0, 0], PRESETS["house"],
+                              blind=[True, False, False, False])
+    t0, t1 = HandTally(), HandTally()
+    t0.add(team0)
+    t1.add(team1)
+    assert (t0.hands, t0.points, t0.bags, t0.bid_total) == (1, -240, 1, 4)
+    assert (t0.contracts, t0.contracts_made, t0.contracts_set) == (1, 0, 1)
+    assert (t0.nil_bids, t0.nil_made, t0.blind_nil_bids, t0.blind_nil_made) == (0, 0, 1, 0)
+    assert (t1.points, t1.bags, t1.contracts, t1.contracts_made, t1.contracts_set) == (
+        154, 4, 1, 1, 0)
+    assert (t1.nil_bids, t1.nil_made, t1.blind_nil_bids) == (1, 1, 0)
+    seat2 = HandTally()
+    seat2.add(team0, partners=(1,))  # seat 2 only (the team's higher seat): no Nil
+    assert (seat2.blind_nil_bids, seat2.nil_bids, seat2.contracts_set) == (0, 0, 1)
