@@ -36,7 +36,7 @@ from torch import nn
 
 import spades_env  # noqa: F401  (registers the Gymnasium ids)
 from spades_env.arena import jsonable
-from spades_env.integrations import PolicyPlayer, measure_learner, vector_masks
+from spades_env.integrations import PolicyPlayer, add_measure_args, measure_learner, vector_masks
 
 
 def parse_args(argv=None):
@@ -49,14 +49,7 @@ def parse_args(argv=None):
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--opponents", default="random")
     p.add_argument("--autoreset", choices=("same", "next"), default="same")
-    p.add_argument("--eval-hands", type=int, default=300)
-    p.add_argument("--vs", default="random")
-    p.add_argument("--init-hands", type=int, default=100,
-                   help="duplicate pairs of the trained learner against its untrained start "
-                        "(0: skip)")
-    p.add_argument("--untrained", action="store_true",
-                   help="skip training: measure the freshly initialised policy")
-    p.add_argument("--json", default=None)
+    add_measure_args(p)  # --eval-hands, --vs, --init-hands, --untrained, --json
     args = p.parse_args(argv)
     if args.smoke:
         args.updates = 100

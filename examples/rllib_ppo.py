@@ -35,10 +35,10 @@ import os
 import sys
 import time
 
-import numpy as np
 
 
 def parse_args(argv=None):
+    from spades_env.integrations import add_measure_args
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--smoke", action="store_true", help="short run (test suite)")
     p.add_argument("--seed", type=int, default=0)
@@ -60,14 +60,7 @@ def parse_args(argv=None):
                    help="with --address: also pip-install the base dependencies on the nodes")
     p.add_argument("--no-ship", action="store_true",
                    help="with --address: do not ship the package (nodes must have it)")
-    p.add_argument("--eval-hands", type=int, default=300)
-    p.add_argument("--vs", default="random")
-    p.add_argument("--init-hands", type=int, default=100,
-                   help="duplicate pairs of the trained learner against its untrained start "
-                        "(0: skip)")
-    p.add_argument("--untrained", action="store_true",
-                   help="skip training: measure a freshly initialised module")
-    p.add_argument("--json", default=None)
+    add_measure_args(p)  # --eval-hands, --vs, --init-hands, --untrained, --json
     args = p.parse_args(argv)
     if args.smoke:
         args.iterations, args.train_batch = 8, 1000

@@ -32,7 +32,6 @@ import json
 import sys
 import time
 
-import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.evaluation import evaluate_policy as masked_evaluate_policy
@@ -41,7 +40,7 @@ from stable_baselines3.common.evaluation import evaluate_policy
 
 import spades_env  # noqa: F401  (registers the Gymnasium ids)
 from spades_env.arena import jsonable
-from spades_env.integrations import PolicyPlayer, measure_learner
+from spades_env.integrations import PolicyPlayer, add_measure_args, measure_learner
 
 
 def parse_args(argv=None):
@@ -51,16 +50,8 @@ def parse_args(argv=None):
     p.add_argument("--timesteps", type=int, default=300_000, help="learner decisions to train")
     p.add_argument("--opponents", default="random", help="make_bot spec of the bots in training")
     p.add_argument("--n-envs", type=int, default=4)
-    p.add_argument("--eval-hands", type=int, default=300,
-                   help="duplicate single-hand deals vs random in the arena")
-    p.add_argument("--vs", default="random", help="bot to measure against in the arena")
-    p.add_argument("--init-hands", type=int, default=100,
-                   help="duplicate pairs of the trained learner against its untrained start "
-                        "(0: skip)")
-    p.add_argument("--untrained", action="store_true",
-                   help="skip training: measure the freshly initialised policy")
+    add_measure_args(p)  # --eval-hands, --vs, --init-hands, --untrained, --json
     p.add_argument("--save", default=None, help="save the model here (.zip)")
-    p.add_argument("--json", default=None, help="write the arena result here")
     args = p.parse_args(argv)
     if args.smoke:
         args.timesteps = 40_000

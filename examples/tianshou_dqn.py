@@ -42,7 +42,7 @@ from tianshou.trainer import OffPolicyTrainerParams
 from tianshou.utils.net.common import Net
 
 from spades_env.arena import jsonable
-from spades_env.integrations import PolicyPlayer, measure_learner
+from spades_env.integrations import PolicyPlayer, add_measure_args, measure_learner
 from spades_env.integrations.tianshou import masked_argmax, quiet_progress, tianshou_env
 
 
@@ -54,14 +54,7 @@ def parse_args(argv=None):
     p.add_argument("--epoch-steps", type=int, default=6000, help="env steps per epoch")
     p.add_argument("--num-envs", type=int, default=4)
     p.add_argument("--opponents", default="random", help="make_bot spec for seats 1 and 3")
-    p.add_argument("--eval-hands", type=int, default=300)
-    p.add_argument("--vs", default="random")
-    p.add_argument("--init-hands", type=int, default=100,
-                   help="duplicate pairs of the trained learner against its untrained start "
-                        "(0: skip)")
-    p.add_argument("--untrained", action="store_true",
-                   help="skip training: measure the freshly initialised network")
-    p.add_argument("--json", default=None)
+    add_measure_args(p)  # --eval-hands, --vs, --init-hands, --untrained, --json
     args = p.parse_args(argv)
     if args.smoke:
         args.epochs, args.epoch_steps = 2, 3000

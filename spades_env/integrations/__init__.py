@@ -24,7 +24,8 @@ from pettingzoo import AECEnv
 
 from ..cards import NUM_ACTIONS
 
-__all__ = ["PolicyPlayer", "TurnCreditWrapper", "vector_masks", "legal_mask", "measure_learner"]
+__all__ = ["PolicyPlayer", "TurnCreditWrapper", "vector_masks", "legal_mask", "measure_learner",
+           "add_measure_args"]
 
 
 def legal_mask(view) -> np.ndarray:
@@ -242,6 +243,20 @@ class TurnCreditWrapper(AECEnv):
         self.terminations = dict.fromkeys(self.agents, not trunc)
         self.truncations = dict.fromkeys(self.agents, trunc)
         self.infos = {a: dict(env.infos.get(a, {})) for a in self.agents}
+
+
+def add_measure_args(parser) -> None:
+    """The examples' options of ``measure_learner`` on an ``argparse`` parser: ``--eval-hands``
+    (300), ``--vs`` (``random``), ``--init-hands`` (100), ``--untrained`` and ``--json`` (None)."""
+    parser.add_argument("--eval-hands", type=int, default=300,
+                        help="duplicate single-hand deals against --vs in the arena")
+    parser.add_argument("--vs", default="random", help="bot to measure against in the arena")
+    parser.add_argument("--init-hands", type=int, default=100,
+                        help="duplicate pairs of the trained learner against its untrained start "
+                             "(0: skip)")
+    parser.add_argument("--untrained", action="store_true",
+                        help="skip training: measure the freshly initialised policy")
+    parser.add_argument("--json", default=None, help="write the arena result here")
 
 
 def measure_learner(learner, vs: str, hands: int, seed: int, untrained=None,
