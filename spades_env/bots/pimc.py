@@ -164,6 +164,38 @@ def best_candidate(cards: list[int], values: list[float]) -> int:
     return cards[max(range(len(cards)), key=lambda i: (values[i], -i))]
 
 
+def _play_legal(view, legal) -> list:
+    """``card_values``' checks of its arguments; the legal cards to search (``legal``, by default
+    the view's)."""
+    if view.phase != Phase.PLAY:
+        raise ValueError(f"card_values needs a view in the play phase, got the "
+                         f"{Phase(view.phase).name.lower()} phase")
+    if not view.legal_actions:
+        raise ValueError(f"seat {view.seat} is not to move: it has no legal card")
+    if legal is None:
+        return list(view.legal_actions)
+    if not legal or not set(legal) <= set(view.legal_actions):
+        raise ValueError(f"legal must be a non-empty subset of the view's legal cards "
+                         f"{sorted(view.legal_actions)}, got {legal!r}")
+    return legal
+
+
+class _Leaf(float):
+    """A value of ``solve`` that remembers the final trick counts (``won``) it was computed from:
+    it compares and adds as the float it is, so the search and its result are unchanged."""
+
+    __slots__ = ("won",)
+
+    @classmethod
+    def of(cls, util):
+        """``util`` returning ``_Leaf`` values."""
+        def leaf(won):
+            v = cls(util(won))
+            v.won = tuple(won)
+            return v
+        return leaf
+
+
 class PIMCBot(Bot):
     """Perfect-Information Monte Carlo bot (base of ``hard`` and ``insane``).
 
@@ -357,21 +389,35 @@ class PIMCBot(Bot):
             ValueError: the view is not in the play phase, its seat is not to move, or ``legal``
                 holds a card that is not legal.
         """
-        if view.phase != Phase.PLAY:
-            raise ValueError(f"card_values needs a view in the play phase, got the "
-                             f"{Phase(view.phase).name.lower()} phase")
-        if not view.legal_actions:
-            raise ValueError(f"seat {view.seat} is not to move: it has no legal card")
-        if legal is None:
-            legal = list(view.legal_actions)
-        elif not legal or not set(legal) <= set(view.legal_actions):
-            raise ValueError(f"legal must be a non-empty subset of the view's legal cards "
-                             f"{sorted(view.legal_actions)}, got {legal!r}")
-        return self._card_values(view, legal)
+        return self._card_values(view, _play_legal(view, legal))
 
-    def _card_values(self, view, legal) -> tuple[list[int], list[float]]:
-        """``card_values`` without the checks (``act`` has already read the legal cards)."""
+    def card_outcomes(self, view, legal=None) -> tuple[list[int], list[float], list[list]]:
+        """``card_values`` with the deals' outcomes behind its values (the play page's hint
+        counts how often a contract is made from them).
+
+        Returns:
+            ``(cards, values, outcomes)``: ``cards`` and ``values`` exactly ``card_values``'
+            (the same deals from the same random numbers: either call leaves ``self.rng`` in the
+            same state), and ``outcomes[i]`` one ``(weight, won)`` pair per sampled deal for card
+            ``i``: the deal's weight in the average and the 4 final trick counts by seat (tricks
+            already won included) that its play-out ends with, or in the last
+            ``endgame_tricks`` tricks a line of best play of the exact solver (a leaf of the
+            minimax value). For ``hard`` and ``insane`` each value is the weighted mean of
+            ``HandUtility`` over its outcomes (``ExpertBot`` may mix in its critic). With one
+            candidate no deal is drawn: ``outcomes == [[]]``. ``act`` never calls it.
+        Raises:
+            ValueError: as ``card_values``.
+        """
+        keep: list = []
+        cards, values = self._card_values(view, _play_legal(view, legal), keep)
+        return cards, values, keep
+
+    def _card_values(self, view, legal, keep=None) -> tuple[list[int], list[float]]:
+        """``card_values`` without the checks (``act`` has already read the legal cards); with
+        ``keep`` (an empty list) it also fills ``keep`` with ``card_outcomes``' outcomes."""
         cands = self._candidates(view, legal)
+        if keep is not None:
+            keep.extend([] for _c in cands)
         if len(cands) == 1:
             return cands, [float("nan")]
         me = view.seat
@@ -394,12 +440,16 @@ class PIMCBot(Bot):
         totals = [0.0] * len(cands)
         weight = 0.0
         if exact:
+            leaf = util if keep is None else _Leaf.of(util)
             for hands, w in self._deals(view, self.samples):
                 weight += w
                 for i, card in enumerate(cands):
                     h2, t2, l2, w2, b2 = finish_trick(hands, trick, leader, won, broken, card, me,
                                                       flb, rules.deck)
-                    totals[i] += w * solve(h2, t2, l2, w2, b2, util, flb, rules.deck) * sign
+                    v = solve(h2, t2, l2, w2, b2, leaf, flb, rules.deck)
+                    totals[i] += w * v * sign
+                    if keep is not None:
+                        keep[i].append((w, v.won))
         else:
             deals = list(self._deals(view, self.samples))
             nc = len(cands)
@@ -411,6 +461,8 @@ class PIMCBot(Bot):
                 weight += w
                 for i in range(nc):
                     totals[i] += w * values[d * nc + i]
+                    if keep is not None:
+                        keep[i].append((w, tuple(outs[d * nc + i])))
         weight = weight or 1.0
         return cands, [t / weight for t in totals]
 
@@ -471,22 +523,61 @@ class PIMCBot(Bot):
         best = max(range(len(cands)), key=lambda i: (values[i], -i))
         return BID_OFFSET + cands[best]
 
+    def bid_outcomes(self, view, bids=None) -> tuple[list[int], list[float], list[list]]:
+        """The bid search of ``bids`` with the deals' outcomes behind its values (the play
+        page's hint counts how often a contract or a Nil is made from them).
+
+        Args:
+            view: as ``bid_values``.
+            bids: bids to test (0 = Nil .. 13, each legal now); default the candidates ``act``
+                tests (``_bid_candidates``).
+        Returns:
+            ``(bids, values, outcomes)``: with the default ``bids`` exactly ``PIMCBot``'s
+            ``bid_values`` (the same deals from the same random numbers; ``ExpertBot``'s bid
+            prior is not added); each bid is tested on the same deals whatever the others, so its
+            value does not depend on which other bids are asked. ``outcomes[i]`` holds one
+            ``(weight, seat_bids, shares)`` triple per sampled deal for bid ``i``: the deal's
+            weight, the 4 bids its play-out was scored with (others' bids still to come
+            estimated from their sampled hands) and ``[(share, won), ...]``: the final trick
+            counts by seat, with the shares (summing to 1) that the value blends them in
+            (``bid_shade``, ``nil_shade``). ``act`` never calls it.
+        Raises:
+            ValueError: the view is not a bid of its seat with its cards seen, or a bid of
+                ``bids`` is not legal now.
+        """
+        if view.phase != Phase.BIDDING or not view.legal_actions or not view.looked:
+            raise ValueError("bid_outcomes needs a view in the bidding phase, its seat to bid "
+                             "with its cards seen")
+        if bids is None:
+            bids = self._bid_candidates(view)
+        else:
+            legal = legal_bid_numbers(view)
+            bids = [int(b) for b in bids]
+            if not bids or any(b not in legal for b in bids):
+                raise ValueError(f"bids must be legal bids now ({sorted(legal)}), got {bids!r}")
+        keep: list = []
+        cands, values = self._bid_search(view, bids, keep)
+        return cands, values, keep
+
     def _bid_values(self, view) -> tuple[list[int], list[float]]:
-        """``bid_values`` without the checks: test each candidate bid over sampled deals, playing
-        every deal out with the candidate as this seat's bid (the others' bids real or estimated)
-        and averaging the score difference (``HandUtility``)."""
+        """``bid_values`` without the checks: ``_bid_search`` of the candidate bids."""
+        return self._bid_search(view, self._bid_candidates(view))
+
+    def _bid_search(self, view, cands, keep=None) -> tuple[list[int], list[float]]:
+        """Test each bid of ``cands`` over sampled deals, playing every deal out with it as this
+        seat's bid (the others' bids real or estimated) and averaging the score difference
+        (``HandUtility``); with ``keep`` (an empty list) also fill it with ``bid_outcomes``'
+        outcomes."""
         me = view.seat
         team = TEAM[me]
         rules = view.rules
-        flb = rules.forced_spade_lead_breaks
-        leader = NEXT_SEAT[view.dealer]
-        blind = view.blind
-        cands = self._bid_candidates(view)
         shade = self.bid_shade
         nil_shade = self.nil_shade
         bids_fixed = list(view.bids)
         utils: dict = {}
         totals = [0.0] * len(cands)
+        if keep is not None:
+            keep.extend([] for _c in cands)
         deals = list(self._deals(view, self.bid_samples))
         keys = []
         for hands, _w in deals:
@@ -498,7 +589,43 @@ class PIMCBot(Bot):
                 bids[me] = b
                 keys.append(tuple(bids))
         nc = len(cands)
-        rows = [hands for hands, _w in deals for _c in cands]
+        outs = self._bid_playouts(view, [hands for hands, _w in deals for _c in cands], keys)
+        for d, (hands, w) in enumerate(deals):
+            for i, b in enumerate(cands):
+                key = keys[d * nc + i]
+                u = utils.get(key)
+                if u is None:
+                    u = utils[key] = HandUtility(key, view.blind, view.bags, view.scores, rules,
+                                                 team)
+                won = list(outs[d * nc + i])
+                v = u(won)
+                blend = None
+                if b and shade and won[me]:
+                    # play-outs see every card, real play does not: blend in one trick fewer
+                    blend, raw = shade, tuple(won)
+                    won[me] -= 1
+                    won[NEXT_SEAT[me]] += 1
+                    v = (1 - shade) * v + shade * u(won)
+                elif not b and nil_shade and not won[me]:
+                    # the same optimism for a Nil: blend in a Nil that takes one trick
+                    o = NEXT_SEAT[me] if won[NEXT_SEAT[me]] else PREV_SEAT[me]
+                    if won[o]:
+                        blend, raw = nil_shade, tuple(won)
+                        won[o] -= 1
+                        won[me] += 1
+                        v = (1 - nil_shade) * v + nil_shade * u(won)
+                totals[i] += w * v
+                if keep is not None:
+                    keep[i].append((w, key, [(1.0, tuple(won))] if blend is None
+                                    else [(1 - blend, raw), (blend, tuple(won))]))
+        weight = sum(w for _hands, w in deals) or 1.0
+        return list(cands), [t / weight for t in totals]
+
+    def _bid_playouts(self, view, rows, keys) -> list:
+        """The final trick counts of each deal of ``rows`` played out from the first lead with
+        the bids of ``keys`` (same order)."""
+        rules = view.rules
+        flb = rules.forced_spade_lead_breaks
         if rules.two_of_clubs_leads:
             # the holder of the 2 of clubs leads it (rules.first_leader): play-outs by holder,
             # each starting with that lead
@@ -512,33 +639,10 @@ class PIMCBot(Bot):
                                fnc=rules.failed_nil_tricks_count, deck=rules.deck)
                 for r, o in zip(idx, got):
                     outs[r] = o
-        else:
-            outs = playouts(rows, keys, [-1] * len(keys), [], leader, (0, 0, 0, 0),
-                            rules.spades_lead_any_time, me, flb,
-                            fnc=rules.failed_nil_tricks_count, deck=rules.deck)
-        for d, (hands, w) in enumerate(deals):
-            for i, b in enumerate(cands):
-                key = keys[d * nc + i]
-                u = utils.get(key)
-                if u is None:
-                    u = utils[key] = HandUtility(key, blind, view.bags, view.scores, rules, team)
-                won = list(outs[d * nc + i])
-                v = u(won)
-                if b and shade and won[me]:
-                    # play-outs see every card, real play does not: blend in one trick fewer
-                    won[me] -= 1
-                    won[NEXT_SEAT[me]] += 1
-                    v = (1 - shade) * v + shade * u(won)
-                elif not b and nil_shade and not won[me]:
-                    # the same optimism for a Nil: blend in a Nil that takes one trick
-                    o = NEXT_SEAT[me] if won[NEXT_SEAT[me]] else PREV_SEAT[me]
-                    if won[o]:
-                        won[o] -= 1
-                        won[me] += 1
-                        v = (1 - nil_shade) * v + nil_shade * u(won)
-                totals[i] += w * v
-        weight = sum(w for _hands, w in deals) or 1.0
-        return cands, [t / weight for t in totals]
+            return outs
+        return playouts(rows, keys, [-1] * len(keys), [], NEXT_SEAT[view.dealer], (0, 0, 0, 0),
+                        rules.spades_lead_any_time, view.seat, flb,
+                        fnc=rules.failed_nil_tricks_count, deck=rules.deck)
 
     # ------------------------------------------------------------------ Blind Nil
     def _blind_nil_choice(self, view, legal) -> int:
