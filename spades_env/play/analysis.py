@@ -26,8 +26,9 @@ import time
 
 import numpy as np
 
-from ..cards import action_parts
+from ..cards import BID_OFFSET, BLIND_NIL_ACTION, action_parts
 from ..engine import Phase
+from .hint_line import blind_nil_note, outcome_odds, suggestion
 
 __all__ = ["Analyst", "action_label", "default_checkpoint"]
 
@@ -116,8 +117,9 @@ class Analyst:
             key: ints seeding the search bot's random numbers.
             played: the action actually played (the replay view marks it), or None.
         Returns:
-            ``{"seat", "phase", "rows": [{"action", "label", "prob", "value", "played"}],
-            "checkpoint", "checkpoint_error", "search", "best_prob", "best_value"}``.
+            ``{"seat", "phase", "rows": [{"action", "label", "prob", "value", "make", "nil",
+            "played"}], "checkpoint", "checkpoint_error", "search", "best_prob", "best_value",
+            "suggestion", "notes"}``.
         Raises:
             ValueError: the view's seat has no legal action.
         """
@@ -125,38 +127,83 @@ class Analyst:
         if not legal:
             raise ValueError(f"seat {view.seat} has no decision to analyse (not its turn)")
         with self._lock:
-            probs = None
-            policy_error = None
-            policy = self._load_policy()
-            if policy is not None:
-                try:
-                    probs = policy.action_probs(view)
-                except ValueError as e:  # a network without the rules piece, other rules
-                    policy_error = str(e)
-            values = {}
-            if view.phase == Phase.PLAY and len(legal) > 1:
-                from ..bots import make_bot
-                if self._search_bot is None:
-                    self._search_bot = make_bot(self.search, seed=0)
-                bot = self._search_bot
-                bot.rng = np.random.default_rng([int(x) for x in key])
-                cards, vals = bot.card_values(view)
-                by_card = dict(zip(cards, vals))
-                cur = None
-                # an equivalent card follows its candidate in the deck's order
-                for c in sorted(legal, key=view.rules.deck.strength.__getitem__):
-                    if c in by_card:
-                        cur = c
-                    v = by_card.get(cur)
-                    values[c] = None if v is None or math.isnan(v) else round(float(v), 2)
+            probs, policy_error = self._probs(view)
+            values, odds, pick = self._search(view, legal, probs, key)
+            deficit = getattr(self._search_bot, "blind_nil_deficit", None)
         rows = [{"action": a, "label": action_label(a, view.rules.jokers),
                  "prob": None if probs is None else round(float(probs[a]), 4),
-                 "value": values.get(a), "played": played == a} for a in legal]
+                 "value": values.get(a), "make": (odds.get(a) or {}).get("make"),
+                 "nil": (odds.get(a) or {}).get("nil"), "played": played == a} for a in legal]
         best_prob = max(rows, key=lambda r: r["prob"])["action"] if probs is not None else None
         scored = [r for r in rows if r["value"] is not None]
         best_value = max(scored, key=lambda r: r["value"])["action"] if scored else None
         phase = ("bidding", "exchange", "play", "over")[view.phase]
+        notes = [blind_nil_note(view, deficit)] if BLIND_NIL_ACTION in legal else []
         return {"seat": int(view.seat), "phase": phase,
                 "rows": rows, "checkpoint": None if probs is None else os.path.basename(
                     self.checkpoint), "checkpoint_error": policy_error or self._policy_error,
-                "search": self.search, "best_prob": best_prob, "best_value": best_value}
+                "search": self.search, "best_prob": best_prob, "best_value": best_value,
+                "suggestion": suggestion(view, rows, best_prob, best_value, odds, pick,
+                                         deficit),
+                "notes": notes}
+
+    def _probs(self, view):
+        """The checkpoint's probabilities of ``view``'s actions, or None and why not."""
+        policy = self._load_policy()
+        if policy is None:
+            return None, None
+        try:
+            return policy.action_probs(view), None
+        except ValueError as e:  # a network without the rules piece, other rules
+            return None, str(e)
+
+    def _bot(self):
+        if self._search_bot is None:
+            from ..bots import make_bot
+            self._search_bot = make_bot(self.search, seed=0)
+        return self._search_bot
+
+    def _search(self, view, legal, probs, key):
+        """The search bot's side of the analysis: ``(values, odds, pick)``, ``values`` and
+        ``odds`` (``hint_line.outcome_odds``) by action, ``pick`` its own choice where it values
+        nothing (``hint_line.suggestion``: its Blind Nil rule, or legal cards all alike), else
+        None. Its random numbers are seeded from ``key`` before each search, so a search gives
+        the numbers it would give alone."""
+        if view.phase == Phase.PLAY and len(legal) > 1:
+            return self._card_search(view, legal, key)
+        if view.phase != Phase.BIDDING or len(legal) < 2:
+            return {}, {}, None
+        bot = self._bot()
+        if not view.looked:  # Blind Nil or look: the bot's rule (no random number drawn)
+            return {}, {}, (int(bot.act(view)), "rule")
+        agent = None
+        if probs is not None:
+            agent = max(legal, key=lambda a: probs[a]) - BID_OFFSET
+        bot.rng = np.random.default_rng([int(x) for x in key])
+        bids, vals, outs = bot.bid_outcomes(view)
+        if agent is not None and agent not in bids:  # the agent's bid too, on the same deals
+            bot.rng = np.random.default_rng([int(x) for x in key])
+            bids, vals, outs = bot.bid_outcomes(view, sorted([*bids, agent]))
+        values = {BID_OFFSET + b: round(float(v), 2) for b, v in zip(bids, vals)}
+        odds = {BID_OFFSET + b: outcome_odds(view, o) for b, o in zip(bids, outs)}
+        return values, odds, None
+
+    def _card_search(self, view, legal, key):
+        """``_search`` in play: ``card_outcomes``' values and chances by card, an equivalent card
+        sharing its candidate's (it follows it in the deck's order)."""
+        bot = self._bot()
+        bot.rng = np.random.default_rng([int(x) for x in key])
+        cards, vals, outs = bot.card_outcomes(view)
+        bids = tuple(view.bids)
+        by_card = {c: (v, outcome_odds(view, [(w, bids, [(1.0, won)]) for w, won in o]))
+                   for c, v, o in zip(cards, vals, outs)}
+        values, odds = {}, {}
+        cur = None
+        for c in sorted(legal, key=view.rules.deck.strength.__getitem__):
+            if c in by_card:
+                cur = c
+            v, o = by_card.get(cur, (None, None))
+            values[c] = None if v is None or math.isnan(v) else round(float(v), 2)
+            if values[c] is not None:
+                odds[c] = o
+        return values, odds, ((cards[0], "equivalent") if len(cards) == 1 else None)

@@ -329,7 +329,11 @@ def test_hint_uses_only_the_players_view(tmp_path):
     assert other.view(HUMAN_SEAT) == g.view(HUMAN_SEAT)
     assert other.hands[1] != g.hands[1]
     store._db.execute("UPDATE games SET state = ? WHERE id = ?", (other.to_json(), gid))
-    again = c.get(f"/api/games/{gid}/hint").json()["analysis"]
+    # read by a server started again on the database (the first one keeps the game loaded)
+    app2 = create_app(str(tmp_path / "db.sqlite3"), lineups=FAST, seed=11, analyst=spy)
+    assert SpadesGame.from_json(app2.state.store.load_game(gid, "p" * 20).state).hands \
+        == other.hands
+    again = _client(app2).get(f"/api/games/{gid}/hint").json()["analysis"]
     assert again == hint
     # not the player's turn: no hint (it would describe another seat's cards)
     c.post(f"/api/games/{gid}/action", json={"action": legal[0], "seq": v["seq"]})

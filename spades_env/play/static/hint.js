@@ -12,27 +12,11 @@ function hideAnalysis() {
   if (suggested) { suggested = null; if (state && !$("screen-table").hidden) renderHand(); }
 }
 
-// the hint in one line: the move to make and why, the card raised in the hand or the bid set in
-// the bid box. In play the search's best (expected points of the hand); in bidding, where the
-// search gives no values, the agent's first choice
+// the hint in one line: the move to make and why (the server's `suggestion`: the search's best
+// where it values the moves, with the chance to make the contract or the Nil over its deals;
+// the agent's choice in the exchange), the card raised in the hand or the bid set in the bid box
 function hintSuggestion(a) {
-  const row = (x) => (x === null || x === undefined ? null : a.rows.find((r) => r.action === x));
-  const bySearch = a.phase === "play" ? row(a.best_value) : null, byAgent = row(a.best_prob);
-  const pick = bySearch || byAgent;
-  if (!pick) return null;
-  const pct = (r) => `${(100 * r.prob).toFixed(0)}%`;
-  const move = pick.action < BID_OFFSET ? `Play ${pick.label}` :
-    (pick.action === LOOK ? "Look at your cards" : (pick.action === BLIND_NIL || pick.action === BID_OFFSET ? `Bid ${pick.label}` : pick.label.replace(/^bid/, "Bid")));
-  let why;
-  if (bySearch) {
-    const pts = `${pick.value > 0 ? "+" : ""}${pick.value.toFixed(1)}`;
-    why = `the most points expected this hand (${pts} for your team against theirs)`;
-    if (byAgent && byAgent !== pick && byAgent.prob !== null) why += `; the agent would play ${byAgent.label} (${pct(byAgent)})`;
-    else if (pick.prob !== null) why += `, also the agent's choice (${pct(pick)})`;
-  } else {
-    why = `the agent's choice (${pct(pick)})`;
-  }
-  return { action: pick.action, text: `${move}: ${why}.` };
+  return a && a.suggestion ? { action: a.suggestion.action, text: a.suggestion.text } : null;
 }
 
 // with the one-line hint shown, its full table (and the note) is one click away, behind Details
@@ -60,29 +44,59 @@ function showSuggestion(a) {
   }
 }
 
-function renderAnalysis(a, title, note) {
-  $("analysis-title").textContent = title;
-  const t = $("analysis");
+// in bidding, the moves the agent gives 0.0% are folded under one "other bids" row (its count),
+// all but the hint's own move and the move played; a click shows them all (and folds them again)
+let bidsUnfolded = false;
+
+function foldableRows(a) {
+  if (!a || a.phase !== "bidding") return new Set();
+  const keep = new Set([a.suggestion && a.suggestion.action, a.best_prob]);
+  return new Set(a.rows.filter((r) => r.prob !== null && r.prob < 0.0005 && !r.played && !keep.has(r.action)).map((r) => r.action));
+}
+
+function analysisNotes(a, note) {
   const notes = [];
   if (note) notes.push(note);
   if (a && a.checkpoint_error) notes.push(`Probabilities unavailable: ${a.checkpoint_error}`);
-  if (a && a.phase !== "play") notes.push("The search bot values cards in the play phase only.");
-  $("analysis-note").textContent = notes.join(" ");
+  if (a && a.phase === "bidding" && a.rows.some((r) => r.value !== null)) notes.push("The search bot values the bids it considers (and the agent's choice).");
+  else if (a && a.phase !== "play" && !(a.notes || []).length) notes.push("The search bot values cards in the play phase and bids once your cards are seen.");
+  if (a) notes.push(...(a.notes || []));
+  return notes.join(" ");
+}
+
+function analysisRow(a, r, chance) {
+  const top = Math.max(0, ...a.rows.map((x) => x.prob || 0));
+  const p = r.prob === null ? "\u2013" : `${(100 * r.prob).toFixed(1)}%`;
+  const bar = r.prob === null || top <= 0 ? "" : `<span class="bar" style="width:${(100 * r.prob / top).toFixed(1)}%"></span>`;
+  const v = r.value === null ? "\u2013" : `${r.value > 0 ? "+" : ""}${r.value.toFixed(1)}`;
+  const cls = [r.played ? "played" : "", r.action === a.best_prob ? "best-prob" : "", r.action === a.best_value ? "best-value" : ""].join(" ").trim();
+  const label = r.label.replace(/([\u2665\u2666])/g, '<span class="red">$1</span>');
+  const odds = (x) => (x === null || x === undefined ? "\u2013" : `${(100 * x).toFixed(0)}%`);
+  return `<tr data-action="${r.action}" class="${cls}"><td class="move">${r.played ? '<span class="mark" title="the move played">\u25B6</span> ' : ""}${label}</td>` +
+    `<td class="pbar">${bar}</td><td class="prob"><span class="num">${p}</span></td><td class="value">${v}</td>` +
+    (chance.make ? `<td class="make">${odds(r.make)}</td>` : "") + (chance.nil ? `<td class="nil">${odds(r.nil)}</td>` : "") + "</tr>";
+}
+
+function renderAnalysis(a, title, note) {
+  $("analysis-title").textContent = title;
+  const t = $("analysis");
+  $("analysis-note").textContent = analysisNotes(a, note);
   if (!a) { t.innerHTML = ""; return; }
-  const head = `<tr><th>Move</th><th colspan="2" title="${esc(a.checkpoint || "no checkpoint")}">Agent</th><th title="the search bot (${esc(a.search)}): expected score difference of the hand, points">Search</th></tr>`;
   // each bar in a column of its own (never under a number), as long as the row's probability
   // against the most probable move's (full length): 23.9% and 27.1% are 88% and 100% long
-  const top = Math.max(0, ...a.rows.map((r) => r.prob || 0));
-  const rows = a.rows.map((r) => {
-    const p = r.prob === null ? "\u2013" : `${(100 * r.prob).toFixed(1)}%`;
-    const bar = r.prob === null || top <= 0 ? "" : `<span class="bar" style="width:${(100 * r.prob / top).toFixed(1)}%"></span>`;
-    const v = r.value === null ? "\u2013" : `${r.value > 0 ? "+" : ""}${r.value.toFixed(1)}`;
-    const cls = [r.played ? "played" : "", r.action === a.best_prob ? "best-prob" : "", r.action === a.best_value ? "best-value" : ""].join(" ").trim();
-    const label = r.label.replace(/([\u2665\u2666])/g, '<span class="red">$1</span>');
-    return `<tr data-action="${r.action}" class="${cls}"><td class="move">${r.played ? '<span class="mark" title="the move played">\u25B6</span> ' : ""}${label}</td>` +
-      `<td class="pbar">${bar}</td><td class="prob"><span class="num">${p}</span></td><td class="value">${v}</td></tr>`;
-  });
+  const chance = { make: a.rows.some((r) => r.make !== null && r.make !== undefined), nil: a.rows.some((r) => r.nil !== null && r.nil !== undefined) };
+  const head = `<tr><th>Move</th><th colspan="2" title="${esc(a.checkpoint || "no checkpoint")}">Agent</th><th title="the search bot (${esc(a.search)}): expected score difference of the hand, points">Search</th>` +
+    (chance.make ? '<th title="how often your team makes its contract over the search\'s deals">Make</th>' : "") +
+    (chance.nil ? '<th title="how often your team\'s Nil holds over the search\'s deals">Nil</th>' : "") + "</tr>";
+  const foldable = foldableRows(a), folded = bidsUnfolded ? new Set() : foldable;
+  const rows = a.rows.filter((r) => !folded.has(r.action)).map((r) => analysisRow(a, r, chance));
+  if (foldable.size) {
+    const n = foldable.size, label = bidsUnfolded ? "Fewer bids" : `${n} other bid${n > 1 ? "s" : ""} (0.0%)`;
+    rows.push(`<tr class="fold"><td colspan="${4 + chance.make + chance.nil}"><button type="button" class="link" data-testid="analysis-more" aria-expanded="${bidsUnfolded}">${label}</button></td></tr>`);
+  }
   t.innerHTML = head + rows.join("");
+  const more = t.querySelector("[data-testid=analysis-more]");
+  if (more) more.onclick = () => { bidsUnfolded = !bidsUnfolded; renderAnalysis(a, title, note); };
   fitAnalysis();
 }
 
@@ -103,6 +117,7 @@ async function showHint() {
   if (!state || !state.your_turn) return;
   const seq = state.seq, id = state.id;
   hintSeq = seq;
+  bidsUnfolded = false;
   $("analysis-box").hidden = false;
   $("screen-table").classList.add("with-side");
   renderAnalysis(null, "Thinking\u2026", "");
@@ -123,7 +138,7 @@ async function showHint() {
     answered = true;
     if (!state || state.id !== id || state.seq !== seq) return;
     renderAnalysis(h.analysis, "What the agent thinks of your move",
-      "From your own view only: the agent's probability of each move and the search bot's expected points.");
+      "From your own view only: the agent's probability of each move, the search bot's expected points and how often your team makes its contract (and its Nil holds) over the search's deals.");
     showSuggestion(h.analysis);
     fitAnalysis();
   } catch (e) {
