@@ -19,7 +19,7 @@ from spades_env.bots import make_bot
 from spades_env.cards import BID_OFFSET, BLIND_NIL_ACTION, LOOK_ACTION, TEAM
 from spades_env.engine import Phase
 from spades_env.play.analysis import Analyst, default_checkpoint
-from spades_env.play.hint_line import pct
+from spades_env.play.analysis import pct
 from spades_env.scoring import score_hand
 from spades_env.variants import PRESETS
 
