@@ -60,12 +60,13 @@ def action_label(action: int, jokers: bool = False) -> str:
 
 # ------------------------------------------------------------------ the hint in one line
 def pct(p: float) -> str:
-    """A chance as the line writes it: ``78%``, ``<1%`` above 0, ``>99%`` below 1."""
+    """A chance as the line writes it: ``78%`` (halves up, as the page's ``toFixed``), ``<1%``
+    above 0, ``>99%`` below 1."""
     if 0 < p < 0.005:
         return "<1%"
     if 0.995 <= p < 1:
         return ">99%"
-    return f"{100 * p:.0f}%"
+    return f"{math.floor(100 * p + 0.5)}%"
 
 
 def _pts(v: float) -> str:

@@ -31,6 +31,7 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 from spades_env import Rules, SpadesGame  # noqa: E402
 from spades_env.bots import make_bot  # noqa: E402
+from spades_env.play.analysis import pct  # noqa: E402
 from spades_env.play.app import create_app  # noqa: E402
 from spades_env.play.replay import game_record  # noqa: E402
 from spades_env.play.session import LINEUPS, display_order  # noqa: E402
@@ -427,6 +428,8 @@ def test_analysis_bars_never_run_under_the_numbers(server, page, size):
     page.wait_for_selector(f"{tid('bid-submit')}:visible")
     page.click(tid("hint"))
     open_hint_details(page)
+    if page.locator(tid("analysis-more")).count():  # every bid shown (the 0.0% ones folded)
+        page.click(tid("analysis-more"))
     probs = {r["action"]: r["prob"] for r in page.evaluate(
         "async (id) => (await (await fetch(`/api/games/${id}/hint`)).json()).analysis.rows",
         game_id(page))}
@@ -503,6 +506,8 @@ def test_phone_hint_fits_the_window_and_replay_ranks_read(server, page, records)
     page.wait_for_selector(f"{tid('bid-submit')}:visible")
     page.click(tid("hint"))
     open_hint_details(page)
+    if page.locator(tid("analysis-more")).count():  # every bid shown (the 0.0% ones folded)
+        page.click(tid("analysis-more"))
     assert page.locator(f"{tid('analysis')} tr[data-action]").count() == 14  # Nil, 1..13
     assert page.evaluate("document.documentElement.scrollHeight") <= 844
     box = page.locator("#analysis-box").bounding_box()
@@ -565,8 +570,8 @@ def test_download_the_record_from_results_and_replay(served, page, tmp_path):
 # ---------------------------------------------------------------------- a hint a player understands
 def test_hint_says_the_move_and_why_and_shows_it(server, page):
     """The hint's two columns disagreed without a word. It now opens with one line: the move
-    and why; in bidding the agent's choice, preset in the bid box; in play the search's best
-    card (the most points expected), raised in the hand, and the agent's choice when it differs.
+    and why; in bidding the search's best bid (the most points expected), preset in the bid box;
+    in play the search's best card, raised in the hand, and the agent's choice when it differs.
     The full table is one click away (Details)."""
     open_page(page, server)
     start_game(page)
@@ -576,17 +581,20 @@ def test_hint_says_the_move_and_why_and_shows_it(server, page):
     page.wait_for_selector(f"{tid('hint-line')}:visible")
     a = page.evaluate("async (id) => (await (await fetch(`/api/games/${id}/hint`)).json())"
                       ".analysis", gid)
-    best = max(a["rows"], key=lambda r: r["prob"])
-    assert best["action"] == a["best_prob"]
+    pick = next(r for r in a["rows"] if r["action"] == a["best_value"])
+    assert a["suggestion"]["action"] == pick["action"]
     line = page.inner_text(tid("hint-line"))
-    pct = f"{100 * best['prob']:.0f}%"
-    if best["action"] == 52:
-        assert line.startswith(f"Bid Nil: the agent's choice ({pct}"), line
-    else:
-        n = best["action"] - 52
-        assert line.startswith(f"Bid {n}: the agent's choice ({pct}"), line
+    pts = f"{'+' if pick['value'] > 0 else ''}{pick['value']:.1f}"
+    n = pick["action"] - 52
+    words = "Nil" if n == 0 else str(n)
+    assert line.startswith(f"Bid {words}: the most points expected by the search ({pts} "), line
+    if n:
         assert page.inner_text(tid("bid-value")) == str(n)  # preset in the bid box
-    assert page.locator(f"{tid('analysis')} tr[data-action]").count() == len(a["rows"])
+    open_hint_details(page)
+    shown = page.locator(f"{tid('analysis')} tr[data-action]").count()
+    folded = page.locator(tid("analysis-more"))
+    assert shown + (int(folded.inner_text().split()[0]) if folded.count() else 0) \
+        == len(a["rows"])
     # in play: the search's best card, raised in the hand
     page.click(tid("bid-submit"))
     deadline = time.time() + 60
@@ -604,13 +612,16 @@ def test_hint_says_the_move_and_why_and_shows_it(server, page):
     page.wait_for_selector(f"{tid('hint-line')}:visible")
     a = page.evaluate("async (id) => (await (await fetch(`/api/games/${id}/hint`)).json())"
                       ".analysis", gid)
-    pick = next(r for r in a["rows"] if r["action"] == a["best_value"])
+    pick = next(r for r in a["rows"] if r["action"] == a["suggestion"]["action"])
     line = page.inner_text(tid("hint-line"))
-    pts = f"{'+' if pick['value'] > 0 else ''}{pick['value']:.1f}"
-    assert line.startswith(f"Play {pick['label']}: the most points expected this hand ({pts} "), line
-    if a["best_prob"] != a["best_value"]:
-        agent = next(r for r in a["rows"] if r["action"] == a["best_prob"])
-        assert f"the agent would play {agent['label']} ({100 * agent['prob']:.0f}%)" in line
+    assert line == a["suggestion"]["text"]
+    if a["best_value"] is not None:  # (else the legal cards are all alike)
+        pts = f"{'+' if pick['value'] > 0 else ''}{pick['value']:.1f}"
+        assert line.startswith(f"Play {pick['label']}: the most points expected by the search "
+                               f"({pts} "), line
+        if a["best_prob"] != a["best_value"]:
+            agent = next(r for r in a["rows"] if r["action"] == a["best_prob"])
+            assert f"The agent prefers {agent['label']} ({pct(agent['prob'])})" in line
     raised = page.eval_on_selector_all(f"{tid('hand')} .card.suggested",
                                        "els => els.map(e => Number(e.dataset.action))")
     assert raised == [pick["action"]]

@@ -71,7 +71,8 @@ function analysisRow(a, r, chance) {
   const v = r.value === null ? "\u2013" : `${r.value > 0 ? "+" : ""}${r.value.toFixed(1)}`;
   const cls = [r.played ? "played" : "", r.action === a.best_prob ? "best-prob" : "", r.action === a.best_value ? "best-value" : ""].join(" ").trim();
   const label = r.label.replace(/([\u2665\u2666])/g, '<span class="red">$1</span>');
-  const odds = (x) => (x === null || x === undefined ? "\u2013" : `${(100 * x).toFixed(0)}%`);
+  // as the one line writes a chance (analysis.pct): 78%, <1% above 0, >99% below 1
+  const odds = (x) => (x === null || x === undefined ? "\u2013" : x > 0 && x < 0.005 ? "<1%" : x >= 0.995 && x < 1 ? ">99%" : `${(100 * x).toFixed(0)}%`);
   return `<tr data-action="${r.action}" class="${cls}"><td class="move">${r.played ? '<span class="mark" title="the move played">\u25B6</span> ' : ""}${label}</td>` +
     `<td class="pbar">${bar}</td><td class="prob"><span class="num">${p}</span></td><td class="value">${v}</td>` +
     (chance.make ? `<td class="make">${odds(r.make)}</td>` : "") + (chance.nil ? `<td class="nil">${odds(r.nil)}</td>` : "") + "</tr>";
