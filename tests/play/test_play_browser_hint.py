@@ -90,6 +90,7 @@ def test_hint_line_shows_the_chance_and_the_bid_table_folds(server, page, size):
     heads = page.eval_on_selector_all(f"{tid('analysis')} th", "els => els.map(e => e.innerText)")
     assert "Make" in heads
     inside(page, size)
+    more.scroll_into_view_if_needed()  # (on a phone the panel scrolls inside)
     shot(page, f"hint_bid_{w}x{h}.png")
     more.click()  # the full list, one click away
     shown = page.eval_on_selector_all(f"{tid('analysis')} tr[data-action]", ROWS_JS)
@@ -131,4 +132,5 @@ def test_hint_line_shows_the_chance_and_the_bid_table_folds(server, page, size):
                                       "els => els.map(e => e.innerText)")
     assert makes == [pct(r["make"]) if r["make"] is not None else "\u2013" for r in a["rows"]]
     inside(page, size)
+    page.locator(f"{tid('analysis')} tr[data-action]").last.scroll_into_view_if_needed()
     shot(page, f"hint_play_{w}x{h}.png")

@@ -58,7 +58,7 @@ function analysisNotes(a, note) {
   const notes = [];
   if (note) notes.push(note);
   if (a && a.checkpoint_error) notes.push(`Probabilities unavailable: ${a.checkpoint_error}`);
-  if (a && a.phase === "bidding" && a.rows.some((r) => r.value !== null)) notes.push("The search bot values the bids it considers (and the agent's choice).");
+  if (a && a.phase === "bidding" && a.rows.some((r) => r.value !== null)) notes.push("The search values the bids it would consider and the agent's.");
   else if (a && a.phase !== "play" && !(a.notes || []).length) notes.push("The search bot values cards in the play phase and bids once your cards are seen.");
   if (a) notes.push(...(a.notes || []));
   return notes.join(" ");
@@ -96,6 +96,7 @@ function renderAnalysis(a, title, note) {
     rows.push(`<tr class="fold"><td colspan="${4 + chance.make + chance.nil}"><button type="button" class="link" data-testid="analysis-more" aria-expanded="${bidsUnfolded}">${label}</button></td></tr>`);
   }
   t.innerHTML = head + rows.join("");
+  t.classList.toggle("with-chance", chance.make || chance.nil);
   const more = t.querySelector("[data-testid=analysis-more]");
   if (more) more.onclick = () => { bidsUnfolded = !bidsUnfolded; renderAnalysis(a, title, note); };
   fitAnalysis();
@@ -139,7 +140,7 @@ async function showHint() {
     answered = true;
     if (!state || state.id !== id || state.seq !== seq) return;
     renderAnalysis(h.analysis, "What the agent thinks of your move",
-      "From your own view only: the agent's probability of each move, the search bot's expected points and how often your team makes its contract (and its Nil holds) over the search's deals.");
+      "From your view only: the agent's probability of each move; the search's expected points, and how often your team makes its contract (Make) over its deals.");
     showSuggestion(h.analysis);
     fitAnalysis();
   } catch (e) {
