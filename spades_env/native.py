@@ -392,7 +392,8 @@ def load_kernel():
         lib.sp_check.restype = ctypes.c_int64
         lib.sp_sample.argtypes = [p, vp, vp]
         lib.sp_sample.restype = None
-        lib.sp_step_render.argtypes = [p, vp, ctypes.c_int64, vp, vp, vp, vp, vp, vp]
+        lib.sp_step_render.argtypes = [p, vp, ctypes.c_int64, vp, vp, vp, vp, vp, vp,
+                                            ctypes.c_int64]
         lib.sp_step_render.restype = ctypes.c_int64
         lib.sp_openmp.argtypes = []
         lib.sp_openmp.restype = ctypes.c_int

@@ -71,6 +71,12 @@ typedef struct {
 /* Loops over games run on e->threads OpenMP threads when built with -fopenmp (games are
  * independent: each iteration touches only its own rows). */
 #define PAR_FOR _Pragma("omp parallel for schedule(static) num_threads(e->threads) if(e->threads > 1)")
+/* The per-step loops: stmt for i = 0..n-1, on the threads, or with one thread as a plain loop
+ * (an OpenMP region that does not fork still costs a library call per step). */
+#define GAME_LOOP(n, stmt) do { \
+        if (e->threads > 1) { PAR_FOR for (int64_t i = 0; i < (n); i++) { stmt; } } \
+        else { for (int64_t i = 0; i < (n); i++) { stmt; } } \
+    } while (0)
 
 
 #define NCARDS 52
@@ -475,37 +481,69 @@ int64_t sp_check(const sp_env *e, const int64_t *a) {
     return -1;
 }
 
+/* SELECT8[b][r]: the position of the r-th (0-based) set bit of the byte b (8 when b has fewer). */
+static uint8_t SELECT8[256][8];
+static volatile int select8_ready = 0;
+
+static void init_select8(void) {
+    for (int b = 0; b < 256; b++) {
+        int r = 0;
+        for (int j = 0; j < 8; j++) SELECT8[b][j] = 8;
+        for (int j = 0; j < 8; j++)
+            if (b >> j & 1) SELECT8[b][r++] = (uint8_t)j;
+    }
+    select8_ready = 1;
+}
+
+/* Position of the k-th (0-based) set bit of x, 0 <= k < popcount(x), without a branch that
+ * depends on the data (a loop clearing k bits mispredicts its exit in every game): the bytes'
+ * running bit counts locate the byte (broadword select, Vigna 2008, "Broadword implementation of
+ * rank/select queries"), a table the bit within it. */
+static inline int select64(uint64_t x, int k) {
+    const uint64_t L8 = 0x0101010101010101ULL, H8 = 0x8080808080808080ULL;
+    uint64_t c = x - ((x >> 1) & 0x5555555555555555ULL);
+    c = (c & 0x3333333333333333ULL) + ((c >> 2) & 0x3333333333333333ULL);
+    c = (c + (c >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    const uint64_t cum = c * L8;                         /* byte j: set bits in bytes 0..j */
+    const uint64_t le = ((((uint64_t)k * L8) | H8) - cum) & H8;  /* bytes with cum <= k */
+    const int b = (int)(((le >> 7) * L8) >> 56);         /* the byte holding the k-th bit */
+    const int before = (int)(((cum << 8) >> (8 * b)) & 0xFF);
+    return 8 * b + SELECT8[(x >> (8 * b)) & 0xFF][k - before];
+}
+
 /* A uniformly random legal action per game: the k-th legal action id of game i (in id order),
  * with k = (int)(u[i] * count) in float32 (u uniform in [0, 1) from the caller's generator), from
- * the legal bits the masks were written from (lbits): a popcount and k steps to the k-th bit. */
+ * the legal bits the masks were written from (lbits): a popcount and a select. */
+static inline int64_t sample_game(const sp_env *e, int64_t i, float ui) {
+    const uint64_t w = e->lbits[i];
+    const uint64_t m = w & ~BIDDING_BIT;
+    const int cnt = popcount64(m);
+    if (!cnt) return -1;
+    int k = (int)(ui * (float)cnt);
+    if (k >= cnt) k = cnt - 1;  /* u just under 1 times cnt rounded up to cnt */
+    return select64(m, k) + ((w & BIDDING_BIT) ? NCARDS : 0);
+}
+
 void sp_sample(const sp_env *e, const float *u, int64_t *out) {
-    PAR_FOR
-    for (int64_t i = 0; i < e->n; i++) {
-        const uint64_t w = e->lbits[i];
-        uint64_t m = w & ~BIDDING_BIT;
-        const int cnt = popcount64(m);
-        int64_t pick = -1;
-        if (cnt) {
-            for (int k = (int)(u[i] * (float)cnt); k > 0; k--) m &= m - 1;
-            pick = lowest_bit(m) + ((w & BIDDING_BIT) ? NCARDS : 0);
-        }
-        out[i] = pick;
-    }
+    if (!select8_ready) init_select8();  /* before the threads: written once, then read only */
+    GAME_LOOP(e->n, out[i] = sample_game(e, i, u[i]));
 }
 
 /* sp_step then sp_render in one call, for a step that does not end the hand (t < 55); when rew is
  * not NULL, also re-zeroes the caller's reused all-zero outputs: rewards (N, 4) float32 and the
- * flags done, terminated, truncated (N,) bool. */
+ * flags done, terminated, truncated (N,) bool. With check, every action must be in its game's
+ * mask (sp_check) first: nothing changes otherwise and -1 - (the first bad game) is returned. */
 int64_t sp_step_render(const sp_env *e, const int64_t *a, int64_t t, void *out, int64_t *seat,
-                       float *rew, uint8_t *done, uint8_t *term, uint8_t *trunc) {
+                       float *rew, uint8_t *done, uint8_t *term, uint8_t *trunc, int64_t check) {
+    if (check) {
+        const int64_t bad = sp_check(e, a);
+        if (bad >= 0) return -1 - bad;
+    }
     const int64_t r = check_ids(e, a, t);
     if (r < 0) return r;
     const int64_t n = e->n;
-    PAR_FOR /* one pass: each game's state is still in cache when it is rendered */
-    for (int64_t i = 0; i < n; i++) {
-        step_game(e, i, a[i], t);
-        render_game(e, i, out, seat, t + 1);
-    }
+    /* one pass: each game's state is still in cache when it is rendered */
+    GAME_LOOP(n, step_game(e, i, a[i], t); render_game(e, i, out, seat, t + 1));
     if (rew) {
         memset(rew, 0, (size_t)e->n * 4 * sizeof(float));
         memset(done, 0, (size_t)e->n);

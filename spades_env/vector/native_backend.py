@@ -118,14 +118,12 @@ class NativeBackend:
     def _step_native(self, a: torch.Tensor, t: int):
         """``step`` at hand step ``t`` < 55 (``a``: contiguous int64 ids): checked (with
         ``validate``), applied and rendered in one kernel call; returns ``step``'s tuple."""
-        k, n = self._kernel, self.num_envs
-        if self.validate:
-            self._check_native(a)
+        k, n, check = self._kernel, self.num_envs, self.validate  # checked in the same call
         seat = torch.empty(n, dtype=torch.int64)
         if self.copy:
             obs = self._new_obs()
             r = k.sp_step_render(self._spenv_ref, a.data_ptr(), t, obs.data_ptr(),
-                                 seat.data_ptr(), None, None, None, None)
+                                 seat.data_ptr(), None, None, None, None, check)
             if r < 0:
                 self._refused(r, a)
             self._t = t + 1
@@ -137,7 +135,7 @@ class NativeBackend:
         # that ends no hand are reused too (re-zeroed in C each step)
         lean = self._lean
         r = k.sp_step_render(self._spenv_ref, a.data_ptr(), t, lean[0].data_ptr(),
-                             seat.data_ptr(), *self._lean_ptrs)
+                             seat.data_ptr(), *self._lean_ptrs, check)
         if r < 0:
             self._refused(r, a)
         self._t = t + 1
