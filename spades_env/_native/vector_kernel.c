@@ -526,6 +526,11 @@ static inline int64_t sample_game(const sp_env *e, int64_t i, float ui) {
 
 void sp_sample(const sp_env *e, const float *u, int64_t *out) {
     if (!select8_ready) init_select8();  /* before the threads: written once, then read only */
+    if (e->n < 8192) { /* a few ns a game: a second thread's start and barrier cost more, and on
+                        * a loaded machine the barrier waits for a descheduled thread */
+        for (int64_t i = 0; i < e->n; i++) out[i] = sample_game(e, i, u[i]);
+        return;
+    }
     GAME_LOOP(e->n, out[i] = sample_game(e, i, u[i]));
 }
 
