@@ -1,5 +1,6 @@
-"""Make the screenshots of the browser game in docs/play/screens/: the table, bidding, the score
-table after a hand, the results and the replay view with the agent's analysis, each at 1280x860,
+"""Make the screenshots of the browser game in docs/play/screens/: the table (with the one-line
+hint, then its Details), the Rules and help dialog, bidding, the score table after a hand (with
+the score graph), the results and the replay view with the agent's analysis, each at 1280x860,
 1024x700 and 390x844 (``{screen}_{width}x{height}.png``).
 
     python docs/make_play_screenshots.py [--out docs/play/screens] [--seed 7]
@@ -105,9 +106,18 @@ def main() -> int:
                 hand = pg.locator("[data-testid=hand] .card").count()
                 if "table" not in shots and trick >= 2 and 8 <= hand <= 11 and legal.count() >= 3:
                     pg.click("[data-testid=hint]")
-                    pg.wait_for_selector("[data-testid=analysis] tr[data-action]")
+                    pg.wait_for_selector("[data-testid=hint-line]:visible")
                     shoot("table")
+                    pg.click("[data-testid=hint-details]")  # the full table behind Details
+                    pg.wait_for_selector("[data-testid=analysis] tr[data-action]")
+                    shoot("hint_details")
+                    pg.click("[data-testid=hint-details]")
                     pg.click("#analysis-close")
+                    pg.click("[data-testid=menu]")
+                    pg.click("[data-testid=menu-help]")
+                    pg.wait_for_selector("[data-testid=help-box]:visible")
+                    shoot("help")
+                    pg.click("[data-testid=help-close]")
                 legal.first.click()
                 pg.wait_for_timeout(50)
                 continue
