@@ -163,20 +163,68 @@ def blind_nil_note(view, deficit: int) -> str:
             f"trails by {deficit} or more.")
 
 
+TIE_POINTS = 1.0  # in play, cards this close to the best card are "about equal"
+TIE_NAMED = 3  # the most cards the line names as about equal (the best included)
+
+
+def _close_cards(view, rows: list[dict], row: dict, groups: dict | None) -> list[dict]:
+    """In play, the other cards the search valued within ``TIE_POINTS`` of the best ``row``,
+    best first: one row per other candidate (``groups``: each card's candidate, the card whose
+    value it shares; a card equivalent to one already named is never named again)."""
+    if view.phase != Phase.PLAY or row["value"] is None:
+        return []
+    group = (groups or {}).get
+    best: dict = {}
+    for r in rows:  # each candidate's first row (in action order, as ``best_value`` picks)
+        g = group(r["action"], r["action"])
+        if r["value"] is not None and g != group(row["action"], row["action"]) \
+                and g not in best:
+            best[g] = r
+    close = [r for r in best.values() if round(row["value"] - r["value"], 2) <= TIE_POINTS]
+    return sorted(close, key=lambda r: -r["value"])
+
+
+def _names(labels: list[str]) -> str:
+    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} or {labels[-1]}"
+
+
+def _tie_line(view, row: dict, close: list[dict], agent: dict | None, odds: dict) -> str:
+    """``Play J♦ or 10♣: about equal for the search (+12.9, +12.6 for your team against
+    theirs); with J♦, 81% to make ... The agent prefers 2♦ (38%).``"""
+    named = [row, *close[:TIE_NAMED - 1]]
+    more = len(close) - len(named) + 1
+    vals = ", ".join(_pts(r["value"]) for r in named)
+    why = f"about equal for the search ({vals} for your team against theirs" + (
+        f"; {more} other card{'s' if more > 1 else ''} as close)" if more > 0 else ")")
+    if any(agent is r for r in named):
+        why += f", the agent prefers {agent['label']} ({pct(agent['prob'])})"
+    chances = _odds_text(view, odds.get(row["action"]))
+    text = f"{_move(view, row['action'], _names([r['label'] for r in named]))}: {why}"
+    if chances:
+        text += f"; with {row['label']}, {chances}"
+    if agent is not None and not any(agent is r for r in named):
+        text += f". The agent prefers {agent['label']} ({pct(agent['prob'])})"
+    return text + "."
+
+
 def suggestion(view, rows: list[dict], best_prob, best_value, odds: dict, pick=None,
-               deficit: int | None = None) -> dict | None:
+               deficit: int | None = None, groups: dict | None = None) -> dict | None:
     """The hint's move and its line.
 
     The search's best (the most points expected: ``best_value``) where it valued the moves (play,
     and bidding with the cards seen), else the search's own ``pick`` (``(action, "rule")``: its
     Blind Nil rule, ``blind_nil_deficit`` ``deficit``; ``(action, "equivalent")``: legal cards
     that are all alike), else the agent's choice (``best_prob``: the exchange); the only legal
-    move as such. ``odds``: ``outcome_odds`` by action.
+    move as such. ``odds``: ``outcome_odds`` by action. In play, when other cards (not the
+    best's equivalent cards: ``groups``, each card's candidate) are within ``TIE_POINTS`` of
+    the best, the line names them with it as about equal (``tie``: the others named, at most
+    ``TIE_NAMED - 1``; the line counts any more).
 
     Returns:
         ``{"action", "by": "search" / "rule" / "equivalent" / "agent" / "only", "text", "value",
-        "make", "nil", "contract", "deals"}`` (the chances and the contract as
-        ``outcome_odds``, None where not counted), or None when nothing picks a move.
+        "make", "nil", "contract", "deals", "tie"}`` (the chances and the contract as
+        ``outcome_odds``, None where not counted; ``tie`` the other cards named as about equal),
+        or None when nothing picks a move.
     """
     by_action = {r["action"]: r for r in rows}
     agent = by_action.get(best_prob)
@@ -187,6 +235,10 @@ def suggestion(view, rows: list[dict], best_prob, best_value, odds: dict, pick=N
                                f"{kind}.", odds)
     if best_value is not None:
         row, by = by_action[best_value], "search"
+        close = _close_cards(view, rows, row, groups)
+        if close:
+            return _out(row, by, _tie_line(view, row, close, agent, odds), odds,
+                        [r["action"] for r in close[:TIE_NAMED - 1]])
         why = f"the most points expected by the search ({_pts(row['value'])} for your team " \
               f"against theirs)"
     elif pick is not None:
@@ -210,10 +262,10 @@ def suggestion(view, rows: list[dict], best_prob, best_value, odds: dict, pick=N
     return _out(row, by, text + ".", odds)
 
 
-def _out(row: dict, by: str, text: str, odds: dict) -> dict:
+def _out(row: dict, by: str, text: str, odds: dict, tie: list | None = None) -> dict:
     o = odds.get(row["action"]) or {}
     return {"action": row["action"], "by": by, "text": text, "value": row["value"],
-            **{k: o.get(k) for k in ("make", "nil", "contract", "deals")}}
+            **{k: o.get(k) for k in ("make", "nil", "contract", "deals")}, "tie": tie or []}
 
 
 class Analyst:
@@ -295,7 +347,7 @@ class Analyst:
             raise ValueError(f"seat {view.seat} has no decision to analyse (not its turn)")
         with self._lock:
             probs, policy_error = self._probs(view)
-            values, odds, pick = self._search(view, legal, probs, key)
+            values, odds, pick, groups = self._search(view, legal, probs, key)
             deficit = getattr(self._search_bot, "blind_nil_deficit", None)
         rows = [{"action": a, "label": action_label(a, view.rules.jokers),
                  "prob": None if probs is None else round(float(probs[a]), 4),
@@ -311,7 +363,7 @@ class Analyst:
                     self.checkpoint), "checkpoint_error": policy_error or self._policy_error,
                 "search": self.search, "best_prob": best_prob, "best_value": best_value,
                 "suggestion": suggestion(view, rows, best_prob, best_value, odds, pick,
-                                         deficit),
+                                         deficit, groups),
                 "notes": notes}
 
     def _probs(self, view):
@@ -331,18 +383,18 @@ class Analyst:
         return self._search_bot
 
     def _search(self, view, legal, probs, key):
-        """The search bot's side of the analysis: ``(values, odds, pick)``, ``values`` and
-        ``odds`` (``outcome_odds``) by action, ``pick`` its own choice where it values
+        """The search bot's side of the analysis: ``(values, odds, pick, groups)``, ``values``
+        and ``odds`` (``outcome_odds``) by action, ``pick`` its own choice where it values
         nothing (``suggestion``: its Blind Nil rule, or legal cards all alike), else
-        None. Its random numbers are seeded from ``key`` before each search, so a search gives
+        None; ``groups`` in play each card's candidate (equivalent cards share one), else None. Its random numbers are seeded from ``key`` before each search, so a search gives
         the numbers it would give alone."""
         if view.phase == Phase.PLAY and len(legal) > 1:
             return self._card_search(view, legal, key)
         if view.phase != Phase.BIDDING or len(legal) < 2:
-            return {}, {}, None
+            return {}, {}, None, None
         bot = self._bot()
         if not view.looked:  # Blind Nil or look: the bot's rule (no random number drawn)
-            return {}, {}, (int(bot.act(view)), "rule")
+            return {}, {}, (int(bot.act(view)), "rule"), None
         agent = None
         if probs is not None:
             agent = max(legal, key=lambda a: probs[a]) - BID_OFFSET
@@ -353,24 +405,25 @@ class Analyst:
             bids, vals, outs = bot.bid_outcomes(view, sorted([*bids, agent]))
         values = {BID_OFFSET + b: round(float(v), 2) for b, v in zip(bids, vals)}
         odds = {BID_OFFSET + b: outcome_odds(view, o) for b, o in zip(bids, outs)}
-        return values, odds, None
+        return values, odds, None, None
 
     def _card_search(self, view, legal, key):
         """``_search`` in play: ``card_outcomes``' values and chances by card, an equivalent card
-        sharing its candidate's (it follows it in the deck's order)."""
+        sharing its candidate's (it follows it in the deck's order), and each card's candidate."""
         bot = self._bot()
         bot.rng = np.random.default_rng([int(x) for x in key])
         cards, vals, outs = bot.card_outcomes(view)
         bids = tuple(view.bids)
         by_card = {c: (v, outcome_odds(view, [(w, bids, [(1.0, won)]) for w, won in o]))
                    for c, v, o in zip(cards, vals, outs)}
-        values, odds = {}, {}
+        values, odds, groups = {}, {}, {}
         cur = None
         for c in sorted(legal, key=view.rules.deck.strength.__getitem__):
             if c in by_card:
                 cur = c
+            groups[c] = cur
             v, o = by_card.get(cur, (None, None))
             values[c] = None if v is None or math.isnan(v) else round(float(v), 2)
             if values[c] is not None:
                 odds[c] = o
-        return values, odds, ((cards[0], "equivalent") if len(cards) == 1 else None)
+        return values, odds, ((cards[0], "equivalent") if len(cards) == 1 else None), groups

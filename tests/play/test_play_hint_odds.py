@@ -105,15 +105,20 @@ def test_play_chance_is_the_count_over_the_search_deals(seed, nil):
 
 
 def test_the_line_says_which_column_it_follows():
-    """When the agent's choice is another card, the line names it after the search's pick."""
+    """When the agent's choice is another card, the line names it after the search's pick; when
+    the search names cards about equal (``tie``), the agent's choice among them is said there."""
     an = _agent()
-    seen = {"differ": 0, "agree": 0}
+    seen = {"differ": 0, "agree": 0, "tie": 0}
     for seed in range(1, 12):
         g = _seat2(Rules(), seed, lambda v: v.phase == Phase.PLAY and len(v.legal_actions) > 2)
         a = an.analyse(g.view(2), (seed,))
         s = a["suggestion"]
         agent = next(r for r in a["rows"] if r["action"] == a["best_prob"])
-        if a["best_prob"] != s["action"]:
+        if a["best_prob"] in s["tie"] or (s["tie"] and a["best_prob"] == s["action"]):
+            seen["tie"] += 1
+            assert f"about equal for the search (" in s["text"]
+            assert f", the agent prefers {agent['label']} ({pct(agent['prob'])})" in s["text"]
+        elif a["best_prob"] != s["action"]:
             seen["differ"] += 1
             assert s["text"].endswith(f". The agent prefers {agent['label']} "
                                       f"({pct(agent['prob'])})."), s["text"]
