@@ -72,6 +72,7 @@ function wire() {
   $("w-next").onclick = () => showFrame(frameIdx + 1);
   $("w-last").onclick = () => showFrame(replay ? replay.summary.frame_count - 1 : 0);
   $("w-slider").oninput = (e) => showFrame(Number(e.target.value));
+  $("watch-graph").onclick = graphJump;
   $("tricks-button").onclick = openTricks;
   $("tricks-close").onclick = closeTricks;
   $("tricks-box").onclick = (e) => { if (e.target === $("tricks-box")) closeTricks(); };

@@ -10,11 +10,13 @@ function hideAnalysis() {
   $("hint-line").hidden = true;
   updateDetails();
   if (suggested) { suggested = null; if (state && !$("screen-table").hidden) renderHand(); }
+  markSuggestedBid();
 }
 
 // the hint in one line: the move to make and why (the server's `suggestion`: the search's best
 // where it values the moves, with the chance to make the contract or the Nil over its deals;
-// the agent's choice in the exchange), the card raised in the hand or the bid set in the bid box
+// the agent's choice in the exchange), the card raised in the hand, the bid set in the bid box,
+// or the Nil, Blind Nil or look button ringed
 function hintSuggestion(a) {
   return a && a.suggestion ? { action: a.suggestion.action, text: a.suggestion.text } : null;
 }
@@ -42,6 +44,7 @@ function showSuggestion(a) {
     bidValue = sg.action - BID_OFFSET;  // the suggested bid, preset in the bid box
     showBidValue();
   }
+  markSuggestedBid();  // Nil, Blind Nil or look: its button ringed
 }
 
 // in bidding, the moves the agent gives 0.0% are folded under one "other bids" row (its count),

@@ -226,7 +226,18 @@ function bidButtons() {
   $("bid-plus").disabled = bidSending || bidValue >= 13;
   $("bid-nil").disabled = bidSending || !b.nil;
   $("bid-blind-nil").disabled = $("bid-look").disabled = bidSending;
+  markSuggestedBid();
   return ok;
+}
+
+// the hint's bid when it is a button of its own (Nil, Blind Nil, look: the count box cannot
+// show it), ringed as the hinted card is, until the bid is sent or the hint goes away
+function markSuggestedBid() {
+  const on = suggested && state && suggested.seq === state.seq && state.bidding && !bidSending ?
+    suggested.action : null;
+  for (const [id, a] of [["bid-nil", BID_OFFSET], ["bid-blind-nil", BLIND_NIL], ["bid-look", LOOK]]) {
+    $(id).classList.toggle("suggested", on === a);
+  }
 }
 
 function bidWords(action) {

@@ -91,6 +91,7 @@ async function loadReplay(key, upload) {
   replay = null;
   hideAnalysis();
   watchEmpty(true);
+  $("watch-graph").hidden = true;
   $("watch-error").hidden = true;
   $("watch-title").textContent = "Loading\u2026";
   if (upload || !key.startsWith("upload/")) clearUploadList();
@@ -147,6 +148,14 @@ async function loadReplay(key, upload) {
   $("w-slider").max = String(summary.frame_count - 1);
   watchEmpty(false);
   await showFrame(0);
+}
+
+// a click on a point of the replay's graph: that hand's last frame (its score table)
+function graphJump(e) {
+  const pt = e.target.closest && e.target.closest("circle.pt");
+  if (!pt || !replay) return;
+  const h = replay.summary.hands[Number(pt.dataset.hand) - 1];
+  if (h) showFrame(h.first_frame + h.frames - 1);
 }
 
 function handOfFrame(i) {
@@ -219,6 +228,10 @@ function drawFrame(f) {
   const ht = $("w-hand-table");
   ht.hidden = !f.hand_result;
   if (f.hand_result) ht.innerHTML = handTableHtml(f.hand_result, replayTeams(rp));
+  if (rp.graphHand !== f.hand_number) {  // every finished hand's totals, the hand on view marked
+    rp.graphHand = f.hand_number;
+    renderReplayGraph($("watch-graph"), rp.summary, replayTeams(rp), f.hand_number);
+  }
   watchAnalysis(f);
 }
 
