@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from spades_env import Rules, SpadesGame  # noqa: E402
 from spades_env.cards import parse_card  # noqa: E402
 from spades_env.engine import Phase  # noqa: E402
-from spades_env.play.analysis import Analyst, suggestion  # noqa: E402
+from spades_env.play.analysis import Analyst, pct, suggestion  # noqa: E402
 from spades_env.play.app import COOKIE, create_app  # noqa: E402
 from spades_env.play.session import HUMAN_SEAT, LINEUPS  # noqa: E402
 
@@ -154,3 +154,32 @@ def test_replay_summary_gives_each_hands_totals(tmp_path):
     assert [h["scores"] for h in summary["hands"]] == [
         [hr["teams"][t]["total"] for t in (0, 1)] for hr in results]
     assert summary["rules"]["target_score"] == 100
+
+
+def play_line_start(a: dict) -> str:
+    """The start of the one line of analysis ``a`` in play where the search valued the cards:
+    the best card and the most points, or with a near-tie the cards named and their values (the
+    browser tests check the page's line with it)."""
+    s = a["suggestion"]
+    rows = {r["action"]: r for r in a["rows"]}
+    named = [rows[x] for x in [s["action"], *s["tie"]]]
+    pts = [f"{'+' if r['value'] > 0 else ''}{r['value']:.1f}" for r in named]
+    if len(named) == 1:
+        return f"Play {named[0]['label']}: the most points expected by the search ({pts[0]} "
+    labels = [r["label"] for r in named]
+    return (f"Play {', '.join(labels[:-1])} or {labels[-1]}: about equal for the search "
+            f"({', '.join(pts)}")
+
+
+def agent_words(a: dict) -> str:
+    """Where the line of ``a`` names the agent's choice: among the cards about equal, or after
+    the search's pick ('' when they agree outside a near-tie)."""
+    s = a["suggestion"]
+    if a["best_prob"] is None:
+        return ""
+    agent = next(r for r in a["rows"] if r["action"] == a["best_prob"])
+    if s["tie"] and a["best_prob"] in (s["action"], *s["tie"]):
+        return f", the agent prefers {agent['label']} ({pct(agent['prob'])})"
+    if a["best_prob"] != s["action"]:
+        return f"The agent prefers {agent['label']} ({pct(agent['prob'])})."
+    return ""
