@@ -304,6 +304,39 @@ def click_first_legal(page) -> bool:
     return True
 
 
+def until_a_play_choice(page, view, more_than: int, seconds: float = 60) -> dict:
+    """From the bid box: bid and play the first legal card until it is the player's turn in play
+    with more than ``more_than`` legal cards; returns that view (``view()``: the game's JSON)."""
+    page.click(tid("bid-submit"))
+    deadline = time.time() + seconds
+    while True:
+        page.wait_for_function(YOUR_TURN, timeout=30000)
+        v = view()
+        if v["phase"] == "play" and sum(h["legal"] for h in v["hand"]) > more_than:
+            return v
+        assert time.time() < deadline
+        if page.is_visible(tid("bid-submit")):
+            page.click(tid("bid-submit"))
+        else:
+            click_first_legal(page)
+
+
+def shot(page, name: str) -> None:
+    """A screenshot into ``$SPADES_SHOTS`` (nothing without it)."""
+    folder = os.environ.get("SPADES_SHOTS")
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+        page.wait_for_timeout(300)
+        page.screenshot(path=os.path.join(folder, name))
+
+
+def open_record(page, server, path) -> None:
+    """The replay view of the record file ``path``, uploaded."""
+    open_page(page, server)
+    page.click(tid("watch"))
+    page.set_input_files(tid("watch-file"), str(path))
+
+
 # ---------------------------------------------------------------------- the faults
 def test_quick_next_after_the_score_table_does_not_freeze(server, page):
     open_page(page, server, "delay=0&pause=1500")
@@ -725,9 +758,7 @@ def test_hint_shows_the_agent_and_the_search_for_each_legal_move(server, page):
 
 def test_replay_analysis_marks_the_move_played(server, page, records):
     folder, game = records
-    open_page(page, server)
-    page.click(tid("watch"))
-    page.set_input_files(tid("watch-file"), str(folder / "one.json"))
+    open_record(page, server, folder / "one.json")
     page.wait_for_selector(f"{tid('watch-pos')}:visible")
     for _ in range(12):  # frame 12: the result of move 11, a card played
         page.click(tid("watch-next"))

@@ -8,10 +8,7 @@ record files).
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import re
 import statistics
 import subprocess
 import sys
@@ -23,17 +20,15 @@ import pytest
 from .test_play_browser import (  # noqa: F401 - fixtures are used by name
     FAST, PLAY_JS, YOUR_TURN, Served, _drag, _free_port, click_first_legal, fast_forward,
     hand_cards, open_hint_details,
-    open_page, page, records, rects, served, server, start_game, tid,
+    open_page, page, records, rects, served, server, start_game, tid, until_a_play_choice,
 )
 
 pytest.importorskip("fastapi")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from spades_env import Rules, SpadesGame  # noqa: E402
-from spades_env.bots import make_bot  # noqa: E402
-from spades_env.play.app import create_app  # noqa: E402
+from spades_env import SpadesGame  # noqa: E402
 from spades_env.play.replay import game_record  # noqa: E402
-from spades_env.play.session import LINEUPS, display_order  # noqa: E402
+from spades_env.play.session import LINEUPS  # noqa: E402
 
 from .test_play_round4 import agent_words, play_line_start  # noqa: E402
 
@@ -599,18 +594,7 @@ def test_hint_says_the_move_and_why_and_shows_it(server, page):
     assert shown + (int(folded.inner_text().split()[0]) if folded.count() else 0) \
         == len(a["rows"])
     # in play: the search's best card, raised in the hand
-    page.click(tid("bid-submit"))
-    deadline = time.time() + 60
-    while True:
-        page.wait_for_function(YOUR_TURN, timeout=30000)
-        v = get_view(page, gid)
-        if v["phase"] == "play" and sum(h["legal"] for h in v["hand"]) > 1:
-            break
-        assert time.time() < deadline
-        if page.is_visible(tid("bid-submit")):
-            page.click(tid("bid-submit"))
-        else:
-            click_first_legal(page)
+    until_a_play_choice(page, lambda: get_view(page, gid), more_than=1)
     page.click(tid("hint"))
     page.wait_for_selector(f"{tid('hint-line')}:visible")
     a = page.evaluate("async (id) => (await (await fetch(`/api/games/${id}/hint`)).json())"

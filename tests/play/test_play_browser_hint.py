@@ -9,14 +9,12 @@ uvicorn (the shipped checkpoint for the agent), with the fixtures of ``test_play
 
 from __future__ import annotations
 
-import os
-import time
 
 import pytest
 
 from .test_play_browser import (  # noqa: F401 - fixtures are used by name
-    YOUR_TURN, click_first_legal, open_hint_details, open_page, page, served, server,
-    start_game, tid,
+    YOUR_TURN, click_first_legal, open_hint_details, open_page, page, served, server, shot,
+    start_game, tid, until_a_play_choice,
 )
 
 pytest.importorskip("fastapi")
@@ -33,13 +31,6 @@ HINT_JS = "async (id) => (await (await fetch(`/api/games/${id}/hint`)).json()).a
 VIEW_JS = "async (id) => (await fetch(`/api/games/${id}`)).json()"
 ROWS_JS = "els => els.map(e => [Number(e.dataset.action), e.querySelector('.prob').innerText])"
 
-
-def shot(page, name: str) -> None:
-    folder = os.environ.get("SPADES_SHOTS")
-    if folder:
-        os.makedirs(folder, exist_ok=True)
-        page.wait_for_timeout(300)
-        page.screenshot(path=os.path.join(folder, name))
 
 
 def inside(page, size) -> None:
@@ -102,18 +93,7 @@ def test_hint_line_shows_the_chance_and_the_bid_table_folds(server, page, size):
     assert page.locator(f"{tid('analysis')} tr[data-action]").count() == 14 - n
 
     # play: the search's card, raised in the hand, with the chance to make the contract
-    page.click(tid("bid-submit"))
-    deadline = time.time() + 60
-    while True:
-        page.wait_for_function(YOUR_TURN, timeout=30000)
-        v = page.evaluate(VIEW_JS, gid)
-        if v["phase"] == "play" and sum(x["legal"] for x in v["hand"]) > 2:
-            break
-        assert time.time() < deadline
-        if page.is_visible(tid("bid-submit")):
-            page.click(tid("bid-submit"))
-        else:
-            click_first_legal(page)
+    until_a_play_choice(page, lambda: page.evaluate(VIEW_JS, gid), more_than=2)
     a = ask_hint(page, gid)
     s = a["suggestion"]
     line = page.inner_text(tid("hint-line"))

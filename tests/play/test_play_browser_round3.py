@@ -10,13 +10,12 @@ page in headless Chromium against the real app under uvicorn, with the fixtures 
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
 
 from .test_play_browser import (  # noqa: F401 - fixtures are used by name
-    PLAY_JS, YOUR_TURN, open_page, page, served, server, start_game, tid,
+    PLAY_JS, YOUR_TURN, open_page, page, served, server, shot, start_game, tid,
 )
 from .test_play_browser_layout import assert_in_sight
 
@@ -56,13 +55,6 @@ const poll = () => {
 requestAnimationFrame(poll);
 """
 
-
-def shot(page, name: str) -> None:
-    folder = os.environ.get("SPADES_SHOTS")
-    if folder:
-        os.makedirs(folder, exist_ok=True)
-        page.wait_for_timeout(300)
-        page.screenshot(path=os.path.join(folder, name))
 
 
 def view(page, gid: str) -> dict:

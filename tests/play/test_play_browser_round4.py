@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from .test_play_browser import (  # noqa: F401 - fixtures are used by name
-    FAST, PLAY_JS, YOUR_TURN, Served, open_page, page, records, served, server, tid,
+    FAST, PLAY_JS, YOUR_TURN, Served, open_page, open_record, page, records, served, server, tid,
 )
 from .test_play_browser_round3 import SIZES, shot
 
@@ -114,9 +114,7 @@ def test_replay_shows_the_score_graph_of_the_game(server, page, size):
 def test_replay_graph_of_an_uploaded_record(server, page, records):
     """An uploaded record file's game: the graph's points are its hands' totals."""
     folder, game = records
-    open_page(page, server)
-    page.click(tid("watch"))
-    page.set_input_files(tid("watch-file"), str(folder / "one.json"))
+    open_record(page, server, folder / "one.json")
     page.wait_for_selector(f"{tid('watch-graph')}:visible")
     got, _ = graph_state(page)
     assert got == {(t, i + 1): hr.teams[t].total for i, hr in enumerate(game.hand_results)
