@@ -204,3 +204,38 @@ def test_blind_nil_hint_rings_the_blind_nil_button(served, page):
     page.wait_for_function(
         "!document.getElementById('bid-blind-nil').classList.contains('suggested')")
     page.wait_for_function("state && state.seats[2].bid === 0 && state.seats[2].blind")
+
+
+def test_blind_nil_decision_of_every_hand_can_be_answered(server, page):
+    """Regression: under `house` (Blind Nil at any score) the Blind Nil decision of hand 2 came
+    with its two buttons still disabled from the bid sent in hand 1 (the page was stuck until a
+    reload). Every hand's decision must be live: look at the cards in hands 1 and 2."""
+    open_page(page, server, "delay=0&pause=0")
+    page.select_option(tid("difficulty"), "easy")
+    page.select_option(tid("rules-preset"), "house")
+    page.click(tid("play"))
+    if page.is_visible(tid("confirm-new")):
+        page.click(tid("confirm-new"))
+    page.wait_for_selector(f"{tid('score')}:visible")
+    looked = 0
+    for _ in range(200):
+        page.wait_for_function(YOUR_TURN, timeout=30000)
+        if page.is_visible(tid("bid-look")):
+            assert page.is_enabled(tid("bid-look")) and page.is_enabled(tid("bid-blind-nil")), \
+                f"hand {looked + 1}: the Blind Nil decision's buttons are disabled"
+            page.click(tid("bid-look"), timeout=5000)
+            looked += 1
+            if looked == 2:
+                break
+        elif page.is_visible(tid("bid-submit")) and page.is_enabled(tid("bid-submit")):
+            page.click(tid("bid-submit"))
+        elif page.is_visible(tid("next")):
+            page.click(tid("next"))
+        else:
+            card = page.query_selector(f"{tid('hand')} .card[data-legal=true]")
+            if card:
+                card.click()
+            page.wait_for_timeout(100)
+            if page.is_visible(tid("next")):
+                page.click(tid("next"))
+    assert looked == 2

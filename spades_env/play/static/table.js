@@ -205,7 +205,11 @@ function renderBidPanel() {
 
 function showBidValue() {
   const b = state && state.bidding;
-  if (!b || b.blind_nil || b.look) return;
+  if (!b) return;
+  if (b.blind_nil || b.look) {  // the Blind Nil decision: its buttons on again after a bid sent
+    bidButtons();
+    return;
+  }
   $("bid-value").textContent = String(bidValue);
   const ok = bidButtons();
   const why = ok ? "" : b.refused[String(bidValue)];
