@@ -348,7 +348,15 @@ def action_parts(action: int, symbols: bool = True, jokers: bool = False) -> tup
     """What an action id (0..67) is and its words, for every text that names a move:
     ``("card", "6♣")`` (``symbols`` and ``jokers`` as for ``card_str``), ``("bid", "3")``,
     ``("bid", "Nil")``, ``("bid", "Blind Nil")``, ``("look", "")`` (look at the cards), or
-    ``("invalid", "")``. ``action`` must be an int."""
+    ``("invalid", "")`` for an int outside 0..67.
+
+    Raises:
+        ValueError: ``action`` is not an int (a bool, a string, None...).
+    """
+    if type(action) is not int:
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise ValueError(f"action must be an int action id, got {action!r}")
+        action = int(action)
     if 0 <= action < NUM_CARDS:
         return "card", card_str(action, symbols, jokers)
     if BID_OFFSET <= action <= BID_OFFSET + MAX_BID:
@@ -367,13 +375,9 @@ def action_str(action: int, symbols: bool = False, jokers: bool = False) -> str:
     Raises:
         ValueError: ``action`` is not an int.
     """
-    if type(action) is not int:
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise ValueError(f"action must be an int action id, got {action!r}")
-        action = int(action)
     kind, words = action_parts(action, symbols, jokers)
     return {"card": words, "bid": f"bid {words}", "look": "look at cards"}.get(
-        kind, f"<invalid action {action}>")
+        kind, f"<invalid action {int(action)}>")
 
 
 def format_hand(mask: int, symbols: bool = True, jokers: bool = False) -> str:

@@ -245,13 +245,40 @@ class TurnCreditWrapper(AECEnv):
         self.infos = {a: dict(env.infos.get(a, {})) for a in self.agents}
 
 
+def _deals(text: str, least: int) -> int:
+    """An ``argparse`` type: an int >= ``least`` (checked before any training starts)."""
+    import argparse
+    try:
+        n = int(text)
+    except ValueError:
+        n = None
+    if n is None or n < least:
+        raise argparse.ArgumentTypeError(f"must be an int >= {least}, got {text!r}")
+    return n
+
+
+def _bot_name(text: str) -> str:
+    """An ``argparse`` type: a name ``make_bot`` takes (checked before any training starts)."""
+    import argparse
+
+    from spades_env.bots import make_bot
+    try:
+        make_bot(text)
+    except (ValueError, OSError) as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
 def add_measure_args(parser) -> None:
     """The examples' options of ``measure_learner`` on an ``argparse`` parser: ``--eval-hands``
-    (300), ``--vs`` (``random``), ``--init-hands`` (100), ``--untrained`` and ``--json`` (None)."""
-    parser.add_argument("--eval-hands", type=int, default=300,
-                        help="duplicate single-hand deals against --vs in the arena")
-    parser.add_argument("--vs", default="random", help="bot to measure against in the arena")
-    parser.add_argument("--init-hands", type=int, default=100,
+    (300, at least 2), ``--vs`` (``random``, any ``make_bot`` name), ``--init-hands`` (100, 0 =
+    skip), ``--untrained`` and ``--json`` (None). Bad values are refused when the command line
+    is read, before any training."""
+    parser.add_argument("--eval-hands", type=lambda t: _deals(t, 2), default=300,
+                        help="duplicate single-hand deals against --vs in the arena (>= 2)")
+    parser.add_argument("--vs", type=_bot_name, default="random",
+                        help="bot to measure against in the arena")
+    parser.add_argument("--init-hands", type=lambda t: _deals(t, 0), default=100,
                         help="duplicate pairs of the trained learner against its untrained start "
                              "(0: skip)")
     parser.add_argument("--untrained", action="store_true",

@@ -544,7 +544,7 @@ def learning_rate(args: Args, decisions: int) -> float:
     0 at ``total_decisions`` with ``anneal_lr`` (CleanRL's schedule)."""
     if not args.anneal_lr:
         return args.lr
-    return max(0.0, 1.0 - decisions / args.total_decisions) * args.lr
+    return min(1.0, max(0.0, 1.0 - decisions / args.total_decisions)) * args.lr
 
 
 def _ppo(run: _Run, cur) -> str:
@@ -655,6 +655,8 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
         # an error ends the run: its folders are unlocked, so this process may resume it; an
         # interrupt (KeyboardInterrupt) keeps them held for `spades train`'s message, which
         # then releases them (train.interrupted_message)
+        if "writer" in locals():
+            writer.close()
         folders.close()
         raise
     folders.close()

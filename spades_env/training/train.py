@@ -141,12 +141,14 @@ def main(argv=None) -> int:
         for run in held_runs():  # the run's folder lock (the process may go on: a library call)
             run.close()
         return 130
-    print(f"checkpoint: {out['checkpoint']} ({out['iterations']} iterations, "
-          f"{out['decisions']} learner decisions, {out['seconds'] / 60:.1f} min)")
     if out.get("stop_reason") == "stop_after_iterations":  # stops as a killed run: no final save
-        print(f"stopped by stop_after_iterations without a final save: the checkpoint holds the "
-              f"last periodic save (iteration {out['saved_iteration']}; save_every: "
-              f"{args.save_every}); --resume continues from there")
+        print(f"stopped after {out['iterations']} iterations by stop_after_iterations, without "
+              f"a final save; checkpoint: {out['checkpoint']} holds iteration "
+              f"{out['saved_iteration']}, the last periodic save (save_every: {args.save_every});"
+              f" --resume continues from there")
+    else:
+        print(f"checkpoint: {out['checkpoint']} ({out['iterations']} iterations, "
+              f"{out['decisions']} learner decisions, {out['seconds'] / 60:.1f} min)")
     if ns.vs:
         from .evaluate import main as evaluate
         return evaluate([out["checkpoint"], "--vs", *ns.vs, "--games", str(ns.games), "--quiet",

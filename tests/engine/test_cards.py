@@ -163,3 +163,10 @@ def test_action_parts_names_each_kind_of_action_once_for_every_text():
     assert action_parts(BLIND_NIL_ACTION) == ("bid", "Blind Nil")
     assert action_parts(LOOK_ACTION) == ("look", "")
     assert action_parts(NUM_ACTIONS) == ("invalid", "")
+
+
+@pytest.mark.parametrize("bad", [True, np.bool_(False), "5", None, 3.0])
+def test_action_parts_refuses_what_is_not_an_int_action_id(bad):
+    from spades_env.cards import action_parts
+    with pytest.raises(ValueError, match="action must be an int action id"):
+        action_parts(bad)

@@ -170,3 +170,19 @@ def test_arena_ray_without_ray_or_cluster_is_a_clear_error():
     with pytest.raises(ValueError, match="make_bot name"):
         play_match(lambda seed: make_bot("easy", seed=seed), "easy", hands=2,
                    ray_address="127.0.0.2:1")
+
+
+def test_the_examples_measure_options_refuse_bad_values_before_training():
+    import argparse
+
+    from spades_env.integrations import add_measure_args
+    p = argparse.ArgumentParser()
+    add_measure_args(p)
+    a = p.parse_args([])
+    assert (a.eval_hands, a.vs, a.init_hands, a.untrained, a.json) == (300, "random", 100, False,
+                                                                      None)
+    assert p.parse_args(["--init-hands", "0", "--vs", "easy"]).init_hands == 0
+    for bad in (["--eval-hands", "0"], ["--eval-hands", "x"], ["--init-hands", "-1"],
+                ["--vs", "nosuchbot"]):
+        with pytest.raises(SystemExit):
+            p.parse_args(bad)

@@ -136,4 +136,5 @@ def test_learning_rate_falls_linearly_to_zero_at_total_decisions_when_annealed()
     assert learning_rate(args, 250) == pytest.approx(1.5e-4, rel=1e-12)
     assert learning_rate(args, 1000) == 0.0
     assert learning_rate(args, 1300) == 0.0  # past the total (a resumed run): never negative
+    assert learning_rate(args, -100) == 2e-4  # never above lr
     assert learning_rate(Args(lr=2e-4, total_decisions=1000, anneal_lr=False), 900) == 2e-4

@@ -64,7 +64,8 @@ function analysisNotes(a, note) {
   if (a && a.phase === "bidding" && a.rows.some((r) => r.value !== null)) notes.push("The search values the bids it would consider and the agent's.");
   else if (a && a.phase !== "play" && !(a.notes || []).length) notes.push("The search bot values cards in the play phase and bids once your cards are seen.");
   if (a) notes.push(...(a.notes || []));
-  return notes.join(" ");
+  // each note a sentence of its own (a checkpoint's error ends without a full stop)
+  return notes.map((n) => (/[.!?)]$/.test(n.trim()) ? n.trim() : `${n.trim()}.`)).join(" ");
 }
 
 function analysisRow(a, r, chance) {
