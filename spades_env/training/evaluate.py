@@ -258,16 +258,19 @@ def duplicate_match(net: NetPlayer, opponent: str, deals: int, seed: int = 0,
 
 
 def format_table(rows: list[dict], title: str = "") -> str:
-    """Markdown table of ``duplicate_match`` results."""
+    """Markdown table of ``duplicate_match`` results: first the bag-adjusted difference (each bag
+    at its long-run cost: the arena's full games agree with it), then the plain one."""
     out = []
     if title:
         out.append(title)
-    out.append("| opponent | deals (x2 hands) | points/hand (agent - opp) | 95% CI | hand win rate "
+    out.append("| opponent | deals (x2 hands) | points/hand, bags at cost [95% CI] "
+               "| points/hand (agent - opp) | 95% CI | hand win rate "
                "| bid error | set rate | Nil rate | Nil made | bags/hand |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         h = r["hand_stats"]
-        out.append(f"| {r['opponent']} | {r['deals']} | {r['diff']:+.1f} | "
+        adj = f"{r['adj']:+.1f} [{r['adj_lo']:+.1f}, {r['adj_hi']:+.1f}]" if "adj" in r else "-"
+        out.append(f"| {r['opponent']} | {r['deals']} | {adj} | {r['diff']:+.1f} | "
                    f"[{r['diff_lo']:+.1f}, {r['diff_hi']:+.1f}] | "
                    f"{r['win_rate']:.3f} [{r['win_lo']:.3f}, {r['win_hi']:.3f}] | "
                    f"{h['bid_error']:+.2f} | {h['set_rate']:.3f} | {h['nil_rate']:.3f} | "

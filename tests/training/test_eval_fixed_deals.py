@@ -80,3 +80,17 @@ def test_evaluations_reuse_the_deals_and_compare_with_the_best_deal_by_deal(tmp_
     moved, _ = run_log.record_eval(agent, args, 12, args.seed + 1, **books)
     assert moved[0]["deals_digest"] != first[0]["deals_digest"] and "vs_best" not in moved[0]
     assert (tmp_path / "curve.png").exists()
+
+
+def test_the_final_table_leads_with_the_bag_adjusted_difference():
+    """The figure the arena's full games agree with comes first (the plain one counts a bag as +1
+    point in a single hand from 0-0, so the two can differ in sign)."""
+    from spades_env.training.evaluate import format_table
+    row = {"opponent": "medium", "deals": 1000, "diff": -1.9, "diff_lo": -4.5, "diff_hi": 0.7,
+           "adj": 3.7, "adj_lo": 1.0, "adj_hi": 6.4, "win_rate": 0.545, "win_lo": 0.529,
+           "win_hi": 0.561, "hand_stats": {"bid_error": -0.48, "set_rate": 0.112,
+                                           "nil_rate": 0.086, "nil_success": 0.709, "bags": 1.07}}
+    lines = format_table([row], "final").splitlines()
+    assert lines[1].startswith("| opponent | deals (x2 hands) | points/hand, bags at cost")
+    assert lines[3] == ("| medium | 1000 | +3.7 [+1.0, +6.4] | -1.9 | [-4.5, +0.7] | "
+                        "0.545 [0.529, 0.561] | -0.48 | 0.112 | 0.086 | 0.709 | 1.07 |")
