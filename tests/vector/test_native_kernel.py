@@ -182,3 +182,24 @@ def test_without_proc_the_memory_budget_comes_from_sysconf(monkeypatch):
     phys = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     assert 0 < budget <= phys
     assert source == "physical memory" or source.startswith("what the ")
+
+
+def test_the_deal_breaks_equal_draws_by_card_id_as_a_stable_sort_does():
+    """sp_start_hands deals card perm[k] to seat (first + k) % 4, perm the stable argsort of the
+    52 floats: floats with ties (rare in torch.rand, so forced here) take the slow exact path."""
+    import numpy as np
+
+    from spades_env.vector import SpadesVectorEnv
+    env = SpadesVectorEnv(3, seed=0, backend="native", threads=1)
+    env.reset()
+    rng = np.random.default_rng(4)
+    u = rng.random((3, 52)).astype(np.float32)
+    u[1, ::3] = 0.5    # game 1: 18 equal floats
+    u[2] = 0.25        # game 2: all equal: the deal is by card id
+    env._kernel.sp_start_hands(env._spenv_ref, torch.from_numpy(u).data_ptr(), None)
+    first = (env._dealer + 1) % 4
+    for i in range(3):
+        perm = np.argsort(u[i], kind="stable")
+        want = np.empty(52, dtype=np.int64)
+        want[perm] = (int(first[i]) + np.arange(52)) % 4
+        assert env._owner[i].tolist() == want.tolist(), i
