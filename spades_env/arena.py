@@ -136,9 +136,7 @@ _TALLIED = ("hands", "points", "contracts", "contracts_made", "contracts_set", "
 
 
 # --------------------------------------------------------------------------- match
-_SUMMED = ("hands", "points", "contracts", "contracts_made", "contracts_set", "nil_bids",
-           "nil_made", "blind_nil_bids", "blind_nil_made", "bags", "_bid_total",
-           "_bag_penalty_points")
+_SUMMED = _TALLIED + ("_bid_total", "_bag_penalty_points")
 
 
 def _merge_side(into: SideStats, part: SideStats) -> None:

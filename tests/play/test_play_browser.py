@@ -240,10 +240,15 @@ def open_page(page, base: str, query: str = "delay=0&pause=0") -> None:
     page.wait_for_selector("body[data-ready=true]")
 
 
-def start_game(page, difficulty: str = "easy", target: str = "250") -> str:
-    """Settings -> Play (confirming when unfinished games exist); the new game's id."""
+def start_game(page, difficulty: str = "easy", target: str | None = "250",
+               preset: str | None = None) -> str:
+    """Settings -> Play (confirming when unfinished games exist); the new game's id. ``target``
+    None keeps the settings' target; ``preset`` picks a rules preset first."""
     page.select_option(tid("difficulty"), difficulty)
-    page.select_option(tid("target"), target)
+    if preset is not None:
+        page.select_option(tid("rules-preset"), preset)
+    if target is not None:
+        page.select_option(tid("target"), target)
     page.click(tid("play"))
     if page.is_visible(tid("confirm-new")):
         page.click(tid("confirm-new"))

@@ -161,13 +161,7 @@ def test_rules_and_help_show_the_house_rules_of_the_game(server, page, size):
     w, h = size
     page.set_viewport_size({"width": w, "height": h})
     open_page(page, server)
-    page.select_option(tid("difficulty"), "easy")
-    page.select_option(tid("rules-preset"), "suicide")
-    page.click(tid("play"))
-    if page.is_visible(tid("confirm-new")):
-        page.click(tid("confirm-new"))
-    page.wait_for_selector(f"{tid('score')}:visible")
-    rules = view(page, page.evaluate("location.hash.split('=')[1]"))["rules"]
+    rules = view(page, start_game(page, target=None, preset="suicide"))["rules"]
     assert "Bidding: suicide: in each partnership exactly one partner bids Nil" in rules["house"]
     page.click(tid("menu"))
     page.click(tid("menu-help"))

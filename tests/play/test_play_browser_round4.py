@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from .test_play_browser import (  # noqa: F401 - fixtures are used by name
-    FAST, PLAY_JS, YOUR_TURN, Served, open_page, open_record, page, records, served, server, tid,
+    FAST, PLAY_JS, YOUR_TURN, Served, open_page, open_record, page, records, served, server,
+    start_game, tid,
 )
 from .test_play_browser_round3 import SIZES, shot
 
@@ -211,12 +212,7 @@ def test_blind_nil_decision_of_every_hand_can_be_answered(server, page):
     with its two buttons still disabled from the bid sent in hand 1 (the page was stuck until a
     reload). Every hand's decision must be live: look at the cards in hands 1 and 2."""
     open_page(page, server, "delay=0&pause=0")
-    page.select_option(tid("difficulty"), "easy")
-    page.select_option(tid("rules-preset"), "house")
-    page.click(tid("play"))
-    if page.is_visible(tid("confirm-new")):
-        page.click(tid("confirm-new"))
-    page.wait_for_selector(f"{tid('score')}:visible")
+    start_game(page, target=None, preset="house")
     looked = 0
     for _ in range(200):
         page.wait_for_function(YOUR_TURN, timeout=30000)
