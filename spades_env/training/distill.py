@@ -213,7 +213,8 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                        prior: float = 0.0, bid_deals: int = 50000, epochs: int = 12,
                        lr: float = 1e-3, hidden=None, head_hidden: int | None = None,
                        also_labels=(), log=print, teacher: str = "hard", bid_samples: int = 0,
-                       ray_address: str | None = None, on_chunk=None) -> dict:
+                       ray_address: str | None = None, on_chunk=None,
+                       log_every: float = 0.0) -> dict:
     """The whole round: label hands played by ``src`` (``produce_labels``, resumable: the chunks
     kept in ``labels``), distil into ``src``'s network (or one widened to ``hidden`` /
     ``head_hidden``, ``spades_env.agents.model.widen``), and write the stripped checkpoint ``out``
@@ -226,7 +227,8 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     round's labels; ``teacher``: the search that labels (``TEACHERS``; ``"expert"`` is built on
     ``src`` itself, so each round's teacher grows with its student); ``bid_samples``: deals per
     bid of the bid search (0: the bids are not labelled and stay the source's); ``ray_address``:
-    label on that Ray cluster; ``on_chunk``: called after each chunk (``produce_labels``).
+    label on that Ray cluster; ``on_chunk``: called after each chunk and ``log_every``: seconds
+    between two chunk lines, 0 for every chunk (``produce_labels``).
     Returns:
         ``{"checkpoint": out, "hands": int, "chunks": int, "label_minutes": float,
         "minutes": float, "labels_per_second": float, "regret": float}`` (``regret``: the
@@ -248,7 +250,8 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     a = argparse.Namespace(minutes=minutes, chunks=chunks, chunk_hands=chunk_hands,
                            samples=samples, workers=workers, seed=seed, temperature=temperature,
                            prior=prior, bid_deals=bid_deals, epochs=epochs, lr=lr, labels=labels,
-                           teacher=teacher, bid_samples=bid_samples, ray=ray_address)
+                           teacher=teacher, bid_samples=bid_samples, ray=ray_address,
+                           log_every=log_every)
     folder = labels or os.path.splitext(out)[0] + "_labels"
     t0 = time.time()
     data, net, shape = _check_round(src, out, folder, a, hidden, head_hidden, also_labels)
@@ -345,7 +348,7 @@ def _label_round(src: str, folder: str, a, log, on_chunk, stats: dict):
         paths = produce_labels(src, folder, a.minutes, a.chunks, a.chunk_hands, a.seed,
                                a.samples, a.workers, log=log, teacher=a.teacher,
                                bid_samples=a.bid_samples, ray_address=a.ray, stats=stats,
-                               on_chunk=on_chunk)
+                               on_chunk=on_chunk, log_every=getattr(a, "log_every", 0.0))
         if not paths:
             raise ValueError("no label chunk was finished within --minutes")
         # every chunk read is one of this run, made by this very network (its SHA-256)

@@ -143,6 +143,10 @@ def _remove_stale_labels(stem: str, labels: str, suffix: str, it: int, k: int, r
             log(f"removed {folder}: label chunks of an earlier network")
 
 
+CHUNK_LINE_SECONDS = 60.0
+"""seconds between two label-progress lines of a training run's rounds (the command: every chunk)."""
+
+
 def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: str, k: int,
                    it: int, log, writer) -> dict:
     """Run round ``k`` of the stage (``distill_checkpoint`` from ``src`` into ``path``, its
@@ -173,7 +177,8 @@ def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: 
                            head_hidden=(args.distill_head_hidden or None) if first
                            else None, log=log, teacher=args.distill_teacher,
                            bid_samples=args.distill_bid_samples,
-                           ray_address=args.ray_address or None, on_chunk=on_chunk)
+                           ray_address=args.ray_address or None, on_chunk=on_chunk,
+                           log_every=CHUNK_LINE_SECONDS)
     log(f"distilled {path}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min "
         f"({r['labels_per_second']:.1f} labels/s; the starting policy's regret "
         f"{r['regret']:.2f} points per card), {r['minutes']:.1f} min in all")

@@ -10,6 +10,7 @@ are label files (``training.labels``).
 
 from __future__ import annotations
 
+import math
 import os
 import time
 
@@ -261,9 +262,9 @@ def _ray_chunk(data: bytes, sha: str, hands, seed, chunk, samples, random_start,
     return _make_chunk(path, hands, seed, chunk, samples, random_start, teacher, bid_samples)
 
 
-def _progress_line(path, st, sec, totals, t_start) -> str:
+def _progress_line(path, st, sec, totals, t_start, deadline) -> str:
     """``chunk_00003.npz: 50 hands, 1811 card + 200 bid labels in 61 s (33/s); policy regret
-    0.82 points per card; round: 200 hands, 31 labels/s``."""
+    0.82 points per card; round: 200 hands, 31 labels/s, 4.2 min of labels left``."""
     name = os.path.basename(path)
     if sec is None:
         head = f"{name}: kept from an earlier run ({st['hands']} hands)"
@@ -274,19 +275,23 @@ def _progress_line(path, st, sec, totals, t_start) -> str:
     rate = totals["made_labels"] / max(time.time() - t_start, 1e-9)
     regret = ("not recorded (a version-1 chunk)" if np.isnan(st["regret"])
               else f"{st['regret']:.2f} points per card")
-    return f"{head}; policy regret {regret}; round: {totals['hands']} hands, {rate:.1f} labels/s"
+    left = max(0.0, deadline - time.time()) / 60
+    return (f"{head}; policy regret {regret}; round: {totals['hands']} hands, {rate:.1f} labels/s, "
+            f"{left:.1f} min of labels left")
 
 
 def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, chunk_hands: int,
                    seed: int, samples: int, workers: int, random_start: float = 0.5,
                    log=print, teacher: str = "hard", bid_samples: int = 0,
                    ray_address: str | None = None, stats: dict | None = None,
-                   on_chunk=None) -> list[str]:
+                   on_chunk=None, log_every: float = 0.0) -> list[str]:
     """Label chunks 0, 1, ... until ``chunks`` are done or ``minutes`` have passed, in
     ``workers`` local processes, or as Ray tasks on the cluster at ``ray_address``. Chunks already
     in ``folder`` are checked (``check_chunk``) and kept: a stopped run resumes. Returns the
     paths of chunks ``0..chunks-1`` that exist, in order. Logs one line per chunk
-    (``_progress_line``: hands, labels, labels per second, the policy's regret).
+    (``_progress_line``: hands, labels, labels per second, the policy's regret, the minutes of
+    labels left), or with ``log_every`` > 0 at most one per ``log_every`` seconds (the first
+    chunk's always).
 
     On Ray (``spades_env.ray_cluster``: the package shipped to the nodes), the checkpoint's bytes
     go to the nodes and each chunk is a task of one CPU; the driver writes the chunks, so the
@@ -319,6 +324,7 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
     totals = {"hands": 0, "card_labels": 0, "bid_labels": 0, "made_labels": 0,
               "label_seconds": 0.0, "regret_sum": 0.0, "regret_hands": 0}
     t_start = time.time()
+    last_line = [-math.inf]
 
     def done(path, rec, sec) -> bool:
         st = chunk_stats(rec)
@@ -330,7 +336,9 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
         if not np.isnan(st["regret"]):
             totals["regret_sum"] += st["regret"] * st["hands"]
             totals["regret_hands"] += st["hands"]
-        log(_progress_line(path, st, sec, totals, t_start))
+        if time.time() - last_line[0] >= log_every:
+            log(_progress_line(path, st, sec, totals, t_start, deadline))
+            last_line[0] = time.time()
         if on_chunk is not None:
             on_chunk({"chunk": os.path.basename(path), "round_hands": totals["hands"],
                       "labels_per_second": totals["made_labels"] / max(time.time() - t_start,

@@ -48,8 +48,8 @@ from .distill_stage import distill_stage
 from .envs import compact_obs, env_hands, make_env, rules_table
 from .evaluate import format_table
 from .opponents import Opponents
-from .run_log import (Clock, bar_figures, eval_summary, game_metrics, log_iteration,
-                      record_eval)
+from .run_log import (Clock, bar_figures, eval_summary, game_metrics, log_iteration, ppo_status,
+                      record_eval, stage_rows)
 from .teacher_records import team_points
 from .warm_start import warm_start
 
@@ -414,8 +414,20 @@ class _Run:
         self.evals: list[dict] = list(data["eval"]) if data is not None else []
         self.clock = Clock(self.progress)
         self.saved_iteration = self.progress["iteration"]  # what latest.pt holds (at a resume)
+        self.ppo_mark = (0.0, self.progress["decisions"])  # (PPO seconds, decisions) at its start
+        self.last_status = time.time()
         self.books = {"clock": self.clock, "evals": self.evals, "writer": writer,
                       "ckpt_dir": ckpt_dir, "log": log}
+
+    def status(self, text: str, bar=None) -> None:
+        """One PPO progress line (``run_log.ppo_status``: minutes used and left, iteration,
+        decisions and their rate), then ``text``."""
+        sec0, dec0 = self.ppo_mark
+        sec = self.clock.ppo_seconds()
+        rate = (self.progress["decisions"] - dec0) / max(sec - sec0, 1e-9)
+        line = ppo_status(self.args, self.progress, sec, rate) + (f": {text}" if text else "")
+        (bar.write if bar is not None else self.log)(line)
+        self.last_status = time.time()
 
     def save(self, name: str, full: bool = True) -> None:
         """The run as it is now, as ``<ckpt_dir>/<name>`` (``full``: with what resuming needs)."""
@@ -530,13 +542,18 @@ def _iteration(run: _Run, cur, store: Storage, bar):
         rows, best = record_eval(agent, args, args.eval_deals, args.seed, **run.books)
         if best:
             run.save("best.pt", full=False)
-        (bar.write if bar is not None else run.log)(
-            f"eval @ it {it + 1} ({step} decisions): points/hand {eval_summary(rows)}")
+        run.status(f"points/hand {eval_summary(rows)}", bar)
+    elif time.time() - run.last_status >= STATUS_SECONDS:
+        run.status("", bar)
 
     # ---- checkpoint
     if (it + 1) % args.save_every == 0:
         run.save_latest()
     return cur
+
+
+STATUS_SECONDS = 120.0
+"""the longest a PPO stage goes without a progress line (one comes with every evaluation)."""
 
 
 def learning_rate(args: Args, decisions: int) -> float:
@@ -558,6 +575,8 @@ def _ppo(run: _Run, cur) -> str:
         bar = tqdm(total=args.total_decisions, unit="dec", dynamic_ncols=True, smoothing=0.1,
                    initial=min(progress["decisions"], args.total_decisions))
     run.clock.start_ppo()
+    run.ppo_mark = (run.clock.ppo_seconds(), progress["decisions"])
+    run.last_status = time.time()
     stop_reason = "total_decisions"
     it_first = progress["iteration"]
     while progress["decisions"] < args.total_decisions:
@@ -598,6 +617,7 @@ def _finish(run: _Run, stop_reason: str) -> tuple[str, list]:
         what = "distilled"
     final_rows = []
     if args.final_eval_deals > 0 and args.eval_opponents:
+        t0 = time.time()
         final_rows, _ = record_eval(final_agent, args, args.final_eval_deals,
                                     args.seed + 10_000, **run.books, notes={"network": what},
                                     final=True)
@@ -606,6 +626,7 @@ def _finish(run: _Run, stop_reason: str) -> tuple[str, list]:
                                          f"{progress['decisions']} learner decisions "
                                          f"({args.final_eval_deals} duplicate deals per "
                                          f"opponent):"))
+        progress["final_eval_seconds"] = time.time() - t0
     run.save_latest()
     return final_path, final_rows
 
@@ -625,7 +646,8 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
             the run's folders may not be or hold them (``open_run``).
     Returns:
         ``{"eval": [rows], "checkpoint": path, "decisions": int, "iterations": int, "seconds",
-        "stop_reason": str, "saved_iteration": int}``: ``saved_iteration`` is the iteration the
+        "stop_reason": str, "saved_iteration": int, "stages": [(stage, minutes, what)]}``
+        (``stages``: ``run_log.stage_rows``); ``saved_iteration`` is the iteration the
         checkpoint holds (``stop_after_iterations`` makes no final save: the last periodic one).
     """
     from torch.utils.tensorboard import SummaryWriter
@@ -663,7 +685,7 @@ def train(args: Args, resume: str | None = None, log=print, overwrite: bool = Fa
     progress = run.progress
     return {"eval": final_rows, "checkpoint": final_path, "decisions": progress["decisions"],
             "iterations": progress["iteration"], "seconds": progress.get("seconds", 0.0),
-            "stop_reason": stop_reason,
+            "stop_reason": stop_reason, "stages": stage_rows(progress, run.evals),
             # the iteration final_path holds: without a final save, the last periodic one
             "saved_iteration": progress["iteration"] if stop_reason != "stop_after_iterations"
             else run.saved_iteration}

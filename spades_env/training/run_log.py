@@ -212,6 +212,77 @@ def log_iteration(writer, step: int, figs: dict, charts: dict, games: dict) -> N
             writer.add_scalar(k, v, step)
 
 
+def ppo_status(args: Args, progress: dict, ppo_seconds: float, rate: float) -> str:
+    """The head of a PPO progress line: ``PPO 4.1 of 20 min (15.9 left), it 400, 3.58 M
+    decisions``. The minutes left are those of ``max_minutes`` or, when sooner at ``rate``
+    (learner decisions per second of PPO), of ``total_decisions``."""
+    left = math.inf
+    if args.max_minutes > 0:
+        left = args.max_minutes * 60 - ppo_seconds
+    if rate > 0:
+        left = min(left, (args.total_decisions - progress["decisions"]) / rate)
+    used = ppo_seconds / 60
+    head = (f"PPO {used:.1f} of {args.max_minutes:g} min" if args.max_minutes > 0
+            else f"PPO {used:.1f} min")
+    if math.isfinite(left):
+        head += f" ({max(0.0, left) / 60:.1f} left)"
+    return (f"{head}, it {progress['iteration']}, {progress['decisions'] / 1e6:.2f} M decisions "
+            f"({rate:,.0f}/s)")
+
+
+def stage_rows(progress: dict, evals: list[dict]) -> list[tuple[str, float, str]]:
+    """The run's stages as ``(stage, minutes, what it gave)``, from ``progress`` and the
+    evaluations: the warm start, PPO, each distillation round and the final evaluation (those
+    that ran; minutes across resumes). "What it gave" is the stage's last in-run evaluation
+    (bags at cost, by opponent) where there is one."""
+    def strength(entry) -> str:
+        if entry is None:
+            return ""
+        return "; ".join(f"vs {r['opponent']} {r.get('adj', r['diff']):+.1f}" for r in entry["rows"])
+
+    rows = []
+    if "warmstart_seconds" in progress:
+        ws = progress.get("warmstart", {})
+        after = next((e for e in evals if e.get("after") == "warm start"), None)
+        what = f"{ws.get('decisions', 0):,} decisions cloned, accuracy {ws.get('accuracy', 0):.3f}"
+        rows.append(("warm start", progress["warmstart_seconds"] / 60,
+                     "; ".join(x for x in (what, strength(after)) if x)))
+    if progress.get("ppo_seconds"):
+        last = next((e for e in reversed(evals) if not e.get("final") and "after" not in e
+                     and e.get("network") != "distilled"), None)
+        what = f"{progress['decisions'] / 1e6:.2f} M decisions, {progress['iteration']} iterations"
+        rows.append(("PPO", progress["ppo_seconds"] / 60,
+                     "; ".join(x for x in (what, strength(last)) if x)))
+    for r in progress.get("distill_rounds", []):
+        rows.append((f"distillation round {r['round']}", r["minutes"],
+                     f"{r['hands']:,} hands labelled in {r['label_minutes']:.1f} min"))
+    if "final_eval_seconds" in progress:
+        final = next((e for e in reversed(evals) if e.get("final")), None)
+        rows.append(("final evaluation", progress["final_eval_seconds"] / 60,
+                     f"{final['deals']} deals per opponent; " + strength(final) if final else ""))
+    return rows
+
+
+def format_summary(stages: list[tuple[str, float, str]], arena=(), title: str = "") -> str:
+    """The end of a run in two short tables: minutes per stage (``stage_rows`` plus, e.g., the
+    arena's own row) and, with ``arena`` (``(opponent, ArenaResult)`` pairs, agent = side A),
+    the agent against each bot: points per hand with the 95% interval over duplicate pairs and
+    games won."""
+    out = [title] if title else []
+    out += ["| stage | minutes | what it gave (in-run: points per hand, bags at cost) |",
+            "|---|---|---|"]
+    out += [f"| {name} | {minutes:.1f} | {what} |" for name, minutes, what in stages]
+    out.append(f"| all | {sum(m for _, m, _ in stages):.1f} | |")
+    if arena:
+        out += ["", "| agent vs | points/hand | 95% CI | games won |", "|---|---|---|---|"]
+        for opp, r in arena:
+            lo, hi = r.point_diff_ci
+            won = f"{r.sides[0].games_won}/{r.games}" if r.mode == "games" else "-"
+            out.append(f"| {opp} | {r.point_diff_per_hand:+.1f} | [{lo:+.1f}, {hi:+.1f}] | "
+                       f"{won} |")
+    return "\n".join(out)
+
+
 def bar_figures(iteration: int, per_second: float, figs: dict, games: dict,
                 evals: list[dict]) -> dict:
     """The progress bar's figures: iteration, decisions per second, entropy, KL, the training
@@ -228,4 +299,5 @@ def bar_figures(iteration: int, per_second: float, figs: dict, games: dict,
 
 
 __all__ = ["SLOW_BOTS", "game_metrics", "run_eval", "write_curve", "eval_summary", "Clock",
-           "record_eval", "eval_score", "best_eval", "log_iteration", "bar_figures"]
+           "record_eval", "eval_score", "best_eval", "log_iteration", "ppo_status", "stage_rows",
+           "format_summary", "bar_figures"]

@@ -149,10 +149,39 @@ def main(argv=None) -> int:
     else:
         print(f"checkpoint: {out['checkpoint']} ({out['iterations']} iterations, "
               f"{out['decisions']} learner decisions, {out['seconds'] / 60:.1f} min)")
+    return _final_tables(out, ns, args)
+
+
+def _final_tables(out: dict, ns, args) -> int:
+    """The end of ``spades train``: with ``--vs``, the final checkpoint in the arena (full games
+    in duplicate pairs, greedy, seed 1: ``spades eval``'s table), then the run's summary
+    (``run_log.format_summary``: minutes per stage, the agent against each bot). Returns the
+    exit status."""
+    import time
+
+    from spades_env import Rules
+
+    from .evaluate import arena_match, format_arena_table
+    from .run_log import format_summary
+    stages, results = out.get("stages", []), []
     if ns.vs:
-        from .evaluate import main as evaluate
-        return evaluate([out["checkpoint"], "--vs", *ns.vs, "--games", str(ns.games), "--quiet",
-                         *(["--ray", args.ray_address] if args.ray_address else [])])
+        t0 = time.time()
+        rules = Rules.parse(args.rules)
+        for opp in ns.vs:
+            try:
+                results.append((opp, arena_match(out["checkpoint"], opp, ns.games, None, 1,
+                                                 rules, ray_address=args.ray_address or None)))
+            except (ValueError, RuntimeError) as e:  # RuntimeError: a Ray node cannot run it
+                print(f"error: {e}", file=sys.stderr)
+                return 2
+        print(format_arena_table(results, f"{out['checkpoint']} vs bots: {ns.games} full games "
+                                          f"to {rules.target_score} per opponent, seed 1, "
+                                          f"greedy policy"))
+        stages = stages + [(f"arena (--vs, {ns.games} games each)", (time.time() - t0) / 60,
+                            "the table above")]
+    if stages:
+        print()
+        print(format_summary(stages, results, f"summary of {out['checkpoint']}:"))
     return 0
 
 

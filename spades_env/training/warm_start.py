@@ -211,6 +211,7 @@ def behaviour_clone(agent: Agent, data: dict, args: Args, epochs: int, writer=No
     opt = torch.optim.Adam(agent.parameters(), lr=args.bc_lr)
     gen = torch.Generator().manual_seed(args.seed)
     out = {}
+    t0 = time.time()
     for epoch in range(epochs):
         perm = torch.randperm(n, generator=gen)
         tot, correct, vtot = 0.0, 0, 0.0
@@ -239,8 +240,10 @@ def behaviour_clone(agent: Agent, data: dict, args: Args, epochs: int, writer=No
             writer.add_scalar("warmstart/loss", out["loss"], tag_step + epoch)
             writer.add_scalar("warmstart/accuracy", out["accuracy"], tag_step + epoch)
             writer.add_scalar("warmstart/value_loss", out["value_loss"], tag_step + epoch)
-        log(f"warm start epoch {epoch + 1}/{epochs} on {n} decisions: cross-entropy "
-            f"{out['loss']:.3f} accuracy {out['accuracy']:.3f} value MSE {out['value_loss']:.3f}")
+        left = (time.time() - t0) / (epoch + 1) * (epochs - epoch - 1) / 60
+        log(f"warm start epoch {epoch + 1}/{epochs} on {n} decisions ({left:.1f} min left): "
+            f"cross-entropy {out['loss']:.3f} accuracy {out['accuracy']:.3f} value MSE "
+            f"{out['value_loss']:.3f}")
     return out
 
 

@@ -484,6 +484,10 @@ def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_
     assert latest["model_shape"]["hidden"] == [32]  # latest.pt keeps the PPO network
     CheckpointBot(out["checkpoint"])  # plays
     assert any(m.startswith("search distillation:") for m in logs)
+    # the end summary's stages: PPO (before the resume), the round, the final evaluation
+    names = [s[0] for s in out["stages"]]
+    assert names[-3:] == ["PPO", "distillation round 1", "final evaluation"], names
+    assert out["stages"][-2][2].startswith("50 hands labelled in ")
     mtime = os.path.getmtime(out["checkpoint"])
     logs.clear()
     again = train(cfg.from_dict(stage, base), resume=ppo["checkpoint"], log=logs.append)
@@ -627,3 +631,22 @@ def test_distill_refuses_to_write_over_its_source(tiny, tmp_path, capsys):
     assert main([src, "--out", src, "--minutes", "0.01", "--workers", "1"]) == 2
     assert f"--out {src}: it is the input {src}" in capsys.readouterr().err
     assert open(src, "rb").read() == before
+
+
+@pytest.mark.slow
+def test_chunk_lines_say_the_minutes_left_and_log_every_thins_them(tiny, tmp_path):
+    from spades_env.training.labelling import lock_labels, produce_labels
+    for every, expected in ((0.0, 3), (3600.0, 1)):  # every chunk / only the first in an hour
+        folder = str(tmp_path / f"l{every:g}")
+        lines: list[str] = []
+        lock = lock_labels(folder)
+        try:
+            paths = produce_labels(tiny, folder, 5.0, 3, 1, seed=2, samples=2, workers=1,
+                                   log=lines.append, log_every=every)
+        finally:
+            lock.release()
+        assert len(paths) == 3
+        chunk_lines = [m for m in lines if m.startswith("chunk_")]
+        assert len(chunk_lines) == expected, lines
+        left = float(chunk_lines[0].rsplit(", ", 1)[1].split(" min of labels left")[0])
+        assert 4.0 < left <= 5.0  # a 5-minute budget, one hand labelled

@@ -83,10 +83,10 @@ def run_digest(ckpt_dir: str, out: dict) -> str:
     for name in ("latest.pt", "best.pt", "warmstart.pt"):
         d = load_checkpoint(os.path.join(ckpt_dir, name))
         feed({k: d.get(k) for k in ("model", "optimizer", "pool", "progress", "eval", "env")})
-    # stop_reason and saved_iteration joined train's result after the digest was recorded; the
-    # run they describe is what the digest guards (its counters are in "progress" above)
+    # stop_reason, saved_iteration and stages joined train's result after the digest was
+    # recorded; the run they describe is what the digest guards (its counters are in "progress")
     feed({k: v for k, v in out.items()
-          if k not in ("seconds", "checkpoint", "stop_reason", "saved_iteration")})
+          if k not in ("seconds", "checkpoint", "stop_reason", "saved_iteration", "stages")})
     return h.hexdigest()
 
 

@@ -138,3 +138,57 @@ def test_learning_rate_falls_linearly_to_zero_at_total_decisions_when_annealed()
     assert learning_rate(args, 1300) == 0.0  # past the total (a resumed run): never negative
     assert learning_rate(args, -100) == 2e-4  # never above lr
     assert learning_rate(Args(lr=2e-4, total_decisions=1000, anneal_lr=False), 900) == 2e-4
+
+
+def test_ppo_status_gives_the_minutes_left_of_the_budget_or_of_the_decisions():
+    progress = {"iteration": 400, "decisions": 3_580_000}
+    # 240 s of a 20-minute budget: 16.0 min left; 16.42 M decisions at 1000/s would take longer
+    args = Args(max_minutes=20, total_decisions=20_000_000)
+    assert run_log.ppo_status(args, progress, 240.0, 1000.0) == \
+        "PPO 4.0 of 20 min (16.0 left), it 400, 3.58 M decisions (1,000/s)"
+    # 420,000 decisions to go at 1000/s: 7.0 min, before the budget's 16
+    args = Args(max_minutes=20, total_decisions=4_000_000)
+    assert run_log.ppo_status(args, progress, 240.0, 1000.0).startswith("PPO 4.0 of 20 min (7.0 left)")
+    # no budget: the decisions alone; no rate yet (the first line): nothing left to say
+    args = Args(max_minutes=0, total_decisions=4_000_000)
+    assert run_log.ppo_status(args, progress, 240.0, 1000.0).startswith("PPO 4.0 min (7.0 left),")
+    assert run_log.ppo_status(args, progress, 0.0, 0.0) == \
+        "PPO 0.0 min, it 400, 3.58 M decisions (0/s)"
+
+
+class _Side:
+    games_won = 138
+
+
+class _Arena:
+    mode, games, point_diff_per_hand, point_diff_ci, sides = "games", 200, 7.6, (5.0, 10.2), \
+        [_Side()]
+
+
+def test_the_end_summary_has_minutes_per_stage_and_the_agent_against_each_bot():
+    progress = {"iteration": 2055, "decisions": 18_410_952, "warmstart_seconds": 204.0,
+                "warmstart": {"decisions": 720_000, "accuracy": 0.9451},
+                "ppo_seconds": 1200.0, "final_eval_seconds": 12.0,
+                "distill_rounds": [{"round": 1, "minutes": 9.5, "hands": 12_000,
+                                    "label_minutes": 6.0}]}
+    row = {"opponent": "medium", "diff": -1.7, "adj": 4.5}
+    evals = [{"iteration": 0, "after": "warm start", "rows": [dict(row, adj=-6.6)]},
+             {"iteration": 200, "rows": [dict(row, adj=-1.7)]},
+             {"iteration": 2000, "rows": [dict(row, adj=5.0)]},
+             {"iteration": 2055, "final": True, "network": "distilled", "deals": 1000,
+              "rows": [dict(row, adj=4.5)]}]
+    stages = run_log.stage_rows(progress, evals)
+    assert stages == [
+        ("warm start", 3.4, "720,000 decisions cloned, accuracy 0.945; vs medium -6.6"),
+        ("PPO", 20.0, "18.41 M decisions, 2055 iterations; vs medium +5.0"),
+        ("distillation round 1", 9.5, "12,000 hands labelled in 6.0 min"),
+        ("final evaluation", 0.2, "1000 deals per opponent; vs medium +4.5")]
+    text = run_log.format_summary(stages + [("arena", 3.0, "")], [("medium", _Arena())],
+                                  "summary:")
+    lines = text.splitlines()
+    assert lines[0] == "summary:"
+    assert "| all | 36.1 | |" in lines  # 3.4 + 20.0 + 9.5 + 0.2 + 3.0
+    assert lines[-1] == "| medium | +7.6 | [+5.0, +10.2] | 138/200 |"
+    # a run resumed from a checkpoint without a warm start: no such row
+    assert [s[0] for s in run_log.stage_rows({"iteration": 1, "decisions": 5, "ppo_seconds": 6.0},
+                                             [])] == ["PPO"]
