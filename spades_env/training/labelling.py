@@ -262,9 +262,10 @@ def _ray_chunk(data: bytes, sha: str, hands, seed, chunk, samples, random_start,
     return _make_chunk(path, hands, seed, chunk, samples, random_start, teacher, bid_samples)
 
 
-def _progress_line(path, st, sec, totals, t_start, deadline) -> str:
+def _progress_line(path, st, sec, totals, t_start, deadline, chunks) -> str:
     """``chunk_00003.npz: 50 hands, 1811 card + 200 bid labels in 61 s (33/s); policy regret
-    0.82 points per card; round: 200 hands, 31 labels/s, 4.2 min of labels left``."""
+    0.82 points per card; round: 200 hands, 31 labels/s, 4.2 min of labels left``: the minutes
+    until the deadline or, when sooner at this call's pace, until the ``chunks`` are done."""
     name = os.path.basename(path)
     if sec is None:
         head = f"{name}: kept from an earlier run ({st['hands']} hands)"
@@ -275,7 +276,11 @@ def _progress_line(path, st, sec, totals, t_start, deadline) -> str:
     rate = totals["made_labels"] / max(time.time() - t_start, 1e-9)
     regret = ("not recorded (a version-1 chunk)" if np.isnan(st["regret"])
               else f"{st['regret']:.2f} points per card")
-    left = max(0.0, deadline - time.time()) / 60
+    now = time.time()
+    left = max(0.0, deadline - now)
+    if totals["made_chunks"]:
+        left = min(left, (chunks - totals["chunks"]) * (now - t_start) / totals["made_chunks"])
+    left /= 60
     return (f"{head}; policy regret {regret}; round: {totals['hands']} hands, {rate:.1f} labels/s, "
             f"{left:.1f} min of labels left")
 
@@ -322,7 +327,8 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
     identity = locked_identity(folder)
     deadline = time.time() + minutes * 60
     totals = {"hands": 0, "card_labels": 0, "bid_labels": 0, "made_labels": 0,
-              "label_seconds": 0.0, "regret_sum": 0.0, "regret_hands": 0}
+              "label_seconds": 0.0, "regret_sum": 0.0, "regret_hands": 0, "chunks": 0,
+              "made_chunks": 0}
     t_start = time.time()
     last_line = [-math.inf]
 
@@ -330,14 +336,16 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
         st = chunk_stats(rec)
         for k in ("hands", "card_labels", "bid_labels"):
             totals[k] += st[k]
+        totals["chunks"] += 1
         if sec is not None:
             totals["made_labels"] += st["card_labels"] + st["bid_labels"]
             totals["label_seconds"] += sec
+            totals["made_chunks"] += 1
         if not np.isnan(st["regret"]):
             totals["regret_sum"] += st["regret"] * st["hands"]
             totals["regret_hands"] += st["hands"]
         if time.time() - last_line[0] >= log_every:
-            log(_progress_line(path, st, sec, totals, t_start, deadline))
+            log(_progress_line(path, st, sec, totals, t_start, deadline, chunks))
             last_line[0] = time.time()
         if on_chunk is not None:
             on_chunk({"chunk": os.path.basename(path), "round_hands": totals["hands"],
@@ -359,7 +367,8 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
     else:
         _labels_on_ray(ray_address, spec, folder, identity, chunks, done)
     if stats is not None:
-        stats.update({k: v for k, v in totals.items() if not k.startswith("regret_")})
+        stats.update({k: v for k, v in totals.items()
+                      if not k.startswith("regret_") and not k.endswith("chunks")})
         stats["wall_seconds"] = time.time() - t_start
         stats["regret"] = (totals["regret_sum"] / totals["regret_hands"]
                            if totals["regret_hands"] else float("nan"))

@@ -537,7 +537,7 @@ def _iteration(run: _Run, cur, store: Storage, bar):
         bar.set_postfix(bar_figures(it + 1, per_second, figs, games, run.evals), refresh=False)
 
     # ---- evaluation
-    if args.eval_every > 0 and (it + 1) % args.eval_every == 0:
+    if args.eval_every > 0 and args.eval_opponents and (it + 1) % args.eval_every == 0:
         # the same deals at every evaluation (args.seed): two points compare deal by deal
         rows, best = record_eval(agent, args, args.eval_deals, args.seed, **run.books)
         if best:
@@ -580,7 +580,9 @@ def _ppo(run: _Run, cur) -> str:
     stop_reason = "total_decisions"
     it_first = progress["iteration"]
     while progress["decisions"] < args.total_decisions:
-        if args.max_minutes > 0 and run.clock.ppo_seconds() > 60 * args.max_minutes:
+        # the PPO seconds are stored at every iteration (the saves and the summary read them)
+        seconds = run.clock.ppo_seconds()
+        if args.max_minutes > 0 and seconds > 60 * args.max_minutes:
             stop_reason = "max_minutes"
             break
         cur = _iteration(run, cur, store, bar)
@@ -588,6 +590,7 @@ def _ppo(run: _Run, cur) -> str:
                 >= args.stop_after_iterations:
             stop_reason = "stop_after_iterations"
             break
+    run.status(f"PPO stopped ({stop_reason})", bar)  # also stores the last iteration's seconds
     if bar is not None:
         bar.close()
     return stop_reason

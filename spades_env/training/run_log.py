@@ -254,6 +254,8 @@ def stage_rows(progress: dict, evals: list[dict]) -> list[tuple[str, float, str]
         rows.append(("PPO", progress["ppo_seconds"] / 60,
                      "; ".join(x for x in (what, strength(last)) if x)))
     for r in progress.get("distill_rounds", []):
+        if r.get("ppo_iteration", progress["iteration"]) != progress["iteration"]:
+            continue  # a round of an earlier PPO network (PPO went on after it)
         rows.append((f"distillation round {r['round']}", r["minutes"],
                      f"{r['hands']:,} hands labelled in {r['label_minutes']:.1f} min"))
     if "final_eval_seconds" in progress:
@@ -267,7 +269,8 @@ def format_summary(stages: list[tuple[str, float, str]], arena=(), title: str = 
     """The end of a run in two short tables: minutes per stage (``stage_rows`` plus, e.g., the
     arena's own row) and, with ``arena`` (``(opponent, ArenaResult)`` pairs, agent = side A),
     the agent against each bot: points per hand with the 95% interval over duplicate pairs and
-    games won."""
+    games won. The ``all`` row sums the stages' minutes (the run's set-up and the evaluation after
+    the warm start are in no stage)."""
     out = [title] if title else []
     out += ["| stage | minutes | what it gave (in-run: points per hand, bags at cost) |",
             "|---|---|---|"]
@@ -277,9 +280,10 @@ def format_summary(stages: list[tuple[str, float, str]], arena=(), title: str = 
         out += ["", "| agent vs | points/hand | 95% CI | games won |", "|---|---|---|---|"]
         for opp, r in arena:
             lo, hi = r.point_diff_ci
+            ci = f"[{lo:+.1f}, {hi:+.1f}]" if lo == lo and hi == hi else \
+                "none (1 duplicate pair)"  # nan: the interval needs 2 pairs
             won = f"{r.sides[0].games_won}/{r.games}" if r.mode == "games" else "-"
-            out.append(f"| {opp} | {r.point_diff_per_hand:+.1f} | [{lo:+.1f}, {hi:+.1f}] | "
-                       f"{won} |")
+            out.append(f"| {opp} | {r.point_diff_per_hand:+.1f} | {ci} | {won} |")
     return "\n".join(out)
 
 

@@ -179,7 +179,8 @@ def _final_tables(out: dict, ns, args) -> int:
                                           f"greedy policy"))
         stages = stages + [(f"arena (--vs, {ns.games} games each)", (time.time() - t0) / 60,
                             "the table above")]
-    if stages:
+    # stop_after_iterations makes no final save: the checkpoint is older than the stages
+    if stages and out.get("stop_reason") != "stop_after_iterations":
         print()
         print(format_summary(stages, results, f"summary of {out['checkpoint']}:"))
     return 0

@@ -2,6 +2,7 @@
 
 import glob
 import os
+import time
 
 import numpy as np
 import pytest
@@ -56,6 +57,12 @@ def test_smoke_run_logs_and_checkpoints(smoke_run):
     assert data["config"]["name"] == "smoke"
     assert {"optimizer", "rng", "env", "pool", "eval"} <= set(data)
     assert data["eval"][-1]["final"] is True
+    # the PPO minutes count every iteration though max_minutes is 0 (regression: they moved only
+    # with a time check or a status line, so this run's summary said 0.0 minutes of PPO)
+    minutes = {name: m for name, m, _ in out["stages"]}
+    assert data["progress"]["ppo_seconds"] > 0.5 and args.max_minutes == 0
+    assert minutes["PPO"] == data["progress"]["ppo_seconds"] / 60
+    assert list(minutes) == ["warm start", "PPO", "final evaluation"]
 
 
 @pytest.mark.slow
@@ -206,3 +213,22 @@ def test_bid_loss_weight_scales_only_the_bidding_decisions_policy_loss():
     assert losses[1.0] == pytest.approx(float(np.mean(-a)), abs=1e-5)
     assert losses[3.0] == pytest.approx(float(np.mean(-a * np.where(bid, 3.0, 1.0))), abs=1e-5)
     assert losses[3.0] - losses[1.0] == pytest.approx(float(np.sum(-a[bid]) * 2 / n), abs=1e-5)
+
+
+@pytest.mark.slow
+def test_ppo_minutes_count_without_evaluations_or_a_budget(tmp_path):
+    # regression (a helper): with max_minutes 0 and no evaluation the PPO seconds were stored
+    # only by a time check or a status line, so the summary said 0.0 minutes of PPO
+    args = cfg.load_yaml(os.path.join(ROOT, "configs", "smoke.yaml"))
+    args = cfg.from_dict({**_dirs(tmp_path), "eval_every": 0, "final_eval_deals": 0,
+                          "bc_hands": 0, "total_decisions": 6000}, args)
+    lines: list[str] = []
+    t0 = time.time()
+    out = train(args, log=lines.append)
+    wall = time.time() - t0
+    ppo = load_checkpoint(out["checkpoint"])["progress"]["ppo_seconds"]
+    assert [s[0] for s in out["stages"]] == ["PPO"] and out["stages"][0][1] == ppo / 60
+    # no warm start, no evaluation: PPO is much of the call's time (the rest: set-up, saves)
+    assert 0.25 * wall < ppo < wall, (ppo, wall)
+    last = [m for m in lines if m.startswith("PPO ")][-1]  # the stage's closing line
+    assert last.endswith("PPO stopped (total_decisions)") and f"it {out['iterations']}," in last

@@ -189,6 +189,15 @@ def test_the_end_summary_has_minutes_per_stage_and_the_agent_against_each_bot():
     assert lines[0] == "summary:"
     assert "| all | 36.1 | |" in lines  # 3.4 + 20.0 + 9.5 + 0.2 + 3.0
     assert lines[-1] == "| medium | +7.6 | [+5.0, +10.2] | 138/200 |"
+    # a round of an earlier PPO network (PPO went on after it) is not a stage of this one
+    progress["distill_rounds"][0]["ppo_iteration"] = 1800
+    assert [s[0] for s in run_log.stage_rows(progress, evals)] == \
+        ["warm start", "PPO", "final evaluation"]
+    # one duplicate pair has no interval (regression: "[+nan, +nan]")
+    one = _Arena()
+    one.point_diff_ci = (float("nan"), float("nan"))
+    assert run_log.format_summary([], [("random", one)]).splitlines()[-1] == \
+        "| random | +7.6 | none (1 duplicate pair) | 138/200 |"
     # a run resumed from a checkpoint without a warm start: no such row
     assert [s[0] for s in run_log.stage_rows({"iteration": 1, "decisions": 5, "ppo_seconds": 6.0},
                                              [])] == ["PPO"]
