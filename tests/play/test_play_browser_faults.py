@@ -486,6 +486,10 @@ def test_replay_picker_shows_the_whole_score(served, page):
         page.set_viewport_size({"width": size[0], "height": size[1]})
         page.goto(f"{served.url}/?delay=0&pause=0#watch")
         page.wait_for_selector(f"{tid('watch-source')}:visible")
+        # the picker's list is rebuilt when its games arrive (seen under load: the game was
+        # chosen before, and the placeholder was selected again): choose once the game is listed
+        page.wait_for_function("v => [...document.querySelector('[data-testid=watch-source]')"
+                               ".options].some(o => o.value === v)", arg=f"game/{gid}")
         page.select_option(tid("watch-source"), f"game/{gid}")
         fit = page.evaluate(TEXT_FITS, f"[data-testid=watch-source]")
         assert fit["text"].startswith(f"You {s0}\u2013{s1} \u00b7 "), fit

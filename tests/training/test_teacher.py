@@ -331,7 +331,9 @@ def test_a_training_stage_with_the_growing_teacher_logs_its_progress(tmp_path):
     assert r2["distill"]["teacher"] == "expert" and r2["distill"]["bid_labels"] == 8
     assert r2["source"].endswith("distilled_round1.pt")  # round 2's teacher: round 1's network
     assert sum("by expert (3 deals per card, 2 per bid, 1 workers)" in m for m in logs) == 2
-    assert sum(m.startswith("chunk_0000") and "policy regret" in m for m in logs) == 4
+    # in a training run a round logs a chunk line at most once a minute (CHUNK_LINE_SECONDS):
+    # here each round's first; every chunk is still a TensorBoard point (below)
+    assert sum(m.startswith("chunk_0000") and "policy regret" in m for m in logs) == 2
     acc = EventAccumulator(str(tmp_path / "runs" / "grow"))
     acc.Reload()
     tags = set(acc.Tags()["scalars"])
