@@ -230,9 +230,11 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     label on that Ray cluster; ``on_chunk``: called after each chunk and ``log_every``: seconds
     between two chunk lines, 0 for every chunk (``produce_labels``).
     Returns:
-        ``{"checkpoint": out, "hands": int, "chunks": int, "label_minutes": float,
-        "minutes": float, "labels_per_second": float, "regret": float}`` (``regret``: the
-        source policy's, in points per card, by this round's teacher).
+        ``{"checkpoint": out, "hands": int, "chunks": int, "kept_hands": int,
+        "label_minutes": float, "minutes": float, "labels_per_second": float, "regret": float}``
+        (``kept_hands``: of chunks an earlier, stopped run labelled, whose minutes
+        ``label_minutes`` does not count; ``regret``: the source policy's, in points per card,
+        by this round's teacher).
     Raises:
         ValueError: a bad value (naming it), a source trained on other rules, widths that
             ``check_widen`` refuses, no chunk finished within ``minutes``, or an ``also_labels``
@@ -281,6 +283,7 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                                      None if shape is None else reference, hist)
     save_checkpoint(out, res)
     return {"checkpoint": out, "hands": int(len(rec["seed"])), "chunks": len(paths),
+            "kept_hands": int(stats.get("kept_hands", 0)),
             "label_minutes": label_s / 60, "minutes": (time.time() - t0) / 60,
             "labels_per_second": rate, "regret": own_stats["regret"]}
 

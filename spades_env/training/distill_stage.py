@@ -179,7 +179,9 @@ def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: 
                            bid_samples=args.distill_bid_samples,
                            ray_address=args.ray_address or None, on_chunk=on_chunk,
                            log_every=CHUNK_LINE_SECONDS)
-    log(f"distilled {path}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min "
+    kept = (f", {r['kept_hands']} of them kept from a stopped run"
+            if r.get("kept_hands") else "")
+    log(f"distilled {path}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min{kept} "
         f"({r['labels_per_second']:.1f} labels/s; the starting policy's regret "
         f"{r['regret']:.2f} points per card), {r['minutes']:.1f} min in all")
     if writer is not None:

@@ -308,7 +308,8 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
     after each chunk with ``{"chunk", "round_hands", "labels_per_second", "regret"}`` (the
     chunk's regret; the rate: labels made so far per second of this call). ``stats`` (a dict,
     if given) receives the totals: ``hands``, ``card_labels``, ``bid_labels``, ``made_labels`` (labelled by this
-    call), ``label_seconds`` and ``regret`` (mean over the chunks' hands).
+    call), ``kept_hands`` (of chunks kept from an earlier run), ``label_seconds`` and ``regret``
+    (mean over the chunks' hands).
 
     Raises:
         ValueError: a teacher or chunk over ``bots.work.LIMITS`` (``check_label_work``, before
@@ -328,7 +329,7 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
     deadline = time.time() + minutes * 60
     totals = {"hands": 0, "card_labels": 0, "bid_labels": 0, "made_labels": 0,
               "label_seconds": 0.0, "regret_sum": 0.0, "regret_hands": 0, "chunks": 0,
-              "made_chunks": 0}
+              "made_chunks": 0, "kept_hands": 0}
     t_start = time.time()
     last_line = [-math.inf]
 
@@ -341,6 +342,8 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
             totals["made_labels"] += st["card_labels"] + st["bid_labels"]
             totals["label_seconds"] += sec
             totals["made_chunks"] += 1
+        else:
+            totals["kept_hands"] += st["hands"]
         if not np.isnan(st["regret"]):
             totals["regret_sum"] += st["regret"] * st["hands"]
             totals["regret_hands"] += st["hands"]
