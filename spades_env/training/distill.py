@@ -351,7 +351,7 @@ def _label_round(src: str, folder: str, a, log, on_chunk, stats: dict):
         paths = produce_labels(src, folder, a.minutes, a.chunks, a.chunk_hands, a.seed,
                                a.samples, a.workers, log=log, teacher=a.teacher,
                                bid_samples=a.bid_samples, ray_address=a.ray, stats=stats,
-                               on_chunk=on_chunk, log_every=getattr(a, "log_every", 0.0))
+                               on_chunk=on_chunk, log_every=a.log_every)
         if not paths:
             raise ValueError("no label chunk was finished within --minutes")
         # every chunk read is one of this run, made by this very network (its SHA-256)

@@ -382,24 +382,39 @@ def main(argv=None) -> int:
             print(f"error: --vs {opp if len(opp) <= 80 else quoted_name(opp)}: {e}",
                   file=sys.stderr)
             return 2
-    results = []
-    for opp in ns.vs:
-        try:
-            r = arena_match(ns.checkpoint, opp, ns.games, ns.hands, ns.seed, rules,
-                            greedy=not ns.sample, ray_address=ns.ray)
-        except (ValueError, RuntimeError) as e:  # RuntimeError: a Ray node cannot run it
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-        results.append((opp, r))
-        if not ns.quiet:
-            print(r.summary())
-            print()
+    try:
+        results = vs_bots(ns.checkpoint, ns.vs, ns.games, ns.hands, ns.seed, rules,
+                          greedy=not ns.sample, ray_address=ns.ray, quiet=ns.quiet)
+    except (ValueError, RuntimeError) as e:  # RuntimeError: a Ray node cannot run it
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     what = (f"{ns.hands} single-hand duplicate deals" if ns.hands is not None
             else f"{ns.games} full games to {rules.target_score}")
     print(format_arena_table(results, f"{ns.checkpoint} vs bots: {what} per opponent, "
                                       f"seed {ns.seed}, {'sampled' if ns.sample else 'greedy'} "
                                       f"policy"))
     return 0
+
+
+def vs_bots(path: str, opponents, games: int | None, hands: int | None, seed: int,
+            rules: Rules, greedy: bool = True, ray_address: str | None = None,
+            quiet: bool = True) -> list:
+    """``arena_match`` of the checkpoint at ``path`` against each of ``opponents`` in turn
+    (``spades eval --vs``; ``spades train --vs``): ``[(opponent, ArenaResult)]``. Unless
+    ``quiet``, each result's summary is printed as it ends.
+
+    Raises:
+        ValueError, RuntimeError: as ``arena_match`` (RuntimeError: a Ray node cannot run it).
+    """
+    results = []
+    for opp in opponents:
+        r = arena_match(path, opp, games, hands, seed, rules, greedy=greedy,
+                        ray_address=ray_address)
+        results.append((opp, r))
+        if not quiet:
+            print(r.summary())
+            print()
+    return results
 
 
 if __name__ == "__main__":

@@ -308,8 +308,9 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
     after each chunk with ``{"chunk", "round_hands", "labels_per_second", "regret"}`` (the
     chunk's regret; the rate: labels made so far per second of this call). ``stats`` (a dict,
     if given) receives the totals: ``hands``, ``card_labels``, ``bid_labels``, ``made_labels`` (labelled by this
-    call), ``kept_hands`` (of chunks kept from an earlier run), ``label_seconds`` and ``regret``
-    (mean over the chunks' hands).
+    call), ``kept_hands`` (of chunks kept from an earlier run), ``chunks`` and ``made_chunks``
+    (all, and labelled by this call), ``label_seconds`` and ``regret`` (mean over the chunks'
+    hands).
 
     Raises:
         ValueError: a teacher or chunk over ``bots.work.LIMITS`` (``check_label_work``, before
@@ -370,8 +371,7 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
     else:
         _labels_on_ray(ray_address, spec, folder, identity, chunks, done)
     if stats is not None:
-        stats.update({k: v for k, v in totals.items()
-                      if not k.startswith("regret_") and not k.endswith("chunks")})
+        stats.update({k: v for k, v in totals.items() if not k.startswith("regret_")})
         stats["wall_seconds"] = time.time() - t_start
         stats["regret"] = (totals["regret_sum"] / totals["regret_hands"]
                            if totals["regret_hands"] else float("nan"))

@@ -161,19 +161,18 @@ def _final_tables(out: dict, ns, args) -> int:
 
     from spades_env import Rules
 
-    from .evaluate import arena_match, format_arena_table
+    from .evaluate import format_arena_table, vs_bots
     from .run_log import format_summary
     stages, results = out.get("stages", []), []
     if ns.vs:
         t0 = time.time()
         rules = Rules.parse(args.rules)
-        for opp in ns.vs:
-            try:
-                results.append((opp, arena_match(out["checkpoint"], opp, ns.games, None, 1,
-                                                 rules, ray_address=args.ray_address or None)))
-            except (ValueError, RuntimeError) as e:  # RuntimeError: a Ray node cannot run it
-                print(f"error: {e}", file=sys.stderr)
-                return 2
+        try:
+            results = vs_bots(out["checkpoint"], ns.vs, ns.games, None, 1, rules,
+                              ray_address=args.ray_address or None)
+        except (ValueError, RuntimeError) as e:  # RuntimeError: a Ray node cannot run it
+            print(f"error: {e}", file=sys.stderr)
+            return 2
         print(format_arena_table(results, f"{out['checkpoint']} vs bots: {ns.games} full games "
                                           f"to {rules.target_score} per opponent, seed 1, "
                                           f"greedy policy"))
