@@ -12,8 +12,8 @@ nodes a random outcome, otherwise ``legal_actions()`` + ``random.choice`` + ``ap
 player decisions are counted. Both run in the same process, an OpenSpiel run right before each
 timed run, so the ratio is meaningful on a noisy machine; figures are medians of ``--repeats``.
 
-Also printed: memory per game (env state incl. the 4 per-seat observation buffers, plus the
-returned obs and mask) and, as a ceiling, the time of one plain ``copy_`` of a ``(num_envs,
+Also printed: memory per game (env state incl. the 4 per-seat observation buffers, after the
+first hand, plus the returned obs and mask) and, as a ceiling, the time of one plain ``copy_`` of a ``(num_envs,
 OBS_SIZE)`` float32 tensor (every step must write that much).
 
 Two settings per size: ``default`` (``validate=True, copy=True``: every action checked, fresh
@@ -29,7 +29,13 @@ core), to show what a loaded machine does to each row.
 
 Usage: ``python benchmarks/bench_vector.py [--sizes 256 1024 4096] [--device cpu|cuda]
 [--backends torch native] [--kernel-threads 1 2] [--formats float32 compact] [--busy]
-[--threads 1] [--hands 2] [--repeats 3] [--mallopt] [--out FILE]``
+[--threads 1] [--hands 2] [--min-decisions 1000000] [--repeats 3] [--mallopt] [--out FILE]``
+
+A timed run is at least ``--min-decisions`` decisions (more hands at small sizes: 70 hands of 256
+games, 18 of 1024, 5 of 4096), so that every row times a stretch of steady stepping as a training loop does
+(about 0.1 s): two hands of 256 games are 3 ms, most of it the caches refilling after the
+OpenSpiel run just before, and read about 10% slower at 256 games (18.3x against 21.4x with 20
+hands on 6 December).
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ def bench_vector(n: int, device: torch.device, hands: int, repeats: int, validat
     obs, mask, seat = env.reset()
     for _ in range(HAND_STEPS):  # warm-up hand
         obs, mask, seat, *_ = env.step(env.sample_actions(gen))
+    env_bytes = env.memory_bytes()  # before the timed hands grow the games' score records
     steps = hands * HAND_STEPS
     full, env_only, os_dps = [], [], []
     for _ in range(repeats):
@@ -97,7 +104,7 @@ def bench_vector(n: int, device: torch.device, hands: int, repeats: int, validat
         "ratio": statistics.median(f / o for f, o in zip(full, os_dps)) if have_os else None,
         "ratio_env": statistics.median(f / o for f, o in zip(env_only, os_dps))
         if have_os else None,
-        "bytes_per_game": env.memory_bytes() / n + out_bytes, "copy_ceiling": n / copy_s,
+        "bytes_per_game": env_bytes / n + out_bytes, "copy_ceiling": n / copy_s,
     }
 
 
@@ -148,7 +155,10 @@ def main() -> None:
                     help="torch intra-op threads (default 1: on a shared 2-core machine more "
                          "threads contend with other processes and run many times slower; "
                          "0 = torch's choice)")
-    ap.add_argument("--hands", type=int, default=2, help="hands (56 steps each) per timed run")
+    ap.add_argument("--hands", type=int, default=2,
+                    help="least hands (56 steps each) per timed run")
+    ap.add_argument("--min-decisions", type=int, default=1_000_000,
+                    help="least decisions per timed run: more hands where num_envs is small")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--openspiel-seconds", type=float, default=1.0,
                     help="OpenSpiel seconds before each timed run")
@@ -187,7 +197,8 @@ def main() -> None:
                 for backend, threads in runs:
                     for fmt in args.formats:
                         for name, validate, copy in modes:
-                            r = bench_vector(n, device, args.hands, args.repeats, validate, copy,
+                            hands = max(args.hands, -(-args.min_decisions // (n * HAND_STEPS)))
+                            r = bench_vector(n, device, hands, args.repeats, validate, copy,
                                              args.openspiel_seconds, backend, threads, fmt)
                             r["mode"] = name
                             r["backend"] = backend if backend == "torch" else f"native/{threads}"
