@@ -48,6 +48,7 @@ import numpy as np
 
 from spades_env import options as opt
 from spades_env.bots.pimc import MAX_SAMPLES
+from spades_env.compact import expand
 from spades_env.fileio import files_in
 
 from .distill_targets import (SIDE_SUIT_PERMUTATIONS, bid_rows, build_dataset, card_map,
@@ -74,10 +75,13 @@ def evaluate_rows(net, data: dict, index: np.ndarray) -> dict:
     own estimates), ``bid_agree`` (share of bid rows where the greedy bid is the reference's).
     """
     import torch
+    a = np.zeros(len(index), np.int64)
     with torch.no_grad():
-        obs = torch.as_tensor(data["obs"][index])
-        lg = net.masked(net.policy_logits(obs), torch.as_tensor(data["mask"][index]))
-        a = lg.argmax(-1).numpy()
+        for i in range(0, len(index), 8192):  # expanded 8192 rows at a time (23 MB)
+            ix = index[i:i + 8192]
+            obs = torch.as_tensor(expand(data["obs"][ix], data["table"]))
+            lg = net.masked(net.policy_logits(obs), torch.as_tensor(data["mask"][ix]))
+            a[i:i + len(ix)] = lg.argmax(-1).numpy()
     card = data["card"][index]
     tgt = data["target"][index].argmax(1)
     ci = np.nonzero(card)[0]
@@ -94,7 +98,8 @@ def evaluate_rows(net, data: dict, index: np.ndarray) -> dict:
 def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512,
             holdout: float = 0.05, seed: int = 0, augment: bool = True, bid_weight: float = 4.0,
             log=print) -> list[dict]:
-    """Train ``net`` (in place) on ``build_dataset`` rows.
+    """Train ``net`` (in place) on ``build_dataset`` rows (compact observations, expanded a
+    minibatch at a time).
 
     Loss per row: on a card row, the cross-entropy of the soft target against the network's
     probability of each class of equivalent cards (``equivalence_classes``); on a bid row, the
@@ -121,6 +126,7 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
     nval = int(len(idx) * holdout)
     val, train = idx[:nval], idx[nval:]
     obs, mask = torch.as_tensor(data["obs"]), torch.as_tensor(data["mask"])
+    table = torch.as_tensor(data["table"])
     target, rep = torch.as_tensor(data["target"]), torch.as_tensor(data["rep"])
     card = torch.as_tensor(data["card"])
     opt = torch.optim.Adam(net.parameters(), lr=lr)
@@ -138,7 +144,7 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
         total, t0 = 0.0, time.time()
         for k in range(0, len(train), batch):
             ix = torch.as_tensor(train[k:k + batch])
-            o, m, t, r = obs[ix], mask[ix], target[ix], rep[ix]
+            o, m, t, r = expand(obs[ix], table), mask[ix], target[ix], rep[ix].long()
             if augment:
                 oi, ai, cm = perms[int(rng.integers(len(perms)))]
                 o, m, t = o[:, oi], m[:, ai], t[:, ai]

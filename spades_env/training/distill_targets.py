@@ -14,6 +14,7 @@ import numpy as np
 
 from spades_env import Rules, SpadesGame
 from spades_env.cards import BID_OFFSET, action_str, card_str, is_int
+from spades_env.compact import COMPACT_SIZE, RULES_ID, expand, pack, rules_table
 
 from .envs import randomize_start
 from .labels import BIDS_PER_HAND, NUM_BIDS
@@ -105,14 +106,16 @@ def card_targets(values: np.ndarray, class_probs: np.ndarray, temperature: float
     return soft_targets(v, temperature)
 
 
-def _reference_probs(reference, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """The reference network's policy (masked softmax) on every row, float32 ``[D, 68]``, in
-    batches of 4096 rows."""
+def _reference_probs(reference, obs: np.ndarray, mask: np.ndarray,
+                     table: np.ndarray) -> np.ndarray:
+    """The reference network's policy (masked softmax) on every row (compact ``obs``, expanded
+    with ``table``), float32 ``[D, 68]``, in batches of 4096 rows."""
     import torch
     ref = np.zeros((len(obs), 68), np.float32)
     with torch.no_grad():
         for i in range(0, len(obs), 4096):
-            lg = reference.masked(reference.policy_logits(torch.as_tensor(obs[i:i + 4096])),
+            x = torch.as_tensor(expand(obs[i:i + 4096], table))
+            lg = reference.masked(reference.policy_logits(x),
                                   torch.as_tensor(mask[i:i + 4096]))
             ref[i:i + 4096] = torch.softmax(lg, -1).numpy()
     return ref
@@ -166,15 +169,17 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) 
     take ``softmax(values / temperature)`` over the valued bids; the others the reference's bid.
 
     Returns:
-        ``obs`` float32 ``[D, OBS_SIZE]``, ``mask`` bool ``[D, 68]``, ``target`` float32
-        ``[D, 68]``, ``card`` bool ``[D]`` (card row), ``rep`` int64 ``[D, 52]``
+        ``obs`` uint8 ``[D, COMPACT_SIZE]`` (``spades_env.compact``: ``expand(obs, table)``
+        gives the float32 observations; 120 bytes a row instead of 2844), ``table`` float32
+        ``[R, RULES_SIZE]`` (the rules table), ``mask`` bool ``[D, 68]``, ``target`` float32
+        ``[D, 68]``, ``card`` bool ``[D]`` (card row), ``rep`` uint8 ``[D, 52]``
         (``equivalence_classes``; 52 everywhere on bid rows), ``values`` float32 ``[D, 52]``
         (NaN on bid rows).
     Raises:
         ValueError: a move the engine refuses, or a value on a card or bid the seat cannot play
             there (a corrupt record; ``labels.load_labels`` refuses such a file).
     """
-    rows = replay(rec, where="labels")
+    rows = replay(rec, where="labels", compact=True, priv=False)
     n = len(rec["seed"])
     values = rec["values"].reshape(n * MOVES_PER_HAND, 52).astype(np.float32)
     valued = ~np.isnan(values)
@@ -189,21 +194,25 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) 
                          f"that seat cannot play there (a corrupt record)")
     card = valued.sum(1) > 1
     keep = is_bid | card
-    obs = rows["obs"][keep].astype(np.float32)
+    obs, table = rows["obs"][keep], rows["table"]
     mask = rows["mask"][keep]
+    del rows
     card, values, valued = card[keep], values[keep], valued[keep]
-    rep = equivalence_classes(mask, valued)
-    ref = _reference_probs(reference, obs, mask)
+    rep = equivalence_classes(mask, valued).astype(np.uint8)
+    ref = _reference_probs(reference, obs, mask, table)
     target = np.zeros((len(obs), 68), np.float32)
     bid_rows = np.nonzero(~card)[0]
     target[bid_rows, ref[bid_rows].argmax(1)] = 1.0  # the greedy policy's bid, kept
     _searched_bid_targets(target, rec, mask, bid_rows, n, temperature)
-    cls = np.zeros((int(card.sum()), 53))
-    np.add.at(cls, (np.arange(len(cls))[:, None], rep[card]), ref[card, :52])
-    target[card, :52] = card_targets(values[card], cls[:, :52], temperature, prior)
+    cards = np.nonzero(card)[0]
+    for i in range(0, len(cards), 1 << 17):  # row by row: blocks bound the float64 work arrays
+        rows = cards[i:i + (1 << 17)]
+        cls = np.zeros((len(rows), 53))
+        np.add.at(cls, (np.arange(len(rows))[:, None], rep[rows]), ref[rows, :52])
+        target[rows, :52] = card_targets(values[rows], cls[:, :52], temperature, prior)
     values[~card] = np.nan
-    return {"obs": obs, "mask": mask, "target": target, "card": card, "rep": rep,
-            "values": values}
+    return {"obs": obs, "table": table, "mask": mask, "target": target, "card": card,
+            "rep": rep, "values": values}
 
 
 def bid_rows(reference, deals: int, seed: int, random_start: float = 0.5) -> dict:
@@ -221,7 +230,8 @@ def bid_rows(reference, deals: int, seed: int, random_start: float = 0.5) -> dic
     from spades_env.observation import OBS_SIZE, encode
     rng = np.random.default_rng([seed, 1 << 20])
     n = 4 * deals
-    obs = np.zeros((n, OBS_SIZE), np.float32)
+    obs = np.zeros((n, COMPACT_SIZE), np.uint8)
+    hand = np.zeros((BIDS_PER_HAND, OBS_SIZE), np.float32)  # one deal's bid rows, exact
     mask = np.zeros((n, NUM_ACTIONS), bool)
     target = np.zeros((n, NUM_ACTIONS), np.float32)
     r = 0
@@ -229,24 +239,45 @@ def bid_rows(reference, deals: int, seed: int, random_start: float = 0.5) -> dic
         g = SpadesGame(Rules(), seed=int(rng.integers(2**63)))
         if random_start > 0 and rng.random() < random_start:
             randomize_start(g, rng)
-        for _k in range(BIDS_PER_HAND):
+        hand[:] = 0
+        for k in range(BIDS_PER_HAND):
             view = g.view(g.current_player)
-            encode(view, obs[r])
+            encode(view, hand[k])
             mask[r, list(view.legal_actions)] = True
             with torch.no_grad():
-                lg = reference.masked(reference.policy_logits(torch.as_tensor(obs[r:r + 1])),
+                lg = reference.masked(reference.policy_logits(torch.as_tensor(hand[k:k + 1])),
                                       torch.as_tensor(mask[r:r + 1]))
             a = int(lg.argmax(-1))
             target[r, a] = 1.0
             g.apply(a)
             r += 1
-    return {"obs": obs, "mask": mask, "target": target, "card": np.zeros(n, bool),
-            "rep": np.full((n, 52), 52, np.int64), "values": np.full((n, 52), np.nan, np.float32)}
+        obs[r - BIDS_PER_HAND:r] = pack(hand)
+    return {"obs": obs, "table": rules_table(Rules()), "mask": mask, "target": target,
+            "card": np.zeros(n, bool), "rep": np.full((n, 52), 52, np.uint8),
+            "values": np.full((n, 52), np.nan, np.float32)}
 
 
 def concat_rows(a: dict, b: dict) -> dict:
-    """Rows of two ``build_dataset``-style dicts, one after the other."""
-    return {k: np.concatenate([a[k], b[k]]) for k in a}
+    """Rows of two ``build_dataset``-style dicts, one after the other, with one rules table:
+    ``b``'s rules rows not already in ``a``'s are appended, and ``b``'s rows' rules ids (byte
+    ``compact.RULES_ID``) renumbered to match. Raises ``ValueError`` past 256 rule sets."""
+    ta, tb = a["table"], b["table"]
+    table, ids = [*ta], []
+    for row in tb:
+        same = [i for i, t in enumerate(table) if np.array_equal(t, row)]
+        if not same:
+            table.append(row)
+        ids.append(same[0] if same else len(table) - 1)
+    if len(table) > 256:
+        raise ValueError(f"the rows hold {len(table)} rule sets; a rules table holds 256")
+    out = {k: np.concatenate([a[k], b[k]]) for k in a if k != "table"}
+    out["table"] = np.stack(table).astype(np.float32)
+    if len(table) > 1:
+        if len(ta) == 1:
+            out["obs"][:len(a["obs"]), RULES_ID] = 0  # one-row tables leave byte 94 unread
+        old = b["obs"][:, RULES_ID] if len(tb) > 1 else np.zeros(len(b["obs"]), np.intp)
+        out["obs"][len(a["obs"]):, RULES_ID] = np.asarray(ids, np.uint8)[old]
+    return out
 
 
 # ============================================================================= augmentation

@@ -30,6 +30,7 @@ from spades_env import options as opt
 from spades_env.bots import make_bot, quoted_name
 from spades_env.cards import NUM_ACTIONS, action_str
 from spades_env.fileio import write_atomic
+from spades_env.compact import COMPACT_SIZE, pack, rules_table
 from spades_env.observation import OBS_SIZE, encode
 
 from .envs import randomize_start, seat_priv
@@ -100,7 +101,8 @@ def team_points(ts, bag_cost: float = 0.0) -> float:
 
 
 def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
-           limit: int | None = None, where: str = "records") -> dict:
+           limit: int | None = None, where: str = "records", compact: bool = False,
+           priv: bool = True) -> dict:
     """Rebuild the imitation data set by replaying records through the engine.
 
     Every decision becomes a row: the acting seat's observation (from ``game.view(seat)`` only),
@@ -110,6 +112,9 @@ def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
     Returns ``obs`` [D, OBS_SIZE] float16, ``mask`` [D, 68] bool, ``action`` [D] int64,
     ``ret`` [D] float32, ``priv`` [D, 156] bool (the other three hands from the acting seat's side,
     for the privileged critic only), with D = 56 * hands.
+    ``compact=True``: ``obs`` is ``[D, COMPACT_SIZE]`` uint8 instead (``spades_env.compact``, 120
+    bytes a row against 1422; exact, not rounded to float16) and ``table`` the rules table that
+    ``compact.expand`` needs. ``priv=False`` leaves ``priv`` out (``None``).
     A record carries no values but its moves: each is checked against the replayed game's legal
     actions before its row is used.
 
@@ -121,27 +126,28 @@ def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
     rules = Rules.preset(rec.get("rules", "standard"))
     n = len(rec["seed"]) if limit is None else min(limit, len(rec["seed"]))
     D = n * MOVES_PER_HAND
-    obs = np.zeros((D, OBS_SIZE), np.float16)
-    row = np.zeros(OBS_SIZE, np.float32)
+    obs = np.zeros((D, COMPACT_SIZE) if compact else (D, OBS_SIZE),
+                   np.uint8 if compact else np.float16)
+    block = np.zeros((MOVES_PER_HAND, OBS_SIZE), np.float32)  # one hand's rows, exact
     mask = np.zeros((D, NUM_ACTIONS), bool)
     act = rec["moves"][:n].reshape(-1).astype(np.int64)
     ret = np.zeros(D, np.float32)
-    priv = np.zeros((D, 3 * 52), bool)
+    privs = np.zeros((D, 3 * 52), bool) if priv else None
     seats = np.zeros(MOVES_PER_HAND, np.int64)
     for h in range(n):
         g = SpadesGame(rules, seed=int(rec["seed"][h]))
         g.scores = [int(x) for x in rec["scores"][h]]
         g.bags = [int(x) for x in rec["bags"][h]]
+        block[:] = 0
         for k in range(MOVES_PER_HAND):
             r = h * MOVES_PER_HAND + k
             p = g.current_player
             v = g.view(p)
-            row[:] = 0
-            encode(v, row)
-            obs[r] = row
+            encode(v, block[k])
             legal = list(v.legal_actions)
             mask[r, legal] = True
-            priv[r] = seat_priv(g.hands, p)
+            if priv:
+                privs[r] = seat_priv(g.hands, p)
             a = int(act[r])
             if a not in v.legal_actions:
                 raise ValueError(f"{where}: hand {h}, decision {k} (seat {p}): field 'moves': "
@@ -151,8 +157,13 @@ def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
             g.apply(a)
         hr = g.hand_results[0]
         d = (team_points(hr.teams[0], bag_cost) - team_points(hr.teams[1], bag_cost)) * reward_scale
-        ret[h * MOVES_PER_HAND:(h + 1) * MOVES_PER_HAND] = np.where(seats % 2 == 0, d, -d)
-    return {"obs": obs, "mask": mask, "action": act, "ret": ret, "priv": priv}
+        hand = slice(h * MOVES_PER_HAND, (h + 1) * MOVES_PER_HAND)
+        ret[hand] = np.where(seats % 2 == 0, d, -d)
+        obs[hand] = pack(block) if compact else block
+    out = {"obs": obs, "mask": mask, "action": act, "ret": ret, "priv": privs}
+    if compact:
+        out["table"] = rules_table(rules)
+    return out
 
 
 def merge_chunks(paths: list[str]) -> dict:

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from spades_env import Rules, SpadesGame
+from spades_env.compact import expand, rules_table
 from spades_env.bots.checkpoint_bot import CheckpointBot
 from spades_env.bots.pimc import PIMCBot
 from spades_env.training.checkpoint import build_agent, load_checkpoint
@@ -275,7 +276,7 @@ def test_bid_rows_hold_the_reference_greedy_bids(tiny):
     # every row is a bid decision (no card legal) and its target is the reference's greedy bid
     assert not rows["mask"][:, :52].any()
     with torch.no_grad():
-        lg = net.masked(net.policy_logits(torch.as_tensor(rows["obs"])),
+        lg = net.masked(net.policy_logits(torch.as_tensor(expand(rows["obs"], rows["table"]))),
                         torch.as_tensor(rows["mask"]))
     np.testing.assert_array_equal(rows["target"].argmax(1), lg.argmax(-1).numpy())
     again = bid_rows(net, 3, seed=2)
@@ -658,3 +659,74 @@ def test_chunk_lines_say_the_minutes_left_and_log_every_thins_them(tiny, tmp_pat
         # a 5-minute budget, but 3 chunks of one hand each: the chunks end first (regression:
         # the line said 5.0 until the last chunk)
         assert left[0] < 1.0 and left[-1] == (0.0 if expected == 3 else left[0])
+
+
+def _encoded_rows(rec: dict) -> np.ndarray:
+    """Every decision of the records' hands as ``observation.encode`` writes it (float32),
+    replayed here without the code under test."""
+    from spades_env.observation import OBS_SIZE, encode
+    rows = []
+    for h in range(len(rec["seed"])):
+        g = SpadesGame(Rules.preset(rec.get("rules", "standard")), seed=int(rec["seed"][h]))
+        g.scores = [int(x) for x in rec["scores"][h]]
+        g.bags = [int(x) for x in rec["bags"][h]]
+        for a in rec["moves"][h]:
+            row = np.zeros(OBS_SIZE, np.float32)
+            encode(g.view(g.current_player), row)
+            rows.append(row)
+            g.apply(int(a))
+    return np.stack(rows)
+
+
+@pytest.mark.slow
+def test_dataset_rows_are_compact_and_expand_to_the_exact_observations(tiny, labels):
+    # the rows of a round hold 120 bytes per decision; expanded they are encode's float32
+    # observations bit for bit (the earlier float16 rows rounded the scores)
+    from spades_env.training.teacher_records import replay
+    exact = _encoded_rows(labels)
+    rows = replay(labels, where="labels", compact=True, priv=False)
+    assert rows["obs"].dtype == np.uint8 and rows["obs"].shape == (len(exact), 120)
+    assert rows["priv"] is None
+    np.testing.assert_array_equal(expand(rows["obs"], rows["table"]), exact)
+    net = build_agent(load_checkpoint(tiny), "cpu")
+    ds = build_dataset(labels, net, temperature=3.0)
+    n = len(labels["seed"])
+    valued = ~np.isnan(labels["values"].reshape(n * 56, 52))
+    keep = (valued.sum(1) > 1) | (np.arange(n * 56) % 56 < 4)  # card choices and the bids
+    assert ds["obs"].dtype == np.uint8 and ds["rep"].dtype == np.uint8
+    np.testing.assert_array_equal(expand(ds["obs"], ds["table"]), exact[keep])
+    # float16 rows, as the warm start keeps them: the same rows rounded
+    f16 = replay(labels, where="labels")["obs"]
+    assert f16.dtype == np.float16
+    np.testing.assert_array_equal(f16, exact.astype(np.float16))
+
+
+def _rows(rules: Rules, rules_id: int, k: int) -> dict:
+    """k made-up rows whose compact observations carry ``rules_id`` in byte 94."""
+    from spades_env.compact import RULES_ID
+    obs = np.zeros((k, 120), np.uint8)
+    obs[:, RULES_ID] = rules_id
+    return {"obs": obs, "table": rules_table(rules), "mask": np.zeros((k, 68), bool),
+            "target": np.zeros((k, 68), np.float32), "card": np.zeros(k, bool),
+            "rep": np.full((k, 52), 52, np.uint8), "values": np.zeros((k, 52), np.float32)}
+
+
+def test_concat_rows_merges_the_rules_tables():
+    from spades_env.compact import RULES_ID
+    from spades_env.training.distill_targets import concat_rows
+    std, sui = Rules(), Rules.preset("suicide")
+    same = concat_rows(_rows(std, 0, 2), _rows(std, 0, 3))
+    assert len(same["obs"]) == 5 and same["table"].shape == (1, 32)
+    both = concat_rows(_rows(std, 0, 2), _rows(sui, 0, 3))
+    np.testing.assert_array_equal(both["table"], rules_table([std, sui]))
+    assert both["obs"][:, RULES_ID].tolist() == [0, 0, 1, 1, 1]
+    x = expand(both["obs"], both["table"])
+    np.testing.assert_array_equal(x[:2, -32:], rules_table(std)[[0, 0]])
+    np.testing.assert_array_equal(x[2:, -32:], rules_table(sui)[[0, 0, 0]])
+    # a third part with both rule sets (ids 1 = standard, 0 = suicide in its own table)
+    third = _rows(std, 0, 2)
+    third["table"] = rules_table([sui, std])
+    third["obs"][0, RULES_ID] = 1
+    merged = concat_rows(both, third)
+    assert merged["table"].shape == (2, 32)
+    assert merged["obs"][5:, RULES_ID].tolist() == [0, 1]
