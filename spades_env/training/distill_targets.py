@@ -206,10 +206,10 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) 
     _searched_bid_targets(target, rec, mask, bid_rows, n, temperature)
     cards = np.nonzero(card)[0]
     for i in range(0, len(cards), 1 << 17):  # row by row: blocks bound the float64 work arrays
-        rows = cards[i:i + (1 << 17)]
-        cls = np.zeros((len(rows), 53))
-        np.add.at(cls, (np.arange(len(rows))[:, None], rep[rows]), ref[rows, :52])
-        target[rows, :52] = card_targets(values[rows], cls[:, :52], temperature, prior)
+        blk = cards[i:i + (1 << 17)]
+        cls = np.zeros((len(blk), 53))
+        np.add.at(cls, (np.arange(len(blk))[:, None], rep[blk]), ref[blk, :52])
+        target[blk, :52] = card_targets(values[blk], cls[:, :52], temperature, prior)
     values[~card] = np.nan
     return {"obs": obs, "table": table, "mask": mask, "target": target, "card": card,
             "rep": rep, "values": values}

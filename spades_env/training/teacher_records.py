@@ -29,8 +29,8 @@ from spades_env import Rules, SpadesGame
 from spades_env import options as opt
 from spades_env.bots import make_bot, quoted_name
 from spades_env.cards import NUM_ACTIONS, action_str
-from spades_env.fileio import write_atomic
 from spades_env.compact import COMPACT_SIZE, pack, rules_table
+from spades_env.fileio import write_atomic
 from spades_env.observation import OBS_SIZE, encode
 
 from .envs import randomize_start, seat_priv
