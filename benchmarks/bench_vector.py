@@ -18,7 +18,8 @@ OBS_SIZE)`` float32 tensor (every step must write that much).
 
 Two settings per size: ``default`` (``validate=True, copy=True``: every action checked, fresh
 output tensors each step) and ``lean`` (``validate=False, copy=False``: the env's output buffers
-are reused; fresh multi-MB tensors per step cost page faults).
+are reused; fresh multi-MB tensors per step can cost page faults until glibc raises its mmap
+threshold, which it did within the first hands here).
 
 Backends (``--backends``): ``torch`` (tensor ops, CPU or CUDA) and ``native`` (the fused C kernel of
 ``spades_env.native``, CPU only; ``native/T`` = with T OpenMP threads, ``--kernel-threads 1 2``),
@@ -34,8 +35,8 @@ Usage: ``python benchmarks/bench_vector.py [--sizes 256 1024 4096] [--device cpu
 A timed run is at least ``--min-decisions`` decisions (more hands at small sizes: 70 hands of 256
 games, 18 of 1024, 5 of 4096), so that every row times a stretch of steady stepping as a training loop does
 (about 0.1 s): two hands of 256 games are 3 ms, most of it the caches refilling after the
-OpenSpiel run just before, and read about 10% slower at 256 games (18.3x against 21.4x with 20
-hands on 6 December).
+OpenSpiel run just before, and read 14% slower at 256 games (lean: 18.3x against 21.4x with 20
+hands, the same code on 6 December).
 """
 
 from __future__ import annotations
