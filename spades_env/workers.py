@@ -146,3 +146,52 @@ def worker_pool(processes: int, *, executor: bool = False, initializer=None, ini
     finally:
         if ours:
             signal.signal(signal.SIGTERM, old_term if old_term is not None else signal.SIG_DFL)
+
+
+def _run_background(parent: int, target, args) -> None:
+    """A ``background_process``'s body: the workers' rules (``_init_worker``), then
+    ``target(*args)``."""
+    _init_worker(parent, None, ())
+    target(*args)
+
+
+class BackgroundProcess:
+    """One ``spawn`` process running ``target(*args)`` beside the command, under the workers'
+    rules (module docstring: it ignores Ctrl-C and exits within a second when its parent is
+    gone, even after a SIGKILL). ``stop`` ends it (SIGTERM, then SIGKILL after ``grace``
+    seconds); use it as a context manager so that it ends with the block whatever ends the
+    block. ``target`` must be importable (spawn).
+
+    Raises:
+        ValueError: ``target`` not callable.
+    """
+
+    def __init__(self, target, args=(), name: str = "spades-background"):
+        import multiprocessing
+        if not callable(target):
+            raise ValueError(f"target must be callable, got {target!r}")
+        ctx = multiprocessing.get_context("spawn")
+        self.process = ctx.Process(target=_run_background, args=(os.getpid(), target,
+                                                                  tuple(args)),
+                                   name=name, daemon=True)
+        self.process.start()
+
+    def alive(self) -> bool:
+        """Whether the process still runs."""
+        return self.process.is_alive()
+
+    def stop(self, grace: float = 5.0) -> int | None:
+        """End the process (if it still runs) and wait for it; returns its exit code (``None``
+        if it could not be reaped)."""
+        with _signals_ignored():
+            _stop_processes([self.process], grace)
+        return self.process.exitcode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+__all__ += ["BackgroundProcess"]

@@ -284,6 +284,16 @@ class Args:
     distill_bid_samples: int = checked(0, ints(0, 100_000, resume="free"))
     """deals per bid of the bid search when labelling: the bids then learn the search's values
     (0: the bids are not labelled)."""
+    distill_beside_ppo: int = checked(0, ints(0, 64))
+    """label processes that run beside PPO (0: none): from PPO iteration
+    ``distill_beside_from`` to PPO's end they label hands played by that iteration's network
+    (``label_policy.pt`` in the checkpoint folder) on cores PPO leaves idle
+    (``training.labelling.LabelsBeside``), and round 1 of the search-distillation stage learns
+    those labels, plus ``distill_minutes`` more of the same network's (0 allowed: none more). On
+    a 2-core host PPO takes one core: 1 here labels on the other at no cost in wall time."""
+    distill_beside_from: int = checked(0, ints(0, 10**7))
+    """the PPO iteration at which the labels beside PPO start, and whose network plays their
+    hands (0: PPO's first, the warm start's network)."""
     ray_address: str = checked("", FieldCheck(
         "str", max_len=4096, resume="free", rule='"" (local processes), auto or HOST:PORT'))
     """a Ray cluster (``auto`` or ``HOST:PORT``) for the search-distillation stage's labels
@@ -368,6 +378,12 @@ def validate(args: Args) -> None:
     check_search_work(args)
 
 
+def has_distill_stage(args: Args) -> bool:
+    """Whether the run ends with a search-distillation stage: ``distill_minutes`` of labels, or
+    labels made beside PPO (``distill_beside_ppo``)."""
+    return args.distill_minutes > 0 or args.distill_beside_ppo > 0
+
+
 def check_ready(args: Args) -> None:
     """The start-up checks of a run, before any work: every row's ``ready`` test (the device is
     present, every ``checkpoint:PATH`` bot in ``bc_teacher``, ``pool_bots`` and
@@ -393,18 +409,22 @@ def check_ready(args: Args) -> None:
     if args.rules_mix and len(args.rules_mix) > args.num_envs:
         raise ValueError(f"bad config: rules_mix: {len(args.rules_mix)} rule sets need at least "
                          f"as many games side by side (num_envs is {args.num_envs})")
-    if args.distill_minutes > 0:
+    if args.distill_minutes > 0 or args.distill_beside_ppo > 0:
         # what the stage after PPO would refuse, refused before PPO
         from spades_env import Rules
         if args.rules_mix and any(Rules.parse(r) != Rules() for r in args.rules_mix):
             raise ValueError(f"bad config: distill_minutes: the search-distillation stage labels "
                              f"standard-rules hands; this run's rules_mix is {args.rules_mix!r} "
-                             f"(set distill_minutes: 0)")
+                             f"(set distill_minutes: 0 and distill_beside_ppo: 0)")
         if Rules.parse(args.rules) != Rules():
             raise ValueError(f"bad config: distill_minutes: the search-distillation stage labels "
                              f"standard-rules hands; this run's rules are {args.rules!r} (set "
-                             f"distill_minutes: 0)")
-        if args.distill_minutes < 1e-3:
+                             f"distill_minutes: 0 and distill_beside_ppo: 0)")
+        if args.distill_minutes == 0 and args.distill_rounds > 1:
+            raise ValueError(f"bad config: distill_minutes: rounds after the first label their "
+                             f"own hands for distill_minutes; 0 allows one round only (the "
+                             f"labels beside PPO), got distill_rounds {args.distill_rounds}")
+        if 0 < args.distill_minutes < 1e-3:
             raise ValueError(f"bad config: distill_minutes must be 0 (no stage) or at least "
                              f"0.001, got {args.distill_minutes}")
         if args.seed + args.distill_rounds - 1 > 2**62:
@@ -417,7 +437,7 @@ def check_ready(args: Args) -> None:
             check_address(args.ray_address)
         except ValueError as e:
             raise ValueError(f"bad config: ray_address: {e}") from None
-    if args.distill_minutes > 0 and (args.distill_hidden or args.distill_head_hidden):
+    if has_distill_stage(args) and (args.distill_hidden or args.distill_head_hidden):
         from types import SimpleNamespace
 
         from spades_env.agents.model import check_widen
@@ -614,7 +634,7 @@ def to_dict(args: Args) -> dict:
     return dataclasses.asdict(args)
 
 
-__all__ = ["Args", "from_dict", "load_yaml", "apply_overrides", "add_cli", "args_from_cli",
+__all__ = ["Args", "has_distill_stage", "from_dict", "load_yaml", "apply_overrides", "add_cli", "args_from_cli",
            "to_dict", "validate", "parse_value", "safe_yaml", "FieldCheck", "FIELD_CHECKS",
            "check_field", "check_search_work", "check_warm_start_work",
            "check_ready", "field_table", "network_params", "resume_args", "resume_base",

@@ -27,7 +27,7 @@ def check_search_work(args) -> None:
                 check_work(name, search_work(card, bid, infer_bids=name == "insane"))
             except ValueError as e:
                 raise ValueError(f"bad config: pool_search_samples: {e}") from None
-    if args.distill_minutes > 0:
+    if args.distill_minutes > 0 or args.distill_beside_ppo > 0:
         expert = args.distill_teacher == "expert"
         widths = list(args.distill_hidden or args.hidden)
         head = args.distill_head_hidden or args.head_hidden

@@ -172,7 +172,7 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
 
 # ============================================================================= command line
 _LIMITS = (  # name, kind, low, high
-    ("minutes", float, 1e-3, 10_000.0), ("chunks", int, 1, 100_000), ("chunk_hands", int, 1, 10_000),
+    ("minutes", float, 0.0, 10_000.0), ("chunks", int, 1, 100_000), ("chunk_hands", int, 1, 10_000),
     ("samples", int, 1, MAX_SAMPLES), ("workers", int, 1, 64), ("seed", int, 0, 2**62),
     ("temperature", float, 1e-3, 1e4), ("prior", float, 0.0, 1.0), ("bid_deals", int, 0, 1_000_000),
     ("epochs", int, 1, 1_000), ("lr", float, 1e-7, 1.0), ("bid_samples", int, 0, MAX_SAMPLES))
@@ -220,7 +220,7 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                        lr: float = 1e-3, hidden=None, head_hidden: int | None = None,
                        also_labels=(), log=print, teacher: str = "hard", bid_samples: int = 0,
                        ray_address: str | None = None, on_chunk=None,
-                       log_every: float = 0.0) -> dict:
+                       log_every: float = 0.0, label_source: str | None = None) -> dict:
     """The whole round: label hands played by ``src`` (``produce_labels``, resumable: the chunks
     kept in ``labels``), distil into ``src``'s network (or one widened to ``hidden`` /
     ``head_hidden``, ``spades_env.agents.model.widen``), and write the stripped checkpoint ``out``
@@ -234,13 +234,16 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     ``src`` itself, so each round's teacher grows with its student); ``bid_samples``: deals per
     bid of the bid search (0: the bids are not labelled and stay the source's); ``ray_address``:
     label on that Ray cluster; ``on_chunk``: called after each chunk and ``log_every``: seconds
-    between two chunk lines, 0 for every chunk (``produce_labels``).
+    between two chunk lines, 0 for every chunk (``produce_labels``); ``label_source``: the
+    checkpoint whose network plays the labelled hands (default ``src``; ``train`` labels beside
+    PPO with a snapshot of the PPO network, ``training.labelling.LabelsBeside``), and with
+    ``minutes`` 0 the round labels nothing new: it learns the chunks already in ``labels``.
     Returns:
         ``{"checkpoint": out, "hands": int, "chunks": int, "kept_hands": int,
         "label_minutes": float, "minutes": float, "labels_per_second": float, "regret": float}``
         (``kept_hands``: of chunks an earlier, stopped run labelled, whose minutes
-        ``label_minutes`` does not count; ``regret``: the source policy's, in points per card,
-        by this round's teacher).
+        ``label_minutes`` does not count; ``regret``: the labelled policy's (``label_source``'s),
+        in points per card, by this round's teacher).
     Raises:
         ValueError: a bad value (naming it), a source trained on other rules, widths that
             ``check_widen`` refuses, no chunk finished within ``minutes``, or an ``also_labels``
@@ -261,12 +264,14 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                            teacher=teacher, bid_samples=bid_samples, ray=ray_address,
                            log_every=log_every)
     folder = labels or os.path.splitext(out)[0] + "_labels"
+    player = label_source or src
     t0 = time.time()
-    data, net, shape = _check_round(src, out, folder, a, hidden, head_hidden, also_labels)
+    data, net, shape = _check_round(src, out, folder, a, hidden, head_hidden, also_labels,
+                                    player)
     extra_files = _also_label_files(also_labels, folder)
     extra = merge_labels([load_labels(q) for q in extra_files]) if extra_files else None  # now,
     stats: dict = {}                                  # not after the labelling: checked early
-    paths, own = _label_round(src, folder, a, log, on_chunk, stats)
+    paths, own = _label_round(player, folder, a, log, on_chunk, stats)
     rec = own if extra is None else merge_labels([own, extra])
     label_s = time.time() - t0
     reference = copy.deepcopy(net).eval()
@@ -294,10 +299,12 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
             "labels_per_second": rate, "regret": own_stats["regret"]}
 
 
-def _check_round(src: str, out: str, folder: str, a, hidden, head_hidden, also_labels):
+def _check_round(src: str, out: str, folder: str, a, hidden, head_hidden, also_labels,
+                 player: str):
     """``distill_checkpoint``'s checks before any work: the options, the outputs apart from what
-    is read, the Ray address, the source (standard rules), the teacher's work, the widths and
-    ``out``. Returns the source's checkpoint data, its network and the wider shape (or None)."""
+    is read, the Ray address, the source and the labelled network ``player`` (standard rules),
+    the teacher's work, the widths and ``out``. Returns the source's checkpoint data, its network
+    and the wider shape (or None)."""
     from spades_env.fileio import check_output_file, check_outputs_apart
 
     from .checkpoint import build_agent, load_checkpoint
@@ -306,18 +313,21 @@ def _check_round(src: str, out: str, folder: str, a, hidden, head_hidden, also_l
     # folder is read too, as the labels of this run to resume, so it is an output only
     check_outputs_apart([("--out", out), ("--labels" if a.labels else "the label folder", folder)],
                         [("the checkpoint argument", src)]
+                        + ([("the labelled network", player)] if player != src else [])
                         + [("--also-labels", f) for f in also_labels])
     if a.ray is not None:  # before any work: Ray installed, the address answers
         from spades_env.ray_cluster import check_address
         check_address(a.ray)
     data = load_checkpoint(src)
-    rules = (data.get("config") or {}).get("rules", "standard")
-    if rules != "standard":
-        raise ValueError(f"{src} was trained on rules {rules!r}; the labels are "
-                         f"standard-rules hands")
+    for path, d in ((src, data),) + (((player, load_checkpoint(player)),) if player != src
+                                     else ()):
+        rules = (d.get("config") or {}).get("rules", "standard")
+        if rules != "standard":
+            raise ValueError(f"{path} was trained on rules {rules!r}; the labels are "
+                             f"standard-rules hands")
     net = build_agent(data, "cpu")
     # the teacher's options together and one chunk's work, before any work
-    check_label_work(src, a.teacher, a.samples, a.bid_samples, a.chunk_hands,
+    check_label_work(player, a.teacher, a.samples, a.bid_samples, a.chunk_hands,
                      1 if a.ray is not None else min(a.workers, a.chunks))
     shape = _wider_shape(hidden, head_hidden, net)
     check_output_file(out, "output checkpoint", create_folder=True)
@@ -359,7 +369,9 @@ def _label_round(src: str, folder: str, a, log, on_chunk, stats: dict):
                                bid_samples=a.bid_samples, ray_address=a.ray, stats=stats,
                                on_chunk=on_chunk, log_every=a.log_every)
         if not paths:
-            raise ValueError("no label chunk was finished within --minutes")
+            raise ValueError(f"no label chunk in {folder} to learn (--minutes 0 labels none)"
+                             if a.minutes <= 0 else
+                             "no label chunk was finished within --minutes")
         # every chunk read is one of this run, made by this very network (its SHA-256)
         sha = file_sha256(src)
         own = merge_labels([check_chunk(q, sha, a.chunk_hands, a.seed,
@@ -409,7 +421,8 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_out(p, "the checkpoint to write, stripped and playable (required)")
     p.add_argument("--labels", default=None,
                    help="label chunk folder (default: OUT without .pt, + _labels)")
-    p.add_argument("--minutes", type=float, default=30.0, help="labelling budget (wall clock)")
+    p.add_argument("--minutes", type=float, default=30.0, help="labelling budget (wall clock); 0 labels nothing new and learns the chunks "
+                        "already in --labels")
     p.add_argument("--chunks", type=int, default=1000, help="most chunks to label")
     p.add_argument("--chunk-hands", type=int, default=50)
     p.add_argument("--samples", type=int, default=40, help="search deals per card decision")

@@ -67,6 +67,7 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
     """
     from .distill import distill_checkpoint  # loaded only when a stage runs
     it = progress["iteration"]
+    beside = beside_labels(progress)
     rounds = args.distill_rounds
     paths = distill_round_paths(out, rounds)
     done = _done_rounds(progress)
@@ -82,9 +83,13 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
             # one label folder per round and PPO network: chunks of another network never mix in
             suffix = label_folder_suffix(args)
             labels = os.path.splitext(path)[0] + f"_labels_it{it}{suffix}"
+            player = None
+            if k == 1 and beside is not None:  # round 1 learns the labels made beside PPO
+                labels, player = beside["labels"], beside["checkpoint"]
             _remove_stale_labels(stem, labels, suffix, it, k, redo, log)
             redo = True  # every later round starts from this round's new network
-            rec = _distill_round(distill_checkpoint, args, src, path, labels, k, it, log, writer)
+            rec = _distill_round(distill_checkpoint, args, src, path, labels, k, it, log, writer,
+                                 player)
         records.append(rec)
         progress["distill_rounds"] = list(records)  # fewer rounds than before drop the others
         progress["distill"] = rec
@@ -148,12 +153,14 @@ CHUNK_LINE_SECONDS = 60.0
 
 
 def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: str, k: int,
-                   it: int, log, writer) -> dict:
+                   it: int, log, writer, player: str | None = None) -> dict:
     """Run round ``k`` of the stage (``distill_checkpoint`` from ``src`` into ``path``, its
-    chunks in ``labels``), log it and report it to ``writer``; returns its record."""
+    chunks in ``labels``, the hands played by ``player``: ``src`` when None), log it and report
+    it to ``writer``; returns its record."""
     where = (f"on the Ray cluster {args.ray_address}" if args.ray_address else
              f"{args.distill_workers} workers")
-    log(f"search distillation: round {k}/{args.distill_rounds} from {src}: "
+    played = "" if player is None else f", the hands played by {player} (labelled beside PPO)"
+    log(f"search distillation: round {k}/{args.distill_rounds} from {src}{played}: "
         f"{args.distill_minutes:g} min of labels by {args.distill_teacher} "
         f"({args.distill_samples} deals per card"
         + (f", {args.distill_bid_samples} per bid" if args.distill_bid_samples else "")
@@ -178,7 +185,7 @@ def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: 
                            else None, log=log, teacher=args.distill_teacher,
                            bid_samples=args.distill_bid_samples,
                            ray_address=args.ray_address or None, on_chunk=on_chunk,
-                           log_every=CHUNK_LINE_SECONDS)
+                           log_every=CHUNK_LINE_SECONDS, label_source=player)
     kept = (f", {r['kept_hands']} of them kept from a stopped run"
             if r.get("kept_hands") else "")
     log(f"distilled {path}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min{kept} "
@@ -190,7 +197,59 @@ def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: 
                        ("distill/round_hands", r["hands"])):
             if not math.isnan(v):
                 writer.add_scalar(tag, v, k)
-    return dict(r, ppo_iteration=it, round=k)
+    return dict(r, ppo_iteration=it, round=k, **({} if player is None else
+                                                 {"label_source": player}))
 
 
-__all__ = ["distill_stage", "distill_round_paths", "label_folder_suffix"]
+def beside_labels(progress: dict) -> dict | None:
+    """The labels made beside PPO (``progress["beside"]``: ``{"iteration", "checkpoint",
+    "labels"}``, the PPO iteration whose network played them, that network's file and the label
+    folder) when that network's file is still there; None otherwise."""
+    b = progress.get("beside")
+    if isinstance(b, dict) and os.path.isfile(str(b.get("checkpoint", ""))):
+        return b
+    return None
+
+
+BESIDE_SNAPSHOT = "label_policy.pt"
+"""the network whose hands are labelled beside PPO, in the run's checkpoint folder."""
+
+
+def start_labels_beside(args: Args, progress: dict, ckpt_dir: str, save_snapshot, log=print):
+    """Start the labels beside PPO: ``args.distill_beside_ppo`` processes
+    (``training.labelling.LabelsBeside``) label hands of the network recorded in
+    ``progress["beside"]`` into its folder. A run that has recorded none yet first calls
+    ``save_snapshot(BESIDE_SNAPSHOT)`` (the network of this PPO iteration, written into
+    ``ckpt_dir``) and records it with the folder ``labels_beside_itN`` (N: the iteration, plus
+    ``label_folder_suffix``); a resumed run goes on with the recorded network and folder.
+
+    Returns:
+        the running ``LabelsBeside`` (``stop`` it when PPO stops), or None (logged) when a
+        resumed run's recorded network file is gone: round 1 then labels its own hands.
+    Raises:
+        ValueError: what ``LabelsBeside`` raises (the folder held by another run, a teacher over
+            the limits).
+    """
+    from .labelling import LabelsBeside
+    rec = progress.get("beside")
+    if rec is None:
+        path = os.path.join(ckpt_dir, BESIDE_SNAPSHOT)
+        save_snapshot(BESIDE_SNAPSHOT)
+        it = progress["iteration"]
+        rec = progress["beside"] = {
+            "iteration": it, "checkpoint": path,
+            "labels": os.path.join(ckpt_dir, f"labels_beside_it{it}{label_folder_suffix(args)}")}
+    elif beside_labels(progress) is None:
+        log(f"labels beside PPO: the network {rec.get('checkpoint')} is gone; no more labels "
+            f"beside PPO in this run (round 1 labels its own hands)")
+        progress.pop("beside")
+        return None
+    beside = LabelsBeside(rec["checkpoint"], rec["labels"], args.distill_beside_ppo,
+                          args.distill_chunks, args.distill_chunk_hands, args.seed,
+                          args.distill_samples, args.distill_teacher, args.distill_bid_samples)
+    log(f"labels beside PPO: {args.distill_beside_ppo} process(es) labelling hands of the "
+        f"network of iteration {rec['iteration']} ({rec['checkpoint']}) into {rec['labels']}")
+    return beside
+
+
+__all__ = ["distill_stage", "start_labels_beside", "BESIDE_SNAPSHOT", "distill_round_paths", "label_folder_suffix", "beside_labels"]

@@ -285,6 +285,14 @@ def _progress_line(path, st, sec, totals, t_start, deadline, chunks) -> str:
             f"{left:.1f} min of labels left")
 
 
+def _label_spec(checkpoint, chunk_hands, seed, samples, random_start, teacher,
+                bid_samples) -> dict:
+    """What every chunk of one labelling run shares (``_worker``'s ``spec``)."""
+    return {"checkpoint": checkpoint, "sha": file_sha256(checkpoint), "hands": chunk_hands,
+            "seed": seed, "samples": samples, "random_start": random_start, "teacher": teacher,
+            "bid_samples": bid_samples}
+
+
 def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, chunk_hands: int,
                    seed: int, samples: int, workers: int, random_start: float = 0.5,
                    log=print, teacher: str = "hard", bid_samples: int = 0,
@@ -292,7 +300,8 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
                    on_chunk=None, log_every: float = 0.0) -> list[str]:
     """Label chunks 0, 1, ... until ``chunks`` are done or ``minutes`` have passed, in
     ``workers`` local processes, or as Ray tasks on the cluster at ``ray_address``. Chunks already
-    in ``folder`` are checked (``check_chunk``) and kept: a stopped run resumes. Returns the
+    in ``folder`` are checked (``check_chunk``) and kept: a stopped run resumes. ``minutes`` 0
+    labels nothing new: the chunks already there (``LabelsBeside``'s) are checked and kept. Returns the
     paths of chunks ``0..chunks-1`` that exist, in order. Logs one line per chunk
     (``_progress_line``: hands, labels, labels per second, the policy's regret, the minutes of
     labels left), or with ``log_every`` > 0 at most one per ``log_every`` seconds (the first
@@ -323,9 +332,7 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
     check_label_work(checkpoint, teacher, samples, bid_samples, chunk_hands,
                      1 if ray_address is not None else min(workers, chunks))
     os.makedirs(folder, exist_ok=True)
-    spec = {"checkpoint": checkpoint, "sha": file_sha256(checkpoint), "hands": chunk_hands,
-            "seed": seed, "samples": samples, "random_start": random_start, "teacher": teacher,
-            "bid_samples": bid_samples}
+    spec = _label_spec(checkpoint, chunk_hands, seed, samples, random_start, teacher, bid_samples)
     identity = locked_identity(folder)
     deadline = time.time() + minutes * 60
     totals = {"hands": 0, "card_labels": 0, "bid_labels": 0, "made_labels": 0,
@@ -356,12 +363,18 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
                       "labels_per_second": totals["made_labels"] / max(time.time() - t_start,
                                                                         1e-9),
                       "regret": st["regret"]})
-        if time.time() >= deadline:
+        if minutes > 0 and time.time() >= deadline:
             log(f"label budget of {minutes} min reached")
             return True
         return False
 
-    if ray_address is None:
+    if minutes <= 0:  # no new work: the chunks already there (e.g. made beside PPO)
+        for c in range(chunks):
+            path = _chunk_path(folder, c)
+            if os.path.exists(path):
+                _path, rec, _sec = _worker((spec, folder, identity, c))
+                done(path, rec, None)
+    elif ray_address is None:
         from spades_env.workers import worker_pool
         jobs = ((spec, folder, identity, c) for c in range(chunks))
         with worker_pool(min(workers, chunks)) as pool:  # ends its workers on SIGTERM/Ctrl-C too
@@ -428,3 +441,76 @@ def _labels_on_ray(address, spec, folder, identity, chunks, done) -> None:
     finally:
         if started:
             ray.shutdown()
+
+
+def _label_beside(spec: dict, folder: str, identity, chunks: int, first: int, step: int) -> None:
+    """A ``LabelsBeside`` process: chunks ``first``, ``first + step``, ... below ``chunks``,
+    each made (or, already there, checked) as ``produce_labels``' workers do, one after another
+    until the last or until the process is stopped."""
+    for c in range(first, chunks, step):
+        _worker((spec, folder, identity, c))
+
+
+class LabelsBeside:
+    """Label chunks made in the background while the caller does other work (``train``: beside
+    PPO, each process on a core PPO leaves idle): ``processes`` processes label chunks 0, 1, ...
+    of ``folder`` (process ``i`` the chunks ``i``, ``i + processes``, ...), exactly the chunks
+    ``produce_labels`` makes with the same arguments (a chunk's labels depend only on its seeds
+    and the checkpoint), until ``stop``. Chunks already in the folder are checked and kept.
+
+    The folder is locked (``lock_labels``) from the start to ``stop``. A chunk is written
+    atomically when finished: a stop loses only the chunks in progress.
+
+    Args: as ``produce_labels``' (``checkpoint``: the network that plays the hands).
+    Raises:
+        ValueError: what ``check_label_work`` and ``lock_labels`` raise, before any process
+            starts.
+    """
+
+    def __init__(self, checkpoint: str, folder: str, processes: int, chunks: int,
+                 chunk_hands: int, seed: int, samples: int, teacher: str = "hard",
+                 bid_samples: int = 0, random_start: float = 0.5):
+        from spades_env.workers import BackgroundProcess
+        check_label_work(checkpoint, teacher, samples, bid_samples, chunk_hands,
+                         min(processes, chunks))
+        self.folder, self.chunks, self.failed = folder, chunks, []
+        self.lock = lock_labels(folder)
+        self.procs = []
+        try:
+            spec = _label_spec(checkpoint, chunk_hands, seed, samples, random_start, teacher,
+                               bid_samples)
+            identity = locked_identity(folder)
+            for i in range(min(processes, chunks)):
+                self.procs.append(BackgroundProcess(
+                    _label_beside, (spec, folder, identity, chunks, i, processes),
+                    name=f"spades-labels-{i}"))
+        except BaseException:
+            self.stop()
+            raise
+
+    def chunk_paths(self) -> list[str]:
+        """The finished chunks now in the folder, in order."""
+        return [q for q in (_chunk_path(self.folder, c) for c in range(self.chunks))
+                if os.path.exists(q)]
+
+    def stop(self) -> list[str]:
+        """End the processes (a chunk in progress is dropped), release the folder; returns
+        ``chunk_paths()``. Calling it again does nothing more. ``failed`` then holds the exit
+        codes of processes that had ended with an error before (their traceback went to
+        stderr)."""
+        for p in self.procs:
+            ended = not p.alive()
+            code = p.stop()
+            if ended and code:
+                self.failed.append(code)
+        self.procs = []
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+        return self.chunk_paths()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -43,8 +43,8 @@ from spades_env.cards import NUM_ACTIONS, NUM_CARDS, TEAM
 from spades_env.compact import COMPACT_SIZE, expand
 
 from .checkpoint import check_model, load_checkpoint, save_checkpoint
-from .config import Args, to_dict
-from .distill_stage import distill_stage
+from .config import Args, has_distill_stage, to_dict
+from .distill_stage import distill_stage, start_labels_beside
 from .envs import compact_obs, env_hands, make_env, rules_table
 from .evaluate import format_table
 from .opponents import Opponents
@@ -579,21 +579,47 @@ def _ppo(run: _Run, cur) -> str:
     run.last_status = time.time()
     stop_reason = "total_decisions"
     it_first = progress["iteration"]
-    while progress["decisions"] < args.total_decisions:
-        # the PPO seconds are stored at every iteration (the saves and the summary read them)
-        seconds = run.clock.ppo_seconds()
-        if args.max_minutes > 0 and seconds > 60 * args.max_minutes:
-            stop_reason = "max_minutes"
-            break
-        cur = _iteration(run, cur, store, bar)
-        if args.stop_after_iterations and progress["iteration"] - it_first \
-                >= args.stop_after_iterations:
-            stop_reason = "stop_after_iterations"
-            break
+    beside = None
+    try:
+        while progress["decisions"] < args.total_decisions:
+            # the PPO seconds are stored at every iteration (the saves and the summary read them)
+            seconds = run.clock.ppo_seconds()
+            if args.max_minutes > 0 and seconds > 60 * args.max_minutes:
+                stop_reason = "max_minutes"
+                break
+            if beside is None and args.distill_beside_ppo > 0 \
+                    and progress["iteration"] >= args.distill_beside_from:
+                beside = _start_beside(run) or False
+            cur = _iteration(run, cur, store, bar)
+            if args.stop_after_iterations and progress["iteration"] - it_first \
+                    >= args.stop_after_iterations:
+                stop_reason = "stop_after_iterations"
+                break
+    finally:
+        if beside:
+            n = len(beside.stop())
+            run.log(f"labels beside PPO stopped: {n} chunks of {args.distill_chunk_hands} hands "
+                    f"in {beside.folder}" + (f"; {len(beside.failed)} label process(es) had "
+                                             f"failed (exit codes {beside.failed}, see above)"
+                                             if beside.failed else ""))
     run.status(f"PPO stopped ({stop_reason})", bar)  # also stores the last iteration's seconds
     if bar is not None:
         bar.close()
     return stop_reason
+
+
+def _start_beside(run: _Run):
+    """``distill_stage.start_labels_beside`` for this run: the network of this iteration saved
+    as the snapshot when none is recorded yet (and ``latest.pt`` then, so a resumed run finds
+    it)."""
+    def snapshot(name: str) -> None:
+        run.save(name, full=False)
+
+    beside = start_labels_beside(run.args, run.progress, run.ckpt_dir, snapshot, run.log)
+    if beside is not None and run.progress["beside"]["iteration"] == run.progress["iteration"] \
+            and run.saved_iteration != run.progress["iteration"]:
+        run.save_latest()
+    return beside
 
 
 def _finish(run: _Run, stop_reason: str) -> tuple[str, list]:
@@ -604,7 +630,7 @@ def _finish(run: _Run, stop_reason: str) -> tuple[str, list]:
     progress["stop_reason"] = stop_reason
     run.save_latest()
     final_path, final_agent, what = os.path.join(ckpt_dir, "latest.pt"), run.agent, "PPO"
-    if args.distill_minutes > 0:
+    if has_distill_stage(args):
         # the labels' source: the PPO network, written once, so that the label chunks of a
         # stopped stage still match it (their files record its SHA-256) after latest.pt is
         # rewritten (rewritten when PPO has gone on since: a resume with more total_decisions)

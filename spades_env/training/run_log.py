@@ -258,8 +258,10 @@ def stage_rows(progress: dict, evals: list[dict]) -> list[tuple[str, float, str]
             continue  # a round of an earlier PPO network (PPO went on after it)
         rows.append((f"distillation round {r['round']}", r["minutes"],
                      f"{r['hands']:,} hands labelled in {r['label_minutes']:.1f} min"
-                     + (f" ({r['kept_hands']:,} kept from a stopped run, whose minutes are "
-                        f"not counted)" if r.get("kept_hands") else "")))
+                     + ("" if not r.get("kept_hands") else
+                        f" ({r['kept_hands']:,} of them beside PPO)" if r.get("label_source")
+                        else f" ({r['kept_hands']:,} kept from a stopped run, whose minutes are "
+                             f"not counted)")))
     if "final_eval_seconds" in progress:
         final = next((e for e in reversed(evals) if e.get("final")), None)
         rows.append(("final evaluation", progress["final_eval_seconds"] / 60,

@@ -203,3 +203,26 @@ def test_a_pool_opened_outside_the_main_thread_works_and_leaves_signals_alone():
     t.join(120)
     assert out == {"squares": [9]}
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def _sleep_forever():
+    time.sleep(3600)
+
+
+def _write_and_exit(path: str, code: int):
+    with open(path, "w") as f:
+        f.write("ran")
+    sys.exit(code)
+
+
+def test_a_background_process_runs_its_target_and_ends_when_stopped(tmp_path):
+    from spades_env.workers import BackgroundProcess
+    done = BackgroundProcess(_write_and_exit, (str(tmp_path / "out"), 3))
+    done.process.join(60)
+    assert (tmp_path / "out").read_text() == "ran" and not done.alive()
+    assert done.stop() == 3  # its own exit code: it had ended with an error
+    with BackgroundProcess(_sleep_forever) as p:
+        assert p.alive()
+    assert not p.alive() and p.process.exitcode == -signal.SIGTERM
+    with pytest.raises(ValueError, match="target must be callable"):
+        BackgroundProcess("not a function")

@@ -1,0 +1,148 @@
+"""Labels made beside PPO (``training.labelling.LabelsBeside``, the config field
+``distill_beside_ppo``): the background processes make exactly the chunks ``produce_labels``
+makes, hold the label folder while they run, and a training run's round 1 learns them."""
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+from spades_env.agents.checkpoint import load_checkpoint
+
+LABEL_KEYS = ("seed", "scores", "bags", "moves", "agent_team", "values", "bid_values", "regret")
+
+
+def _wait_for_chunks(beside, n: int, seconds: float = 120.0) -> None:
+    t0 = time.time()
+    while len(beside.chunk_paths()) < n:
+        assert time.time() - t0 < seconds, f"{len(beside.chunk_paths())} of {n} chunks"
+        time.sleep(0.2)
+
+
+def test_labels_beside_are_the_chunks_produce_labels_makes(tiny, tmp_path):
+    from spades_env.training.labelling import LabelsBeside, lock_labels, produce_labels
+    from spades_env.training.labels import load_labels
+    kw = dict(chunks=3, chunk_hands=2, seed=7, samples=2)
+    beside = LabelsBeside(tiny, str(tmp_path / "beside"), 2, **kw)
+    try:
+        with pytest.raises(ValueError, match="is in use by another labelling run"):
+            lock_labels(str(tmp_path / "beside"))  # held while the processes run
+        _wait_for_chunks(beside, 3)
+    finally:
+        paths = beside.stop()
+    assert [os.path.basename(p) for p in paths] == [f"chunk_0000{c}.npz" for c in range(3)]
+    assert beside.stop() == paths  # a second stop does nothing more
+    lock_labels(str(tmp_path / "beside")).release()  # released by stop
+    lock = lock_labels(str(tmp_path / "plain"))
+    try:
+        plain = produce_labels(tiny, str(tmp_path / "plain"), 10.0, workers=1, log=lambda *a: None,
+                               **kw)
+    finally:
+        lock.release()
+    for a, b in zip(paths, plain):  # the same hands, moves and values, bit for bit
+        la, lb = load_labels(a), load_labels(b)
+        for k in LABEL_KEYS:
+            np.testing.assert_array_equal(la[k], lb[k], err_msg=k)
+
+
+def test_produce_labels_with_no_minutes_keeps_the_chunks_there_and_makes_none(tiny, tmp_path):
+    from spades_env.training.labelling import lock_labels, produce_labels
+    folder = str(tmp_path / "labels")
+    kw = dict(chunk_hands=2, seed=7, samples=2, workers=1, log=lambda *a: None)
+    lock = lock_labels(folder)
+    try:
+        made = produce_labels(tiny, folder, 10.0, chunks=1, **kw)
+        stats: dict = {}
+        kept = produce_labels(tiny, folder, 0.0, chunks=5, stats=stats, **kw)
+    finally:
+        lock.release()
+    assert kept == made and len(made) == 1
+    assert stats["kept_hands"] == 2 and stats["made_chunks"] == 0 and stats["chunks"] == 1
+    assert [f for f in os.listdir(folder) if f.startswith("chunk_")] == ["chunk_00000.npz"]
+
+
+def test_distill_with_no_minutes_learns_the_chunks_of_its_label_source(tiny, tmp_path):
+    """``spades distill --minutes 0`` with another network's chunks (as round 1 after PPO): the
+    chunks must be that network's; none are made; an empty folder is refused by name."""
+    import torch
+
+    from spades_env.agents.model import Agent
+    from spades_env.training.checkpoint import save_checkpoint
+    from spades_env.training.distill import distill_checkpoint
+    from spades_env.training.labelling import lock_labels, produce_labels
+    folder = str(tmp_path / "labels")
+    lock = lock_labels(folder)
+    try:
+        produce_labels(tiny, folder, 10.0, chunks=1, chunk_hands=2, seed=7, samples=2,
+                       workers=1, log=lambda *a: None)
+    finally:
+        lock.release()
+    torch.manual_seed(5)
+    src = str(tmp_path / "src.pt")
+    save_checkpoint(src, {"config": {"name": "s"},
+                          "model": Agent(hidden=[32], head_hidden=16).state_dict(),
+                          "model_shape": {"hidden": [32], "head_hidden": 16},
+                          "progress": {"iteration": 9}, "eval": []})
+    kw = dict(minutes=0.0, chunks=4, chunk_hands=2, samples=2, seed=7, bid_deals=0, epochs=1,
+              log=lambda *a: None)
+    r = distill_checkpoint(src, str(tmp_path / "out.pt"), labels=folder, label_source=tiny, **kw)
+    assert (r["hands"], r["chunks"], r["kept_hands"]) == (2, 1, 2)
+    d = load_checkpoint(str(tmp_path / "out.pt"))
+    assert d["source"] == src and d["progress"]["iteration"] == 9
+    assert [f for f in os.listdir(folder) if f.startswith("chunk_")] == ["chunk_00000.npz"]
+    with pytest.raises(ValueError, match="belongs to another labelling run"):  # not src's chunks
+        distill_checkpoint(src, str(tmp_path / "out2.pt"), labels=folder, **kw)
+    with pytest.raises(ValueError, match=r"no label chunk in .*empty to learn \(--minutes 0"):
+        distill_checkpoint(src, str(tmp_path / "out3.pt"), labels=str(tmp_path / "empty"),
+                           label_source=tiny, **kw)
+
+
+def test_labels_beside_ppo_need_one_round_when_no_minutes_follow():
+    from spades_env.training import config as cfg
+    args = cfg.from_dict({"distill_beside_ppo": 1, "distill_minutes": 0, "distill_rounds": 2})
+    with pytest.raises(ValueError, match="0 allows one round only"):
+        cfg.check_ready(args)
+    cfg.check_ready(cfg.from_dict({"distill_beside_ppo": 1}))
+    assert cfg.has_distill_stage(cfg.from_dict({"distill_beside_ppo": 1}))
+    assert not cfg.has_distill_stage(cfg.from_dict({}))
+    with pytest.raises(ValueError, match="distill_beside_ppo: 0"):
+        cfg.check_ready(cfg.from_dict({"distill_beside_ppo": 1, "rules": "suicide"}))
+
+
+@pytest.mark.slow
+def test_a_training_run_labels_beside_ppo_and_its_round_learns_them(tmp_path):
+    from spades_env.training import config as cfg
+    from spades_env.training.labels import file_sha256, load_labels
+    from spades_env.training.distill_stage import BESIDE_SNAPSHOT
+    from spades_env.training.ppo_selfplay import train
+    from tests.training.test_distill import _nano_run
+    base = _nano_run(tmp_path, "beside", total_decisions=3000, distill_beside_ppo=1,
+                     distill_beside_from=2, distill_minutes=0.01, distill_samples=2,
+                     distill_chunk_hands=2, distill_chunks=50, distill_epochs=1,
+                     distill_workers=1, distill_bid_deals=20)
+    # stopped after 3 iterations: the snapshot of iteration 2 is written and recorded
+    logs: list[str] = []
+    first = train(cfg.from_dict({"stop_after_iterations": 3}, base), log=logs.append)
+    folder = os.path.dirname(first["checkpoint"])
+    snap = os.path.join(folder, BESIDE_SNAPSHOT)
+    assert load_checkpoint(snap)["progress"]["iteration"] == 2
+    rec = load_checkpoint(os.path.join(folder, "latest.pt"))["progress"]["beside"]
+    assert rec == {"iteration": 2, "checkpoint": snap,
+                   "labels": os.path.join(folder, "labels_beside_it2")}
+    assert any(m.startswith("labels beside PPO stopped:") for m in logs)
+    sha = file_sha256(snap)
+    # resumed: the same network goes on labelling (not saved again), round 1 learns its hands
+    logs.clear()
+    out = train(base, resume=os.path.join(folder, "latest.pt"), log=logs.append)
+    assert file_sha256(snap) == sha
+    assert out["checkpoint"] == os.path.join(folder, "distilled.pt")
+    progress = load_checkpoint(os.path.join(folder, "latest.pt"))["progress"]
+    r1 = progress["distill_rounds"][0]
+    assert r1["label_source"] == snap and r1["hands"] >= 2
+    chunks = sorted(f for f in os.listdir(rec["labels"]) if f.startswith("chunk_"))
+    assert r1["hands"] == 2 * len(chunks)
+    for f in chunks:  # every chunk the round learned is the snapshot's hands
+        assert load_labels(os.path.join(rec["labels"], f))["source_sha256"] == sha
+    assert any("the hands played by " + snap in m for m in logs)
+    assert [s[0] for s in out["stages"]][-2:] == ["distillation round 1", "final evaluation"]
