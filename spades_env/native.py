@@ -1,5 +1,6 @@
 """Load the C kernel: the fused step of the batched engine (``SpadesVectorEnv(backend="native")``)
-and the PIMC bots' play-outs (``bots.solver.playouts``).
+and the PIMC bots' play-outs and exact endgame solver (``bots.solver.playouts``,
+``bots.solver.solve_many``).
 
 The kernel (``spades_env/_native/vector_kernel.c``, ``playout.c`` and ``rules.c``) is plain C
 with no Python or torch headers, built when the package is built (``setup.py``: ``pip install``,
@@ -13,7 +14,7 @@ stale by an edit of ``_native/`` is refused, not run). When the extension is mis
 used without ``pip install -e .``, or a build without a C compiler) or refused,
 ``load_kernel()`` raises ``NativeUnavailable`` with the reason and how to build it;
 ``SpadesVectorEnv(backend="auto")`` then falls back to the torch path, the bots to the Python
-play-outs (the same results, slower), and ``backend="native"`` raises it.
+play-outs and solver (the same results, slower), and ``backend="native"`` raises it.
 """
 
 from __future__ import annotations
@@ -325,7 +326,7 @@ def kernel_path() -> str | None:
 
 
 _SYMBOLS = ("sp_step", "sp_render", "sp_sync_rows", "sp_start_hands", "sp_end_hands", "sp_check",
-            "sp_sample", "sp_step_render", "sp_openmp", "sp_playouts", "sp_env_size",
+            "sp_sample", "sp_step_render", "sp_openmp", "sp_playouts", "sp_solve", "sp_env_size",
             "sp_source_digest")
 
 
@@ -401,5 +402,8 @@ def load_kernel():
         lib.sp_playouts.argtypes = [ctypes.POINTER(SpDeck), i64, vp, vp, vp, vp, i64, i64, vp, i64,
                                     i64, i64, i64, vp]
         lib.sp_playouts.restype = ctypes.c_int64
+        lib.sp_solve.argtypes = [ctypes.POINTER(SpDeck), i64, vp, vp, vp, i64, i64, i64, i64, i64,
+                                 i64, vp, vp, vp]
+        lib.sp_solve.restype = ctypes.c_int64
         _kernel = lib
         return lib

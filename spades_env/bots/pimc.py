@@ -5,7 +5,8 @@ choice, draw deals of the unseen cards that agree with the seat's information se
 (``sampler.DealSampler``: played cards, hand sizes, public voids, Blind Nil exchange cards), play
 each candidate card on each deal to the end of the hand, and choose the card with the best average
 outcome. A deal is finished by the fast rule-based play-out (``solver.playout``), or solved exactly
-(``solver.solve``, double-dummy minimax) when only the last few tricks remain. The outcome is the
+(``solver.solve``, double-dummy minimax; all of a decision's deals in one ``solver.solve_many``
+call, in C when the kernel is built) when only the last few tricks remain. The outcome is the
 team's score difference for the hand (``solver.HandUtility``: contract made or set, Nil and Blind
 Nil bonuses/penalties, bags at their real cost).
 
@@ -46,8 +47,8 @@ from ..rules import legal_bids, passes_for_nil
 from .base import Bot, check_flag, check_probability, exchanged_seats, legal_bid_numbers
 from .sampler import DealSampler, as_random, check_deal
 from ..rules import STANDARD_DECK
-from .solver import HandUtility, high_rank, low_rank, estimate_tricks, finish_trick, nil_risk, \
-    playouts, solve
+from .solver import HandUtility, high_rank, low_rank, estimate_tricks, nil_risk, playouts, \
+    solve_many
 from .work import check_work, search_work
 
 __all__ = ["PIMCBot", "HardBot", "InsaneBot", "best_candidate", "bid_likelihood", "bid_weight",
@@ -178,22 +179,6 @@ def _play_legal(view, legal) -> list:
         raise ValueError(f"legal must be a non-empty subset of the view's legal cards "
                          f"{sorted(view.legal_actions)}, got {legal!r}")
     return legal
-
-
-class _Leaf(float):
-    """A value of ``solve`` that remembers the final trick counts (``won``) it was computed from:
-    it compares and adds as the float it is, so the search and its result are unchanged."""
-
-    __slots__ = ("won",)
-
-    @classmethod
-    def of(cls, util):
-        """``util`` returning ``_Leaf`` values."""
-        def leaf(won):
-            v = cls(util(won))
-            v.won = tuple(won)
-            return v
-        return leaf
 
 
 class PIMCBot(Bot):
@@ -439,24 +424,27 @@ class PIMCBot(Bot):
         broken = view.spades_broken
         totals = [0.0] * len(cands)
         weight = 0.0
+        deals = list(self._deals(view, self.samples))
+        nc = len(cands)
+        rows = [hands for hands, _w in deals for _c in cands]
         if exact:
-            leaf = util if keep is None else _Leaf.of(util)
-            for hands, w in self._deals(view, self.samples):
+            # every (deal, candidate) row solved in one call (C when built; the Python solve
+            # otherwise: the same values and leaves)
+            got = solve_many(rows, cands * len(deals), trick, leader, won, broken, me, util, flb,
+                             deck=rules.deck, leaves=keep is not None)
+            values, wons = got if keep is not None else (got, None)
+            for d, (_hands, w) in enumerate(deals):
                 weight += w
-                for i, card in enumerate(cands):
-                    h2, t2, l2, w2, b2 = finish_trick(hands, trick, leader, won, broken, card, me,
-                                                      flb, rules.deck)
-                    v = solve(h2, t2, l2, w2, b2, leaf, flb, rules.deck)
-                    totals[i] += w * v * sign
+                for i in range(nc):
+                    totals[i] += w * values[d * nc + i] * sign
                     if keep is not None:
-                        keep[i].append((w, v.won))
+                        keep[i].append((w, wons[d * nc + i]))
         else:
-            deals = list(self._deals(view, self.samples))
-            nc = len(cands)
-            rows = [hands for hands, _w in deals for _c in cands]
             outs = playouts(rows, bids, cands * len(deals), trick, leader, won, broken, me, flb,
                             fnc=rules.failed_nil_tricks_count, deck=rules.deck)
-            values = self._leaf_values(view, cands, deals, [util(o) * sign for o in outs])
+            # the utility of each distinct outcome once (play-outs repeat few outcomes)
+            by_outcome = {o: util(o) * sign for o in set(outs)}
+            values = self._leaf_values(view, cands, deals, [by_outcome[o] for o in outs])
             for d, (_hands, w) in enumerate(deals):
                 weight += w
                 for i in range(nc):

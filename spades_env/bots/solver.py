@@ -15,6 +15,8 @@ jokers and the 2 of diamonds are the top spades here as in the engine, in Python
 from __future__ import annotations
 
 from array import array
+from itertools import chain
+from operator import index
 
 from ..cards import NEXT_SEAT, OPPONENTS, PARTNER, TEAM
 from ..native import NativeUnavailable, c_deck, load_kernel
@@ -23,8 +25,8 @@ from ..rules import (
     trick_winner_unchecked,
 )
 
-__all__ = ["playout", "playouts", "finish_trick", "solve", "estimate_tricks", "HandUtility",
-           "nil_risk"]
+__all__ = ["playout", "playouts", "finish_trick", "solve", "solve_many", "estimate_tricks",
+           "HandUtility", "nil_risk"]
 
 # ABOVE[c]: cards of higher id than c (restricted to c's suit by the caller): the standard deck's
 # order (Deck.above and Deck.below are the same restricted to the suit, for any deck).
@@ -549,6 +551,171 @@ def _minimax(h: list, tr: list, w: list, broken: bool, util, flb: bool, deck: De
         return best
 
     return rec
+
+
+class _Leaf(float):
+    """A value of ``solve`` that remembers the final trick counts (``won``) it was computed from:
+    it compares and adds as the float it is, so the search and its result are unchanged."""
+
+    __slots__ = ("won",)
+
+    @classmethod
+    def of(cls, util):
+        """``util`` returning ``_Leaf`` values."""
+        def leaf(won):
+            v = cls(util(won))
+            v.won = tuple(won)
+            return v
+        return leaf
+
+
+_INCREMENTS: dict = {}  # r -> [(table index, (d0, d1, d2, d3))] for d0 + d1 + d2 + d3 == r
+
+
+def _increments(r: int) -> list:
+    """The ways ``r`` tricks split among 4 seats, each with its index in ``sp_solve``'s utility
+    table (``((d0 * k + d1) * k + d2) * k + d3``, ``k = r + 1``)."""
+    out = _INCREMENTS.get(r)
+    if out is None:
+        k = r + 1
+        out = [(((a * k + b) * k + c) * k + (r - a - b - c), (a, b, c, r - a - b - c))
+               for a in range(k) for b in range(k - a) for c in range(k - a - b)]
+        _INCREMENTS[r] = out
+    return out
+
+
+def solve_many(deals, cards, trick, leader: int, won, broken: bool, mover: int, util,
+               flb: bool = False, native: bool = True, deck: Deck = STANDARD_DECK,
+               leaves: bool = False):
+    """Many ``solve`` calls from one position, in one C call (``playouts``' rows for the exact
+    solver): row ``r`` plays ``cards[r]`` for ``mover`` (``finish_trick``), then solves
+    ``deals[r]`` exactly for team 0 with ``util``.
+
+    Args:
+        deals: R deals, each 4 masks by seat (the mover's card still in its hand); every seat
+            holds one card for each trick left, less the card it has played to ``trick``.
+        cards: R card ids, or -1 for a row that starts at the position as it is.
+        trick, leader, won, broken, flb: the position, as for ``solve`` (shared by the rows).
+        mover: the seat to play.
+        util: callable on a 4-tuple of final trick counts (``solve``'s), returning a real number;
+            the C search reads it as a table of float64 over the ways the r tricks left can
+            split (at most 560 calls, 56 with 5 tricks left).
+        native: use the C solver (``spades_env/_native/playout.c``: ``sp_solve``) when the
+            kernel is available (``native_playouts``); False forces the Python ``solve`` (the
+            reference).
+        deck: the rules' ``Deck`` (``Rules.deck``; the C search reads its tables).
+        leaves: also return each row's leaf: the final trick counts of the line of best play
+            whose value it is (the Python search's leaf, with either path).
+    Returns:
+        R values (float: each exactly what ``solve`` returns, one of ``util``'s values), or with
+        ``leaves`` ``(values, wons)``, ``wons`` R tuples of 4 final trick counts by seat.
+    Raises:
+        ValueError: lengths that do not match (cards, 4 masks a row, 4 counts in ``won``), a seat
+            outside 0..3, a trick of 4 cards or more or a card id outside 0..51 in it, a mask
+            outside [0, 2**52), hand sizes that do not fit the trick (above) or more than 13
+            tricks left, a row's card that is not in the mover's hand, or a ``util`` value that is
+            not a number or is NaN (C path); nothing is searched then. Hands that overlap are not
+            checked (the bots draw them from the information set): they give meaningless values.
+    """
+    rows = len(deals)
+    why = None
+    if len(cards) != rows:
+        why = f"{rows} deals need {rows} cards; got {len(cards)}"
+    elif set(map(len, deals)) - {4}:
+        why = "every deal must be 4 masks, by seat"
+    elif not (0 <= mover < 4 and 0 <= leader < 4 and len(won) == 4):
+        why = f"mover and leader must be seats 0..3 and won 4 counts; got {mover}, {leader}, {won}"
+    elif len(trick) > 3 or (len(trick) and (leader + len(trick)) & 3 != mover):
+        why = (f"the trick in progress holds at most 3 cards, led by leader and followed in turn "
+               f"up to the mover; got {list(trick)} led by {leader}, mover {mover}")
+    elif any(not 0 <= c < 52 for c in trick):
+        why = f"the trick's cards must be card ids 0..51; got {list(trick)}"
+    if why is None and rows:
+        try:
+            r = (sum(m.bit_count() for m in deals[0]) + len(trick) + 3) // 4
+        except (AttributeError, TypeError):
+            why = f"masks must be ints in [0, 2**52); got {deals[0]!r}"
+        else:
+            if r > 13:
+                why = f"row 0 holds {r} tricks left; at most 13"
+    if why is not None:
+        raise ValueError(f"solve_many: {why}")
+    if not rows:
+        return ([], []) if leaves else []
+    if native and native_playouts():
+        try:
+            hands = array("Q", chain.from_iterable(deals))
+        except (OverflowError, TypeError) as e:
+            raise ValueError(f"solve_many: masks must be ints in [0, 2**52) ({e})") from None
+        try:
+            c = array("b", cards)
+        except (OverflowError, TypeError):  # out of range: refused below
+            c = array("b", [max(-2, min(52, x)) if isinstance(x, int) else -2 for x in cards])
+        _check_solve_row(deals, cards, trick, leader, mover, r, 0)  # r is row 0's: checked
+        table = array("d", bytes(8 * (r + 1) ** 4))
+        for i, d in _increments(r):
+            final = (won[0] + d[0], won[1] + d[1], won[2] + d[2], won[3] + d[3])
+            x = util(final)
+            try:
+                v = float(x)
+            except (TypeError, ValueError):
+                raise ValueError(f"solve_many: util{final} is not a number: {x!r}") from None
+            if v != v:
+                raise ValueError(f"solve_many: util{final} is NaN")
+            table[i] = v
+        t = array("b", trick or [0])
+        out = array("d", bytes(8 * rows))
+        lv = array("b", bytes(4 * rows)) if leaves else None
+        bad = _kernel.sp_solve(c_deck(deck), rows, hands.buffer_info()[0], c.buffer_info()[0],
+                               t.buffer_info()[0], len(trick), leader, int(bool(broken)), mover,
+                               int(bool(flb)), r, table.buffer_info()[0], out.buffer_info()[0],
+                               lv.buffer_info()[0] if leaves else None)
+        if bad:
+            _check_solve_row(deals, cards, trick, leader, mover, r, abs(bad) - 1)
+            raise AssertionError(f"sp_solve refused row {abs(bad) - 1} that passes the checks")
+        if not leaves:
+            return out.tolist()
+        return out.tolist(), [(won[0] + lv[i], won[1] + lv[i + 1], won[2] + lv[i + 2],
+                               won[3] + lv[i + 3]) for i in range(0, 4 * rows, 4)]
+    for i in range(rows):
+        _check_solve_row(deals, cards, trick, leader, mover, r, i)
+    fn = _Leaf.of(util) if leaves else util
+    values, wons = [], []
+    for i in range(rows):
+        if cards[i] >= 0:
+            h2, t2, l2, w2, b2 = finish_trick(deals[i], trick, leader, won, broken, cards[i],
+                                              mover, flb, deck)
+        else:
+            h2, t2, l2, w2, b2 = deals[i], trick, leader, won, broken
+        v = solve(h2, t2, l2, w2, b2, fn, flb, deck)
+        if leaves:
+            values.append(float(v))
+            wons.append(v.won)
+        else:
+            values.append(v)
+    return (values, wons) if leaves else values
+
+
+def _check_solve_row(deals, cards, trick, leader, mover, r, i) -> None:
+    """``solve_many``'s checks of row ``i`` (``r`` tricks left); raises ``ValueError``."""
+    sizes = []
+    for m in deals[i]:
+        try:
+            ok = 0 <= index(m) < 1 << 52
+        except TypeError:
+            ok = False
+        if not ok:
+            raise ValueError(f"solve_many: row {i}: masks must be ints in [0, 2**52); got {m!r}")
+        sizes.append(index(m).bit_count())
+    c = cards[i]
+    if c != -1 and not (isinstance(c, int) and 0 <= c < 52 and index(deals[i][mover]) >> c & 1):
+        raise ValueError(f"solve_many: row {i}: card {c!r} is not in the hand of the mover "
+                         f"(seat {mover}); a row's card must be one of its cards, or -1")
+    want = [r - (((s - leader) & 3) < len(trick)) for s in range(4)]
+    if sizes != want:
+        raise ValueError(f"solve_many: row {i}: hand sizes {sizes} by seat do not fit {r} "
+                         f"trick(s) left with {len(trick)} card(s) played to the trick led by "
+                         f"seat {leader}: want {want}")
 
 
 # ============================================================================ hand estimator
