@@ -26,6 +26,8 @@ probability proportional to the number of completions, and which cards by a unif
 result is an **exactly uniform** draw over all consistent deals (no rejection, no systematic
 exclusion), and it stays fast when constraints are tight: the work depends on the number of pools
 (<= 4) and hand sizes (<= 13), never on how rare a consistent deal is under blind dealing.
+``DealSampler.samples`` draws many deals at once the same way with numpy (the splits from the same
+tables, the cards by ``Generator.permuted``), about 5x faster than deal by deal for 40 deals.
 
 This is the determinization step of PIMC (Long et al., "Understanding the Success of Perfect
 Information Monte Carlo Sampling in Game Tree Search", AAAI 2010; OpenSpiel ``ismcts.py``).
@@ -34,6 +36,7 @@ Information Monte Carlo Sampling in Game Tree Search", AAAI 2010; OpenSpiel ``is
 from __future__ import annotations
 
 import random
+from bisect import bisect_left
 from itertools import combinations
 from math import comb
 
@@ -42,6 +45,12 @@ import numpy as np
 from ..cards import mask_to_cards
 
 __all__ = ["DealSampler", "inferred_voids", "sample_deals", "check_deal"]
+
+# ``DealSampler.samples`` draws at least this many deals at once with numpy (fewer one by one in
+# Python, faster there: numpy's fixed cost per call is about that of 3 Python deals)
+BATCH_MIN = 4
+# deals per numpy batch (bounds the batch's arrays: a few KB a deal)
+BATCH_ROWS = 4096
 
 
 def inferred_voids(view) -> tuple:
@@ -163,7 +172,9 @@ class DealSampler:
         self.need = need
         self._ways: dict = {}
         self._choice: dict = {}
-        self.count = self._count(0, need)
+        self._arrays = None  # the batched draw's arrays (``_tables``)
+        # no unseen card (e.g. the last trick's last cards): the one deal is the fixed hands
+        self.count = self._count(0, need) if self.pools else 1
         if self.count == 0:
             raise ValueError(
                 "inconsistent view: no deal agrees with the known voids and hand sizes")
@@ -285,11 +296,99 @@ class DealSampler:
                     else:
                         yield from rec(i + 1, rest, h2)
 
+        if not pools:
+            yield list(self.fixed)
+            return
         yield from rec(0, self.need, list(self.fixed))
 
-    def samples(self, n: int, rnd: random.Random) -> list[list[int]]:
-        """``n`` independent uniform deals (list of 4-mask lists)."""
-        return [self.sample(rnd) for _ in range(n)]
+    def samples(self, n: int, rnd: random.Random, batched: bool | None = None) -> list[list[int]]:
+        """``n`` independent uniform deals.
+
+        Args:
+            n: number of deals (int >= 0).
+            rnd: a ``random.Random``; the deals are a function of its state (same state, same
+                deals), and it is advanced.
+            batched: True draws all ``n`` at once with numpy (``_batch``: one ``getrandbits(64)``
+                of ``rnd`` seeds a ``np.random.Generator``); False deal by deal in Python
+                (``sample``); None (default) batched when ``n >= BATCH_MIN``. Both are uniform
+                over the consistent deals; they draw different deals for the same ``rnd``.
+        Returns:
+            list of ``n`` deals, each 4 hand masks by seat (Python ints).
+        """
+        if batched is None:
+            batched = n >= BATCH_MIN
+        if not batched or n <= 0 or not self.pools:
+            return [self.sample(rnd) for _ in range(n)]
+        gen = np.random.default_rng(rnd.getrandbits(64))
+        out: list = []
+        for start in range(0, n, BATCH_ROWS):
+            out += self._batch(min(BATCH_ROWS, n - start), gen)
+        return out
+
+    def _tables(self) -> tuple:
+        """The batched draw's constant arrays, built on first use: each unknown card's bit
+        (float64 ``2.0**card``: sums of distinct ones below 2**53 are exact), pool and position in
+        its pool (columns pool by pool), the column slices of the pools with more than one allowed
+        seat, the seat of each seat index, and the fixed masks (float64)."""
+        if self._arrays is None:
+            cards, pool, pos, shuffle = [], [], [], []
+            for i, (allowed, cs) in enumerate(self.pools):
+                if len(allowed) > 1:
+                    shuffle.append(slice(len(cards), len(cards) + len(cs)))
+                cards += cs
+                pool += [i] * len(cs)
+                pos += range(len(cs))
+            self._arrays = (np.ldexp(1.0, np.array(cards)), np.array(pool),
+                            np.array(pos)[None, :, None], tuple(shuffle), np.array(self.seats),
+                            np.array([float(m) for m in self.fixed]))
+        return self._arrays
+
+    def _batch(self, n: int, gen: np.random.Generator) -> list[list[int]]:
+        """``n`` uniform deals (n >= 1) drawn with ``gen``, as ``sample`` draws one: per pool, the
+        split (cards per seat) with probability proportional to its completions given the needs
+        the pools before it left (a Python walk over ``_choice``, one uniform of ``gen`` per deal
+        and pool), then which cards by an exact uniform shuffle (``Generator.permuted``) of the
+        pool's seat labels. Returns 4 masks by seat per deal, as ``sample``."""
+        bits, pool, pos, shuffle, seat_of, fixed = self._tables()
+        last = len(self.pools) - 1
+        if last == 0:
+            splits = np.array(self.need).reshape(1, 1, -1)  # one pool: each seat takes its need
+        else:
+            # pool 0 has one state (the needs): its option for every deal at once, the first
+            # with cum >= x (as ``sample``'s walk and ``bisect_left``)
+            ks, cum = self._choice[(0, self.need)]
+            opts = np.array(ks)  # (options, 2, seat index): the split and the needs left
+            u = gen.random((n, last))
+            j = np.searchsorted(np.array(cum), u[:, 0])
+            if last == 1:
+                splits = opts[j]  # the last pool takes the needs left
+            else:
+                choice = self._choice
+                flat: list = []
+                for jj, row in zip(j.tolist(), u[:, 1:].tolist()):
+                    k, need = ks[jj]
+                    flat += k
+                    for i, x in enumerate(row, 1):
+                        ks_i, cum_i = choice[(i, need)]
+                        k, need = ks_i[bisect_left(cum_i, x)]
+                        flat += k
+                    flat += need
+                splits = np.array(flat).reshape(n, last + 1, -1)
+            # splits: (n, pools, seat index) card counts
+        # before the shuffle, position j of a pool goes to the seat index whose segment (seat
+        # indices in order, each as long as its count) holds j
+        ends = np.cumsum(splits, axis=2)[:, pool, :]  # (n or 1, cards, seat index)
+        labels = seat_of[(pos >= ends).sum(axis=2)]  # (n or 1, cards): seats, int64
+        if labels.shape[0] != n:
+            labels = np.repeat(labels, n, axis=0)
+        for sl in shuffle:
+            part = labels[:, sl]
+            gen.permuted(part, axis=1, out=part)
+        own = (labels[:, None, :] == _SEATS).astype(np.float64)  # (n, 4, cards)
+        return (own @ bits + fixed).astype(np.uint64).tolist()
+
+
+_SEATS = np.arange(4)[:, None]
 
 
 def _mask_of(cards) -> int:

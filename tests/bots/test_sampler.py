@@ -1,9 +1,11 @@
 """Deal sampler (determinization) tests: sampled deals agree with the information set, every
 consistent deal is possible (exhaustive enumeration on a small case), uniformity, speed under tight
-constraints, and each sample's information-set key equals the real one."""
+constraints, and each sample's information-set key equals the real one; the batched draw
+(``DealSampler.samples``) under every preset, its uniformity and its determinism."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 import time
@@ -262,3 +264,149 @@ def test_spade_counts_keep_exactly_the_deals_with_those_spades():
         counts[d] = counts.get(d, 0) + 1
     assert set(counts) == want
     assert stats.chisquare([counts[d] for d in sorted(want)]).pvalue > 1e-3
+
+
+# ----------------------------------------------------------------------------- batched draw
+PRESET_RULES = {
+    "standard": Rules(),
+    "blind-nil": Rules(blind_nil=True),
+    "mirror": Rules.preset("mirror"),
+    "whiz": Rules.preset("whiz"),
+    "jokers": Rules.preset("joker_joker_deuce_deuce"),
+    "jokers-mirror": Rules(jokers=True, mirror=True),
+    "jokers-nil-pass": Rules(jokers=True, nil_pass=3, blind_nil=True),
+}
+
+
+def _forced_spades(view) -> dict:
+    """``{seat: unseen spades}`` for the seats whose bid the rules force (``mirror``, ``whiz``),
+    as ``PIMCBot._deals`` passes it: the bid less the spades the seat played or is known to hold;
+    seats whose hand an exchange changed after the bids are left out."""
+    from spades_env.bots.base import exchanged_seats
+    from spades_env.bots.pimc import forced_bid
+    spades = view.rules.deck.spades
+    changed = exchanged_seats(view)
+    return {s: view.bids[s] - ((view.played[s] | view.known_cards[s]) & spades).bit_count()
+            for s in range(4) if s != view.seat and view.bids[s] is not None
+            and not view.blind[s] and s not in changed and forced_bid(view.rules, view.bids[s])}
+
+
+def _random_views(rules: Rules, seed: int):
+    """Views of every seat at random points of a seeded game (random legal actions: bids, Blind
+    Nil and looks, exchanges, cards; several hands), each with its forced spade counts."""
+    g = SpadesGame(rules, seed=seed)
+    r = random.Random(seed)
+    while g.hand_number < 2 and not g.is_over:
+        if r.random() < 0.15:
+            for seat in range(4):
+                v = g.view(seat)
+                yield v, _forced_spades(v)
+        la = g.legal_actions()
+        g.apply(la[r.randrange(len(la))])
+
+
+@pytest.mark.parametrize("name", list(PRESET_RULES))
+def test_batched_deals_agree_with_random_views(name):
+    """Every batched deal agrees with the view (``check_deal``) and holds the spades a forced
+    bid tells, at random points of real games under each preset, for every seat: looked or not,
+    bidding, exchange and play."""
+    rules = PRESET_RULES[name]
+    spades = rules.deck.spades
+    views = forced_views = unlooked = 0
+    pools = set()
+    for seed in range(6):
+        rnd = random.Random(seed)
+        for v, forced in _random_views(rules, seed):
+            ds = DealSampler(v, spade_counts=forced or None)
+            pools.add(len(ds.pools))
+            unlooked += not v.looked
+            n = rnd.choice((4, 9, 40))
+            deals = ds.samples(n, rnd, batched=True)
+            assert len(deals) == n
+            for hands in deals:
+                assert check_deal(v, hands) is None
+                for s in forced:  # the bid is the spades the seat was dealt
+                    assert ((hands[s] | v.played[s] | v.known_cards[s]) & spades).bit_count() \
+                        == v.bids[s]
+            views += 1
+            forced_views += bool(forced)
+    assert views >= 100 and pools >= {1, 2, 3}
+    assert (forced_views >= 20) is (rules.mirror or rules.whiz)
+    assert (unlooked >= 10) is rules.blind_nil  # the observer's own hand sampled too
+
+
+def test_a_view_with_no_unseen_card_has_one_deal():
+    """Late in the last trick every card but the observer's may be played: the one consistent
+    deal is the known hands (this raised ``IndexError`` before)."""
+    g = _random_position(0, plays=51)  # the last trick, three cards played: seat 2 to play
+    v = g.view(2)
+    assert v.unseen == 0 and v.hand_sizes == (0, 0, 1, 0)
+    ds = DealSampler(v)
+    hands = [0, 0, v.hand, 0]
+    assert ds.count == 1 and list(ds.all_deals()) == [hands]
+    assert ds.sample(random.Random(0)) == hands
+    assert ds.samples(40, random.Random(0)) == [hands] * 40
+
+
+@functools.cache
+def _late_views():
+    """Small cases (count <= 400) with 1, 2, 3 and 4 pools, and one with a spade count."""
+    out = {}
+    for seed in range(300):
+        g = _random_position(seed, plays=(36, 40, 44)[seed % 3])
+        for seat in range(4):
+            v = g.view(seat)
+            ds = DealSampler(v)
+            if 20 <= ds.count <= 400:
+                out.setdefault(len(ds.pools), (v, None))
+        if len(out) == 4:
+            break
+    g, v = _small_constrained_view()
+    every = _enumerate(v)
+    s = next(s for s in range(4) if s != v.seat)
+    counts = sorted((d[s] >> 39).bit_count() for d in every)
+    out["spades"] = (v, {s: counts[len(counts) // 2]})
+    return out
+
+
+@pytest.mark.parametrize("case", [1, 2, 3, 4, "spades"])
+def test_batched_draw_is_uniform(case):
+    """20,000 batched deals of a small case hit every consistent deal (``all_deals``) and only
+    those, uniformly: chi-square goodness of fit, fixed seed, p > 1e-3."""
+    v, spade_counts = _late_views()[case]
+    ds = DealSampler(v, spade_counts=spade_counts)
+    if case != "spades":
+        assert len(ds.pools) == case
+    every = {tuple(d) for d in ds.all_deals()}
+    assert len(every) == ds.count >= 2
+    counts: dict = {}
+    for d in ds.samples(20_000, random.Random(11), batched=True):
+        counts[tuple(d)] = counts.get(tuple(d), 0) + 1
+    assert set(counts) == every
+    assert stats.chisquare([counts[d] for d in sorted(every)]).pvalue > 1e-3
+
+
+def test_batched_draw_is_determined_by_the_callers_generator(monkeypatch):
+    """The same ``random.Random`` state gives the same deals (from a new sampler of the view
+    too, and in batches of ``BATCH_ROWS`` deals); the generator is advanced (the next call draws
+    others); ``batched=None`` batches from ``BATCH_MIN`` deals on and draws deal by deal
+    (``sample``) below it."""
+    from spades_env.bots import sampler
+    g = _random_position(5, plays=9)
+    v = g.view(1)
+    ds = DealSampler(v)
+    a = ds.samples(40, random.Random(3))
+    assert a == ds.samples(40, random.Random(3), batched=True)
+    assert a == DealSampler(v).samples(40, random.Random(3))
+    rnd = random.Random(3)
+    assert ds.samples(40, rnd) == a and ds.samples(40, rnd) != a
+    assert a != ds.samples(40, random.Random(4))
+    assert a != ds.samples(40, random.Random(3), batched=False)
+    few = sampler.BATCH_MIN - 1
+    rnd = random.Random(3)
+    assert ds.samples(few, random.Random(3)) == [ds.sample(rnd) for _ in range(few)]
+    assert ds.samples(0, random.Random(3)) == []
+    monkeypatch.setattr(sampler, "BATCH_ROWS", 7)  # 40 deals in batches of 7: still valid
+    b = ds.samples(40, random.Random(3))
+    assert len(b) == 40 and all(check_deal(v, d) is None for d in b)
+    assert b == ds.samples(40, random.Random(3))
