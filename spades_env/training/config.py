@@ -284,6 +284,9 @@ class Args:
     distill_bid_samples: int = checked(0, ints(0, 100_000, resume="free"))
     """deals per bid of the bid search when labelling: the bids then learn the search's values
     (0: the bids are not labelled)."""
+    distill_threads: int = checked(1, ints(1, 256, resume="free"))
+    """torch threads of a distillation round's fit (after its labels, when the cores are free;
+    1 gives the same weights on any host)."""
     distill_beside_ppo: int = checked(0, ints(0, 64))
     """label processes that run beside PPO (0: none): from PPO iteration
     ``distill_beside_from`` to PPO's end they label hands played by that iteration's network

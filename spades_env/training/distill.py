@@ -220,7 +220,8 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                        lr: float = 1e-3, hidden=None, head_hidden: int | None = None,
                        also_labels=(), log=print, teacher: str = "hard", bid_samples: int = 0,
                        ray_address: str | None = None, on_chunk=None,
-                       log_every: float = 0.0, label_source: str | None = None) -> dict:
+                       log_every: float = 0.0, label_source: str | None = None,
+                       threads: int = 1) -> dict:
     """The whole round: label hands played by ``src`` (``produce_labels``, resumable: the chunks
     kept in ``labels``), distil into ``src``'s network (or one widened to ``hidden`` /
     ``head_hidden``, ``spades_env.agents.model.widen``), and write the stripped checkpoint ``out``
@@ -237,7 +238,9 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     between two chunk lines, 0 for every chunk (``produce_labels``); ``label_source``: the
     checkpoint whose network plays the labelled hands (default ``src``; ``train`` labels beside
     PPO with a snapshot of the PPO network, ``training.labelling.LabelsBeside``), and with
-    ``minutes`` 0 the round labels nothing new: it learns the chunks already in ``labels``.
+    ``minutes`` 0 the round labels nothing new: it learns the chunks already in ``labels``;
+    ``threads``: torch threads of the fit (the labels are made in processes of one thread each;
+    the caller's thread count is restored at the end).
     Returns:
         ``{"checkpoint": out, "hands": int, "chunks": int, "kept_hands": int,
         "label_minutes": float, "minutes": float, "labels_per_second": float, "regret": float}``
@@ -253,10 +256,29 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
             (``fileio.check_outputs_apart``, before any work).
         FileNotFoundError, OSError: a missing source, an output that cannot be written.
     """
+    import torch
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256:
+        raise ValueError(f"--threads must be an integer in [1, 256], got {threads!r}")
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _one_round(src, out, labels, minutes, chunks, chunk_hands, samples, workers,
+                              seed, temperature, prior, bid_deals, epochs, lr, hidden,
+                              head_hidden, also_labels, log, teacher, bid_samples, ray_address,
+                              on_chunk, log_every, label_source, threads)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _one_round(src, out, labels, minutes, chunks, chunk_hands, samples, workers, seed,
+                   temperature, prior, bid_deals, epochs, lr, hidden, head_hidden, also_labels,
+                   log, teacher, bid_samples, ray_address, on_chunk, log_every, label_source,
+                   threads) -> dict:
+    """``distill_checkpoint`` after its thread count is set (its arguments, in order)."""
     import copy
 
     import torch
-    torch.set_num_threads(1)
+
     from .checkpoint import save_checkpoint
     a = argparse.Namespace(minutes=minutes, chunks=chunks, chunk_hands=chunk_hands,
                            samples=samples, workers=workers, seed=seed, temperature=temperature,
@@ -285,6 +307,7 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     log(f"{len(rec['seed'])} hands from {len(paths) + len(extra_files)} chunks "
         f"({len(extra_files)} from --also-labels): {int(ds['card'].sum())} card "
         f"rows, {int((~ds['card']).sum())} bid rows ({label_s / 60:.1f} min)")
+    torch.set_num_threads(threads)
     hist = distill(net, ds, epochs=epochs, lr=lr, seed=seed)
     res = _distilled_checkpoint(data, net, shape, src)
     own_stats = chunk_stats(own)
@@ -427,6 +450,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-hands", type=int, default=50)
     p.add_argument("--samples", type=int, default=40, help="search deals per card decision")
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch threads of the fit, after the labels (1 gives the same weights "
+                        "on any host)")
     opt.add_seed(p, "seed of the labelled hands and the fit")
     p.add_argument("--temperature", type=float, default=3.0, help="soft-target temperature, points")
     p.add_argument("--prior", type=float, default=0.0,
@@ -472,7 +498,7 @@ def main(argv=None) -> int:
                                a.samples, a.workers, a.seed, a.temperature, a.prior, a.bid_deals,
                                a.epochs, a.lr, hidden, a.head_hidden, a.also_labels,
                                log=lambda m: print(m, flush=True), teacher=a.teacher,
-                               bid_samples=a.bid_samples, ray_address=a.ray)
+                               bid_samples=a.bid_samples, ray_address=a.ray, threads=a.threads)
     except (ValueError, FileNotFoundError, OSError) as e:  # bad input, bad file, full disk
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -185,7 +185,8 @@ def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: 
                            else None, log=log, teacher=args.distill_teacher,
                            bid_samples=args.distill_bid_samples,
                            ray_address=args.ray_address or None, on_chunk=on_chunk,
-                           log_every=CHUNK_LINE_SECONDS, label_source=player)
+                           log_every=CHUNK_LINE_SECONDS, label_source=player,
+                           threads=args.distill_threads)
     kept = (f", {r['kept_hands']} of them kept from a stopped run"
             if r.get("kept_hands") else "")
     log(f"distilled {path}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min{kept} "
