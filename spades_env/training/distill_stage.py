@@ -187,11 +187,15 @@ def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: 
                            ray_address=args.ray_address or None, on_chunk=on_chunk,
                            log_every=CHUNK_LINE_SECONDS, label_source=player,
                            threads=args.distill_threads)
-    kept = (f", {r['kept_hands']} of them kept from a stopped run"
-            if r.get("kept_hands") else "")
+    kept = "" if not r.get("kept_hands") else (
+        f", {r['kept_hands']} of them beside PPO" if player is not None else
+        f", {r['kept_hands']} of them kept from a stopped run")
+    rate = "" if math.isnan(r["labels_per_second"]) else \
+        f"{r['labels_per_second']:.1f} labels/s; "
+    whose = "the starting" if player is None else "the labelled"
     log(f"distilled {path}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min{kept} "
-        f"({r['labels_per_second']:.1f} labels/s; the starting policy's regret "
-        f"{r['regret']:.2f} points per card), {r['minutes']:.1f} min in all")
+        f"({rate}{whose} policy's regret {r['regret']:.2f} points per card), "
+        f"{r['minutes']:.1f} min in all")
     if writer is not None:
         for tag, v in (("distill/round_regret", r["regret"]),
                        ("distill/round_labels_per_second", r["labels_per_second"]),
