@@ -416,11 +416,13 @@ def check_ready(args: Args) -> None:
         # what the stage after PPO would refuse, refused before PPO
         from spades_env import Rules
         if args.rules_mix and any(Rules.parse(r) != Rules() for r in args.rules_mix):
-            raise ValueError(f"bad config: distill_minutes: the search-distillation stage labels "
+            raise ValueError(f"bad config: distill_minutes/distill_beside_ppo: the "
+                             f"search-distillation stage labels "
                              f"standard-rules hands; this run's rules_mix is {args.rules_mix!r} "
                              f"(set distill_minutes: 0 and distill_beside_ppo: 0)")
         if Rules.parse(args.rules) != Rules():
-            raise ValueError(f"bad config: distill_minutes: the search-distillation stage labels "
+            raise ValueError(f"bad config: distill_minutes/distill_beside_ppo: the "
+                             f"search-distillation stage labels "
                              f"standard-rules hands; this run's rules are {args.rules!r} (set "
                              f"distill_minutes: 0 and distill_beside_ppo: 0)")
         if args.distill_minutes == 0 and args.distill_rounds > 1:

@@ -14,7 +14,7 @@ import os
 import shutil
 
 from spades_env.agents.model import Agent
-from spades_env.fileio import write_atomic
+from spades_env.fileio import files_in, write_atomic
 
 from .checkpoint import build_agent, load_checkpoint
 from .config import Args
@@ -67,7 +67,7 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
     """
     from .distill import distill_checkpoint  # loaded only when a stage runs
     it = progress["iteration"]
-    beside = beside_labels(progress)
+    beside = beside_labels(progress, os.path.dirname(out))
     rounds = args.distill_rounds
     paths = distill_round_paths(out, rounds)
     done = _done_rounds(progress)
@@ -86,6 +86,17 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
             player = None
             if k == 1 and beside is not None:  # round 1 learns the labels made beside PPO
                 labels, player = beside["labels"], beside["checkpoint"]
+                check_beside_settings(args, beside)
+                if args.distill_minutes == 0 and not (os.path.isdir(labels) and
+                                                      files_in(labels, "chunk_", ".npz")):
+                    raise _no_beside_labels(args, progress, os.path.dirname(out),
+                                            f"no chunk was finished beside PPO in {labels}")
+            elif k == 1 and args.distill_minutes == 0:
+                raise _no_beside_labels(
+                    args, progress, os.path.dirname(out),
+                    "PPO stopped before iteration distill_beside_from "
+                    f"({args.distill_beside_from})" if "beside" not in progress else
+                    "the network that played the labels beside PPO is gone")
             _remove_stale_labels(stem, labels, suffix, it, k, redo, log)
             redo = True  # every later round starts from this round's new network
             rec = _distill_round(distill_checkpoint, args, src, path, labels, k, it, log, writer,
@@ -206,14 +217,47 @@ def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: 
                                                  {"label_source": player}))
 
 
-def beside_labels(progress: dict) -> dict | None:
-    """The labels made beside PPO (``progress["beside"]``: ``{"iteration", "checkpoint",
-    "labels"}``, the PPO iteration whose network played them, that network's file and the label
-    folder) when that network's file is still there; None otherwise."""
+BESIDE_SETTINGS = ("distill_samples", "distill_chunk_hands", "distill_teacher",
+                   "distill_bid_samples", "seed")
+"""the fields a chunk made beside PPO is checked against (``labels.check_chunk``): recorded with
+the labels, and a resumed run must keep them."""
+
+
+def beside_labels(progress: dict, ckpt_dir: str) -> dict | None:
+    """The labels made beside PPO (``progress["beside"]``: the PPO iteration whose network played
+    them, that network's file and the label folder, names inside the run's ``ckpt_dir``, and
+    the ``BESIDE_SETTINGS`` they were made with) with the paths joined to ``ckpt_dir``, when
+    that network's file is still there; None otherwise."""
     b = progress.get("beside")
-    if isinstance(b, dict) and os.path.isfile(str(b.get("checkpoint", ""))):
-        return b
-    return None
+    if not isinstance(b, dict):
+        return None
+    out = dict(b, checkpoint=os.path.join(ckpt_dir, os.path.basename(str(b.get("checkpoint")))),
+               labels=os.path.join(ckpt_dir, os.path.basename(str(b.get("labels")))))
+    return out if os.path.isfile(out["checkpoint"]) else None
+
+
+def check_beside_settings(args: Args, rec: dict) -> None:
+    """Refuse settings that differ from those the labels beside PPO were made with (their chunks
+    would be refused as another run's, after PPO).
+
+    Raises:
+        ValueError: naming each field, the recorded value and the given one.
+    """
+    made = rec.get("settings") or {}
+    bad = [f"{k} {made[k]!r} (given: {getattr(args, k)!r})" for k in BESIDE_SETTINGS
+           if k in made and made[k] != getattr(args, k)]
+    if bad:
+        raise ValueError(f"the labels beside PPO in {rec['labels']} were made with "
+                         f"{', '.join(bad)}; resume with those values (--set NAME=VALUE), or "
+                         f"their chunks would not be this run's")
+
+
+def _no_beside_labels(args: Args, progress: dict, ckpt_dir: str, why: str) -> ValueError:
+    """The error of a round 1 with no labels: none made beside PPO and ``distill_minutes`` 0."""
+    latest = os.path.join(ckpt_dir, "latest.pt")
+    return ValueError(f"search distillation: round 1 has no labels to learn: {why}, and "
+                      f"distill_minutes is 0; label after PPO with spades train --resume "
+                      f"{latest} --distill-minutes N (PPO is not run again)")
 
 
 BESIDE_SNAPSHOT = "label_policy.pt"
@@ -226,35 +270,43 @@ def start_labels_beside(args: Args, progress: dict, ckpt_dir: str, save_snapshot
     ``progress["beside"]`` into its folder. A run that has recorded none yet first calls
     ``save_snapshot(BESIDE_SNAPSHOT)`` (the network of this PPO iteration, written into
     ``ckpt_dir``) and records it with the folder ``labels_beside_itN`` (N: the iteration, plus
-    ``label_folder_suffix``); a resumed run goes on with the recorded network and folder.
+    ``label_folder_suffix``) and the ``BESIDE_SETTINGS``; a resumed run goes on with the
+    recorded network and folder (names inside ``ckpt_dir``: a copied run labels into its own).
 
     Returns:
         the running ``LabelsBeside`` (``stop`` it when PPO stops), or None (logged) when a
-        resumed run's recorded network file is gone: round 1 then labels its own hands.
+        resumed run's recorded network file is gone.
     Raises:
-        ValueError: what ``LabelsBeside`` raises (the folder held by another run, a teacher over
-            the limits).
+        ValueError: ``check_beside_settings``, a chunk already in the folder that is corrupt or
+            not of this network (named), what ``LabelsBeside`` raises (the folder held by
+            another run, a teacher over the limits).
     """
     from .labelling import LabelsBeside
     rec = progress.get("beside")
     if rec is None:
-        path = os.path.join(ckpt_dir, BESIDE_SNAPSHOT)
         save_snapshot(BESIDE_SNAPSHOT)
         it = progress["iteration"]
-        rec = progress["beside"] = {
-            "iteration": it, "checkpoint": path,
-            "labels": os.path.join(ckpt_dir, f"labels_beside_it{it}{label_folder_suffix(args)}")}
-    elif beside_labels(progress) is None:
-        log(f"labels beside PPO: the network {rec.get('checkpoint')} is gone; no more labels "
-            f"beside PPO in this run (round 1 labels its own hands)")
+        progress["beside"] = {
+            "iteration": it, "checkpoint": BESIDE_SNAPSHOT,
+            "labels": f"labels_beside_it{it}{label_folder_suffix(args)}",
+            "settings": {k: getattr(args, k) for k in BESIDE_SETTINGS}}
+    rec = beside_labels(progress, ckpt_dir)
+    if rec is None:
+        gone = os.path.join(ckpt_dir, BESIDE_SNAPSHOT)
+        log(f"labels beside PPO: the network {gone} is gone; no more labels beside PPO in this "
+            f"run (round 1 then labels its own hands for distill_minutes, "
+            f"{args.distill_minutes:g} here)")
         progress.pop("beside")
         return None
+    check_beside_settings(args, rec)
     beside = LabelsBeside(rec["checkpoint"], rec["labels"], args.distill_beside_ppo,
                           args.distill_chunks, args.distill_chunk_hands, args.seed,
-                          args.distill_samples, args.distill_teacher, args.distill_bid_samples)
+                          args.distill_samples, args.distill_teacher, args.distill_bid_samples,
+                          check_kept=True)
     log(f"labels beside PPO: {args.distill_beside_ppo} process(es) labelling hands of the "
         f"network of iteration {rec['iteration']} ({rec['checkpoint']}) into {rec['labels']}")
     return beside
 
 
-__all__ = ["distill_stage", "start_labels_beside", "BESIDE_SNAPSHOT", "distill_round_paths", "label_folder_suffix", "beside_labels"]
+__all__ = ["distill_stage", "start_labels_beside", "BESIDE_SNAPSHOT", "BESIDE_SETTINGS",
+           "distill_round_paths", "label_folder_suffix", "beside_labels", "check_beside_settings"]

@@ -461,15 +461,16 @@ class LabelsBeside:
     The folder is locked (``lock_labels``) from the start to ``stop``. A chunk is written
     atomically when finished: a stop loses only the chunks in progress.
 
-    Args: as ``produce_labels``' (``checkpoint``: the network that plays the hands).
+    Args: as ``produce_labels``' (``checkpoint``: the network that plays the hands);
+        ``check_kept``: check the chunks already in the folder first (``check_chunk``).
     Raises:
-        ValueError: what ``check_label_work`` and ``lock_labels`` raise, before any process
-            starts.
+        ValueError: what ``check_label_work``, ``lock_labels`` and (``check_kept``)
+            ``check_chunk`` raise, before any process starts.
     """
 
     def __init__(self, checkpoint: str, folder: str, processes: int, chunks: int,
                  chunk_hands: int, seed: int, samples: int, teacher: str = "hard",
-                 bid_samples: int = 0, random_start: float = 0.5):
+                 bid_samples: int = 0, random_start: float = 0.5, check_kept: bool = False):
         from spades_env.workers import BackgroundProcess
         check_label_work(checkpoint, teacher, samples, bid_samples, chunk_hands,
                          min(processes, chunks))
@@ -479,6 +480,11 @@ class LabelsBeside:
         try:
             spec = _label_spec(checkpoint, chunk_hands, seed, samples, random_start, teacher,
                                bid_samples)
+            if check_kept:  # a bad chunk is named now, not after the caller's work
+                for c, path in enumerate(_chunk_path(folder, c) for c in range(chunks)):
+                    if os.path.exists(path):
+                        check_chunk(path, spec["sha"], chunk_hands, seed, c, samples, teacher,
+                                    bid_samples)
             identity = locked_identity(folder)
             for i in range(min(processes, chunks)):
                 self.procs.append(BackgroundProcess(

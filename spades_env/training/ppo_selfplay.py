@@ -615,9 +615,9 @@ def _start_beside(run: _Run):
     def snapshot(name: str) -> None:
         run.save(name, full=False)
 
+    new = "beside" not in run.progress
     beside = start_labels_beside(run.args, run.progress, run.ckpt_dir, snapshot, run.log)
-    if beside is not None and run.progress["beside"]["iteration"] == run.progress["iteration"] \
-            and run.saved_iteration != run.progress["iteration"]:
+    if new and beside is not None:
         run.save_latest()
     return beside
 

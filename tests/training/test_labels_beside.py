@@ -3,6 +3,7 @@
 makes, hold the label folder while they run, and a training run's round 1 learns them."""
 
 import os
+import re
 import time
 
 import numpy as np
@@ -128,8 +129,10 @@ def test_a_training_run_labels_beside_ppo_and_its_round_learns_them(tmp_path):
     snap = os.path.join(folder, BESIDE_SNAPSHOT)
     assert load_checkpoint(snap)["progress"]["iteration"] == 2
     rec = load_checkpoint(os.path.join(folder, "latest.pt"))["progress"]["beside"]
-    assert rec == {"iteration": 2, "checkpoint": snap,
-                   "labels": os.path.join(folder, "labels_beside_it2")}
+    assert rec == {"iteration": 2, "checkpoint": "label_policy.pt", "labels": "labels_beside_it2",
+                   "settings": {"distill_samples": 2, "distill_chunk_hands": 2,
+                                "distill_teacher": "hard", "distill_bid_samples": 0, "seed": 3}}
+    rec = dict(rec, labels=os.path.join(folder, "labels_beside_it2"))
     assert any(m.startswith("labels beside PPO stopped:") for m in logs)
     sha = file_sha256(snap)
     # resumed: the same network goes on labelling (not saved again), round 1 learns its hands
@@ -146,3 +149,73 @@ def test_a_training_run_labels_beside_ppo_and_its_round_learns_them(tmp_path):
         assert load_labels(os.path.join(rec["labels"], f))["source_sha256"] == sha
     assert any("the hands played by " + snap in m for m in logs)
     assert [s[0] for s in out["stages"]][-2:] == ["distillation round 1", "final evaluation"]
+
+
+def _stopped_beside_run(tmp_path, name, **over):
+    """A nano run with labels beside PPO from iteration 0, stopped after 2 iterations."""
+    from spades_env.training import config as cfg
+    from spades_env.training.ppo_selfplay import train
+    from tests.training.test_distill import _nano_run
+    base = _nano_run(tmp_path, name, total_decisions=3000, distill_beside_ppo=1,
+                     distill_samples=2, distill_chunk_hands=2, distill_chunks=50,
+                     distill_epochs=1, distill_workers=1, distill_bid_deals=20, **over)
+    out = train(cfg.from_dict({"stop_after_iterations": 2}, base), log=lambda *a: None)
+    return base, os.path.dirname(out["checkpoint"])
+
+
+@pytest.mark.slow
+def test_a_resume_that_would_spoil_the_labels_beside_ppo_is_refused_before_ppo(tmp_path):
+    # regressions (a user's tries): another distill_samples, or a corrupt chunk, made the label
+    # process die in the middle of PPO and the round fail after it
+    from spades_env.training import config as cfg
+    from spades_env.training.ppo_selfplay import train
+    base, folder = _stopped_beside_run(tmp_path, "spoil")
+    latest = os.path.join(folder, "latest.pt")
+    before = load_checkpoint(latest)["progress"]["iteration"]
+    with pytest.raises(ValueError, match=r"made with distill_samples 2 \(given: 8\); resume "
+                                         r"with those values"):
+        train(cfg.from_dict({"distill_samples": 8}, base), resume=latest, log=lambda *a: None)
+    chunks = os.path.join(folder, "labels_beside_it0")
+    os.makedirs(chunks, exist_ok=True)
+    with open(os.path.join(chunks, "chunk_00000.npz"), "wb") as f:
+        f.write(b"truncated")
+    with pytest.raises(ValueError, match=r"chunk_00000\.npz: not a readable PIMC label file"):
+        train(base, resume=latest, log=lambda *a: None)
+    assert load_checkpoint(latest)["progress"]["iteration"] == before  # no PPO ran
+
+
+@pytest.mark.slow
+def test_a_round_with_no_labels_beside_ppo_says_how_to_label_after_it(tmp_path):
+    from spades_env.training.ppo_selfplay import train
+    from tests.training.test_distill import _nano_run
+    base = _nano_run(tmp_path, "never", total_decisions=1000, distill_beside_ppo=1,
+                     distill_beside_from=1000, distill_samples=2, distill_chunk_hands=2,
+                     distill_epochs=1, distill_workers=1, distill_bid_deals=20)
+    latest = os.path.join(str(tmp_path / "ck" / "never"), "latest.pt")
+    with pytest.raises(ValueError, match=r"round 1 has no labels to learn: PPO stopped before "
+                                         r"iteration distill_beside_from \(1000\), and "
+                                         r"distill_minutes is 0; label after PPO with spades "
+                                         r"train --resume " + re.escape(latest)
+                                         + r" --distill-minutes N"):
+        train(base, log=lambda *a: None)
+
+
+@pytest.mark.slow
+def test_a_copied_run_labels_beside_ppo_into_its_own_folder(tmp_path):
+    import shutil
+
+    from spades_env.training import config as cfg
+    from spades_env.training.ppo_selfplay import train
+    base, folder = _stopped_beside_run(tmp_path, "orig")
+    copy = str(tmp_path / "ck" / "copy")
+    shutil.copytree(folder, copy)
+    shutil.rmtree(os.path.join(folder, "labels_beside_it0"), ignore_errors=True)
+    os.remove(os.path.join(folder, "label_policy.pt"))  # the original's files are not read
+    logs: list[str] = []
+    out = train(cfg.from_dict({"name": "copy", "distill_minutes": 0.01}, base),
+                resume=os.path.join(copy, "latest.pt"),
+                overwrite=True, log=logs.append)
+    assert os.path.dirname(out["checkpoint"]) == copy
+    assert any(os.path.join(copy, "labels_beside_it0") in m for m in logs
+               if m.startswith("labels beside PPO:"))
+    assert not os.path.exists(os.path.join(folder, "labels_beside_it0"))
