@@ -124,20 +124,27 @@ def main(argv=None) -> int:
                       file=sys.stderr)
                 return 1
         print(f"repeat {r + 1}/{a.repeats} done", file=sys.stderr, flush=True)
-    lines = [f"Median of {a.repeats} interleaved runs ({a.deals} play-outs, {a.hands} hand(s) of "
-             f"four `hard` bots, {a.label_hands} labelled hands per run); the same moves with "
-             f"both.", "",
-             "| measure | C | Python | speed-up of C |", "|---|---|---|---|"]
+    head = [f"Median of {a.repeats} interleaved runs ({a.deals} play-outs, {a.hands} hand(s) of "
+            f"four `hard` bots, {a.label_hands} labelled hands per run); the same moves with "
+            f"both."]
+    emit_c_python(head, res, a.out, 1)
+    return 0
+
+
+def emit_c_python(head: list[str], res: dict, out: str | None, digits: int) -> None:
+    """Print (and with ``out``, write atomically) ``head`` and the table of medians of ``res``
+    (``{measure: {"C": [...], "Python": [...]}}``; a measure named "ms per ..." is a time, the
+    others rates) with the speed-up of C, to ``digits`` decimals."""
+    lines = head + ["", "| measure | C | Python | speed-up of C |", "|---|---|---|---|"]
     for what, d in res.items():
         c, py = statistics.median(d["C"]), statistics.median(d["Python"])
         up = py / c if "ms per" in what else c / py  # times: Python / C; rates: C / Python
-        lines.append(f"| {what} | {c:,.1f} | {py:,.1f} | {up:.1f}x |")
+        lines.append(f"| {what} | {c:,.{digits}f} | {py:,.{digits}f} | {up:.{digits}f}x |")
     text = "\n".join(lines)
     print(text)
-    if a.out:
+    if out:
         from spades_env.fileio import write_atomic
-        write_atomic(a.out, (text + "\n").encode())
-    return 0
+        write_atomic(out, (text + "\n").encode())
 
 
 if __name__ == "__main__":

@@ -41,6 +41,8 @@ from spades_env.bots import pimc, solver  # noqa: E402
 from spades_env.bots.pimc import HardBot  # noqa: E402
 from spades_env.engine import Phase  # noqa: E402
 
+from bench_playout import emit_c_python  # noqa: E402
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
@@ -169,21 +171,12 @@ def main(argv=None) -> int:
     import platform
     cmd = "python benchmarks/bench_solver.py " + " ".join(argv if argv is not None
                                                           else sys.argv[1:])
-    lines = [f"`{cmd.strip()}`: {os.cpu_count()} CPUs ({platform.machine()}), Python "
-             f"{platform.python_version()}, torch on 1 thread, {time.strftime('%Y-%m-%d')}.", "",
-             f"Median of {a.repeats} interleaved runs ({a.positions} positions, {rows} rows; "
-             f"{a.hands} hand(s) of four `hard` bots; {a.label_hands} labelled hands per run, "
-             f"{a.checkpoint}); the same moves and labels with both.", "",
-             "| measure | C | Python | speed-up of C |", "|---|---|---|---|"]
-    for what, d in res.items():
-        c, py = statistics.median(d["C"]), statistics.median(d["Python"])
-        up = py / c if "ms per" in what else c / py  # times: Python / C; rates: C / Python
-        lines.append(f"| {what} | {c:,.2f} | {py:,.2f} | {up:.2f}x |")
-    text = "\n".join(lines)
-    print(text)
-    if a.out:
-        from spades_env.fileio import write_atomic
-        write_atomic(a.out, (text + "\n").encode())
+    head = [f"`{cmd.strip()}`: {os.cpu_count()} CPUs ({platform.machine()}), Python "
+            f"{platform.python_version()}, torch on 1 thread, {time.strftime('%Y-%m-%d')}.", "",
+            f"Median of {a.repeats} interleaved runs ({a.positions} positions, {rows} rows; "
+            f"{a.hands} hand(s) of four `hard` bots; {a.label_hands} labelled hands per run, "
+            f"{a.checkpoint}); the same moves and labels with both."]
+    emit_c_python(head, res, a.out, 2)
     return 0
 
 

@@ -197,6 +197,17 @@ def native_playouts() -> bool:
     return _kernel is not False
 
 
+def _position_problem(trick, leader: int, won, mover: int) -> str | None:
+    """What is wrong with a position's seats, trick counts and trick in progress (the checks
+    ``playouts`` and ``solve_many`` share), or None."""
+    if not (0 <= mover < 4 and 0 <= leader < 4 and len(won) == 4):
+        return f"mover and leader must be seats 0..3 and won 4 counts; got {mover}, {leader}, {won}"
+    if len(trick) > 3 or (len(trick) and (leader + len(trick)) & 3 != mover):
+        return (f"the trick in progress holds at most 3 cards, led by leader and followed in "
+                f"turn up to the mover; got {list(trick)} led by {leader}, mover {mover}")
+    return None
+
+
 def playouts(deals, bids, cards, trick, leader: int, won, broken: bool, mover: int,
              flb: bool = False, native: bool = True, fnc: bool = False,
              deck: Deck = STANDARD_DECK) -> list:
@@ -230,11 +241,8 @@ def playouts(deals, bids, cards, trick, leader: int, won, broken: bool, mover: i
                f"{len(cards)} cards and {len(bids)} bids")
     elif any(len(d) != 4 for d in deals) or (not one and any(len(b) != 4 for b in bids)):
         why = "every deal must be 4 masks and every row of bids 4 bids, by seat"
-    elif not (0 <= mover < 4 and 0 <= leader < 4 and len(won) == 4):
-        why = f"mover and leader must be seats 0..3 and won 4 counts; got {mover}, {leader}, {won}"
-    elif len(trick) > 3 or (len(trick) and (leader + len(trick)) & 3 != mover):
-        why = (f"the trick in progress holds at most 3 cards, led by leader and followed in turn "
-               f"up to the mover; got {list(trick)} led by {leader}, mover {mover}")
+    else:
+        why = _position_problem(trick, leader, won, mover)
     if why is not None:
         raise ValueError(f"playouts: {why}")
     if not rows:
@@ -623,13 +631,10 @@ def solve_many(deals, cards, trick, leader: int, won, broken: bool, mover: int, 
         why = f"{rows} deals need {rows} cards; got {len(cards)}"
     elif set(map(len, deals)) - {4}:
         why = "every deal must be 4 masks, by seat"
-    elif not (0 <= mover < 4 and 0 <= leader < 4 and len(won) == 4):
-        why = f"mover and leader must be seats 0..3 and won 4 counts; got {mover}, {leader}, {won}"
-    elif len(trick) > 3 or (len(trick) and (leader + len(trick)) & 3 != mover):
-        why = (f"the trick in progress holds at most 3 cards, led by leader and followed in turn "
-               f"up to the mover; got {list(trick)} led by {leader}, mover {mover}")
-    elif any(not 0 <= c < 52 for c in trick):
-        why = f"the trick's cards must be card ids 0..51; got {list(trick)}"
+    else:
+        why = _position_problem(trick, leader, won, mover)
+        if why is None and any(not 0 <= c < 52 for c in trick):
+            why = f"the trick's cards must be card ids 0..51; got {list(trick)}"
     if why is None and rows:
         try:
             r = (sum(m.bit_count() for m in deals[0]) + len(trick) + 3) // 4
