@@ -171,11 +171,13 @@ def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: 
     where = (f"on the Ray cluster {args.ray_address}" if args.ray_address else
              f"{args.distill_workers} workers")
     played = "" if player is None else f", the hands played by {player} (labelled beside PPO)"
+    more = "no more labels" if args.distill_minutes == 0 else \
+        f"{args.distill_minutes:g} min of labels"
     log(f"search distillation: round {k}/{args.distill_rounds} from {src}{played}: "
-        f"{args.distill_minutes:g} min of labels by {args.distill_teacher} "
-        f"({args.distill_samples} deals per card"
+        f"{more} by {args.distill_teacher} ({args.distill_samples} deals per card"
         + (f", {args.distill_bid_samples} per bid" if args.distill_bid_samples else "")
-        + f", {where}), then {args.distill_epochs} passes")
+        + ("" if args.distill_minutes == 0 else f", {where}")
+        + f"), then {args.distill_epochs} passes")
     first = k == 1
     on_chunk = None
     if writer is not None:

@@ -267,8 +267,9 @@ def _progress_line(path, st, sec, totals, t_start, deadline, chunks) -> str:
     0.82 points per card; round: 200 hands, 31 labels/s, 4.2 min of labels left``: the minutes
     until the deadline or, when sooner at this call's pace, until the ``chunks`` are done."""
     name = os.path.basename(path)
-    if sec is None:
-        head = f"{name}: kept from an earlier run ({st['hands']} hands)"
+    if sec is None:  # minutes 0: the chunks made before this call (beside PPO)
+        head = (f"{name}: kept from an earlier run ({st['hands']} hands)" if deadline > t_start
+                else f"{name}: made before this round ({st['hands']} hands)")
     else:
         n = st["card_labels"] + st["bid_labels"]
         head = (f"{name}: {st['hands']} hands, {st['card_labels']} card + {st['bid_labels']} bid "

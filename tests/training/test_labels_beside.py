@@ -51,13 +51,16 @@ def test_produce_labels_with_no_minutes_keeps_the_chunks_there_and_makes_none(ti
     from spades_env.training.labelling import lock_labels, produce_labels
     folder = str(tmp_path / "labels")
     kw = dict(chunk_hands=2, seed=7, samples=2, workers=1, log=lambda *a: None)
+    lines: list[str] = []
     lock = lock_labels(folder)
     try:
         made = produce_labels(tiny, folder, 10.0, chunks=1, **kw)
         stats: dict = {}
-        kept = produce_labels(tiny, folder, 0.0, chunks=5, stats=stats, **kw)
+        kept = produce_labels(tiny, folder, 0.0, chunks=5, stats=stats,
+                              **dict(kw, log=lines.append))
     finally:
         lock.release()
+    assert lines[0].startswith("chunk_00000.npz: made before this round (2 hands)")
     assert kept == made and len(made) == 1
     assert stats["kept_hands"] == 2 and stats["made_chunks"] == 0 and stats["chunks"] == 1
     assert [f for f in os.listdir(folder) if f.startswith("chunk_")] == ["chunk_00000.npz"]
