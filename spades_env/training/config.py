@@ -639,7 +639,8 @@ def to_dict(args: Args) -> dict:
     return dataclasses.asdict(args)
 
 
-__all__ = ["Args", "has_distill_stage", "from_dict", "load_yaml", "apply_overrides", "add_cli", "args_from_cli",
+__all__ = ["Args", "has_distill_stage", "from_dict", "load_yaml", "apply_overrides", "add_cli",
+           "args_from_cli",
            "to_dict", "validate", "parse_value", "safe_yaml", "FieldCheck", "FIELD_CHECKS",
            "check_field", "check_search_work", "check_warm_start_work",
            "check_ready", "field_table", "network_params", "resume_args", "resume_base",

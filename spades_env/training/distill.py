@@ -256,70 +256,57 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
             (``fileio.check_outputs_apart``, before any work).
         FileNotFoundError, OSError: a missing source, an output that cannot be written.
     """
-    import torch
     if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256:
         raise ValueError(f"--threads must be an integer in [1, 256], got {threads!r}")
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return _one_round(src, out, labels, minutes, chunks, chunk_hands, samples, workers,
-                              seed, temperature, prior, bid_deals, epochs, lr, hidden,
-                              head_hidden, also_labels, log, teacher, bid_samples, ray_address,
-                              on_chunk, log_every, label_source, threads)
-    finally:
-        torch.set_num_threads(before)
-
-
-def _one_round(src, out, labels, minutes, chunks, chunk_hands, samples, workers, seed,
-                   temperature, prior, bid_deals, epochs, lr, hidden, head_hidden, also_labels,
-                   log, teacher, bid_samples, ray_address, on_chunk, log_every, label_source,
-                   threads) -> dict:
-    """``distill_checkpoint`` after its thread count is set (its arguments, in order)."""
     import copy
 
     import torch
 
+    from spades_env.agents.model import torch_threads
+
     from .checkpoint import save_checkpoint
-    a = argparse.Namespace(minutes=minutes, chunks=chunks, chunk_hands=chunk_hands,
-                           samples=samples, workers=workers, seed=seed, temperature=temperature,
-                           prior=prior, bid_deals=bid_deals, epochs=epochs, lr=lr, labels=labels,
-                           teacher=teacher, bid_samples=bid_samples, ray=ray_address,
-                           log_every=log_every)
-    folder = labels or os.path.splitext(out)[0] + "_labels"
-    player = label_source or src
-    t0 = time.time()
-    data, net, shape = _check_round(src, out, folder, a, hidden, head_hidden, also_labels,
-                                    player)
-    extra_files = _also_label_files(also_labels, folder)
-    extra = merge_labels([load_labels(q) for q in extra_files]) if extra_files else None  # now,
-    stats: dict = {}                                  # not after the labelling: checked early
-    paths, own = _label_round(player, folder, a, log, on_chunk, stats)
-    rec = own if extra is None else merge_labels([own, extra])
-    label_s = time.time() - t0
-    reference = copy.deepcopy(net).eval()
-    if shape is not None:
-        from spades_env.agents.model import widen
-        torch.manual_seed(int(seed))  # the new units' initial weights: the same every run
-        net = widen(net, shape["hidden"], shape["head_hidden"])
-    ds = build_dataset(rec, reference, temperature, prior)
-    if bid_deals > 0:
-        ds = concat_rows(ds, bid_rows(reference, bid_deals, seed))
-    log(f"{len(rec['seed'])} hands from {len(paths) + len(extra_files)} chunks "
-        f"({len(extra_files)} from --also-labels): {int(ds['card'].sum())} card "
-        f"rows, {int((~ds['card']).sum())} bid rows ({label_s / 60:.1f} min)")
-    torch.set_num_threads(threads)
-    hist = distill(net, ds, epochs=epochs, lr=lr, seed=seed)
-    res = _distilled_checkpoint(data, net, shape, src)
-    own_stats = chunk_stats(own)
-    rate = stats["made_labels"] / stats["wall_seconds"] if stats.get("made_labels") \
-        else float("nan")  # labels made per second of wall clock (none made: all kept)
-    res["distill"] = _distill_record(a, rec, own, own_stats, also_labels, rate, label_s,
-                                     None if shape is None else reference, hist)
-    save_checkpoint(out, res)
-    return {"checkpoint": out, "hands": int(len(rec["seed"])), "chunks": len(paths),
-            "kept_hands": int(stats.get("kept_hands", 0)),
-            "label_minutes": label_s / 60, "minutes": (time.time() - t0) / 60,
-            "labels_per_second": rate, "regret": own_stats["regret"]}
+    with torch_threads(1):
+        a = argparse.Namespace(minutes=minutes, chunks=chunks, chunk_hands=chunk_hands,
+                               samples=samples, workers=workers, seed=seed,
+                               temperature=temperature, prior=prior, bid_deals=bid_deals,
+                               epochs=epochs, lr=lr, labels=labels, teacher=teacher,
+                               bid_samples=bid_samples, ray=ray_address, log_every=log_every)
+        folder = labels or os.path.splitext(out)[0] + "_labels"
+        player = label_source or src
+        t0 = time.time()
+        data, net, shape = _check_round(src, out, folder, a, hidden, head_hidden, also_labels,
+                                        player)
+        extra_files = _also_label_files(also_labels, folder)
+        # read now, not after the labelling: checked early
+        extra = merge_labels([load_labels(q) for q in extra_files]) if extra_files else None
+        stats: dict = {}
+        paths, own = _label_round(player, folder, a, log, on_chunk, stats)
+        rec = own if extra is None else merge_labels([own, extra])
+        label_s = time.time() - t0
+        reference = copy.deepcopy(net).eval()
+        if shape is not None:
+            from spades_env.agents.model import widen
+            torch.manual_seed(int(seed))  # the new units' initial weights: the same every run
+            net = widen(net, shape["hidden"], shape["head_hidden"])
+        ds = build_dataset(rec, reference, temperature, prior)
+        if bid_deals > 0:
+            ds = concat_rows(ds, bid_rows(reference, bid_deals, seed))
+        log(f"{len(rec['seed'])} hands from {len(paths) + len(extra_files)} chunks "
+            f"({len(extra_files)} from --also-labels): {int(ds['card'].sum())} card "
+            f"rows, {int((~ds['card']).sum())} bid rows ({label_s / 60:.1f} min)")
+        with torch_threads(threads):
+            hist = distill(net, ds, epochs=epochs, lr=lr, seed=seed)
+        res = _distilled_checkpoint(data, net, shape, src)
+        own_stats = chunk_stats(own)
+        rate = stats["made_labels"] / stats["wall_seconds"] if stats.get("made_labels") \
+            else float("nan")  # labels made per second of wall clock (none made: all kept)
+        res["distill"] = _distill_record(a, rec, own, own_stats, also_labels, rate, label_s,
+                                         None if shape is None else reference, hist)
+        save_checkpoint(out, res)
+        return {"checkpoint": out, "hands": int(len(rec["seed"])), "chunks": len(paths),
+                "kept_hands": int(stats.get("kept_hands", 0)),
+                "label_minutes": label_s / 60, "minutes": (time.time() - t0) / 60,
+                "labels_per_second": rate, "regret": own_stats["regret"]}
 
 
 def _check_round(src: str, out: str, folder: str, a, hidden, head_hidden, also_labels,
@@ -444,8 +431,9 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_out(p, "the checkpoint to write, stripped and playable (required)")
     p.add_argument("--labels", default=None,
                    help="label chunk folder (default: OUT without .pt, + _labels)")
-    p.add_argument("--minutes", type=float, default=30.0, help="labelling budget (wall clock); 0 labels nothing new and learns the chunks "
-                        "already in --labels")
+    p.add_argument("--minutes", type=float, default=30.0,
+                   help="labelling budget (wall clock); 0 labels nothing new and learns the "
+                        "chunks already in --labels")
     p.add_argument("--chunks", type=int, default=1000, help="most chunks to label")
     p.add_argument("--chunk-hands", type=int, default=50)
     p.add_argument("--samples", type=int, default=40, help="search deals per card decision")

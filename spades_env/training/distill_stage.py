@@ -84,19 +84,8 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
             suffix = label_folder_suffix(args)
             labels = os.path.splitext(path)[0] + f"_labels_it{it}{suffix}"
             player = None
-            if k == 1 and beside is not None:  # round 1 learns the labels made beside PPO
-                labels, player = beside["labels"], beside["checkpoint"]
-                check_beside_settings(args, beside)
-                if args.distill_minutes == 0 and not (os.path.isdir(labels) and
-                                                      files_in(labels, "chunk_", ".npz")):
-                    raise _no_beside_labels(args, progress, os.path.dirname(out),
-                                            f"no chunk was finished beside PPO in {labels}")
-            elif k == 1 and args.distill_minutes == 0:
-                raise _no_beside_labels(
-                    args, progress, os.path.dirname(out),
-                    "PPO stopped before iteration distill_beside_from "
-                    f"({args.distill_beside_from})" if "beside" not in progress else
-                    "the network that played the labels beside PPO is gone")
+            if k == 1:  # round 1 learns the labels made beside PPO, if any
+                labels, player = _round1_labels(args, progress, beside, out, labels)
             _remove_stale_labels(stem, labels, suffix, it, k, redo, log)
             redo = True  # every later round starts from this round's new network
             rec = _distill_round(distill_checkpoint, args, src, path, labels, k, it, log, writer,
@@ -254,7 +243,32 @@ def check_beside_settings(args: Args, rec: dict) -> None:
                          f"their chunks would not be this run's")
 
 
-def _no_beside_labels(args: Args, progress: dict, ckpt_dir: str, why: str) -> ValueError:
+def _round1_labels(args: Args, progress: dict, beside: dict | None, out: str, labels: str):
+    """Round 1's label folder and the network that played its hands: those of the labels
+    beside PPO (``beside``, checked against ``args``), else ``labels`` and None (the round's own
+    network).
+
+    Raises:
+        ValueError: ``check_beside_settings``; no labels to learn (none made beside PPO) with
+            ``distill_minutes`` 0, saying how to label after PPO.
+    """
+    ckpt_dir = os.path.dirname(out)
+    if beside is not None:
+        check_beside_settings(args, beside)
+        if args.distill_minutes == 0 and not (os.path.isdir(beside["labels"]) and
+                                              files_in(beside["labels"], "chunk_", ".npz")):
+            raise _no_beside_labels(ckpt_dir,
+                                    f"no chunk was finished beside PPO in {beside['labels']}")
+        return beside["labels"], beside["checkpoint"]
+    if args.distill_minutes == 0:
+        raise _no_beside_labels(
+            ckpt_dir, f"PPO stopped before iteration distill_beside_from "
+                      f"({args.distill_beside_from})" if "beside" not in progress else
+            "the network that played the labels beside PPO is gone")
+    return labels, None
+
+
+def _no_beside_labels(ckpt_dir: str, why: str) -> ValueError:
     """The error of a round 1 with no labels: none made beside PPO and ``distill_minutes`` 0."""
     latest = os.path.join(ckpt_dir, "latest.pt")
     return ValueError(f"search distillation: round 1 has no labels to learn: {why}, and "
@@ -298,7 +312,6 @@ def start_labels_beside(args: Args, progress: dict, ckpt_dir: str, save_snapshot
         log(f"labels beside PPO: the network {gone} is gone; no more labels beside PPO in this "
             f"run (round 1 then labels its own hands for distill_minutes, "
             f"{args.distill_minutes:g} here)")
-        progress.pop("beside")
         return None
     check_beside_settings(args, rec)
     beside = LabelsBeside(rec["checkpoint"], rec["labels"], args.distill_beside_ppo,

@@ -262,14 +262,14 @@ def _ray_chunk(data: bytes, sha: str, hands, seed, chunk, samples, random_start,
     return _make_chunk(path, hands, seed, chunk, samples, random_start, teacher, bid_samples)
 
 
-def _progress_line(path, st, sec, totals, t_start, deadline, chunks) -> str:
+def _progress_line(path, st, sec, totals, t_start, deadline, chunks,
+                   kept: str = "kept from an earlier run") -> str:
     """``chunk_00003.npz: 50 hands, 1811 card + 200 bid labels in 61 s (33/s); policy regret
     0.82 points per card; round: 200 hands, 31 labels/s, 4.2 min of labels left``: the minutes
     until the deadline or, when sooner at this call's pace, until the ``chunks`` are done."""
     name = os.path.basename(path)
-    if sec is None:  # minutes 0: the chunks made before this call (beside PPO)
-        head = (f"{name}: kept from an earlier run ({st['hands']} hands)" if deadline > t_start
-                else f"{name}: made before this round ({st['hands']} hands)")
+    if sec is None:
+        head = f"{name}: {kept} ({st['hands']} hands)"
     else:
         n = st["card_labels"] + st["bid_labels"]
         head = (f"{name}: {st['hands']} hands, {st['card_labels']} card + {st['bid_labels']} bid "
@@ -302,7 +302,8 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
     """Label chunks 0, 1, ... until ``chunks`` are done or ``minutes`` have passed, in
     ``workers`` local processes, or as Ray tasks on the cluster at ``ray_address``. Chunks already
     in ``folder`` are checked (``check_chunk``) and kept: a stopped run resumes. ``minutes`` 0
-    labels nothing new: the chunks already there (``LabelsBeside``'s) are checked and kept. Returns the
+    labels nothing new: the chunks already there (``LabelsBeside``'s) are checked and kept.
+    Returns the
     paths of chunks ``0..chunks-1`` that exist, in order. Logs one line per chunk
     (``_progress_line``: hands, labels, labels per second, the policy's regret, the minutes of
     labels left), or with ``log_every`` > 0 at most one per ``log_every`` seconds (the first
@@ -357,7 +358,9 @@ def produce_labels(checkpoint: str, folder: str, minutes: float, chunks: int, ch
             totals["regret_sum"] += st["regret"] * st["hands"]
             totals["regret_hands"] += st["hands"]
         if time.time() - last_line[0] >= log_every:
-            log(_progress_line(path, st, sec, totals, t_start, deadline, chunks))
+            log(_progress_line(path, st, sec, totals, t_start, deadline, chunks,
+                               "kept from an earlier run" if minutes > 0 else
+                               "made before this round"))
             last_line[0] = time.time()
         if on_chunk is not None:
             on_chunk({"chunk": os.path.basename(path), "round_hands": totals["hands"],
@@ -481,12 +484,11 @@ class LabelsBeside:
         try:
             spec = _label_spec(checkpoint, chunk_hands, seed, samples, random_start, teacher,
                                bid_samples)
-            if check_kept:  # a bad chunk is named now, not after the caller's work
-                for c, path in enumerate(_chunk_path(folder, c) for c in range(chunks)):
-                    if os.path.exists(path):
-                        check_chunk(path, spec["sha"], chunk_hands, seed, c, samples, teacher,
-                                    bid_samples)
             identity = locked_identity(folder)
+            if check_kept:  # a bad chunk is named now, not after the caller's work
+                for c in range(chunks):
+                    if os.path.exists(_chunk_path(folder, c)):
+                        _worker((spec, folder, identity, c))  # checks a chunk that is there
             for i in range(min(processes, chunks)):
                 self.procs.append(BackgroundProcess(
                     _label_beside, (spec, folder, identity, chunks, i, processes),

@@ -222,3 +222,16 @@ def test_a_copied_run_labels_beside_ppo_into_its_own_folder(tmp_path):
     assert any(os.path.join(copy, "labels_beside_it0") in m for m in logs
                if m.startswith("labels beside PPO:"))
     assert not os.path.exists(os.path.join(folder, "labels_beside_it0"))
+
+
+@pytest.mark.slow
+def test_a_resume_whose_label_network_is_gone_says_so_at_the_round(tmp_path):
+    from spades_env.training.ppo_selfplay import train
+    base, folder = _stopped_beside_run(tmp_path, "gone")
+    os.remove(os.path.join(folder, "label_policy.pt"))
+    logs: list[str] = []
+    with pytest.raises(ValueError, match="round 1 has no labels to learn: the network that "
+                                         "played the labels beside PPO is gone, and "
+                                         "distill_minutes is 0"):
+        train(base, resume=os.path.join(folder, "latest.pt"), log=logs.append)
+    assert any(m.startswith("labels beside PPO: the network ") and "is gone" in m for m in logs)
