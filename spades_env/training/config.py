@@ -297,6 +297,12 @@ class Args:
     distill_beside_from: int = checked(0, ints(0, 10**7))
     """the PPO iteration at which the labels beside PPO start, and whose network plays their
     hands (0: PPO's first, the warm start's network)."""
+    distill_beside_every: int = checked(0, ints(0, 10**7))
+    """PPO iterations between two networks of the labels beside PPO (0: one network, that of
+    ``distill_beside_from``, to PPO's end): at ``distill_beside_from + k * every`` the label
+    processes go on with the network of that iteration (``label_policy_itN.pt``), into a folder
+    of its own (``labels_beside_itN``, seed ``seed + 1000 k``), so the later hands are closer to
+    the ones the final network plays; round 1 learns the chunks of every network."""
     ray_address: str = checked("", FieldCheck(
         "str", max_len=4096, resume="free", rule='"" (local processes), auto or HOST:PORT'))
     """a Ray cluster (``auto`` or ``HOST:PORT``) for the search-distillation stage's labels

@@ -221,7 +221,7 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                        also_labels=(), log=print, teacher: str = "hard", bid_samples: int = 0,
                        ray_address: str | None = None, on_chunk=None,
                        log_every: float = 0.0, label_source: str | None = None,
-                       threads: int = 1) -> dict:
+                       threads: int = 1, label_seed: int | None = None) -> dict:
     """The whole round: label hands played by ``src`` (``produce_labels``, resumable: the chunks
     kept in ``labels``), distil into ``src``'s network (or one widened to ``hidden`` /
     ``head_hidden``, ``spades_env.agents.model.widen``), and write the stripped checkpoint ``out``
@@ -240,9 +240,11 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     PPO with a snapshot of the PPO network, ``training.labelling.LabelsBeside``), and with
     ``minutes`` 0 the round labels nothing new: it learns the chunks already in ``labels``;
     ``threads``: torch threads of the fit (the labels are made in processes of one thread each;
-    the caller's thread count is restored at the end).
+    the caller's thread count is restored at the end); ``label_seed``: the seed of the labelled
+    hands in ``labels`` (default ``seed``, which also seeds the fit; ``train``'s later phases of
+    labels beside PPO have seeds of their own).
     Returns:
-        ``{"checkpoint": out, "hands": int, "chunks": int, "kept_hands": int,
+        ``{"checkpoint": out, "hands": int, "chunks": int, "kept_hands": int, "also_hands": int,
         "label_minutes": float, "minutes": float, "labels_per_second": float, "regret": float}``
         (``kept_hands``: of chunks an earlier, stopped run labelled, whose minutes
         ``label_minutes`` does not count; ``regret``: the labelled policy's (``label_source``'s),
@@ -267,7 +269,8 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     from .checkpoint import save_checkpoint
     with torch_threads(1):
         a = argparse.Namespace(minutes=minutes, chunks=chunks, chunk_hands=chunk_hands,
-                               samples=samples, workers=workers, seed=seed,
+                               samples=samples, workers=workers,
+                               seed=seed if label_seed is None else label_seed,
                                temperature=temperature, prior=prior, bid_deals=bid_deals,
                                epochs=epochs, lr=lr, labels=labels, teacher=teacher,
                                bid_samples=bid_samples, ray=ray_address, log_every=log_every)
@@ -301,10 +304,11 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
         rate = stats["made_labels"] / stats["wall_seconds"] if stats.get("made_labels") \
             else float("nan")  # labels made per second of wall clock (none made: all kept)
         res["distill"] = _distill_record(a, rec, own, own_stats, also_labels, rate, label_s,
-                                         None if shape is None else reference, hist)
+                                         None if shape is None else reference, hist, seed)
         save_checkpoint(out, res)
         return {"checkpoint": out, "hands": int(len(rec["seed"])), "chunks": len(paths),
                 "kept_hands": int(stats.get("kept_hands", 0)),
+                "also_hands": 0 if extra is None else int(len(extra["seed"])),
                 "label_minutes": label_s / 60, "minutes": (time.time() - t0) / 60,
                 "labels_per_second": rate, "regret": own_stats["regret"]}
 
@@ -406,9 +410,10 @@ def _distilled_checkpoint(data: dict, net, shape: dict | None, src: str) -> dict
 
 
 def _distill_record(a, rec: dict, own: dict, own_stats: dict, also_labels, rate: float,
-                    label_s: float, widened_from, hist) -> dict:
-    """The checkpoint's ``distill`` entry: the settings, the labels' figures, the network it was
-    widened from (``widened_from``, or None) and the loss history."""
+                    label_s: float, widened_from, hist, seed: int) -> dict:
+    """The checkpoint's ``distill`` entry: the settings (``seed``: the fit's, ``label_seed``: the
+    labelled hands'), the labels' figures, the network it was widened from (``widened_from``, or
+    None) and the loss history."""
     return {"hands": int(len(rec["seed"])), "own_hands": int(len(own["seed"])),
             "also_labels": [os.path.abspath(f) for f in also_labels],
             "teacher": a.teacher, "bid_samples": a.bid_samples,
@@ -417,7 +422,8 @@ def _distill_record(a, rec: dict, own: dict, own_stats: dict, also_labels, rate:
             "labels_per_second": rate, "ray": a.ray is not None,
             "samples": a.samples,
             "temperature": a.temperature, "prior": a.prior, "bid_deals": a.bid_deals,
-            "epochs": a.epochs, "lr": a.lr, "seed": a.seed, "label_minutes": label_s / 60,
+            "epochs": a.epochs, "lr": a.lr, "seed": seed, "label_seed": a.seed,
+            "label_minutes": label_s / 60,
             "widened_from": (None if widened_from is None else
                              {"hidden": list(widened_from.hidden),
                               "head_hidden": widened_from.head_hidden}),

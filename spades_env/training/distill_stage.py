@@ -67,7 +67,6 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
     """
     from .distill import distill_checkpoint  # loaded only when a stage runs
     it = progress["iteration"]
-    beside = beside_labels(progress, os.path.dirname(out))
     rounds = args.distill_rounds
     paths = distill_round_paths(out, rounds)
     done = _done_rounds(progress)
@@ -83,13 +82,13 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
             # one label folder per round and PPO network: chunks of another network never mix in
             suffix = label_folder_suffix(args)
             labels = os.path.splitext(path)[0] + f"_labels_it{it}{suffix}"
-            player = None
+            player, label_seed, also = None, None, []
             if k == 1:  # round 1 learns the labels made beside PPO, if any
-                labels, player = _round1_labels(args, progress, beside, out, labels)
+                labels, player, label_seed, also = _round1_labels(args, progress, out, labels)
             _remove_stale_labels(stem, labels, suffix, it, k, redo, log)
             redo = True  # every later round starts from this round's new network
             rec = _distill_round(distill_checkpoint, args, src, path, labels, k, it, log, writer,
-                                 player)
+                                 player, label_seed, also)
         records.append(rec)
         progress["distill_rounds"] = list(records)  # fewer rounds than before drop the others
         progress["distill"] = rec
@@ -153,13 +152,17 @@ CHUNK_LINE_SECONDS = 60.0
 
 
 def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: str, k: int,
-                   it: int, log, writer, player: str | None = None) -> dict:
+                   it: int, log, writer, player: str | None = None,
+                   label_seed: int | None = None, also=()) -> dict:
     """Run round ``k`` of the stage (``distill_checkpoint`` from ``src`` into ``path``, its
-    chunks in ``labels``, the hands played by ``player``: ``src`` when None), log it and report
-    it to ``writer``; returns its record."""
+    chunks in ``labels``, the hands played by ``player``: ``src`` when None, with the seed
+    ``label_seed``: the round's when None, and the chunks of the folders ``also``), log it and
+    report it to ``writer``; returns its record."""
     where = (f"on the Ray cluster {args.ray_address}" if args.ray_address else
              f"{args.distill_workers} workers")
-    played = "" if player is None else f", the hands played by {player} (labelled beside PPO)"
+    played = "" if player is None else (
+        f", the hands played by {player} (labelled beside PPO" +
+        (f"; and by {len(also)} earlier network(s) of PPO: {', '.join(also)})" if also else ")"))
     more = "no more labels" if args.distill_minutes == 0 else \
         f"{args.distill_minutes:g} min of labels"
     log(f"search distillation: round {k}/{args.distill_rounds} from {src}{played}: "
@@ -188,7 +191,10 @@ def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: 
                            bid_samples=args.distill_bid_samples,
                            ray_address=args.ray_address or None, on_chunk=on_chunk,
                            log_every=CHUNK_LINE_SECONDS, label_source=player,
-                           threads=args.distill_threads)
+                           threads=args.distill_threads, label_seed=label_seed,
+                           also_labels=list(also))
+    if player is not None:  # every hand of the other networks' folders was labelled beside PPO
+        r = dict(r, kept_hands=r["kept_hands"] + r["also_hands"])
     kept = "" if not r.get("kept_hands") else (
         f", {r['kept_hands']} of them beside PPO" if player is not None else
         f", {r['kept_hands']} of them kept from a stopped run")
@@ -214,17 +220,27 @@ BESIDE_SETTINGS = ("distill_samples", "distill_chunk_hands", "distill_teacher",
 the labels, and a resumed run must keep them."""
 
 
-def beside_labels(progress: dict, ckpt_dir: str) -> dict | None:
-    """The labels made beside PPO (``progress["beside"]``: the PPO iteration whose network played
-    them, that network's file and the label folder, names inside the run's ``ckpt_dir``, and
-    the ``BESIDE_SETTINGS`` they were made with) with the paths joined to ``ckpt_dir``, when
-    that network's file is still there; None otherwise."""
-    b = progress.get("beside")
-    if not isinstance(b, dict):
-        return None
-    out = dict(b, checkpoint=os.path.join(ckpt_dir, os.path.basename(str(b.get("checkpoint")))),
-               labels=os.path.join(ckpt_dir, os.path.basename(str(b.get("labels")))))
-    return out if os.path.isfile(out["checkpoint"]) else None
+def beside_phases(progress: dict, ckpt_dir: str) -> list[dict]:
+    """Every network's labels beside PPO, oldest first: those of the networks already replaced
+    (``progress["beside_done"]``, with ``distill_beside_every``) and the current one
+    (``progress["beside"]``), as records with the paths joined to ``ckpt_dir`` (whether or not
+    the network's file is still there)."""
+    recs = [r for r in list(progress.get("beside_done") or []) + [progress.get("beside")]
+            if isinstance(r, dict)]
+    return [dict(r, checkpoint=os.path.join(ckpt_dir, os.path.basename(str(r.get("checkpoint")))),
+                 labels=os.path.join(ckpt_dir, os.path.basename(str(r.get("labels")))))
+            for r in recs]
+
+
+BESIDE_SEED_STEP = 1000
+"""the seed of the hands of the k-th network labelled beside PPO is ``seed + 1000 k`` (k from 0):
+no two networks play the same deals, nor a later round's (``seed + round - 1``)."""
+
+
+def phase_seed(args: Args, rec: dict) -> int:
+    """The seed of the hands labelled beside PPO that ``rec`` records (``label_seed``; records
+    without one are the first network's: ``args.seed``)."""
+    return int(rec.get("label_seed", args.seed))
 
 
 def check_beside_settings(args: Args, rec: dict) -> None:
@@ -243,29 +259,41 @@ def check_beside_settings(args: Args, rec: dict) -> None:
                          f"their chunks would not be this run's")
 
 
-def _round1_labels(args: Args, progress: dict, beside: dict | None, out: str, labels: str):
-    """Round 1's label folder and the network that played its hands: those of the labels
-    beside PPO (``beside``, checked against ``args``), else ``labels`` and None (the round's own
-    network).
+def _round1_labels(args: Args, progress: dict, out: str, labels: str):
+    """Round 1's labels: ``(label folder, the network that played its hands, the seed of those
+    hands, the other folders to learn too)``. With labels beside PPO (``beside_phases``, each
+    checked against ``args``): the last network's folder with chunks is the round's own (its
+    network plays any ``distill_minutes`` more), the earlier ones are added as
+    ``also_labels``. Without: ``labels``, None (the round's own network), ``args.seed``, none.
 
     Raises:
         ValueError: ``check_beside_settings``; no labels to learn (none made beside PPO) with
             ``distill_minutes`` 0, saying how to label after PPO.
     """
     ckpt_dir = os.path.dirname(out)
-    if beside is not None:
-        check_beside_settings(args, beside)
-        if args.distill_minutes == 0 and not (os.path.isdir(beside["labels"]) and
-                                              files_in(beside["labels"], "chunk_", ".npz")):
+    phases = beside_phases(progress, ckpt_dir)
+    for rec in phases:
+        check_beside_settings(args, rec)
+    made = [rec for rec in phases if os.path.isdir(rec["labels"])
+            and files_in(rec["labels"], "chunk_", ".npz")]
+    if phases:
+        own = made[-1] if made else phases[-1]
+        if not os.path.isfile(own["checkpoint"]):
+            if args.distill_minutes == 0:
+                raise _no_beside_labels(ckpt_dir, "the network that played the labels beside "
+                                                  "PPO is gone")
+            return labels, None, args.seed, []
+        if args.distill_minutes == 0 and not made:
             raise _no_beside_labels(ckpt_dir,
-                                    f"no chunk was finished beside PPO in {beside['labels']}")
-        return beside["labels"], beside["checkpoint"]
+                                    f"no chunk was finished beside PPO in {own['labels']}")
+        return (own["labels"], own["checkpoint"], phase_seed(args, own),
+                [rec["labels"] for rec in made if rec is not own])
     if args.distill_minutes == 0:
         raise _no_beside_labels(
             ckpt_dir, f"PPO stopped before iteration distill_beside_from "
                       f"({args.distill_beside_from})" if "beside" not in progress else
             "the network that played the labels beside PPO is gone")
-    return labels, None
+    return labels, None, args.seed, []
 
 
 def _no_beside_labels(ckpt_dir: str, why: str) -> ValueError:
@@ -284,10 +312,12 @@ def start_labels_beside(args: Args, progress: dict, ckpt_dir: str, save_snapshot
     """Start the labels beside PPO: ``args.distill_beside_ppo`` processes
     (``training.labelling.LabelsBeside``) label hands of the network recorded in
     ``progress["beside"]`` into its folder. A run that has recorded none yet first calls
-    ``save_snapshot(BESIDE_SNAPSHOT)`` (the network of this PPO iteration, written into
-    ``ckpt_dir``) and records it with the folder ``labels_beside_itN`` (N: the iteration, plus
-    ``label_folder_suffix``) and the ``BESIDE_SETTINGS``; a resumed run goes on with the
-    recorded network and folder (names inside ``ckpt_dir``: a copied run labels into its own).
+    ``save_snapshot(name)`` (the network of this PPO iteration, written into ``ckpt_dir``:
+    ``BESIDE_SNAPSHOT`` for the first network, ``label_policy_itN.pt`` for the later ones of
+    ``distill_beside_every``) and records it with the folder ``labels_beside_itN`` (N: the
+    iteration, plus ``label_folder_suffix``), the seed of its hands (``phase_seed``) and the
+    ``BESIDE_SETTINGS``; a resumed run goes on with the recorded network and folder (names
+    inside ``ckpt_dir``: a copied run labels into its own).
 
     Returns:
         the running ``LabelsBeside`` (``stop`` it when PPO stops), or None (logged) when a
@@ -298,24 +328,24 @@ def start_labels_beside(args: Args, progress: dict, ckpt_dir: str, save_snapshot
             another run, a teacher over the limits).
     """
     from .labelling import LabelsBeside
-    rec = progress.get("beside")
-    if rec is None:
-        save_snapshot(BESIDE_SNAPSHOT)
-        it = progress["iteration"]
+    if progress.get("beside") is None:
+        it, k = progress["iteration"], len(progress.get("beside_done") or [])
+        name = BESIDE_SNAPSHOT if k == 0 else f"label_policy_it{it}.pt"
+        save_snapshot(name)
         progress["beside"] = {
-            "iteration": it, "checkpoint": BESIDE_SNAPSHOT,
+            "iteration": it, "checkpoint": name,
             "labels": f"labels_beside_it{it}{label_folder_suffix(args)}",
-            "settings": {k: getattr(args, k) for k in BESIDE_SETTINGS}}
-    rec = beside_labels(progress, ckpt_dir)
-    if rec is None:
-        gone = os.path.join(ckpt_dir, BESIDE_SNAPSHOT)
-        log(f"labels beside PPO: the network {gone} is gone; no more labels beside PPO in this "
-            f"run (round 1 then labels its own hands for distill_minutes, "
+            "settings": {f: getattr(args, f) for f in BESIDE_SETTINGS},
+            **({} if k == 0 else {"label_seed": args.seed + BESIDE_SEED_STEP * k})}
+    rec = beside_phases(progress, ckpt_dir)[-1]
+    if not os.path.isfile(rec["checkpoint"]):
+        log(f"labels beside PPO: the network {rec['checkpoint']} is gone; no more labels beside "
+            f"PPO in this run (round 1 then labels its own hands for distill_minutes, "
             f"{args.distill_minutes:g} here)")
         return None
     check_beside_settings(args, rec)
     beside = LabelsBeside(rec["checkpoint"], rec["labels"], args.distill_beside_ppo,
-                          args.distill_chunks, args.distill_chunk_hands, args.seed,
+                          args.distill_chunks, args.distill_chunk_hands, phase_seed(args, rec),
                           args.distill_samples, args.distill_teacher, args.distill_bid_samples,
                           check_kept=True)
     log(f"labels beside PPO: {args.distill_beside_ppo} process(es) labelling hands of the "
@@ -323,5 +353,28 @@ def start_labels_beside(args: Args, progress: dict, ckpt_dir: str, save_snapshot
     return beside
 
 
-__all__ = ["distill_stage", "start_labels_beside", "BESIDE_SNAPSHOT", "BESIDE_SETTINGS",
-           "distill_round_paths", "label_folder_suffix", "beside_labels", "check_beside_settings"]
+def beside_due(args: Args, progress: dict) -> bool:
+    """Whether the labels beside PPO go on with the network of this iteration now
+    (``distill_beside_every`` iterations after the current network's)."""
+    rec = progress.get("beside")
+    return args.distill_beside_every > 0 and isinstance(rec, dict) and \
+        progress["iteration"] >= rec["iteration"] + args.distill_beside_every
+
+
+def next_labels_beside(args: Args, progress: dict, ckpt_dir: str, beside, save_snapshot,
+                       log=print):
+    """Stop ``beside`` (the labels of the current network; its finished chunks are kept), record
+    that network among the replaced ones (``progress["beside_done"]``) and start the labels of
+    this iteration's network (``start_labels_beside``). Returns what that returns."""
+    n = len(beside.stop())
+    log(f"labels beside PPO: {n} chunks of {args.distill_chunk_hands} hands of the network of "
+        f"iteration {progress['beside']['iteration']} in {beside.folder}"
+        + (f"; {len(beside.failed)} label process(es) had failed (exit codes {beside.failed}, "
+           f"see above)" if beside.failed else ""))
+    progress["beside_done"] = list(progress.get("beside_done") or []) + [progress.pop("beside")]
+    return start_labels_beside(args, progress, ckpt_dir, save_snapshot, log)
+
+
+__all__ = ["distill_stage", "start_labels_beside", "next_labels_beside", "beside_due",
+           "beside_phases", "phase_seed", "BESIDE_SNAPSHOT", "BESIDE_SETTINGS", "BESIDE_SEED_STEP",
+           "distill_round_paths", "label_folder_suffix", "check_beside_settings"]

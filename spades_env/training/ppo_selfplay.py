@@ -44,7 +44,7 @@ from spades_env.compact import COMPACT_SIZE, expand
 
 from .checkpoint import check_model, load_checkpoint, save_checkpoint
 from .config import Args, has_distill_stage, to_dict
-from .distill_stage import distill_stage, start_labels_beside
+from .distill_stage import beside_due, distill_stage, next_labels_beside, start_labels_beside
 from .envs import compact_obs, env_hands, make_env, rules_table
 from .evaluate import format_table
 from .opponents import Opponents
@@ -590,6 +590,8 @@ def _ppo(run: _Run, cur) -> str:
             if beside is None and args.distill_beside_ppo > 0 \
                     and progress["iteration"] >= args.distill_beside_from:
                 beside = _start_beside(run) or False
+            elif beside and beside_due(args, progress):  # the labels go on with this network
+                beside = _start_beside(run, beside) or False  # (stop() again does nothing)
             cur = _iteration(run, cur, store, bar)
             if args.stop_after_iterations and progress["iteration"] - it_first \
                     >= args.stop_after_iterations:
@@ -608,15 +610,19 @@ def _ppo(run: _Run, cur) -> str:
     return stop_reason
 
 
-def _start_beside(run: _Run):
-    """``distill_stage.start_labels_beside`` for this run: the network of this iteration saved
-    as the snapshot when none is recorded yet (and ``latest.pt`` then, so a resumed run finds
-    it)."""
+def _start_beside(run: _Run, old=None):
+    """``distill_stage.start_labels_beside`` for this run (``next_labels_beside`` after the
+    labels ``old`` of the network before): the network of this iteration saved as the snapshot
+    when none is recorded yet (and ``latest.pt`` then, so a resumed run finds it)."""
     def snapshot(name: str) -> None:
         run.save(name, full=False)
 
-    new = "beside" not in run.progress
-    beside = start_labels_beside(run.args, run.progress, run.ckpt_dir, snapshot, run.log)
+    new = old is not None or "beside" not in run.progress
+    if old is None:
+        beside = start_labels_beside(run.args, run.progress, run.ckpt_dir, snapshot, run.log)
+    else:
+        beside = next_labels_beside(run.args, run.progress, run.ckpt_dir, old, snapshot,
+                                    run.log)
     if new and beside is not None:
         run.save_latest()
     return beside

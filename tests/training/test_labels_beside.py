@@ -235,3 +235,67 @@ def test_a_resume_whose_label_network_is_gone_says_so_at_the_round(tmp_path):
                                          "distill_minutes is 0"):
         train(base, resume=os.path.join(folder, "latest.pt"), log=logs.append)
     assert any(m.startswith("labels beside PPO: the network ") and "is gone" in m for m in logs)
+
+
+@pytest.mark.slow
+def test_labels_beside_ppo_go_on_with_newer_networks_and_round_1_learns_them_all(tmp_path):
+    """``distill_beside_every``: every 2 iterations the label processes go on with that
+    iteration's network, each in a folder of its own with a seed of its own; round 1 learns the
+    chunks of every network (the last one's as its own, the others' as ``also_labels``)."""
+    from spades_env.training import config as cfg
+    from spades_env.training.distill_stage import BESIDE_SNAPSHOT
+    from spades_env.training.labelling import lock_labels, produce_labels
+    from spades_env.training.labels import file_sha256, load_labels
+    from spades_env.training.ppo_selfplay import train
+    from tests.training.test_distill import _nano_run
+    base = _nano_run(tmp_path, "every", total_decisions=3000, distill_beside_ppo=1,
+                     distill_beside_every=2, distill_samples=2, distill_chunk_hands=2,
+                     distill_chunks=50, distill_epochs=1, distill_workers=1,
+                     distill_bid_deals=20)
+    logs: list[str] = []
+    train(cfg.from_dict({"stop_after_iterations": 5}, base), log=logs.append)
+    folder = str(tmp_path / "ck" / "every")
+    progress = load_checkpoint(os.path.join(folder, "latest.pt"))["progress"]
+    settings = {"distill_samples": 2, "distill_chunk_hands": 2, "distill_teacher": "hard",
+                "distill_bid_samples": 0, "seed": 3}
+    # networks of iterations 0, 2 and 4; seeds 3, 1003, 2003
+    assert progress["beside_done"] == [
+        {"iteration": 0, "checkpoint": BESIDE_SNAPSHOT, "labels": "labels_beside_it0",
+         "settings": settings},
+        {"iteration": 2, "checkpoint": "label_policy_it2.pt", "labels": "labels_beside_it2",
+         "settings": settings, "label_seed": 1003}]
+    assert progress["beside"] == {"iteration": 4, "checkpoint": "label_policy_it4.pt",
+                                  "labels": "labels_beside_it4", "settings": settings,
+                                  "label_seed": 2003}
+    for it, snap in ((0, BESIDE_SNAPSHOT), (2, "label_policy_it2.pt"), (4, "label_policy_it4.pt")):
+        assert load_checkpoint(os.path.join(folder, snap))["progress"]["iteration"] == it
+    assert sum(m.startswith("labels beside PPO: ") and "chunks of 2 hands of the network of "
+               "iteration" in m for m in logs) == 2
+    # the chunks each network's processes make (made here: how many finish is up to the clock)
+    made = {}
+    for it, snap, seed, n in ((0, BESIDE_SNAPSHOT, 3, 2), (2, "label_policy_it2.pt", 1003, 1),
+                              (4, "label_policy_it4.pt", 2003, 1)):
+        labels = os.path.join(folder, f"labels_beside_it{it}")
+        for f in os.listdir(labels) if os.path.isdir(labels) else []:
+            if f.startswith("chunk_"):
+                os.remove(os.path.join(labels, f))
+        lock = lock_labels(labels)
+        try:
+            produce_labels(os.path.join(folder, snap), labels, 60.0, chunks=n, chunk_hands=2,
+                           seed=seed, samples=2, workers=1, log=lambda *a: None)
+        finally:
+            lock.release()
+        made[it] = (file_sha256(os.path.join(folder, snap)), load_labels(
+            os.path.join(labels, "chunk_00000.npz"))["seed"])
+    assert len({tuple(s) for _, s in made.values()}) == 3  # three seeds, three sets of deals
+    logs.clear()
+    # resumed with no PPO left: round 1 learns the 4 chunks of the three networks
+    out = train(cfg.from_dict({"total_decisions": progress["decisions"]}, base),
+                resume=os.path.join(folder, "latest.pt"), log=logs.append)
+    r1 = load_checkpoint(os.path.join(folder, "latest.pt"))["progress"]["distill_rounds"][0]
+    assert r1["label_source"] == os.path.join(folder, "label_policy_it4.pt")
+    assert (r1["hands"], r1["kept_hands"], r1["also_hands"]) == (8, 8, 6)
+    d = load_checkpoint(out["checkpoint"])["distill"]
+    assert d["also_labels"] == [os.path.join(folder, f"labels_beside_it{it}") for it in (0, 2)]
+    assert (d["own_hands"], d["label_seed"], d["seed"]) == (2, 2003, 3)
+    assert any("and by 2 earlier network(s) of PPO" in m for m in logs)
