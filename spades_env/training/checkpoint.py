@@ -17,6 +17,7 @@ import dataclasses
 import io
 import math
 import os
+import shutil
 import threading
 
 import torch
@@ -312,6 +313,21 @@ def _event_files(run_dir: str) -> list[str]:
     return files_in(run_dir, "events.out.tfevents.", "")  # the folder name is never a pattern
 
 
+def _earlier_labels(ckpt_dir: str) -> list[str]:
+    """The label folders and label networks an earlier run left in ``ckpt_dir`` (the labels
+    beside PPO, ``labels_beside_itN/`` and ``label_policy*.pt``; the rounds' ``*_labels_itN*/``):
+    a new run in the folder cannot use them (``labels.check_chunk`` refuses another network's
+    chunks), and would meet them under the same names."""
+    found = []
+    for n in sorted(os.listdir(ckpt_dir)) if os.path.isdir(ckpt_dir) else []:
+        p = os.path.join(ckpt_dir, n)
+        if os.path.isdir(p) and (n.startswith("labels_beside_it") or "_labels_it" in n):
+            found.append(p)
+        elif os.path.isfile(p) and n.startswith("label_policy") and n.endswith(".pt"):
+            found.append(p)
+    return found
+
+
 def _same_file(a: str, b: str | None) -> bool:
     try:
         return b is not None and os.path.samefile(a, b)
@@ -356,7 +372,8 @@ def _prepare_folders(run: RunFolder, args, ckpt_dir: str, run_dir: str, resuming
         doomed = []
         if why:  # overwrite
             doomed = [p for p in ([os.path.join(ckpt_dir, n) for n in ("latest.pt", "best.pt")]
-                                  + ([] if resuming else _event_files(run_dir)))
+                                  + ([] if resuming else _event_files(run_dir)
+                                     + _earlier_labels(ckpt_dir)))
                       if os.path.exists(p) and not _same_file(p, resume)]
             for p in doomed:  # no command removes or writes over its own input
                 check_outputs_apart([("--overwrite would remove", p)], read)
@@ -365,7 +382,10 @@ def _prepare_folders(run: RunFolder, args, ckpt_dir: str, run_dir: str, resuming
         if why:
             gone = []
             for p in doomed:
-                os.unlink(p)
+                if os.path.isdir(p):  # an earlier run's label folder
+                    shutil.rmtree(p)
+                else:
+                    os.unlink(p)
                 gone.append(os.path.basename(p))
             log(f"--overwrite: removed {', '.join(gone) or 'nothing'} of the earlier run in "
                 f"{ckpt_dir} / {run_dir}")

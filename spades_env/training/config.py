@@ -272,8 +272,9 @@ class Args:
     """fresh deals whose bids (the PPO network's own) are rows of the distillation set, so the
     bids stay where PPO left them (``training.distill_targets.bid_rows``)."""
     distill_chunks: int = checked(1000, ints(1, 100_000, resume="free"))
-    """most label chunks per round: a round labels until ``distill_minutes`` have passed or this
-    many chunks are done, whichever comes first (a cluster config fixes the hands, not the time)."""
+    """most label chunks per round (and per network of the labels beside PPO): a round labels
+    until ``distill_minutes`` have passed or this many chunks are done, whichever comes first (a
+    cluster config fixes the hands, not the time)."""
     distill_chunk_hands: int = checked(50, ints(1, 10_000, resume="free"))
     """hands per label chunk (a chunk is the unit of work of a worker or a Ray task, and what a
     stopped round keeps)."""
@@ -291,12 +292,13 @@ class Args:
     """label processes that run beside PPO (0: none): from PPO iteration
     ``distill_beside_from`` to PPO's end they label hands played by that iteration's network
     (``label_policy.pt`` in the checkpoint folder) on cores PPO leaves idle
-    (``training.labelling.LabelsBeside``), and round 1 of the search-distillation stage learns
-    those labels, plus ``distill_minutes`` more of the same network's (0 allowed: none more). On
-    a 2-core host PPO takes one core: 1 here labels on the other at no cost in wall time."""
+    (``training.labelling.LabelsBeside``; with ``distill_beside_every``, newer networks' too),
+    and round 1 of the search-distillation stage learns those labels, plus ``distill_minutes``
+    more of the last of those networks (0 allowed: none more). On a 2-core host PPO takes one
+    core: 1 here labels on the other at no cost in wall time."""
     distill_beside_from: int = checked(0, ints(0, 10**7))
     """the PPO iteration at which the labels beside PPO start, and whose network plays their
-    hands (0: PPO's first, the warm start's network)."""
+    hands first (0: PPO's first, the warm start's network)."""
     distill_beside_every: int = checked(0, ints(0, 10**7))
     """PPO iterations between two networks of the labels beside PPO (0: one network, that of
     ``distill_beside_from``, to PPO's end): at ``distill_beside_from + k * every`` the label

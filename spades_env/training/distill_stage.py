@@ -162,7 +162,8 @@ def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: 
              f"{args.distill_workers} workers")
     played = "" if player is None else (
         f", the hands played by {player} (labelled beside PPO" +
-        (f"; and by {len(also)} earlier network(s) of PPO: {', '.join(also)})" if also else ")"))
+        (f"; and the hands of {len(also)} other network(s) in {', '.join(also)})" if also
+         else ")"))
     more = "no more labels" if args.distill_minutes == 0 else \
         f"{args.distill_minutes:g} min of labels"
     log(f"search distillation: round {k}/{args.distill_rounds} from {src}{played}: "
@@ -261,39 +262,47 @@ def check_beside_settings(args: Args, rec: dict) -> None:
 
 def _round1_labels(args: Args, progress: dict, out: str, labels: str):
     """Round 1's labels: ``(label folder, the network that played its hands, the seed of those
-    hands, the other folders to learn too)``. With labels beside PPO (``beside_phases``, each
-    checked against ``args``): the last network's folder with chunks is the round's own (its
-    network plays any ``distill_minutes`` more), the earlier ones are added as
-    ``also_labels``. Without: ``labels``, None (the round's own network), ``args.seed``, none.
+    hands, the other folders to learn too)``. With labels beside PPO (``beside_phases``): the
+    folder of the last network with chunks whose file is still there is the round's own (that
+    network plays any ``distill_minutes`` more), every other folder with chunks is added as
+    ``also_labels``, each chunk of those checked now against its network when that network's
+    file is there (``labels.check_chunk``; a gone network's chunks are only read); the settings
+    of every folder used are checked against ``args``. With no such network (or no labels beside
+    PPO at all): ``labels``, None (the round's own network), ``args.seed`` and the folders with
+    chunks.
 
     Raises:
-        ValueError: ``check_beside_settings``; no labels to learn (none made beside PPO) with
-            ``distill_minutes`` 0, saying how to label after PPO.
+        ValueError: ``check_beside_settings``; a bad chunk of an earlier network (named); no
+            labels to learn with ``distill_minutes`` 0 (none made beside PPO, or their network
+            is gone), saying how to label after PPO.
     """
+    from .labels import check_chunk, file_sha256
     ckpt_dir = os.path.dirname(out)
     phases = beside_phases(progress, ckpt_dir)
-    for rec in phases:
-        check_beside_settings(args, rec)
     made = [rec for rec in phases if os.path.isdir(rec["labels"])
             and files_in(rec["labels"], "chunk_", ".npz")]
-    if phases:
-        own = made[-1] if made else phases[-1]
-        if not os.path.isfile(own["checkpoint"]):
-            if args.distill_minutes == 0:
-                raise _no_beside_labels(ckpt_dir, "the network that played the labels beside "
-                                                  "PPO is gone")
-            return labels, None, args.seed, []
-        if args.distill_minutes == 0 and not made:
-            raise _no_beside_labels(ckpt_dir,
-                                    f"no chunk was finished beside PPO in {own['labels']}")
-        return (own["labels"], own["checkpoint"], phase_seed(args, own),
-                [rec["labels"] for rec in made if rec is not own])
-    if args.distill_minutes == 0:
+    alive = [rec for rec in made if os.path.isfile(rec["checkpoint"])]
+    own = alive[-1] if alive else (
+        phases[-1] if phases and not made and os.path.isfile(phases[-1]["checkpoint"]) else None)
+    also = [rec for rec in made if rec is not own]
+    for rec in ([own] if own is not None else []) + also:
+        check_beside_settings(args, rec)
+    for rec in also:  # the own folder's chunks are checked by the round itself
+        if os.path.isfile(rec["checkpoint"]):
+            sha = file_sha256(rec["checkpoint"])
+            for q in files_in(rec["labels"], "chunk_", ".npz"):
+                check_chunk(q, sha, args.distill_chunk_hands, phase_seed(args, rec),
+                            int(os.path.basename(q)[len("chunk_"):-len(".npz")]),
+                            args.distill_samples, args.distill_teacher, args.distill_bid_samples)
+    if args.distill_minutes == 0 and (own is None or not made):
         raise _no_beside_labels(
             ckpt_dir, f"PPO stopped before iteration distill_beside_from "
-                      f"({args.distill_beside_from})" if "beside" not in progress else
-            "the network that played the labels beside PPO is gone")
-    return labels, None, args.seed, []
+                      f"({args.distill_beside_from})" if not phases else
+            "the network that played the labels beside PPO is gone" if own is None else
+            f"no chunk was finished beside PPO in {own['labels']}")
+    if own is None:
+        return labels, None, args.seed, [rec["labels"] for rec in also]
+    return own["labels"], own["checkpoint"], phase_seed(args, own), [r["labels"] for r in also]
 
 
 def _no_beside_labels(ckpt_dir: str, why: str) -> ValueError:
@@ -317,7 +326,8 @@ def start_labels_beside(args: Args, progress: dict, ckpt_dir: str, save_snapshot
     ``distill_beside_every``) and records it with the folder ``labels_beside_itN`` (N: the
     iteration, plus ``label_folder_suffix``), the seed of its hands (``phase_seed``) and the
     ``BESIDE_SETTINGS``; a resumed run goes on with the recorded network and folder (names
-    inside ``ckpt_dir``: a copied run labels into its own).
+    inside ``ckpt_dir``: a copied run labels into its own), or, when ``beside_due``, records that
+    network among the replaced ones and starts this iteration's, as an unbroken run would.
 
     Returns:
         the running ``LabelsBeside`` (``stop`` it when PPO stops), or None (logged) when a
@@ -328,6 +338,8 @@ def start_labels_beside(args: Args, progress: dict, ckpt_dir: str, save_snapshot
             another run, a teacher over the limits).
     """
     from .labelling import LabelsBeside
+    if beside_due(args, progress):  # a resumed run at (or past) its next network's iteration
+        progress["beside_done"] = list(progress.get("beside_done") or []) + [progress.pop("beside")]
     if progress.get("beside") is None:
         it, k = progress["iteration"], len(progress.get("beside_done") or [])
         name = BESIDE_SNAPSHOT if k == 0 else f"label_policy_it{it}.pt"
@@ -340,8 +352,8 @@ def start_labels_beside(args: Args, progress: dict, ckpt_dir: str, save_snapshot
     rec = beside_phases(progress, ckpt_dir)[-1]
     if not os.path.isfile(rec["checkpoint"]):
         log(f"labels beside PPO: the network {rec['checkpoint']} is gone; no more labels beside "
-            f"PPO in this run (round 1 then labels its own hands for distill_minutes, "
-            f"{args.distill_minutes:g} here)")
+            f"PPO in this run (round 1 learns the chunks of the networks still there, or labels "
+            f"its own hands for distill_minutes, {args.distill_minutes:g} here)")
         return None
     check_beside_settings(args, rec)
     beside = LabelsBeside(rec["checkpoint"], rec["labels"], args.distill_beside_ppo,

@@ -617,14 +617,18 @@ def _start_beside(run: _Run, old=None):
     def snapshot(name: str) -> None:
         run.save(name, full=False)
 
-    new = old is not None or "beside" not in run.progress
+    before = run.progress.get("beside")
     if old is None:
         beside = start_labels_beside(run.args, run.progress, run.ckpt_dir, snapshot, run.log)
     else:
         beside = next_labels_beside(run.args, run.progress, run.ckpt_dir, old, snapshot,
                                     run.log)
-    if new and beside is not None:
-        run.save_latest()
+    if run.progress.get("beside") is not before and beside is not None:
+        try:
+            run.save_latest()
+        except BaseException:  # the caller never holds these processes: stop them here
+            beside.stop()
+            raise
     return beside
 
 

@@ -72,9 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "given here change it where that is safe (total_decisions, max_minutes, "
                         "eval settings, device...); other changes are refused by name")
     p.add_argument("--overwrite", action="store_true",
-                   help="replace the checkpoints and TensorBoard logs of an earlier run with the "
-                        "same name (default: the run takes a free name NAME-2, NAME-3... and "
-                        "says so)")
+                   help="replace the checkpoints, label folders and TensorBoard logs of an "
+                        "earlier run with the same name (default: the run takes a free name "
+                        "NAME-2, NAME-3... and says so)")
     opt.add_vs(p, None, "after training, evaluate the run's final checkpoint against these bots "
                         "(spades eval --vs; full games in duplicate pairs): the checkpoint of "
                         "this run, whatever name it took", old=("--evaluate",))

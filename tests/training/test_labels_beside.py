@@ -298,4 +298,81 @@ def test_labels_beside_ppo_go_on_with_newer_networks_and_round_1_learns_them_all
     d = load_checkpoint(out["checkpoint"])["distill"]
     assert d["also_labels"] == [os.path.join(folder, f"labels_beside_it{it}") for it in (0, 2)]
     assert (d["own_hands"], d["label_seed"], d["seed"]) == (2, 2003, 3)
-    assert any("and by 2 earlier network(s) of PPO" in m for m in logs)
+    assert any("and the hands of 2 other network(s) in " in m for m in logs)
+
+
+def _chunks_of(folder: str, snap: str, seed: int, n: int) -> None:
+    """Replace the chunks in ``folder`` by the first ``n`` its network's processes make."""
+    from spades_env.training.labelling import lock_labels, produce_labels
+    for f in os.listdir(folder) if os.path.isdir(folder) else []:
+        if f.startswith("chunk_"):
+            os.remove(os.path.join(folder, f))
+    lock = lock_labels(folder)
+    try:
+        produce_labels(snap, folder, 60.0, chunks=n, chunk_hands=2, seed=seed, samples=2,
+                       workers=1, log=lambda *a: None)
+    finally:
+        lock.release()
+
+
+@pytest.mark.slow
+def test_a_resumed_run_switches_networks_where_an_unbroken_run_would(tmp_path):
+    # regressions (a review): a run resumed at a switch's iteration went on with the old network
+    # for one more iteration (every later switch one late); a gone last network dropped the
+    # chunks of all the others; an earlier network's chunks were never checked
+    from spades_env.training import config as cfg
+    from spades_env.training.ppo_selfplay import train
+    from tests.training.test_distill import _nano_run
+    base = _nano_run(tmp_path, "resume", total_decisions=5000, distill_beside_ppo=1,
+                     distill_beside_every=2, distill_samples=2, distill_chunk_hands=2,
+                     distill_chunks=50, distill_epochs=1, distill_workers=1,
+                     distill_bid_deals=20)
+    train(cfg.from_dict({"stop_after_iterations": 4}, base), log=lambda *a: None)
+    folder = str(tmp_path / "ck" / "resume")
+    latest = os.path.join(folder, "latest.pt")
+    progress = load_checkpoint(latest)["progress"]
+    assert progress["iteration"] == 4 and progress["beside"]["iteration"] == 2
+    train(cfg.from_dict({"stop_after_iterations": 1}, base), resume=latest, log=lambda *a: None)
+    progress = load_checkpoint(latest)["progress"]
+    assert [r["iteration"] for r in progress["beside_done"]] == [0, 2]
+    assert progress["beside"]["iteration"] == 4  # switched before iteration 4, not after it
+    assert load_checkpoint(os.path.join(folder, "label_policy_it4.pt"))["progress"][
+        "iteration"] == 4
+    for it, snap, seed in ((0, "label_policy.pt", 3), (2, "label_policy_it2.pt", 1003),
+                           (4, "label_policy_it4.pt", 2003)):
+        _chunks_of(os.path.join(folder, f"labels_beside_it{it}"), os.path.join(folder, snap),
+                   seed, 1)
+    os.remove(os.path.join(folder, "label_policy_it4.pt"))  # the last network is gone
+    bad = os.path.join(folder, "labels_beside_it2", "chunk_00001.npz")
+    with open(bad, "wb") as f:
+        f.write(b"truncated")
+    no_ppo = cfg.from_dict({"total_decisions": progress["decisions"]}, base)
+    with pytest.raises(ValueError, match=re.escape(bad) + ": not a readable PIMC label file"):
+        train(no_ppo, resume=latest, log=lambda *a: None)
+    os.remove(bad)
+    train(no_ppo, resume=latest, log=lambda *a: None)
+    r1 = load_checkpoint(latest)["progress"]["distill_rounds"][0]
+    # the last network whose file is there plays round 1's own hands; all three are learned
+    assert r1["label_source"] == os.path.join(folder, "label_policy_it2.pt")
+    assert (r1["hands"], r1["also_hands"]) == (6, 4)
+
+
+@pytest.mark.slow
+def test_a_new_run_over_an_earlier_one_removes_its_labels(tmp_path):
+    # regression (a review): --overwrite left the earlier run's labels beside PPO, and the new
+    # run's processes refused them as another network's chunks when PPO started
+    from spades_env.training.ppo_selfplay import train
+    base, folder = _stopped_beside_run(tmp_path, "over")
+    labels = os.path.join(folder, "labels_beside_it0")
+    _chunks_of(labels, os.path.join(folder, "label_policy.pt"), 3, 1)
+    stale = os.path.join(folder, "distilled_labels_it2")
+    os.makedirs(stale)
+    logs: list[str] = []
+    from spades_env.training import config as cfg
+    train(cfg.from_dict({"stop_after_iterations": 1, "seed": 4}, base), overwrite=True,
+          log=logs.append)
+    removed = next(m for m in logs if m.startswith("--overwrite: removed"))
+    assert "distilled_labels_it2" in removed and "labels_beside_it0" in removed \
+        and "label_policy.pt" in removed
+    assert not os.path.exists(stale)
+    assert any(m.startswith("labels beside PPO: 1 process(es)") for m in logs)
