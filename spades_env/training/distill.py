@@ -54,7 +54,8 @@ from spades_env.fileio import files_in
 from .distill_targets import (SIDE_SUIT_PERMUTATIONS, bid_rows, build_dataset, card_map,
                               concat_rows, suit_permutation)
 from .labelling import check_label_work, lock_labels, produce_labels
-from .labels import TEACHERS, check_chunk, chunk_stats, file_sha256, load_labels, merge_labels
+from .labels import (TEACHERS, check_chunk, chunk_number, chunk_stats, file_sha256,
+                     load_labels, merge_labels)
 
 __all__ = ["evaluate_rows", "distill", "check_args", "distill_checkpoint", "build_parser", "main"]
 
@@ -389,7 +390,7 @@ def _label_round(src: str, folder: str, a, log, on_chunk, stats: dict):
         # every chunk read is one of this run, made by this very network (its SHA-256)
         sha = file_sha256(src)
         own = merge_labels([check_chunk(q, sha, a.chunk_hands, a.seed,
-                                        int(os.path.basename(q)[len("chunk_"):-len(".npz")]),
+                                        chunk_number(q),
                                         a.samples, a.teacher, a.bid_samples) for q in paths])
     finally:
         lock.release()

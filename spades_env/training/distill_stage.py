@@ -276,7 +276,7 @@ def _round1_labels(args: Args, progress: dict, out: str, labels: str):
             labels to learn with ``distill_minutes`` 0 (none made beside PPO, or their network
             is gone), saying how to label after PPO.
     """
-    from .labels import check_chunk, file_sha256
+    from .labels import check_chunk, chunk_number, file_sha256
     ckpt_dir = os.path.dirname(out)
     phases = beside_phases(progress, ckpt_dir)
     made = [rec for rec in phases if os.path.isdir(rec["labels"])
@@ -292,7 +292,7 @@ def _round1_labels(args: Args, progress: dict, out: str, labels: str):
             sha = file_sha256(rec["checkpoint"])
             for q in files_in(rec["labels"], "chunk_", ".npz"):
                 check_chunk(q, sha, args.distill_chunk_hands, phase_seed(args, rec),
-                            int(os.path.basename(q)[len("chunk_"):-len(".npz")]),
+                            chunk_number(q),
                             args.distill_samples, args.distill_teacher, args.distill_bid_samples)
     if args.distill_minutes == 0 and (own is None or not made):
         raise _no_beside_labels(
@@ -339,7 +339,7 @@ def start_labels_beside(args: Args, progress: dict, ckpt_dir: str, save_snapshot
     """
     from .labelling import LabelsBeside
     if beside_due(args, progress):  # a resumed run at (or past) its next network's iteration
-        progress["beside_done"] = list(progress.get("beside_done") or []) + [progress.pop("beside")]
+        _retire_beside(progress)
     if progress.get("beside") is None:
         it, k = progress["iteration"], len(progress.get("beside_done") or [])
         name = BESIDE_SNAPSHOT if k == 0 else f"label_policy_it{it}.pt"
@@ -373,6 +373,11 @@ def beside_due(args: Args, progress: dict) -> bool:
         progress["iteration"] >= rec["iteration"] + args.distill_beside_every
 
 
+def _retire_beside(progress: dict) -> None:
+    """Move the current network's record (``progress["beside"]``) to the replaced ones."""
+    progress["beside_done"] = list(progress.get("beside_done") or []) + [progress.pop("beside")]
+
+
 def next_labels_beside(args: Args, progress: dict, ckpt_dir: str, beside, save_snapshot,
                        log=print):
     """Stop ``beside`` (the labels of the current network; its finished chunks are kept), record
@@ -383,7 +388,7 @@ def next_labels_beside(args: Args, progress: dict, ckpt_dir: str, beside, save_s
         f"iteration {progress['beside']['iteration']} in {beside.folder}"
         + (f"; {len(beside.failed)} label process(es) had failed (exit codes {beside.failed}, "
            f"see above)" if beside.failed else ""))
-    progress["beside_done"] = list(progress.get("beside_done") or []) + [progress.pop("beside")]
+    _retire_beside(progress)
     return start_labels_beside(args, progress, ckpt_dir, save_snapshot, log)
 
 

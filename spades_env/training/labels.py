@@ -20,6 +20,7 @@ The labels are made by ``training.labelling`` and become training rows in
 from __future__ import annotations
 
 import io
+import os
 
 import numpy as np
 
@@ -289,6 +290,11 @@ def file_sha256(path: str) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def chunk_number(path: str) -> int:
+    """The chunk index in a label chunk's file name (``chunk_00042.npz`` -> 42)."""
+    return int(os.path.basename(path)[len("chunk_"):-len(".npz")])
 
 
 def check_chunk(path: str, sha: str, hands: int, seed: int, chunk: int, samples: int,
