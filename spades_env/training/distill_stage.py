@@ -193,6 +193,7 @@ def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: 
                            ray_address=args.ray_address or None, on_chunk=on_chunk,
                            log_every=CHUNK_LINE_SECONDS, label_source=player,
                            threads=args.distill_threads, label_seed=label_seed,
+                           precision=args.distill_precision,
                            also_labels=list(also))
     if player is not None:  # every hand of the other networks' folders was labelled beside PPO
         r = dict(r, kept_hands=r["kept_hands"] + r["also_hands"])

@@ -20,7 +20,8 @@ import torch
 from torch import nn
 
 from spades_env import Phase, Rules, SpadesGame
-from spades_env.agents.model import PRIV_SIZE, Agent, privileged_features
+from spades_env.agents.model import (PRIV_SIZE, Agent, fit_precision, privileged_features,
+                                     torch_threads)
 from spades_env.bots import make_bot
 from spades_env.cards import NUM_ACTIONS, TEAM
 from spades_env.observation import OBS_SIZE, encode
@@ -198,9 +199,21 @@ def behaviour_clone(agent: Agent, data: dict, args: Args, epochs: int, writer=No
     """Fit ``agent`` to the teacher's actions (masked cross-entropy) and the hand results (MSE,
     rows with a NaN return skipped) for ``epochs`` passes over ``data``.
 
+    Runs on ``args.bc_threads`` torch threads; with ``args.bc_precision`` bf16 (``fit_precision``)
+    the forward passes run under ``torch.autocast`` in bfloat16 (the weights, Adam and the losses
+    stay float32).
+
     Returns the final epoch's ``{"loss", "accuracy", "value_loss"}`` (accuracy on the training
     data: greedy action == teacher action). TensorBoard steps start at ``tag_step``.
     """
+    bf16 = fit_precision(args.bc_precision) == "bf16" and torch.device(args.device).type == "cpu"
+    with torch_threads(args.bc_threads):
+        return _clone(agent, data, args, epochs, writer, log, tag_step, bf16)
+
+
+def _clone(agent: Agent, data: dict, args: Args, epochs: int, writer, log, tag_step: int,
+           bf16: bool) -> dict:
+    """``behaviour_clone``'s passes, on the threads it set."""
     dev = torch.device(args.device)
     obs = torch.as_tensor(data["obs"])  # float16, converted per minibatch
     mask = torch.as_tensor(data["mask"])
@@ -219,14 +232,16 @@ def behaviour_clone(agent: Agent, data: dict, args: Args, epochs: int, writer=No
             idx = perm[s:s + args.bc_batch]
             o, m, a, r = (obs[idx].to(dev).float(), mask[idx].to(dev), act[idx].to(dev),
                           ret[idx].to(dev))
-            logits, value = agent(o)
-            logits = agent.masked(logits, m)
+            with torch.autocast("cpu", torch.bfloat16, enabled=bf16):
+                logits, value = agent(o)
+            logits, value = agent.masked(logits.float(), m), value.float()
             ce = nn.functional.cross_entropy(logits, a)
             has = ~torch.isnan(r)
             vl = ((value[has] - r[has]) ** 2).mean() if bool(has.any()) else value.sum() * 0
             if priv is not None and bool(has.any()):  # the privileged critic learns the same
-                cv = agent.critic_value(o[has], priv[idx][has.cpu()].to(dev).float())
-                vl = vl + ((cv - r[has]) ** 2).mean()
+                with torch.autocast("cpu", torch.bfloat16, enabled=bf16):
+                    cv = agent.critic_value(o[has], priv[idx][has.cpu()].to(dev).float())
+                vl = vl + ((cv.float() - r[has]) ** 2).mean()
             loss = ce + args.bc_value_coef * vl
             opt.zero_grad()
             loss.backward()

@@ -292,6 +292,7 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
     assert rc == 0
     data = load_checkpoint(str(out))
     assert data["distill"]["hands"] == 2 and data["distill"]["samples"] == 2
+    assert data["distill"]["precision"] == "fp32"  # the command's default
     assert len(data["distill"]["history"]) == 2
     bot = CheckpointBot(str(out))
     g = SpadesGame(Rules(), seed=4)
@@ -333,8 +334,10 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
     round2 = [str(wide), "--out", str(r2), "--chunks", "1", "--chunk-hands", "3",
               "--samples", "2", "--workers", "1", "--epochs", "1", "--bid-deals", "5",
               "--seed", "2"]
-    assert main([*round2, "--also-labels", str(tmp_path / "d_labels")]) == 0
+    assert main([*round2, "--also-labels", str(tmp_path / "d_labels"),
+                 "--precision", "bf16"]) == 0
     data = load_checkpoint(str(r2))
+    assert data["distill"]["precision"] == "bf16"
     assert data["distill"]["hands"] == 3 + 2 and data["distill"]["own_hands"] == 3
     assert data["distill"]["also_labels"] == [str(tmp_path / "d_labels")]
     assert main([*round2, "--also-labels", str(tmp_path)]) == 2
