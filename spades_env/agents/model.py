@@ -67,6 +67,8 @@ def torch_threads(n: int | None):
 
 
 PRECISIONS = ("auto", "fp32", "bf16")  # of a fit's arithmetic (``fit_precision``: "auto")
+_NATIVE_BF16_CHECKS = ("_is_avx512_bf16_supported", "_is_amx_tile_supported",
+                       "_is_cpu_support_amx_tile")  # torch.cpu's names, newer and older
 
 
 def fit_precision(precision: str = "auto") -> str:
@@ -74,7 +76,9 @@ def fit_precision(precision: str = "auto") -> str:
     for ``"auto"`` ``"bf16"`` on a CPU whose bfloat16 matrix products are native (AVX512-BF16 or
     AMX, by ``torch.cpu``'s checks; about 3x a training step of a ``[512, 256]`` network on the
     development host's AMD EPYC) and ``"fp32"`` anywhere else (emulated bf16 is slower than
-    float32). The same host always picks the same, so a seed still gives the same weights there.
+    float32; a torch without those checks also picks fp32). It looks at the CPU only: a fit on
+    a GPU given ``"auto"`` runs in fp32. The same host always picks the same, so a seed still
+    gives the same weights there.
 
     Raises:
         ValueError: a name not in ``PRECISIONS``.
@@ -83,8 +87,7 @@ def fit_precision(precision: str = "auto") -> str:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
     if precision != "auto":
         return precision
-    native = any(getattr(torch.cpu, f, lambda: False)()
-                 for f in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"))
+    native = any(bool(getattr(torch.cpu, f, lambda: False)()) for f in _NATIVE_BF16_CHECKS)
     return "bf16" if native else "fp32"
 
 

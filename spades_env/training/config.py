@@ -162,12 +162,11 @@ class Args:
     """minibatch size of the warm start."""
     bc_value_coef: float = checked(0.5, floats(0, 1e6))
     """weight of the value regression (on the teacher games' hand results) in the warm start."""
-    bc_threads: int = checked(1, ints(1, 256, resume="free"))
-    """torch threads of the warm start's fit (nothing else runs then; 1 gives the same weights
-    on any host)."""
+    bc_threads: int = checked(0, ints(0, 256, resume="free"))
+    """torch threads of the warm start's fit (0: ``torch_threads``; nothing else runs then)."""
     bc_precision: str = checked("fp32", choice("auto", "fp32", "bf16", resume="free"))
-    """arithmetic of the warm start's fit, as ``distill_precision``
-    (``spades_env.agents.model.fit_precision``)."""
+    """arithmetic of the warm start's fit on the CPU, as ``distill_precision``
+    (``spades_env.agents.model.fit_precision``; the one used: ``progress["warmstart"]``)."""
 
     # --- PPO ----------------------------------------------------------------------------------
     lr: float = checked(2.5e-4, floats(0, 10, lo_open=True))
@@ -295,9 +294,10 @@ class Args:
     """torch threads of a distillation round's fit (after its labels, when the cores are free;
     1 gives the same weights on any host)."""
     distill_precision: str = checked("fp32", choice("auto", "fp32", "bf16", resume="free"))
-    """arithmetic of a round's fit (``training.distill.fit_precision``): ``fp32``, ``bf16`` (the
-    forward passes in bfloat16 under autocast) or ``auto`` (bf16 where the CPU has native
-    bfloat16 products: twice the passes a minute on the development host, the same strength)."""
+    """arithmetic of a round's fit (``spades_env.agents.model.fit_precision``): ``fp32``,
+    ``bf16`` (the forward passes in bfloat16 under autocast) or ``auto`` (bf16 where the CPU has
+    native bfloat16 products: twice the passes a minute on the development host, held-out
+    figures alike; the one used: the round's ``precision``)."""
     distill_beside_ppo: int = checked(0, ints(0, 64))
     """label processes that run beside PPO (0: none): from PPO iteration
     ``distill_beside_from`` to PPO's end they label hands played by that iteration's network

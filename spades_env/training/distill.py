@@ -118,8 +118,9 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
             random (``suit_permutation``; the game is unchanged, so each labelled position counts
             six ways).
         precision: ``"fp32"``, or ``"bf16"``: the network's forward pass of each step under
-            ``torch.autocast`` in bfloat16 (weights, optimiser and loss stay float32; about 3x a
-            step on a CPU with AVX512-BF16 or AMX, slower on one without: ``fit_precision``).
+            ``torch.autocast`` in bfloat16 on the rows' device (weights, optimiser and loss stay
+            float32; about 3x a step on a CPU with AVX512-BF16 or AMX, slower on one without:
+            ``fit_precision``).
     Returns:
         one dict per evaluation (``epoch``: 0 before training, then 1..epochs; ``loss``; and
         ``evaluate_rows``' fields on the held-out rows).
@@ -157,7 +158,7 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
                 oi, ai, cm = perms[int(rng.integers(len(perms)))]
                 o, m, t = o[:, oi], m[:, ai], t[:, ai]
                 r = cm[r][:, ai[:52]]
-            with torch.autocast("cpu", torch.bfloat16, enabled=precision == "bf16"):
+            with torch.autocast(o.device.type, torch.bfloat16, enabled=precision == "bf16"):
                 logits = net.policy_logits(o)
             probs = torch.softmax(net.masked(logits.float(), m), -1)
             c = card[ix]
@@ -258,7 +259,8 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     ``precision``).
     Returns:
         ``{"checkpoint": out, "hands": int, "chunks": int, "kept_hands": int, "also_hands": int,
-        "label_minutes": float, "minutes": float, "labels_per_second": float, "regret": float}``
+        "label_minutes": float, "minutes": float, "labels_per_second": float, "regret": float,
+        "precision": str}``
         (``kept_hands``: of chunks an earlier, stopped run labelled, whose minutes
         ``label_minutes`` does not count; ``regret``: the labelled policy's (``label_source``'s),
         in points per card, by this round's teacher).
@@ -319,14 +321,15 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
         rate = stats["made_labels"] / stats["wall_seconds"] if stats.get("made_labels") \
             else float("nan")  # labels made per second of wall clock (none made: all kept)
         res["distill"] = _distill_record(a, rec, own, own_stats, also_labels, rate, label_s,
-                                         None if shape is None else reference, hist, seed)
-        res["distill"]["precision"] = precision
+                                         None if shape is None else reference, hist, seed,
+                                         precision)
         save_checkpoint(out, res)
         return {"checkpoint": out, "hands": int(len(rec["seed"])), "chunks": len(paths),
                 "kept_hands": int(stats.get("kept_hands", 0)),
                 "also_hands": 0 if extra is None else int(len(extra["seed"])),
                 "label_minutes": label_s / 60, "minutes": (time.time() - t0) / 60,
-                "labels_per_second": rate, "regret": own_stats["regret"]}
+                "labels_per_second": rate, "regret": own_stats["regret"],
+                "precision": precision}
 
 
 def _check_round(src: str, out: str, folder: str, a, hidden, head_hidden, also_labels,
@@ -426,10 +429,10 @@ def _distilled_checkpoint(data: dict, net, shape: dict | None, src: str) -> dict
 
 
 def _distill_record(a, rec: dict, own: dict, own_stats: dict, also_labels, rate: float,
-                    label_s: float, widened_from, hist, seed: int) -> dict:
+                    label_s: float, widened_from, hist, seed: int, precision: str) -> dict:
     """The checkpoint's ``distill`` entry: the settings (``seed``: the fit's, ``label_seed``: the
     labelled hands'), the labels' figures, the network it was widened from (``widened_from``, or
-    None) and the loss history."""
+    None), the fit's arithmetic (``precision``, as used) and the loss history."""
     return {"hands": int(len(rec["seed"])), "own_hands": int(len(own["seed"])),
             "also_labels": [os.path.abspath(f) for f in also_labels],
             "teacher": a.teacher, "bid_samples": a.bid_samples,
@@ -439,6 +442,7 @@ def _distill_record(a, rec: dict, own: dict, own_stats: dict, also_labels, rate:
             "samples": a.samples,
             "temperature": a.temperature, "prior": a.prior, "bid_deals": a.bid_deals,
             "epochs": a.epochs, "lr": a.lr, "seed": seed, "label_seed": a.seed,
+            "precision": precision,
             "label_minutes": label_s / 60,
             "widened_from": (None if widened_from is None else
                              {"hidden": list(widened_from.hidden),

@@ -199,22 +199,34 @@ def behaviour_clone(agent: Agent, data: dict, args: Args, epochs: int, writer=No
     """Fit ``agent`` to the teacher's actions (masked cross-entropy) and the hand results (MSE,
     rows with a NaN return skipped) for ``epochs`` passes over ``data``.
 
-    Runs on ``args.bc_threads`` torch threads; with ``args.bc_precision`` bf16 (``fit_precision``)
-    the forward passes run under ``torch.autocast`` in bfloat16 (the weights, Adam and the losses
-    stay float32).
+    Runs on ``args.bc_threads`` torch threads (0: ``args.torch_threads``); with
+    ``args.bc_precision`` bf16 (``fit_precision``; ``auto`` looks at the CPU, so a GPU fit given
+    it runs in fp32) the forward passes run under ``torch.autocast`` in bfloat16 on the data's
+    device (the weights, Adam and the losses stay float32).
 
     Returns the final epoch's ``{"loss", "accuracy", "value_loss"}`` (accuracy on the training
-    data: greedy action == teacher action). TensorBoard steps start at ``tag_step``.
+    data: greedy action == teacher action), and ``"precision"``, the one used. TensorBoard steps
+    start at ``tag_step``.
     """
-    bf16 = fit_precision(args.bc_precision) == "bf16" and torch.device(args.device).type == "cpu"
-    with torch_threads(args.bc_threads):
-        return _clone(agent, data, args, epochs, writer, log, tag_step, bf16)
+    precision = clone_precision(args)
+    with torch_threads(args.bc_threads or args.torch_threads):
+        out = _clone(agent, data, args, epochs, writer, log, tag_step, precision == "bf16")
+    return dict(out, precision=precision)
+
+
+def clone_precision(args: Args) -> str:
+    """The warm start's arithmetic: ``fit_precision(args.bc_precision)``, but ``auto`` on a GPU
+    is fp32 (``fit_precision`` judges the CPU)."""
+    if args.bc_precision == "auto" and torch.device(args.device).type != "cpu":
+        return "fp32"
+    return fit_precision(args.bc_precision)
 
 
 def _clone(agent: Agent, data: dict, args: Args, epochs: int, writer, log, tag_step: int,
            bf16: bool) -> dict:
     """``behaviour_clone``'s passes, on the threads it set."""
     dev = torch.device(args.device)
+    cast = dict(device_type=dev.type, dtype=torch.bfloat16, enabled=bf16)
     obs = torch.as_tensor(data["obs"])  # float16, converted per minibatch
     mask = torch.as_tensor(data["mask"])
     act = torch.as_tensor(data["action"])
@@ -232,14 +244,14 @@ def _clone(agent: Agent, data: dict, args: Args, epochs: int, writer, log, tag_s
             idx = perm[s:s + args.bc_batch]
             o, m, a, r = (obs[idx].to(dev).float(), mask[idx].to(dev), act[idx].to(dev),
                           ret[idx].to(dev))
-            with torch.autocast("cpu", torch.bfloat16, enabled=bf16):
+            with torch.autocast(**cast):
                 logits, value = agent(o)
             logits, value = agent.masked(logits.float(), m), value.float()
             ce = nn.functional.cross_entropy(logits, a)
             has = ~torch.isnan(r)
             vl = ((value[has] - r[has]) ** 2).mean() if bool(has.any()) else value.sum() * 0
             if priv is not None and bool(has.any()):  # the privileged critic learns the same
-                with torch.autocast("cpu", torch.bfloat16, enabled=bf16):
+                with torch.autocast(**cast):
                     cv = agent.critic_value(o[has], priv[idx][has.cpu()].to(dev).float())
                 vl = vl + ((cv.float() - r[has]) ** 2).mean()
             loss = ce + args.bc_value_coef * vl
@@ -256,7 +268,8 @@ def _clone(agent: Agent, data: dict, args: Args, epochs: int, writer, log, tag_s
             writer.add_scalar("warmstart/accuracy", out["accuracy"], tag_step + epoch)
             writer.add_scalar("warmstart/value_loss", out["value_loss"], tag_step + epoch)
         left = (time.time() - t0) / (epoch + 1) * (epochs - epoch - 1) / 60
-        log(f"warm start epoch {epoch + 1}/{epochs} on {n} decisions ({left:.1f} min left): "
+        log(f"warm start epoch {epoch + 1}/{epochs} on {n} decisions{' in bf16' if bf16 else ''} "
+            f"({left:.1f} min left): "
             f"cross-entropy {out['loss']:.3f} accuracy {out['accuracy']:.3f} value MSE "
             f"{out['value_loss']:.3f}")
     return out
@@ -340,4 +353,4 @@ def warm_start(agent: Agent, args: Args, writer=None, log=print) -> dict:
 
 
 __all__ = ["collect_teacher_data", "collect_teacher_bids", "collect_teacher_vec", "concat_data",
-           "behaviour_clone", "warm_start", "seat_priv"]
+           "behaviour_clone", "clone_precision", "warm_start", "seat_priv"]

@@ -473,7 +473,7 @@ def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_
     assert ppo["checkpoint"].endswith("latest.pt")
     stage = {"distill_minutes": 0.01, "distill_hidden": [48], "distill_head_hidden": 24,
              "distill_samples": 4, "distill_epochs": 1, "distill_workers": 1,
-             "distill_bid_deals": 20}
+             "distill_bid_deals": 20, "distill_precision": "bf16"}
     logs: list[str] = []
     out = train(cfg.from_dict(stage, base), resume=ppo["checkpoint"], log=logs.append)
     assert out["checkpoint"] == os.path.join(str(tmp_path / "ck" / "nano"), "distilled.pt")
@@ -484,6 +484,8 @@ def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_
     assert d["distill"]["hands"] == 50  # one chunk of 50 hands: the budget ends after the first
     latest = load_checkpoint(ppo["checkpoint"])
     assert latest["progress"]["distill"]["hands"] == 50
+    # the config's precision reaches the fit, which records it in both files
+    assert d["distill"]["precision"] == latest["progress"]["distill"]["precision"] == "bf16"
     assert latest["eval"][-1]["network"] == "distilled" and latest["eval"][-1]["final"]
     assert latest["model_shape"]["hidden"] == [32]  # latest.pt keeps the PPO network
     CheckpointBot(out["checkpoint"])  # plays
