@@ -58,8 +58,7 @@ from .labelling import check_label_work, lock_labels, produce_labels
 from .labels import (TEACHERS, check_chunk, chunk_number, chunk_stats, file_sha256,
                      load_labels, merge_labels)
 
-__all__ = ["PRECISIONS", "fit_precision", "evaluate_rows", "distill", "check_args",
-           "distill_checkpoint", "build_parser", "main"]
+__all__ = ["evaluate_rows", "distill", "check_args", "distill_checkpoint", "build_parser", "main"]
 
 
 # ============================================================================= learning
