@@ -20,7 +20,9 @@ numba/pandas), so each one is installed and tested on its own:
 runs with ``-R`` (reuse, no re-install). ``TORCH_SPEC`` (environment variable, default
 ``torch==2.13.0``) is installed first in every session, so pip never swaps in another torch
 build. Packages are installed without byte-compiling (``--no-compile``: about half the install
-time; the modules a test imports are compiled then).
+time; the modules a test imports are compiled then). With ``SPADES_NOX_DROP_ENVS=1`` (set by
+``.ci/run``) a session that passes removes its environments as it ends, so the lanes hold at most
+two torch installs at once (about 3 GB at the peak rather than 6 GB).
 """
 
 from __future__ import annotations
@@ -42,6 +44,18 @@ nox.options.error_on_missing_interpreters = True
 
 TORCH_SPEC = os.environ.get("TORCH_SPEC", "torch==2.13.0")
 PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "--durations=5")  # the slowest five, timed
+DROP_ENVS = os.environ.get("SPADES_NOX_DROP_ENVS", "") not in ("", "0")
+
+
+def _passed(session: nox.Session, *fresh: str) -> None:
+    """End of a passing session: with ``SPADES_NOX_DROP_ENVS`` set, remove the session's own
+    environment and the fresh ones it made (``.nox/<name>``) to free the disk; otherwise keep
+    them for ``-R``."""
+    if not DROP_ENVS:
+        return
+    for path in (Path(session.virtualenv.location), *(ROOT / ".nox" / n for n in fresh)):
+        shutil.rmtree(path, ignore_errors=True)
+        session.log(f"removed {path} (SPADES_NOX_DROP_ENVS)")
 
 
 def _install(session: nox.Session, extras: str) -> None:
@@ -55,6 +69,7 @@ def sb3(session: nox.Session) -> None:
     """Stable-Baselines3 / sb3-contrib MaskablePPO and Gymnasium vector envs."""
     _install(session, "sb3")
     session.run(*PYTEST, "tests_frameworks/test_sb3.py", *session.posargs)
+    _passed(session)
 
 
 @nox.session
@@ -62,6 +77,7 @@ def tianshou(session: nox.Session) -> None:
     """Tianshou (multi-agent DQN with the credit route)."""
     _install(session, "tianshou")
     session.run(*PYTEST, "tests_frameworks/test_tianshou.py", *session.posargs)
+    _passed(session)
 
 
 @nox.session
@@ -70,6 +86,7 @@ def rllib(session: nox.Session) -> None:
     _install(session, "rllib,ray")
     session.run(*PYTEST, "tests_frameworks/test_rllib.py", "tests_frameworks/test_ray_cluster.py",
                 *session.posargs)
+    _passed(session)
 
 
 @nox.session
@@ -77,6 +94,7 @@ def core(session: nox.Session) -> None:
     """The base install without torch: what ``pip install spades_env`` gives."""
     session.install("-q", "--no-compile", "-e", ".", "pytest>=7.4")
     session.run(*PYTEST, "tests_frameworks/test_core_install.py", *session.posargs)
+    _passed(session)
 
 
 # the main suite's folders whose tests need no torch (those that do skip themselves without it),
@@ -96,6 +114,7 @@ def notorch(session: nox.Session) -> None:
                 "sys.exit('torch is importable in the notorch session' "
                 "if importlib.util.find_spec('torch') else 0)")
     session.run(*PYTEST, *NOTORCH_TESTS, *session.posargs)
+    _passed(session)
 
 
 # ----------------------------------------------------------------------------- the built package
@@ -180,6 +199,7 @@ def wheel(session: nox.Session) -> None:
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-compile", f"{built}[torch,play]",
                     "pytest>=7.4"], env=env, check=True)
     _check_installed(session, py)
+    _passed(session, "wheel-installed")
 
 
 @nox.session
@@ -196,3 +216,4 @@ def sdist(session: nox.Session) -> None:
     session.run(str(py), "-m", "pip", "install", "-q", "--no-compile", f"{built}[torch,play]",
                 "pytest>=7.4", external=True)
     _check_installed(session, py)
+    _passed(session, "sdist-installed")
