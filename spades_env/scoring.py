@@ -16,8 +16,8 @@ import numpy as np
 from .cards import is_int
 from .variants import Rules
 
-__all__ = ["TeamScore", "HandResult", "HandTally", "score_hand", "per_trick", "moon_team",
-           "game_outcome"]
+__all__ = ["TeamScore", "HandResult", "HandTally", "score_hand", "HandScorer", "per_trick",
+           "moon_team", "game_outcome"]
 
 
 @dataclass(frozen=True)
@@ -214,6 +214,39 @@ def score_hand(bids, tricks, bags_before, rules: Rules = Rules(), blind=None,
         bids, tricks, bags_before, rules, blind, scores_before)
     return (_team_score(0, bids, tricks, blind, bags_before[0], scores_before[0], rules),
             _team_score(1, bids, tricks, blind, bags_before[1], scores_before[1], rules))
+
+
+class HandScorer:
+    """``score_hand`` with everything but the trick counts fixed and checked once: for a search
+    that scores many ways the same hand can end (``bots.solver.HandUtility``).
+
+    ``HandScorer(bids, bags_before, rules, blind, scores_before)(tricks)`` is
+    ``score_hand(bids, tricks, bags_before, rules, blind, scores_before)``, the same two
+    ``TeamScore``; each call checks only ``tricks`` (4 non-negative ints summing to 13).
+
+    Raises:
+        ValueError: as ``score_hand``, the fixed arguments when constructed, the trick counts
+            when called.
+    """
+
+    __slots__ = ("_args", "rules")
+
+    def __init__(self, bids, bags_before, rules: Rules = Rules(), blind=None,
+                 scores_before=(0, 0)):
+        bids, _t, bags_before, blind, scores_before = _check_hand_args(
+            bids, (13, 0, 0, 0), bags_before, rules, blind, scores_before)
+        self.rules = rules
+        self._args = (bids, blind, bags_before, scores_before)
+
+    def __call__(self, tricks) -> tuple[TeamScore, TeamScore]:
+        """The hand's two ``TeamScore`` for 4 trick counts by seat."""
+        tricks = _int_list(tricks, 4, "trick counts")
+        if min(tricks) < 0 or sum(tricks) != 13:
+            raise ValueError(f"trick counts must be 4 non-negative ints summing to 13 (a hand "
+                             f"has 13 tricks), got {tricks}")
+        bids, blind, bags, scores = self._args
+        return (_team_score(0, bids, tricks, blind, bags[0], scores[0], self.rules),
+                _team_score(1, bids, tricks, blind, bags[1], scores[1], self.rules))
 
 
 def _check_hand_args(bids, tricks, bags_before, rules, blind, scores_before):

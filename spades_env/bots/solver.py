@@ -21,7 +21,7 @@ from operator import index
 from ..cards import NEXT_SEAT, OPPONENTS, PARTNER, TEAM
 from ..native import NativeUnavailable, c_deck, load_kernel
 from ..rules import (
-    STANDARD_DECK, Deck, Rules, legal_cards_mask, score_hand, spades_broken_after,
+    STANDARD_DECK, Deck, HandScorer, Rules, legal_cards_mask, spades_broken_after,
     trick_winner_unchecked,
 )
 
@@ -239,7 +239,8 @@ def playouts(deals, bids, cards, trick, leader: int, won, broken: bool, mover: i
     if len(cards) != rows or (not one and len(bids) != rows):
         why = (f"{rows} deals need {rows} cards and 4 bids or {rows} rows of bids; got "
                f"{len(cards)} cards and {len(bids)} bids")
-    elif any(len(d) != 4 for d in deals) or (not one and any(len(b) != 4 for b in bids)):
+    elif any(n != 4 for n in set(map(len, deals))) \
+            or (not one and any(n != 4 for n in set(map(len, bids)))):
         why = "every deal must be 4 masks and every row of bids 4 bids, by seat"
     else:
         why = _position_problem(trick, leader, won, mover)
@@ -249,9 +250,11 @@ def playouts(deals, bids, cards, trick, leader: int, won, broken: bool, mover: i
         return []
     if native and native_playouts():
         try:
-            hands = array("Q", [m for d in deals for m in d])
-            b = array("b", tuple(bids) * rows if one else [x for r in bids for x in r])
-            c = array("b", [max(-2, min(52, x)) for x in cards])  # out of range: refused below
+            hands = array("Q", chain.from_iterable(deals))
+            b = array("b", tuple(bids) * rows if one else chain.from_iterable(bids))
+            # out of range: clipped to -2 or 52 and refused by the C call (named below)
+            c = array("b", cards if -2 <= min(cards) and max(cards) <= 52
+                      else [max(-2, min(52, x)) for x in cards])
         except (OverflowError, TypeError) as e:
             raise ValueError(f"playouts: masks must be ints in [0, 2**52) and bids ints 0..13 "
                              f"({e})") from None
@@ -264,7 +267,8 @@ def playouts(deals, bids, cards, trick, leader: int, won, broken: bool, mover: i
                                   int(bool(fnc)), out.buffer_info()[0])
         if bad:
             _not_in_hand(deals, cards, mover, bad - 1)
-        return [tuple(out[i:i + 4]) for i in range(0, 4 * rows, 4)]
+        it = iter(out)
+        return list(zip(it, it, it, it))
     for r in range(rows):
         c = cards[r]
         if c != -1 and not (0 <= c < 52 and deals[r][mover] >> c & 1):
@@ -828,7 +832,8 @@ class HandUtility:
         team: 0 or 1, the team whose difference is returned.
     """
 
-    __slots__ = ("bids", "blind", "bags", "scores", "rules", "team", "cache", "bag_value")
+    __slots__ = ("bids", "blind", "bags", "scores", "rules", "team", "cache", "bag_value",
+                 "_score")
 
     def __init__(self, bids, blind, bags, scores, rules: Rules, team: int):
         self.bids = tuple(bids)
@@ -842,13 +847,14 @@ class HandUtility:
             bv *= 0.5
         self.bag_value = bv
         self.cache: dict = {}
+        self._score = HandScorer(self.bids, self.bags, rules, self.blind, self.scores)
 
     def value(self, won) -> float:
         """Score difference (float) for ``team`` given 4 final trick counts by seat."""
         key = tuple(won)
         v = self.cache.get(key)
         if v is None:
-            t = score_hand(self.bids, key, self.bags, self.rules, self.blind, self.scores)
+            t = self._score(key)
             pts = []
             for i in (0, 1):
                 ts = t[i]

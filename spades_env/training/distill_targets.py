@@ -39,15 +39,11 @@ def equivalence_classes(mask: np.ndarray, valued: np.ndarray) -> np.ndarray:
     if mask.ndim != 2 or mask.shape[1] < 52 or valued.shape != (len(mask), 52):
         raise ValueError(f"mask must be [N, >=52] and valued [N, 52], got {list(mask.shape)} and "
                          f"{list(valued.shape)}")
-    n = len(mask)
-    rep = np.full((n, 52), 52, np.int64)
-    cur = np.full(n, 52, np.int64)
-    for c in range(52):
-        if c % 13 == 0:
-            cur[:] = 52
-        cur = np.where(valued[:, c], c, cur)
-        rep[:, c] = np.where(mask[:, c], cur, 52)
-    return rep
+    # the latest valued card at or below each card of its suit block of 13: a running maximum of
+    # the valued cards' ids, restarted at every suit
+    ids = np.where(valued, np.arange(52), -1).reshape(len(mask), 4, 13)
+    cur = np.maximum.accumulate(ids, axis=2).reshape(len(mask), 52)
+    return np.where(mask[:, :52] & (cur >= 0), cur, 52).astype(np.int64)
 
 
 def _check_temperature(t) -> None:

@@ -307,3 +307,47 @@ def test_hand_tally_counts_sets_nils_and_bags_as_worked_out_by_hand():
     seat2 = HandTally()
     seat2.add(team0, partners=(1,))  # seat 2 only (the team's higher seat): no Nil
     assert (seat2.blind_nil_bids, seat2.nil_bids, seat2.contracts_set) == (0, 0, 1)
+
+
+def test_hand_scorer_is_score_hand_with_the_tricks_left_open():
+    # HandScorer fixes bids, bags, blind flags and scores once (the search scores many ways one
+    # hand can end): the worked example above, then every split of the 13 tricks under rule sets
+    # that change the scoring, equal to score_hand field by field.
+    from itertools import product
+
+    from spades_env.scoring import HandScorer
+    t0, t1 = HandScorer([3, 4, 2, 4], [9, 0], scores_before=(100, 0))((4, 3, 3, 3))
+    assert (t0.contract_points, t0.bag_penalty, t0.bags_after, t0.hand_points, t0.total) == \
+        (52, -100, 1, -48, 52)
+    assert (t1.contract, t1.made, t1.hand_points) == (8, False, -80)
+    splits = [t for t in product(range(14), repeat=3) if sum(t) <= 13]
+    cases = [([3, 4, 2, 4], [0, 0], None, Rules()),
+             ([0, 4, 5, 0], [9, 8], (True, False, False, False), Rules()),
+             ([0, 4, 5, 0], [4, 2], None, PRESETS["house"]),
+             ([6, 0, 7, 3], [1, 9], None, Rules(failed_nil_tricks_count=True,
+                                                 bags_score_points=False, big_bid_double=10))]
+    for bids, bags, blind, rules in cases:
+        score = HandScorer(bids, bags, rules, blind, (420, -30))
+        for a, b, c in splits:
+            tricks = (a, b, c, 13 - a - b - c)
+            assert score(tricks) == score_hand(bids, tricks, bags, rules, blind, (420, -30))
+    assert len(splits) == 560
+
+
+def test_hand_scorer_refuses_bad_input():
+    from spades_env.scoring import HandScorer
+    with pytest.raises(ValueError, match="bid of seat 1 out of range"):
+        HandScorer([3, 14, 2, 4], [0, 0])
+    with pytest.raises(ValueError, match="below bag_limit"):
+        HandScorer([3, 4, 2, 4], [10, 0])
+    with pytest.raises(ValueError, match="Blind Nil but bid 3"):
+        HandScorer([3, 4, 2, 4], [0, 0], blind=(True, False, False, False))
+    score = HandScorer([3, 4, 2, 4], [0, 0])
+    with pytest.raises(ValueError, match="summing to 13"):
+        score((4, 3, 3, 2))
+    with pytest.raises(ValueError, match="summing to 13"):
+        score((14, -1, 0, 0))
+    with pytest.raises(ValueError, match="4 bids, 4 trick counts"):
+        score((13, 0, 0))
+    with pytest.raises(ValueError, match="must be ints"):
+        score((True, 4, 4, 4))
