@@ -250,7 +250,8 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     checkpoint whose network plays the labelled hands (default ``src``; ``train`` labels beside
     PPO with a snapshot of the PPO network, ``training.labelling.LabelsBeside``), and with
     ``minutes`` 0 the round labels nothing new: it learns the chunks already in ``labels``;
-    ``threads``: torch threads of the fit (the labels are made in processes of one thread each;
+    ``threads``: torch threads of the fit and of the rows' reference policy, and processes of
+    the labels' replay (the labels are made in processes of one thread each;
     the caller's thread count is restored at the end); ``label_seed``: the seed of the labelled
     hands in ``labels`` (default ``seed``, which also seeds the fit; ``train``'s later phases of
     labels beside PPO have seeds of their own); ``precision``: the fit's arithmetic,
@@ -306,9 +307,10 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
             from spades_env.agents.model import widen
             torch.manual_seed(int(seed))  # the new units' initial weights: the same every run
             net = widen(net, shape["hidden"], shape["head_hidden"])
-        ds = build_dataset(rec, reference, temperature, prior)
-        if bid_deals > 0:
-            ds = concat_rows(ds, bid_rows(reference, bid_deals, seed))
+        with torch_threads(threads):  # the fit's threads, and as many replay processes
+            ds = build_dataset(rec, reference, temperature, prior, workers=threads)
+            if bid_deals > 0:
+                ds = concat_rows(ds, bid_rows(reference, bid_deals, seed))
         log(f"{len(rec['seed'])} hands from {len(paths) + len(extra_files)} chunks "
             f"({len(extra_files)} from --also-labels): {int(ds['card'].sum())} card "
             f"rows, {int((~ds['card']).sum())} bid rows ({label_s / 60:.1f} min); the fit in "

@@ -147,7 +147,8 @@ def _searched_bid_targets(target: np.ndarray, rec: dict, mask: np.ndarray, bid_r
         )[:, :NUM_BIDS]
 
 
-def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) -> dict:
+def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0,
+                  workers: int = 1) -> dict:
     """Rows to learn from: every bid, and every card decision with a real choice.
 
     Args:
@@ -163,6 +164,7 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) 
             card only where they favour another one by several ``temperature``.
     Bid rows whose bids the search valued (``bid_values``, ``label_chunk``'s ``bid_samples``)
     take ``softmax(values / temperature)`` over the valued bids; the others the reference's bid.
+    ``workers``: processes that replay the hands (``teacher_records.replay``; the same rows).
 
     Returns:
         ``obs`` uint8 ``[D, COMPACT_SIZE]`` (``spades_env.compact``: ``expand(obs, table)``
@@ -175,7 +177,7 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) 
         ValueError: a move the engine refuses, or a value on a card or bid the seat cannot play
             there (a corrupt record; ``labels.load_labels`` refuses such a file).
     """
-    rows = replay(rec, where="labels", compact=True, priv=False)
+    rows = replay(rec, where="labels", compact=True, priv=False, workers=workers)
     n = len(rec["seed"])
     values = rec["values"].reshape(n * MOVES_PER_HAND, 52).astype(np.float32)
     valued = ~np.isnan(values)
@@ -211,6 +213,9 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0) 
             "rep": rep, "values": values}
 
 
+BID_BLOCK = 4096  # deals whose bids ``bid_rows`` computes together (one forward pass a bid)
+
+
 def bid_rows(reference, deals: int, seed: int, random_start: float = 0.5) -> dict:
     """Bidding rows that hold the reference's bids in place: ``deals`` fresh deals, each seat bids
     what the reference plays (greedy), and every bid becomes a row whose target is that bid.
@@ -227,27 +232,33 @@ def bid_rows(reference, deals: int, seed: int, random_start: float = 0.5) -> dic
     rng = np.random.default_rng([seed, 1 << 20])
     n = 4 * deals
     obs = np.zeros((n, COMPACT_SIZE), np.uint8)
-    hand = np.zeros((BIDS_PER_HAND, OBS_SIZE), np.float32)  # one deal's bid rows, exact
     mask = np.zeros((n, NUM_ACTIONS), bool)
     target = np.zeros((n, NUM_ACTIONS), np.float32)
-    r = 0
-    for _ in range(deals):
-        g = SpadesGame(Rules(), seed=int(rng.integers(2**63)))
-        if random_start > 0 and rng.random() < random_start:
-            randomize_start(g, rng)
-        hand[:] = 0
+    for first in range(0, deals, BID_BLOCK):
+        # a block of deals (drawn in order from ``rng``), then each of the 4 bids of every deal
+        # of the block at once: one forward pass of the reference per bid position
+        games = []
+        for _ in range(min(BID_BLOCK, deals - first)):
+            g = SpadesGame(Rules(), seed=int(rng.integers(2**63)))
+            if random_start > 0 and rng.random() < random_start:
+                randomize_start(g, rng)
+            games.append(g)
+        hand = np.zeros((len(games), BIDS_PER_HAND, OBS_SIZE), np.float32)  # exact, packed below
+        rows = 4 * first + np.arange(len(games)) * BIDS_PER_HAND  # row of each deal's first bid
         for k in range(BIDS_PER_HAND):
-            view = g.view(g.current_player)
-            encode(view, hand[k])
-            mask[r, list(view.legal_actions)] = True
+            for j, g in enumerate(games):
+                view = g.view(g.current_player)
+                encode(view, hand[j, k])
+                mask[rows[j] + k, list(view.legal_actions)] = True
             with torch.no_grad():
-                lg = reference.masked(reference.policy_logits(torch.as_tensor(hand[k:k + 1])),
-                                      torch.as_tensor(mask[r:r + 1]))
-            a = int(lg.argmax(-1))
-            target[r, a] = 1.0
-            g.apply(a)
-            r += 1
-        obs[r - BIDS_PER_HAND:r] = pack(hand)
+                lg = reference.masked(reference.policy_logits(torch.as_tensor(hand[:, k])),
+                                      torch.as_tensor(mask[rows + k]))
+            bids = lg.argmax(-1).tolist()
+            target[rows + k, bids] = 1.0
+            for g, a in zip(games, bids):
+                g.apply(a)
+        obs[4 * first:4 * first + BIDS_PER_HAND * len(games)] = pack(
+            hand.reshape(-1, OBS_SIZE))
     return {"obs": obs, "table": rules_table(Rules()), "mask": mask, "target": target,
             "card": np.zeros(n, bool), "rep": np.full((n, 52), 52, np.uint8),
             "values": np.full((n, 52), np.nan, np.float32)}

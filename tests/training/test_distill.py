@@ -300,6 +300,32 @@ def test_bid_rows_hold_the_reference_greedy_bids(tiny):
     np.testing.assert_array_equal(again["obs"], rows["obs"])
 
 
+def test_bid_rows_in_blocks_are_each_deals_bids_in_order(tiny, monkeypatch):
+    # blocks of 2 deals (5 deals: 2 + 2 + 1): row 4d + k is bid k of deal d, the deal drawn from
+    # the same random numbers as one deal at a time, with the bids before it applied
+    from spades_env.compact import pack
+    from spades_env.observation import OBS_SIZE, encode
+    from spades_env.training import distill_targets as dt
+    net = build_agent(load_checkpoint(tiny), "cpu")
+    monkeypatch.setattr(dt, "BID_BLOCK", 2)
+    rows = dt.bid_rows(net, 5, seed=4)
+    rng = np.random.default_rng([4, 1 << 20])
+    for d in range(5):
+        g = SpadesGame(Rules(), seed=int(rng.integers(2**63)))
+        if rng.random() < 0.5:
+            randomize_start(g, rng)
+        for k in range(4):
+            r = 4 * d + k
+            x = np.zeros((1, OBS_SIZE), np.float32)
+            v = g.view(g.current_player)
+            encode(v, x[0])
+            assert np.array_equal(rows["obs"][r], pack(x)[0]), (d, k)
+            assert rows["mask"][r].nonzero()[0].tolist() == sorted(v.legal_actions)
+            g.apply(int(rows["target"][r].argmax()))
+    monkeypatch.setattr(dt, "BID_BLOCK", 4096)
+    np.testing.assert_array_equal(dt.bid_rows(net, 5, seed=4)["target"], rows["target"])
+
+
 @pytest.mark.slow
 def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_path):
     from spades_env.training.distill import main

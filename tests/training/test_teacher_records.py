@@ -76,6 +76,26 @@ def test_corrupt_and_foreign_files_are_value_errors(tmp_path):
         replay({**moved, "rules": "standard"})
 
 
+def test_replay_in_two_processes_gives_the_same_rows_and_names_the_hand():
+    # 1,000 hands: two parts of 500 (REPLAY_PART), hands 0..499 in one process and 500..999 in
+    # the other, joined in order: every array equal to the one-process replay
+    rec = {**{k: v[:1000] for k, v in load_records(SHIPPED).items() if k != "rules"},
+           "rules": "standard"}
+    one = replay(rec, compact=True)
+    two = replay(rec, compact=True, workers=2)
+    assert set(one) == set(two) == {"obs", "mask", "action", "ret", "priv", "table"}
+    for k in one:
+        assert one[k].dtype == two[k].dtype and np.array_equal(one[k], two[k]), k
+    assert one["obs"].shape[0] == 1000 * MOVES_PER_HAND
+    # a bad move in hand 700 (the second part's 201st hand) is named by its place in the record
+    bad = {**rec, "moves": rec["moves"].copy()}
+    bad["moves"][700, 10] = bad["moves"][700, 11]
+    with pytest.raises(ValueError, match=r"x.npz: hand 700, decision 10 .*illegal"):
+        replay(bad, where="x.npz", workers=2)
+    with pytest.raises(ValueError, match="workers must be an int >= 1, got 0"):
+        replay(rec, workers=0)
+
+
 @pytest.mark.parametrize("args,match", [
     (["--workers", "0"], r"--workers must be an integer in \[1, 64\], got 0"),
     (["--teacher", "bogus"], "--teacher 'bogus': unknown bot 'bogus'"),
