@@ -53,9 +53,11 @@ def _passed(session: nox.Session, *fresh: str) -> None:
     them for ``-R``."""
     if not DROP_ENVS:
         return
-    for path in (Path(session.virtualenv.location), *(ROOT / ".nox" / n for n in fresh)):
+    own = getattr(session.virtualenv, "location", None)  # none with --no-venv
+    for path in [Path(own)] * bool(own) + [ROOT / ".nox" / n for n in fresh]:
         shutil.rmtree(path, ignore_errors=True)
-        session.log(f"removed {path} (SPADES_NOX_DROP_ENVS)")
+        if not path.exists():
+            session.log(f"removed {path} (SPADES_NOX_DROP_ENVS)")
 
 
 def _install(session: nox.Session, extras: str) -> None:

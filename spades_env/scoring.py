@@ -229,24 +229,20 @@ class HandScorer:
             when called.
     """
 
-    __slots__ = ("_args", "rules")
+    __slots__ = ("_args",)
 
     def __init__(self, bids, bags_before, rules: Rules = Rules(), blind=None,
                  scores_before=(0, 0)):
         bids, _t, bags_before, blind, scores_before = _check_hand_args(
             bids, (13, 0, 0, 0), bags_before, rules, blind, scores_before)
-        self.rules = rules
-        self._args = (bids, blind, bags_before, scores_before)
+        self._args = (bids, blind, bags_before, scores_before, rules)
 
     def __call__(self, tricks) -> tuple[TeamScore, TeamScore]:
         """The hand's two ``TeamScore`` for 4 trick counts by seat."""
-        tricks = _int_list(tricks, 4, "trick counts")
-        if min(tricks) < 0 or sum(tricks) != 13:
-            raise ValueError(f"trick counts must be 4 non-negative ints summing to 13 (a hand "
-                             f"has 13 tricks), got {tricks}")
-        bids, blind, bags, scores = self._args
-        return (_team_score(0, bids, tricks, blind, bags[0], scores[0], self.rules),
-                _team_score(1, bids, tricks, blind, bags[1], scores[1], self.rules))
+        tricks = _check_tricks(tricks)
+        bids, blind, bags, scores, rules = self._args
+        return (_team_score(0, bids, tricks, blind, bags[0], scores[0], rules),
+                _team_score(1, bids, tricks, blind, bags[1], scores[1], rules))
 
 
 def _check_hand_args(bids, tricks, bags_before, rules, blind, scores_before):
@@ -275,14 +271,23 @@ def _check_hand_args(bids, tricks, bags_before, rules, blind, scores_before):
     for s in range(4):
         if not 0 <= bids[s] <= 13:
             raise ValueError(f"bid of seat {s} out of range 0..13: {bids[s]}")
-        if tricks[s] < 0:
-            raise ValueError(f"tricks of seat {s} negative: {tricks[s]}")
         if blind[s] and bids[s] != 0:
             raise ValueError(f"seat {s} is marked Blind Nil but bid {bids[s]}")
+    _check_tricks(tricks)
+    return bids, tricks, bags_before, blind, scores_before
+
+
+def _check_tricks(tricks) -> list[int]:
+    """4 trick counts by seat as a list of ints (``score_hand``'s checks and messages: none
+    negative, summing to 13)."""
+    tricks = _int_list(tricks, 4, "trick counts")
+    for s in range(4):
+        if tricks[s] < 0:
+            raise ValueError(f"tricks of seat {s} negative: {tricks[s]}")
     if sum(tricks) != 13:
         raise ValueError(f"trick counts must sum to 13 (a hand has 13 tricks), got {tricks} "
                          f"(sum {sum(tricks)})")
-    return bids, tricks, bags_before, blind, scores_before
+    return tricks
 
 
 def _int_list(x, n: int, what: str) -> list[int]:

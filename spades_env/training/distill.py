@@ -250,13 +250,14 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     checkpoint whose network plays the labelled hands (default ``src``; ``train`` labels beside
     PPO with a snapshot of the PPO network, ``training.labelling.LabelsBeside``), and with
     ``minutes`` 0 the round labels nothing new: it learns the chunks already in ``labels``;
-    ``threads``: torch threads of the fit and of the rows' reference policy, and processes of
-    the labels' replay (the labels are made in processes of one thread each;
+    ``threads``: torch threads of the fit, and processes of the labels' replay (the labels are
+    made in processes of one thread each;
     the caller's thread count is restored at the end); ``label_seed``: the seed of the labelled
     hands in ``labels`` (default ``seed``, which also seeds the fit; ``train``'s later phases of
     labels beside PPO have seeds of their own); ``precision``: the fit's arithmetic,
     ``PRECISIONS`` (``fit_precision``; the one used is recorded as the ``distill`` entry's
-    ``precision``).
+    ``precision``). With ``threads`` > 1 the replay starts processes (``spawn``): a script that
+    calls this must guard its entry point with ``if __name__ == "__main__":``.
     Returns:
         ``{"checkpoint": out, "hands": int, "chunks": int, "kept_hands": int, "also_hands": int,
         "label_minutes": float, "minutes": float, "labels_per_second": float, "regret": float,
@@ -307,10 +308,11 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
             from spades_env.agents.model import widen
             torch.manual_seed(int(seed))  # the new units' initial weights: the same every run
             net = widen(net, shape["hidden"], shape["head_hidden"])
-        with torch_threads(threads):  # the fit's threads, and as many replay processes
-            ds = build_dataset(rec, reference, temperature, prior, workers=threads)
-            if bid_deals > 0:
-                ds = concat_rows(ds, bid_rows(reference, bid_deals, seed))
+        # the replay in as many processes as the fit has threads; the reference policy on one
+        # thread (as the labels: its floats, and so the targets, vary with the thread count)
+        ds = build_dataset(rec, reference, temperature, prior, workers=threads)
+        if bid_deals > 0:
+            ds = concat_rows(ds, bid_rows(reference, bid_deals, seed))
         log(f"{len(rec['seed'])} hands from {len(paths) + len(extra_files)} chunks "
             f"({len(extra_files)} from --also-labels): {int(ds['card'].sum())} card "
             f"rows, {int((~ds['card']).sum())} bid rows ({label_s / 60:.1f} min); the fit in "

@@ -41,9 +41,10 @@ def equivalence_classes(mask: np.ndarray, valued: np.ndarray) -> np.ndarray:
                          f"{list(valued.shape)}")
     # the latest valued card at or below each card of its suit block of 13: a running maximum of
     # the valued cards' ids, restarted at every suit
-    ids = np.where(valued, np.arange(52), -1).reshape(len(mask), 4, 13)
+    ids = np.where(valued, np.arange(52, dtype=np.int8), np.int8(-1)).reshape(len(mask), 4, 13)
     cur = np.maximum.accumulate(ids, axis=2).reshape(len(mask), 52)
-    return np.where(mask[:, :52] & (cur >= 0), cur, 52).astype(np.int64)
+    cur[~mask[:, :52] | (cur < 0)] = 52
+    return cur.astype(np.int64)
 
 
 def _check_temperature(t) -> None:

@@ -115,10 +115,12 @@ def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
     ``compact=True``: ``obs`` is ``[D, COMPACT_SIZE]`` uint8 instead (``spades_env.compact``, 120
     bytes a row against 1422; exact, not rounded to float16) and ``table`` the rules table that
     ``compact.expand`` needs. ``priv=False`` leaves ``priv`` out (``None``).
-    ``workers`` > 1 replays that many runs of consecutive hands in as many processes (``spawn``)
-    and joins them in order: the same arrays, in about 1 / ``workers`` of the time for large
-    records (a process costs about a second to start). ``first_hand`` numbers the hands in the
-    messages from that index (a part's offset in the whole record).
+    ``workers`` > 1 replays runs of consecutive hands in up to that many processes (``spawn``; at
+    least ``REPLAY_PART`` hands each, else fewer processes or none) and joins them in order: the
+    same arrays, in about 1 / ``workers`` of the time for large records (a process costs about
+    a second to start); a script that calls it so must guard its entry point with
+    ``if __name__ == "__main__":``. ``first_hand`` numbers the hands in the messages from that
+    index (a part's offset in the whole record).
     A record carries no values but its moves: each is checked against the replayed game's legal
     actions before its row is used.
 
@@ -128,12 +130,15 @@ def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
             there (legal: ...)``, with ``where`` the file's path when the caller gives it.
     """
     rules = Rules.preset(rec.get("rules", "standard"))
-    n = len(rec["seed"]) if limit is None else min(limit, len(rec["seed"]))
+    if limit is not None and (not is_int(limit) or limit < 0):
+        raise ValueError(f"limit must be None or an int >= 0, got {limit!r}")
+    n = len(rec["seed"]) if limit is None else min(int(limit), len(rec["seed"]))
     if not is_int(workers) or workers < 1:
         raise ValueError(f"workers must be an int >= 1, got {workers!r}")
-    if workers > 1 and n >= REPLAY_PART * workers:
-        return _replay_parallel(rec, n, workers, reward_scale=reward_scale, bag_cost=bag_cost,
-                                where=where, compact=compact, priv=priv)
+    parts = min(int(workers), n // REPLAY_PART)
+    if parts > 1:
+        return _replay_parallel(rec, n, parts, first_hand, reward_scale=reward_scale,
+                                bag_cost=bag_cost, where=where, compact=compact, priv=priv)
     D = n * MOVES_PER_HAND
     obs = np.zeros((D, COMPACT_SIZE) if compact else (D, OBS_SIZE),
                    np.uint8 if compact else np.float16)
@@ -185,14 +190,14 @@ def _replay_part(job) -> dict:
     return replay(part, first_hand=first, **kw)
 
 
-def _replay_parallel(rec: dict, n: int, workers: int, **kw) -> dict:
+def _replay_parallel(rec: dict, n: int, workers: int, first_hand: int, **kw) -> dict:
     """``replay`` of the first ``n`` hands of ``rec`` in ``workers`` processes, each a run of
     consecutive hands (only the fields a replay reads are sent), joined in order."""
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
     bounds = np.linspace(0, n, workers + 1).astype(int)
     jobs = [({"rules": rec.get("rules", "standard"),
-              **{k: rec[k][a:b] for k in _RECORD_FIELDS}}, int(a), kw)
+              **{k: rec[k][a:b] for k in _RECORD_FIELDS}}, first_hand + int(a), kw)
             for a, b in zip(bounds[:-1], bounds[1:])]
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
         parts = list(pool.map(_replay_part, jobs))

@@ -343,10 +343,13 @@ def test_hand_scorer_refuses_bad_input():
     with pytest.raises(ValueError, match="Blind Nil but bid 3"):
         HandScorer([3, 4, 2, 4], [0, 0], blind=(True, False, False, False))
     score = HandScorer([3, 4, 2, 4], [0, 0])
-    with pytest.raises(ValueError, match="summing to 13"):
-        score((4, 3, 3, 2))
-    with pytest.raises(ValueError, match="summing to 13"):
-        score((14, -1, 0, 0))
+    # the trick counts with score_hand's own checks and messages
+    for tricks, match in (((4, 3, 3, 2), r"must sum to 13 .*\(sum 12\)"),
+                          ((14, -1, 0, 0), "tricks of seat 1 negative: -1")):
+        with pytest.raises(ValueError, match=match):
+            score(tricks)
+        with pytest.raises(ValueError, match=match):
+            score_hand([3, 4, 2, 4], tricks, [0, 0])
     with pytest.raises(ValueError, match="4 bids, 4 trick counts"):
         score((13, 0, 0))
     with pytest.raises(ValueError, match="must be ints"):

@@ -92,8 +92,13 @@ def test_replay_in_two_processes_gives_the_same_rows_and_names_the_hand():
     bad["moves"][700, 10] = bad["moves"][700, 11]
     with pytest.raises(ValueError, match=r"x.npz: hand 700, decision 10 .*illegal"):
         replay(bad, where="x.npz", workers=2)
+    # a record that is itself a part of a larger one: its offset carries into the message
+    with pytest.raises(ValueError, match=r"x.npz: hand 1700, decision 10 .*illegal"):
+        replay(bad, where="x.npz", workers=2, first_hand=1000)
     with pytest.raises(ValueError, match="workers must be an int >= 1, got 0"):
         replay(rec, workers=0)
+    with pytest.raises(ValueError, match="limit must be None or an int >= 0, got 2.5"):
+        replay(rec, limit=2.5, workers=2)
 
 
 @pytest.mark.parametrize("args,match", [
