@@ -77,6 +77,12 @@ class Args:
     max_minutes: float = checked(0.0, floats(0, 1e7, resume="free"))
     """wall-clock budget for the PPO stage in minutes (0 = none); the run stops cleanly, saves and
     evaluates when it is reached."""
+    run_minutes: float = checked(0.0, floats(0, 1e7, resume="free"))
+    """wall-clock budget of the whole run until the search-distillation stage ends, in minutes
+    (the warm start, PPO, the stage; counted across resumes; 0 = none): each round's fit makes
+    fewer than ``distill_epochs`` passes when those would end later (at the mean pass time so
+    far, at least one pass), so that a slower host still ends on time. The final evaluation
+    comes after it. With no stage it changes nothing."""
     stop_after_iterations: int = checked(0, ints(0, 10**9, resume="process"))
     """stop this process after this many PPO iterations without the final evaluation, as if the
     run were killed (used to test ``--resume``); 0 = off. Not taken from a resumed checkpoint."""

@@ -99,7 +99,7 @@ def evaluate_rows(net, data: dict, index: np.ndarray) -> dict:
 
 def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512,
             holdout: float = 0.05, seed: int = 0, augment: bool = True, bid_weight: float = 4.0,
-            precision: str = "fp32", log=print) -> list[dict]:
+            precision: str = "fp32", log=print, deadline: float | None = None) -> list[dict]:
     """Train ``net`` (in place) on ``build_dataset`` rows (compact observations, expanded a
     minibatch at a time).
 
@@ -120,9 +120,13 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
             ``torch.autocast`` in bfloat16 on the rows' device (weights, optimiser and loss stay
             float32; about 3x a step on a CPU with AVX512-BF16 or AMX, slower on one without:
             ``fit_precision``).
+        deadline: a ``time.time()`` by which the fit should end, or None: after each pass the
+            passes still to come are cut to those that fit before it at the mean pass time so
+            far (``pass_plan``; at least one pass in all), and the step size then falls
+            linearly from where it is to 0 over the steps left, so the last pass ends at 0.
     Returns:
-        one dict per evaluation (``epoch``: 0 before training, then 1..epochs; ``loss``; and
-        ``evaluate_rows``' fields on the held-out rows).
+        one dict per evaluation (``epoch``: 0 before training, then 1..the passes made; ``loss``;
+        and ``evaluate_rows``' fields on the held-out rows).
     Raises:
         ValueError: a loss that is not finite (diverged; ``net`` is then unusable).
     """
@@ -138,8 +142,15 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
     target, rep = torch.as_tensor(data["target"]), torch.as_tensor(data["rep"])
     card = torch.as_tensor(data["card"])
     opt = torch.optim.Adam(net.parameters(), lr=lr)
-    steps = epochs * -(-len(train) // batch)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: max(0.0, 1.0 - i / max(1, steps)))
+    per_pass = -(-len(train) // batch)
+    # the step-size factor falls linearly from f0 at step s0 to 0 at step end (a cut plan moves
+    # s0, f0 and end to go on from where it is)
+    plan = {"s0": 0, "f0": 1.0, "end": max(1, epochs * per_pass)}
+
+    def factor(i: int) -> float:
+        return plan["f0"] * max(0.0, 1.0 - (i - plan["s0"]) / max(1, plan["end"] - plan["s0"]))
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
     perms = []
     for perm in SIDE_SUIT_PERMUTATIONS:
         oi, ai = suit_permutation(perm)
@@ -147,7 +158,9 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
         perms.append((torch.as_tensor(oi), torch.as_tensor(ai), torch.as_tensor(cm)))
     hist = [{"epoch": 0, "loss": float("nan"), **evaluate_rows(net, data, val)}]
     log(f"before: {hist[0]}")
-    for ep in range(1, epochs + 1):
+    t_fit, ep = time.time(), 0
+    while ep < epochs:
+        ep += 1
         rng.shuffle(train)
         total, t0 = 0.0, time.time()
         for k in range(0, len(train), batch):
@@ -177,7 +190,24 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
         hist.append({"epoch": ep, "loss": total / max(1, len(train)),
                      **evaluate_rows(net, data, val)})
         log(f"pass {ep}: {hist[-1]} ({time.time() - t0:.0f} s)")
+        if deadline is not None and ep < epochs:
+            n = pass_plan(ep, epochs, time.time() - t_fit, deadline - time.time())
+            if n < epochs:
+                done = ep * per_pass
+                plan.update(s0=done, f0=factor(done), end=n * per_pass)
+                log(f"the fit makes {n} of its {epochs} passes: its time ends in "
+                    f"{max(0.0, deadline - time.time()) / 60:.1f} min, at "
+                    f"{(time.time() - t_fit) / ep:.0f} s a pass")
+                epochs = n
     return hist
+
+
+def pass_plan(done: int, epochs: int, seconds: float, left: float) -> int:
+    """The passes of a fit with a deadline: ``done`` passes made in ``seconds``, ``left``
+    seconds to the deadline (negative: past it); returns the passes in all, from ``done`` (none
+    more fits) to ``epochs``, the more passes that fit at the mean pass time so far."""
+    more = int(max(0.0, left) // (seconds / max(1, done))) if seconds > 0 else epochs
+    return max(done, min(epochs, done + more))
 
 
 # ============================================================================= command line
@@ -232,7 +262,7 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                        ray_address: str | None = None, on_chunk=None,
                        log_every: float = 0.0, label_source: str | None = None,
                        threads: int = 1, label_seed: int | None = None,
-                       precision: str = "fp32") -> dict:
+                       precision: str = "fp32", fit_deadline: float | None = None) -> dict:
     """The whole round: label hands played by ``src`` (``produce_labels``, resumable: the chunks
     kept in ``labels``), distil into ``src``'s network (or one widened to ``hidden`` /
     ``head_hidden``, ``spades_env.agents.model.widen``), and write the stripped checkpoint ``out``
@@ -256,12 +286,14 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     hands in ``labels`` (default ``seed``, which also seeds the fit; ``train``'s later phases of
     labels beside PPO have seeds of their own); ``precision``: the fit's arithmetic,
     ``PRECISIONS`` (``fit_precision``; the one used is recorded as the ``distill`` entry's
-    ``precision``). With ``threads`` > 1 the replay starts processes (``spawn``): a script that
-    calls this must guard its entry point with ``if __name__ == "__main__":``.
+    ``precision``); ``fit_deadline``: a ``time.time()`` by which the fit should end (``distill``'s
+    ``deadline``: fewer passes than ``epochs`` when they would not fit; None: ``epochs``). With
+    ``threads`` > 1 the replay starts processes (``spawn``): a script that calls this must guard
+    its entry point with ``if __name__ == "__main__":``.
     Returns:
         ``{"checkpoint": out, "hands": int, "chunks": int, "kept_hands": int, "also_hands": int,
         "label_minutes": float, "minutes": float, "labels_per_second": float, "regret": float,
-        "precision": str}``
+        "precision": str, "passes": int}`` (``passes``: those the fit made)
         (``kept_hands``: of chunks an earlier, stopped run labelled, whose minutes
         ``label_minutes`` does not count; ``regret``: the labelled policy's (``label_source``'s),
         in points per card, by this round's teacher).
@@ -318,7 +350,8 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
             f"rows, {int((~ds['card']).sum())} bid rows ({label_s / 60:.1f} min); the fit in "
             f"{precision}")
         with torch_threads(threads):
-            hist = distill(net, ds, epochs=epochs, lr=lr, seed=seed, precision=precision)
+            hist = distill(net, ds, epochs=epochs, lr=lr, seed=seed, precision=precision,
+                           log=log, deadline=fit_deadline)
         res = _distilled_checkpoint(data, net, shape, src)
         own_stats = chunk_stats(own)
         rate = stats["made_labels"] / stats["wall_seconds"] if stats.get("made_labels") \
@@ -332,7 +365,7 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                 "also_hands": 0 if extra is None else int(len(extra["seed"])),
                 "label_minutes": label_s / 60, "minutes": (time.time() - t0) / 60,
                 "labels_per_second": rate, "regret": own_stats["regret"],
-                "precision": precision}
+                "precision": precision, "passes": len(hist) - 1}
 
 
 def _check_round(src: str, out: str, folder: str, a, hidden, head_hidden, also_labels,

@@ -40,7 +40,7 @@ def label_folder_suffix(args: Args) -> str:
 
 
 def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
-                  save=None, writer=None) -> Agent:
+                  save=None, writer=None, deadline: float | None = None) -> Agent:
     """The search-distillation stage after PPO (``args.distill_minutes`` > 0): ``args.
     distill_rounds`` rounds of ``training.distill.distill_checkpoint`` (expert iteration). Round 1
     starts from the PPO network ``source`` (``train`` writes it as ``ppo_final.pt``), widened per
@@ -55,7 +55,9 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
     ``distill/chunk_regret``, and per round ``distill/round_regret`` and
     ``distill/round_labels_per_second`` (step: the round). A round that already finished from
     the same PPO iteration (its record in ``progress["distill_rounds"]``, its file present) is not
-    redone, unless a round before it was.
+    redone, unless a round before it was. ``deadline`` (a ``time.time()``, the end of the run's
+    ``run_minutes``; None: no limit): each round's fit makes fewer than ``distill_epochs``
+    passes when they would end after it (``distill.distill``'s ``deadline``).
 
     Records each round's figures in ``progress["distill_rounds"]`` (a list, round 1 first) and the
     last round's in ``progress["distill"]``; calls ``save()`` (if given) after each round, so that
@@ -88,7 +90,7 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
             _remove_stale_labels(stem, labels, suffix, it, k, redo, log)
             redo = True  # every later round starts from this round's new network
             rec = _distill_round(distill_checkpoint, args, src, path, labels, k, it, log, writer,
-                                 player, label_seed, also)
+                                 player, label_seed, also, deadline)
         records.append(rec)
         progress["distill_rounds"] = list(records)  # fewer rounds than before drop the others
         progress["distill"] = rec
@@ -153,11 +155,11 @@ CHUNK_LINE_SECONDS = 60.0
 
 def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: str, k: int,
                    it: int, log, writer, player: str | None = None,
-                   label_seed: int | None = None, also=()) -> dict:
+                   label_seed: int | None = None, also=(), deadline: float | None = None) -> dict:
     """Run round ``k`` of the stage (``distill_checkpoint`` from ``src`` into ``path``, its
     chunks in ``labels``, the hands played by ``player``: ``src`` when None, with the seed
-    ``label_seed``: the round's when None, and the chunks of the folders ``also``), log it and
-    report it to ``writer``; returns its record."""
+    ``label_seed``: the round's when None, and the chunks of the folders ``also``; the fit's
+    ``fit_deadline``: ``deadline``), log it and report it to ``writer``; returns its record."""
     where = (f"on the Ray cluster {args.ray_address}" if args.ray_address else
              f"{args.distill_workers} workers")
     played = "" if player is None else (
@@ -194,7 +196,7 @@ def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: 
                            log_every=CHUNK_LINE_SECONDS, label_source=player,
                            threads=args.distill_threads, label_seed=label_seed,
                            precision=args.distill_precision,
-                           also_labels=list(also))
+                           also_labels=list(also), fit_deadline=deadline)
     if player is not None:  # every hand of the other networks' folders was labelled beside PPO
         r = dict(r, kept_hands=r["kept_hands"] + r["also_hands"])
     kept = "" if not r.get("kept_hands") else (
@@ -205,7 +207,7 @@ def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: 
     whose = "the starting" if player is None else "the labelled"
     log(f"distilled {path}: {r['hands']} hands labelled in {r['label_minutes']:.1f} min{kept} "
         f"({rate}{whose} policy's regret {r['regret']:.2f} points per card), "
-        f"{r['minutes']:.1f} min in all")
+        f"{r['passes']} pass{'' if r['passes'] == 1 else 'es'}, {r['minutes']:.1f} min in all")
     if writer is not None:
         for tag, v in (("distill/round_regret", r["regret"]),
                        ("distill/round_labels_per_second", r["labels_per_second"]),

@@ -650,8 +650,11 @@ def _finish(run: _Run, stop_reason: str) -> tuple[str, list]:
             run.save("ppo_final.pt", full=False)
         final_path = os.path.join(ckpt_dir, "distilled.pt")
         # latest.pt after each round: a stopped stage keeps its finished rounds
+        # run_minutes: the fit's passes end by then (the run's seconds count across resumes)
+        deadline = time.time() + 60 * args.run_minutes - run.clock.total() \
+            if args.run_minutes > 0 else None
         final_agent = distill_stage(args, source, final_path, progress, run.log,
-                                    run.save_latest, run.writer)
+                                    run.save_latest, run.writer, deadline)
         run.save_latest()
         what = "distilled"
     final_rows = []

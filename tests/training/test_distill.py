@@ -242,6 +242,58 @@ def test_distill_moves_card_play_to_the_search_and_keeps_the_bids():
     assert after["bid_agree"] == 1.0
 
 
+def test_pass_plan_by_hand():
+    from spades_env.training.distill import pass_plan
+    # 1 pass in 30 s, 95 s left: 3 more fit (90 s), so 4 of 10
+    assert pass_plan(1, 10, 30.0, 95.0) == 4
+    assert pass_plan(2, 10, 60.0, 29.0) == 2  # none more fits: stop after the second
+    assert pass_plan(3, 10, 30.0, -5.0) == 3  # past the deadline
+    assert pass_plan(1, 10, 30.0, 1e6) == 10  # never more than asked
+    assert pass_plan(1, 10, 0.0, 0.0) == 10  # no time measured: no cut
+
+
+@pytest.mark.slow
+def test_a_fit_with_a_deadline_cuts_its_passes_and_ends_its_step_size_at_0(tiny, labels,
+                                                                          monkeypatch):
+    import copy
+    import time
+
+    import spades_env.training.distill as dm
+    net = build_agent(load_checkpoint(tiny), "cpu")
+    ds = build_dataset(labels, copy.deepcopy(net).eval(), temperature=3.0)
+    n_rows, batch = len(ds["obs"]), 64
+    per_pass = -(-n_rows // batch)
+    # a deadline already past: one pass, whatever epochs asks
+    logs: list[str] = []
+    hist = distill(copy.deepcopy(net), ds, epochs=4, batch=batch, holdout=0.0, log=logs.append,
+                   deadline=time.time() - 1)
+    assert [h["epoch"] for h in hist] == [0, 1]
+    assert any(m.startswith("the fit makes 1 of its 4 passes") for m in logs)
+    # a plan cut from 6 to 3 passes after the first: the step size falls by lr/(6 passes) a step
+    # in pass 1, then linearly from there to exactly 0 at the end of pass 3
+    lrs: list[float] = []
+
+    class Recorded(torch.optim.lr_scheduler.LambdaLR):
+        def step(self, *a, **k):
+            super().step(*a, **k)
+            lrs.append(self.get_last_lr()[0])
+
+    monkeypatch.setattr(torch.optim.lr_scheduler, "LambdaLR", Recorded)
+    monkeypatch.setattr(dm, "pass_plan", lambda done, epochs, sec, left: 3)
+    hist = distill(net, ds, epochs=6, lr=1e-3, batch=batch, holdout=0.0,
+                   log=lambda *_: None, deadline=time.time() + 3600)
+    assert [h["epoch"] for h in hist] == [0, 1, 2, 3]
+    assert lrs[0] == 1e-3  # LambdaLR's own first step, at its creation
+    del lrs[0]
+    assert len(lrs) == 3 * per_pass
+    total = 6 * per_pass
+    assert lrs[per_pass - 1] == pytest.approx(1e-3 * (1 - per_pass / total))
+    f0, left = 1 - per_pass / total, 2 * per_pass
+    for j in (1, per_pass, left):
+        assert lrs[per_pass - 1 + j] == pytest.approx(1e-3 * f0 * (1 - j / left), abs=1e-12)
+    assert lrs[-1] == 0.0
+
+
 @pytest.mark.slow
 def test_side_suit_relabelling_is_the_observation_of_the_relabelled_game():
     # deal a hand, relabel the side suits of the deal (hearts -> clubs -> diamonds -> hearts) and
@@ -567,6 +619,23 @@ def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_
     assert d2["progress"]["iteration"] == more["iterations"]
     assert load_checkpoint(ppo["checkpoint"])["progress"]["distill"]["ppo_iteration"] \
         == more["iterations"]
+
+
+@pytest.mark.slow
+def test_run_minutes_cut_the_stage_fit_so_the_run_ends_on_time(tmp_path):
+    # configs/default.yaml: on a slower host the round's fit makes fewer passes (run_minutes)
+    from spades_env.training.ppo_selfplay import train
+    run = _nano_run(tmp_path, "late", distill_minutes=0.01, distill_hidden=[48],
+                    distill_samples=4, distill_epochs=3, distill_workers=1,
+                    distill_bid_deals=20, run_minutes=0.001)
+    logs: list[str] = []
+    out = train(run, log=logs.append)
+    d = load_checkpoint(out["checkpoint"])
+    assert [h["epoch"] for h in d["distill"]["history"]] == [0, 1]
+    assert any(m.startswith("the fit makes 1 of its 3 passes") for m in logs)
+    latest = load_checkpoint(os.path.join(str(tmp_path / "ck" / "late"), "latest.pt"))
+    assert latest["progress"]["distill"]["passes"] == 1
+    assert any(m.startswith("distilled ") and ", 1 pass, " in m for m in logs)
 
 
 @pytest.mark.slow
