@@ -78,11 +78,15 @@ class Args:
     """wall-clock budget for the PPO stage in minutes (0 = none); the run stops cleanly, saves and
     evaluates when it is reached."""
     run_minutes: float = checked(0.0, floats(0, 1e7, resume="free"))
-    """wall-clock budget of the whole run until the search-distillation stage ends, in minutes
-    (the warm start, PPO, the stage; counted across resumes; 0 = none): each round's fit makes
-    fewer than ``distill_epochs`` passes when those would end later (at the mean pass time so
-    far, at least one pass), so that a slower host still ends on time. The final evaluation
-    comes after it. With no stage it changes nothing."""
+    """wall-clock minutes of the whole run to the end of the search-distillation stage (the warm
+    start, PPO, the stage; counted across resumes; 0 = none). PPO stops early (``run_minutes``)
+    when the minutes used plus the stage's estimate reach it (``distill_stage.stage_minutes``:
+    the hands labelled beside PPO so far, at the row speed of the round's fit timed on this host
+    when PPO starts); then each round's fit makes fewer than ``distill_epochs`` passes if they
+    would still end later (at the mean pass time so far, at least one pass; several rounds share
+    the time left evenly). On a slower host PPO gets fewer minutes and the fit keeps its passes.
+    The labels (``distill_minutes``) are not cut, and the final evaluation comes after it. With
+    no stage it changes nothing; a run resumed with more PPO needs a larger value (or 0)."""
     stop_after_iterations: int = checked(0, ints(0, 10**9, resume="process"))
     """stop this process after this many PPO iterations without the final evaluation, as if the
     run were killed (used to test ``--resume``); 0 = off. Not taken from a resumed checkpoint."""
@@ -276,7 +280,7 @@ class Args:
     distill_samples: int = checked(40, ints(1, 100_000, resume="free"))
     """search deals per labelled card decision (``hard`` plays with 100)."""
     distill_epochs: int = checked(12, ints(1, 1000, resume="free"))
-    """passes over the labels when distilling."""
+    """passes over the labels when distilling (fewer when ``run_minutes`` ends first)."""
     distill_workers: int = checked(2, ints(1, 64, resume="free"))
     """labelling processes."""
     distill_bid_deals: int = checked(50000, ints(0, 1_000_000, resume="free"))

@@ -58,7 +58,8 @@ from .labelling import check_label_work, lock_labels, produce_labels
 from .labels import (TEACHERS, check_chunk, chunk_number, chunk_stats, file_sha256,
                      load_labels, merge_labels)
 
-__all__ = ["evaluate_rows", "distill", "check_args", "distill_checkpoint", "build_parser", "main"]
+__all__ = ["evaluate_rows", "distill", "check_args", "distill_checkpoint", "build_parser", "main",
+           "pass_plan", "fit_row_seconds"]
 
 
 # ============================================================================= learning
@@ -158,7 +159,7 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
         perms.append((torch.as_tensor(oi), torch.as_tensor(ai), torch.as_tensor(cm)))
     hist = [{"epoch": 0, "loss": float("nan"), **evaluate_rows(net, data, val)}]
     log(f"before: {hist[0]}")
-    t_fit, ep = time.time(), 0
+    t_fit, ep, asked = time.time(), 0, epochs
     while ep < epochs:
         ep += 1
         rng.shuffle(train)
@@ -195,11 +196,36 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
             if n < epochs:
                 done = ep * per_pass
                 plan.update(s0=done, f0=factor(done), end=n * per_pass)
-                log(f"the fit makes {n} of its {epochs} passes: its time ends in "
+                log(f"the fit makes {n} of its {asked} passes: its time ends in "
                     f"{max(0.0, deadline - time.time()) / 60:.1f} min, at "
                     f"{(time.time() - t_fit) / ep:.0f} s a pass")
                 epochs = n
     return hist
+
+
+def fit_row_seconds(net, threads: int = 1, precision: str = "fp32", rows: int = 6144) -> float:
+    """Seconds a distillation fit spends per row on this host, now: one pass of ``distill`` over
+    ``rows`` synthetic card rows (13 legal cards each, uniform targets; the step's cost does not
+    depend on the values) with a copy of ``net`` (the round's network, its widths as the round's),
+    ``threads`` torch threads and ``precision``. What ``run_minutes`` plans PPO's end with
+    (``distill_stage.stage_minutes``); about a second on the development host."""
+    import copy
+
+    from spades_env import Rules
+    from spades_env.agents.model import torch_threads
+    from spades_env.compact import COMPACT_SIZE, rules_table
+    mask = np.zeros((rows, 68), bool)
+    mask[:, :13] = True
+    rep = np.full((rows, 52), 52, np.uint8)
+    rep[:, :13] = np.arange(13, dtype=np.uint8)
+    data = {"obs": np.zeros((rows, COMPACT_SIZE), np.uint8), "table": rules_table([Rules()]),
+            "mask": mask, "target": mask / np.float32(13), "card": np.ones(rows, bool),
+            "rep": rep, "values": np.where(mask[:, :52], np.float32(0), np.float32(np.nan))}
+    with torch_threads(threads):
+        t0 = time.time()
+        distill(copy.deepcopy(net), data, epochs=1, holdout=0.0, precision=precision,
+                log=lambda *_: None)
+        return (time.time() - t0) / rows
 
 
 def pass_plan(done: int, epochs: int, seconds: float, left: float) -> int:
@@ -477,7 +503,8 @@ def _distill_record(a, rec: dict, own: dict, own_stats: dict, also_labels, rate:
             "labels_per_second": rate, "ray": a.ray is not None,
             "samples": a.samples,
             "temperature": a.temperature, "prior": a.prior, "bid_deals": a.bid_deals,
-            "epochs": a.epochs, "lr": a.lr, "seed": seed, "label_seed": a.seed,
+            "epochs": a.epochs, "passes": len(hist) - 1, "lr": a.lr, "seed": seed,
+            "label_seed": a.seed,
             "precision": precision,
             "label_minutes": label_s / 60,
             "widened_from": (None if widened_from is None else

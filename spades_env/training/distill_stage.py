@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import time
 
 from spades_env.agents.model import Agent
 from spades_env.fileio import files_in, write_atomic
@@ -56,8 +57,10 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
     ``distill/round_labels_per_second`` (step: the round). A round that already finished from
     the same PPO iteration (its record in ``progress["distill_rounds"]``, its file present) is not
     redone, unless a round before it was. ``deadline`` (a ``time.time()``, the end of the run's
-    ``run_minutes``; None: no limit): each round's fit makes fewer than ``distill_epochs``
-    passes when they would end after it (``distill.distill``'s ``deadline``).
+    ``run_minutes``; None: no limit): the time left when a round starts is shared evenly by it
+    and the rounds after it, and the round's fit makes fewer than ``distill_epochs`` passes
+    when they would end after its share (``distill.distill``'s ``deadline``; its labels are not
+    cut).
 
     Records each round's figures in ``progress["distill_rounds"]`` (a list, round 1 first) and the
     last round's in ``progress["distill"]``; calls ``save()`` (if given) after each round, so that
@@ -90,7 +93,8 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
             _remove_stale_labels(stem, labels, suffix, it, k, redo, log)
             redo = True  # every later round starts from this round's new network
             rec = _distill_round(distill_checkpoint, args, src, path, labels, k, it, log, writer,
-                                 player, label_seed, also, deadline)
+                                 player, label_seed, also,
+                                 round_deadline(deadline, time.time(), rounds - k + 1))
         records.append(rec)
         progress["distill_rounds"] = list(records)  # fewer rounds than before drop the others
         progress["distill"] = rec
@@ -102,6 +106,75 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
             write_atomic(out, f.read())
     net = build_agent(load_checkpoint(out), args.device)
     return net.eval()
+
+
+CARD_ROWS_PER_HAND = 35.3
+"""card rows a labelled hand gives (decisions with a real choice, both teams; 1,444,664 rows from
+40,950 hands of the default run on 2026-12-07, 35.3 in the runs before), plus its 4 bid rows."""
+
+ROUND_SECONDS = (20.0, 2.0e-3, 0.3e-3)
+"""a round's seconds besides its passes, as ``(fixed, per labelled hand, per bid deal)``: reading
+and checking the chunks and replaying their hands, ``bid_rows``, the evaluations and the save
+(1.85 min for 40,950 hands and 50,000 bid deals on the slower host of 2026-12-07, over-counted
+on a quick one)."""
+
+
+def stage_minutes(args: Args, hands: int, row_seconds: float) -> float:
+    """The search-distillation stage's minutes, planned before it starts: each of its
+    ``distill_rounds`` rounds labels for ``distill_minutes`` and learns ``hands`` labelled hands
+    (the hands labelled beside PPO so far: round 1's; a later round is taken as as large) in
+    ``distill_epochs`` passes over their rows (``CARD_ROWS_PER_HAND`` + 4 bids a hand, and 4 per
+    ``distill_bid_deals``, 95% of them trained on) at ``row_seconds`` a row (``distill.
+    fit_row_seconds``), plus ``ROUND_SECONDS``. What ``run_minutes`` ends PPO with: PPO stops
+    when the run's minutes plus this reach ``run_minutes``; the fits' deadline catches an
+    estimate that was short."""
+    fixed, per_hand, per_deal = ROUND_SECONDS
+    rows = hands * (CARD_ROWS_PER_HAND + 4) + 4 * args.distill_bid_deals
+    fit = args.distill_epochs * 0.95 * rows * row_seconds
+    other = fixed + per_hand * hands + per_deal * args.distill_bid_deals
+    return args.distill_rounds * (args.distill_minutes + (fit + other) / 60)
+
+
+def fit_probe(args: Args, agent: Agent, log=print) -> float:
+    """Seconds per row of the stage's fit on this host, now (``distill.fit_row_seconds``): a copy
+    of ``agent`` (the PPO network) widened as round 1 widens it, ``distill_threads`` threads,
+    ``distill_precision``; logged. The torch random numbers are left as they were."""
+    import copy
+
+    import torch
+
+    from spades_env.agents.model import fit_precision, widen
+
+    from .distill import fit_row_seconds
+    net = copy.deepcopy(agent).cpu()
+    hidden = list(args.distill_hidden or args.hidden)
+    head = args.distill_head_hidden or args.head_hidden
+    precision = fit_precision(args.distill_precision)
+    with torch.random.fork_rng(devices=[]):  # the run's random numbers stay as without it
+        if hidden != list(args.hidden) or head != args.head_hidden:
+            net = widen(net, hidden, head)
+        row_s = fit_row_seconds(net, args.distill_threads, precision)
+    log(f"run_minutes {args.run_minutes:g}: a row of the distillation fit takes "
+        f"{row_s * 1e6:.1f} microseconds here ({args.distill_threads} thread(s), {precision}); "
+        f"PPO stops when the stage's estimate fills the minutes left")
+    return row_s
+
+
+def beside_hands(args: Args, progress: dict, ckpt_dir: str) -> int:
+    """Hands labelled beside PPO so far: the finished chunks in every network's folder
+    (``beside_phases``) times ``distill_chunk_hands``."""
+    return args.distill_chunk_hands * sum(
+        len(files_in(rec["labels"], "chunk_", ".npz")) for rec in beside_phases(progress, ckpt_dir)
+        if os.path.isdir(rec["labels"]))
+
+
+def round_deadline(deadline: float | None, now: float, rounds_left: int) -> float | None:
+    """The end of a round's share of the run's time: ``now`` plus the time left to ``deadline``
+    split evenly over the ``rounds_left`` rounds still to run (this one included); None with no
+    ``deadline``, and ``deadline`` itself once it has passed."""
+    if deadline is None:
+        return None
+    return now + max(0.0, deadline - now) / max(1, rounds_left)
 
 
 def _done_rounds(progress: dict) -> list[dict]:
@@ -397,4 +470,6 @@ def next_labels_beside(args: Args, progress: dict, ckpt_dir: str, beside, save_s
 
 __all__ = ["distill_stage", "start_labels_beside", "next_labels_beside", "beside_due",
            "beside_phases", "phase_seed", "BESIDE_SNAPSHOT", "BESIDE_SETTINGS", "BESIDE_SEED_STEP",
-           "distill_round_paths", "label_folder_suffix", "check_beside_settings"]
+           "distill_round_paths", "label_folder_suffix", "check_beside_settings",
+           "stage_minutes", "beside_hands", "round_deadline", "fit_probe", "CARD_ROWS_PER_HAND",
+           "ROUND_SECONDS"]

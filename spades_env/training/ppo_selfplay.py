@@ -44,7 +44,8 @@ from spades_env.compact import COMPACT_SIZE, expand
 
 from .checkpoint import check_model, load_checkpoint, save_checkpoint
 from .config import Args, has_distill_stage, to_dict
-from .distill_stage import beside_due, distill_stage, next_labels_beside, start_labels_beside
+from .distill_stage import (beside_due, beside_hands, distill_stage, fit_probe,
+                            next_labels_beside, stage_minutes, start_labels_beside)
 from .envs import compact_obs, env_hands, make_env, rules_table
 from .evaluate import format_table
 from .opponents import Opponents
@@ -564,10 +565,37 @@ def learning_rate(args: Args, decisions: int) -> float:
     return min(1.0, max(0.0, 1.0 - decisions / args.total_decisions)) * args.lr
 
 
+def _fit_probe(run: _Run) -> float | None:
+    """With ``run_minutes`` and a distillation stage: the seconds per row of the stage's fit on
+    this host (``distill_stage.fit_probe``; timed before the labels beside PPO start); else
+    None."""
+    args = run.args
+    if args.run_minutes <= 0 or not has_distill_stage(args):
+        return None
+    return fit_probe(args, run.agent, run.log)
+
+
+def _stage_due(run: _Run, row_s: float) -> bool:
+    """Whether PPO stops now for ``run_minutes``: the run's minutes so far plus the stage's
+    (``distill_stage.stage_minutes`` of the hands labelled beside PPO so far) reach it; logs the
+    figures when they do."""
+    args = run.args
+    hands = beside_hands(args, run.progress, run.ckpt_dir)
+    stage = stage_minutes(args, hands, row_s)
+    used = run.clock.total() / 60
+    if used + stage < args.run_minutes:
+        return False
+    run.log(f"run_minutes: {used:.1f} min used and the distillation stage's estimate "
+            f"{stage:.1f} min ({hands} hands labelled beside PPO) reach {args.run_minutes:g}")
+    return True
+
+
 def _ppo(run: _Run, cur) -> str:
-    """PPO iterations until ``total_decisions``, ``max_minutes`` of PPO or
-    ``stop_after_iterations``; returns which of the three stopped it."""
+    """PPO iterations until ``total_decisions``, ``max_minutes`` of PPO, ``run_minutes`` (the
+    distillation stage's estimate then fills the run's minutes left: ``_stage_due``) or
+    ``stop_after_iterations``; returns which of them stopped it."""
     args, progress = run.args, run.progress
+    row_s = _fit_probe(run)
     store = Storage(run.env.num_envs * args.num_steps, args.device)
     bar = None
     if args.progress:
@@ -586,6 +614,9 @@ def _ppo(run: _Run, cur) -> str:
             seconds = run.clock.ppo_seconds()
             if args.max_minutes > 0 and seconds > 60 * args.max_minutes:
                 stop_reason = "max_minutes"
+                break
+            if row_s is not None and _stage_due(run, row_s):
+                stop_reason = "run_minutes"
                 break
             if beside is None and args.distill_beside_ppo > 0 \
                     and progress["iteration"] >= args.distill_beside_from:
@@ -650,9 +681,13 @@ def _finish(run: _Run, stop_reason: str) -> tuple[str, list]:
             run.save("ppo_final.pt", full=False)
         final_path = os.path.join(ckpt_dir, "distilled.pt")
         # latest.pt after each round: a stopped stage keeps its finished rounds
-        # run_minutes: the fit's passes end by then (the run's seconds count across resumes)
+        # run_minutes: the fits' passes end by then (the run's seconds count across resumes)
         deadline = time.time() + 60 * args.run_minutes - run.clock.total() \
             if args.run_minutes > 0 else None
+        if deadline is not None and deadline <= time.time():
+            run.log(f"run_minutes ({args.run_minutes:g}) are spent before the distillation "
+                    f"stage ({run.clock.total() / 60:.1f} min so far): each round's fit makes "
+                    f"one pass (--set run_minutes=0 makes its distill_epochs)")
         final_agent = distill_stage(args, source, final_path, progress, run.log,
                                     run.save_latest, run.writer, deadline)
         run.save_latest()

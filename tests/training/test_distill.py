@@ -246,6 +246,7 @@ def test_pass_plan_by_hand():
     from spades_env.training.distill import pass_plan
     # 1 pass in 30 s, 95 s left: 3 more fit (90 s), so 4 of 10
     assert pass_plan(1, 10, 30.0, 95.0) == 4
+    assert pass_plan(2, 10, 60.0, 95.0) == 5  # 30 s a pass: 3 more
     assert pass_plan(2, 10, 60.0, 29.0) == 2  # none more fits: stop after the second
     assert pass_plan(3, 10, 30.0, -5.0) == 3  # past the deadline
     assert pass_plan(1, 10, 30.0, 1e6) == 10  # never more than asked
@@ -621,17 +622,94 @@ def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_
         == more["iterations"]
 
 
+def test_round_deadline_shares_the_time_left_by_hand():
+    from spades_env.training.distill_stage import round_deadline
+    assert round_deadline(None, 100.0, 2) is None
+    assert round_deadline(1000.0, 400.0, 2) == 700.0  # 600 s left, half of it for this round
+    assert round_deadline(1000.0, 400.0, 1) == 1000.0  # the last round: all of it
+    assert round_deadline(1000.0, 1200.0, 3) == 1200.0  # past: now (one pass)
+
+
+def test_stage_minutes_and_beside_hands_by_hand(tmp_path):
+    from spades_env.training import config as cfg
+    from spades_env.training.distill_stage import beside_hands, stage_minutes
+    args = cfg.from_dict({"distill_epochs": 10, "distill_bid_deals": 50000, "distill_rounds": 1,
+                          "distill_minutes": 0.0, "distill_beside_ppo": 1})
+    # 40,000 hands: 40,000 x (35.3 + 4) + 4 x 50,000 = 1,772,000 rows; 10 passes over 95% of
+    # them at 20 us: 336.68 s; besides them 20 + 40,000 x 2e-3 + 50,000 x 0.3e-3 = 115 s
+    assert stage_minutes(args, 40000, 20e-6) == pytest.approx((336.68 + 115) / 60)
+    two = cfg.from_dict({"distill_rounds": 2, "distill_minutes": 3.0}, args)
+    assert stage_minutes(two, 40000, 20e-6) == pytest.approx(2 * (3 + (336.68 + 115) / 60))
+    # two networks' folders beside PPO, 3 and 2 chunks (and a file that is not one)
+    for folder, n in (("labels_beside_it0", 3), ("labels_beside_it200", 2)):
+        os.makedirs(tmp_path / folder)
+        for k in range(n):
+            (tmp_path / folder / f"chunk_{k:05d}.npz").write_bytes(b"")
+    (tmp_path / "labels_beside_it200" / "chunk_00002.npz.tmp").write_bytes(b"")
+    progress = {"beside_done": [{"iteration": 0, "checkpoint": "label_policy.pt",
+                                 "labels": "labels_beside_it0"}],
+                "beside": {"iteration": 200, "checkpoint": "label_policy_it200.pt",
+                           "labels": "labels_beside_it200"}}
+    assert beside_hands(args, progress, str(tmp_path)) == 5 * 50
+    assert beside_hands(args, {}, str(tmp_path)) == 0
+
+
 @pytest.mark.slow
-def test_run_minutes_cut_the_stage_fit_so_the_run_ends_on_time(tmp_path):
-    # configs/default.yaml: on a slower host the round's fit makes fewer passes (run_minutes)
+def test_run_minutes_end_ppo_when_the_stage_estimate_fills_the_time_left(tmp_path):
+    # no labels beside PPO: the stage's estimate is its 0.01 label minutes and 20 s of round
+    # (ROUND_SECONDS), 0.343 min; with run_minutes 0.4 PPO stops after about 3 s, long before its
+    # total_decisions
     from spades_env.training.ppo_selfplay import train
-    run = _nano_run(tmp_path, "late", distill_minutes=0.01, distill_hidden=[48],
-                    distill_samples=4, distill_epochs=3, distill_workers=1,
-                    distill_bid_deals=20, run_minutes=0.001)
     logs: list[str] = []
+    run = _nano_run(tmp_path, "planned", total_decisions=10**7, distill_minutes=0.01,
+                    distill_hidden=[48], distill_samples=4, distill_epochs=1,
+                    distill_workers=1, distill_bid_deals=20, run_minutes=0.4)
     out = train(run, log=logs.append)
+    assert out["stop_reason"] == "run_minutes"
+    assert out["decisions"] < 10**6
+    assert any(m.startswith("run_minutes 0.4: a row of the distillation fit takes ") for m in logs)
+    stop = [m for m in logs if m.startswith("run_minutes: ")]
+    assert len(stop) == 1 and "estimate 0.3 min (0 hands labelled beside PPO) reach 0.4" in stop[0]
+    assert load_checkpoint(out["checkpoint"])["distill"]["passes"] == 1
+
+
+@pytest.mark.slow
+def test_run_minutes_cut_the_stage_fit_so_the_run_ends_on_time(tmp_path, monkeypatch):
+    # configs/default.yaml: on a slower host the round's fit makes fewer passes (run_minutes)
+    import time
+
+    import spades_env.training.ppo_selfplay as ps
+    seen: list = []
+    real = ps.distill_stage
+
+    def spy(*a, **k):
+        r = real(*a, **k)
+        seen.append((time.time(), a[7]))  # the deadline _finish passes
+        return r
+
+    monkeypatch.setattr(ps, "distill_stage", spy)
+    stage = dict(distill_minutes=0.01, distill_hidden=[48], distill_samples=4,
+                 distill_epochs=3, distill_workers=1, distill_bid_deals=20)
+    # 10 minutes: the stage ends 10 minutes after the run began at the latest, and the fit has
+    # time for its 3 passes
+    t0 = time.time()
+    out = ps.train(_nano_run(tmp_path, "roomy", run_minutes=10, **stage), log=lambda *_: None)
+    (t, deadline), = seen
+    assert t0 + 600 <= deadline <= t + 600
+    assert load_checkpoint(out["checkpoint"])["distill"]["passes"] == 3
+    # none: no deadline
+    seen.clear()
+    ps.train(_nano_run(tmp_path, "free", run_minutes=0, **dict(stage, distill_epochs=1)),
+             log=lambda *_: None)
+    assert seen[0][1] is None
+    # spent before the stage: the log says so and the fit makes 1 of its 3 passes
+    logs: list[str] = []
+    out = ps.train(_nano_run(tmp_path, "late", run_minutes=0.001, **stage), log=logs.append)
     d = load_checkpoint(out["checkpoint"])
     assert [h["epoch"] for h in d["distill"]["history"]] == [0, 1]
+    assert d["distill"]["passes"] == 1 and d["distill"]["epochs"] == 3
+    assert any(m.startswith("run_minutes (0.001) are spent before the distillation stage")
+               for m in logs)
     assert any(m.startswith("the fit makes 1 of its 3 passes") for m in logs)
     latest = load_checkpoint(os.path.join(str(tmp_path / "ck" / "late"), "latest.pt"))
     assert latest["progress"]["distill"]["passes"] == 1
