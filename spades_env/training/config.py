@@ -86,7 +86,8 @@ class Args:
     would still end later (at the mean pass time so far, at least one pass; several rounds share
     the time left evenly). On a slower host PPO gets fewer minutes and the fit keeps its passes.
     The labels (``distill_minutes``) are not cut, and the final evaluation comes after it. With
-    no stage it changes nothing; a run resumed with more PPO needs a larger value (or 0)."""
+    no stage it changes nothing; a run resumed with more PPO, rounds or passes needs a larger
+    value (or 0)."""
     stop_after_iterations: int = checked(0, ints(0, 10**9, resume="process"))
     """stop this process after this many PPO iterations without the final evaluation, as if the
     run were killed (used to test ``--resume``); 0 = off. Not taken from a resumed checkpoint."""

@@ -58,9 +58,9 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
     the same PPO iteration (its record in ``progress["distill_rounds"]``, its file present) is not
     redone, unless a round before it was. ``deadline`` (a ``time.time()``, the end of the run's
     ``run_minutes``; None: no limit): the time left when a round starts is shared evenly by it
-    and the rounds after it, and the round's fit makes fewer than ``distill_epochs`` passes
-    when they would end after its share (``distill.distill``'s ``deadline``; its labels are not
-    cut).
+    and the rounds after it (even when round 1, with the labels beside PPO, is the largest), and
+    the round's fit makes fewer than ``distill_epochs`` passes when they would end after its
+    share (``distill.distill``'s ``deadline``; its labels are not cut).
 
     Records each round's figures in ``progress["distill_rounds"]`` (a list, round 1 first) and the
     last round's in ``progress["distill"]``; calls ``save()`` (if given) after each round, so that
@@ -110,29 +110,47 @@ def distill_stage(args: Args, source: str, out: str, progress: dict, log=print,
 
 CARD_ROWS_PER_HAND = 35.3
 """card rows a labelled hand gives (decisions with a real choice, both teams; 1,444,664 rows from
-40,950 hands of the default run on 2026-12-07, 35.3 in the runs before), plus its 4 bid rows."""
+40,950 hands of the default run on 2026-12-07, 35.3 in the runs before); its 4 bid rows come on
+top."""
 
-ROUND_SECONDS = (20.0, 2.0e-3, 0.3e-3)
+LABEL_HANDS_PER_SECOND = 45.0
+"""hands one label process labels a second with ``hard``'s search at 40 deals a card (about 50
+on the development host, 36 on a slow one): ``stage_minutes``' rate when none was measured."""
+
+ROUND_SECONDS = (35.0, 2.0e-3, 0.3e-3)
 """a round's seconds besides its passes, as ``(fixed, per labelled hand, per bid deal)``: reading
 and checking the chunks and replaying their hands, ``bid_rows``, the evaluations and the save
-(1.85 min for 40,950 hands and 50,000 bid deals on the slower host of 2026-12-07, over-counted
-on a quick one)."""
+(1.85 min for 40,950 hands and 50,000 bid deals, 2.1 min for 37,250 hands, on the slower host of
+2026-12-07; over-counted on a quick one)."""
+
+FIT_ROW_FACTOR = 1.25
+"""a real pass's seconds per trained row over ``distill.fit_row_seconds``' (the probe's 6,144 rows
+stay in the cache, a round's millions do not, and each pass also evaluates the held-out rows):
+38 s a pass over 1.58 M trained rows against the probe's 20.0 microseconds a row, 1.2x, on
+2026-12-07."""
 
 
-def stage_minutes(args: Args, hands: int, row_seconds: float) -> float:
+def stage_minutes(args: Args, hands: int, row_seconds: float,
+                  label_rate: float = LABEL_HANDS_PER_SECOND) -> float:
     """The search-distillation stage's minutes, planned before it starts: each of its
-    ``distill_rounds`` rounds labels for ``distill_minutes`` and learns ``hands`` labelled hands
-    (the hands labelled beside PPO so far: round 1's; a later round is taken as as large) in
-    ``distill_epochs`` passes over their rows (``CARD_ROWS_PER_HAND`` + 4 bids a hand, and 4 per
-    ``distill_bid_deals``, 95% of them trained on) at ``row_seconds`` a row (``distill.
-    fit_row_seconds``), plus ``ROUND_SECONDS``. What ``run_minutes`` ends PPO with: PPO stops
-    when the run's minutes plus this reach ``run_minutes``; the fits' deadline catches an
-    estimate that was short."""
+    ``distill_rounds`` rounds labels for ``distill_minutes`` (``label_rate`` hands a second in
+    each of ``distill_workers`` processes) and learns its hands (round 1's: also the ``hands``
+    labelled beside PPO so far) in ``distill_epochs`` passes over their rows
+    (``CARD_ROWS_PER_HAND`` + 4 bids a hand, and 4 per ``distill_bid_deals``, 95% of them trained
+    on) at ``row_seconds`` a row (``distill.fit_row_seconds``) times ``FIT_ROW_FACTOR``, plus
+    ``ROUND_SECONDS``. What
+    ``run_minutes`` ends PPO with: PPO stops when the run's minutes plus this reach
+    ``run_minutes``; the fits' deadline catches an estimate that was short."""
     fixed, per_hand, per_deal = ROUND_SECONDS
-    rows = hands * (CARD_ROWS_PER_HAND + 4) + 4 * args.distill_bid_deals
-    fit = args.distill_epochs * 0.95 * rows * row_seconds
-    other = fixed + per_hand * hands + per_deal * args.distill_bid_deals
-    return args.distill_rounds * (args.distill_minutes + (fit + other) / 60)
+    own = args.distill_minutes * 60 * label_rate * args.distill_workers
+    total = 0.0
+    for k in range(args.distill_rounds):
+        n = own + (hands if k == 0 else 0)
+        rows = n * (CARD_ROWS_PER_HAND + 4) + 4 * args.distill_bid_deals
+        fit = args.distill_epochs * 0.95 * rows * row_seconds * FIT_ROW_FACTOR
+        total += args.distill_minutes + (fit + fixed + per_hand * n
+                                         + per_deal * args.distill_bid_deals) / 60
+    return total
 
 
 def fit_probe(args: Args, agent: Agent, log=print) -> float:
@@ -472,4 +490,4 @@ __all__ = ["distill_stage", "start_labels_beside", "next_labels_beside", "beside
            "beside_phases", "phase_seed", "BESIDE_SNAPSHOT", "BESIDE_SETTINGS", "BESIDE_SEED_STEP",
            "distill_round_paths", "label_folder_suffix", "check_beside_settings",
            "stage_minutes", "beside_hands", "round_deadline", "fit_probe", "CARD_ROWS_PER_HAND",
-           "ROUND_SECONDS"]
+           "ROUND_SECONDS", "LABEL_HANDS_PER_SECOND", "FIT_ROW_FACTOR"]

@@ -28,6 +28,7 @@ environment state (games and RNG), the opponent assignments and the pool are che
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import time
@@ -417,6 +418,7 @@ class _Run:
         self.saved_iteration = self.progress["iteration"]  # what latest.pt holds (at a resume)
         self.ppo_mark = (0.0, self.progress["decisions"])  # (PPO seconds, decisions) at its start
         self.last_status = time.time()
+        self.run_left = math.inf  # PPO's seconds left by run_minutes, as last estimated
         self.books = {"clock": self.clock, "evals": self.evals, "writer": writer,
                       "ckpt_dir": ckpt_dir, "log": log}
 
@@ -426,7 +428,8 @@ class _Run:
         sec0, dec0 = self.ppo_mark
         sec = self.clock.ppo_seconds()
         rate = (self.progress["decisions"] - dec0) / max(sec - sec0, 1e-9)
-        line = ppo_status(self.args, self.progress, sec, rate) + (f": {text}" if text else "")
+        line = ppo_status(self.args, self.progress, sec, rate, self.run_left) + \
+            (f": {text}" if text else "")
         (bar.write if bar is not None else self.log)(line)
         self.last_status = time.time()
 
@@ -577,12 +580,17 @@ def _fit_probe(run: _Run) -> float | None:
 
 def _stage_due(run: _Run, row_s: float) -> bool:
     """Whether PPO stops now for ``run_minutes``: the run's minutes so far plus the stage's
-    (``distill_stage.stage_minutes`` of the hands labelled beside PPO so far) reach it; logs the
-    figures when they do."""
+    (``distill_stage.stage_minutes`` of the hands labelled beside PPO so far, at the label rate
+    measured beside PPO once 500 hands are in) reach it; logs the figures when they do, and keeps
+    PPO's time left by it for the progress lines (``run.run_left``)."""
     args = run.args
     hands = beside_hands(args, run.progress, run.ckpt_dir)
-    stage = stage_minutes(args, hands, row_s)
+    rate = {}
+    if hands >= 500 and args.distill_beside_ppo > 0:  # hands a second of one label process
+        rate["label_rate"] = hands / max(1.0, run.clock.ppo_seconds()) / args.distill_beside_ppo
+    stage = stage_minutes(args, hands, row_s, **rate)
     used = run.clock.total() / 60
+    run.run_left = 60 * (args.run_minutes - used - stage)
     if used + stage < args.run_minutes:
         return False
     run.log(f"run_minutes: {used:.1f} min used and the distillation stage's estimate "

@@ -212,13 +212,15 @@ def log_iteration(writer, step: int, figs: dict, charts: dict, games: dict) -> N
             writer.add_scalar(k, v, step)
 
 
-def ppo_status(args: Args, progress: dict, ppo_seconds: float, rate: float) -> str:
+def ppo_status(args: Args, progress: dict, ppo_seconds: float, rate: float,
+               run_left: float = math.inf) -> str:
     """The head of a PPO progress line: ``PPO 4.1 of 20 min (15.9 left), it 400, 3.58 M
     decisions``. The minutes left are those of ``max_minutes`` or, when sooner at ``rate``
-    (learner decisions per second of PPO), of ``total_decisions``."""
-    left = math.inf
+    (learner decisions per second of PPO), of ``total_decisions``, or ``run_left`` (seconds,
+    ``run_minutes``' last estimate of PPO's time left) when sooner still."""
+    left = run_left
     if args.max_minutes > 0:
-        left = args.max_minutes * 60 - ppo_seconds
+        left = min(left, args.max_minutes * 60 - ppo_seconds)
     if rate > 0:
         left = min(left, (args.total_decisions - progress["decisions"]) / rate)
     used = ppo_seconds / 60

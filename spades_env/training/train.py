@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="continue a run exactly from its checkpoint (e.g. "
                         "checkpoints/default/latest.pt); the saved config is used, and options "
                         "given here change it where that is safe (total_decisions, max_minutes, "
+                        "run_minutes, "
                         "eval settings, device...); other changes are refused by name")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the checkpoints, label folders and TensorBoard logs of an "

@@ -154,6 +154,12 @@ def test_ppo_status_gives_the_minutes_left_of_the_budget_or_of_the_decisions():
     assert run_log.ppo_status(args, progress, 240.0, 1000.0).startswith("PPO 4.0 min (7.0 left),")
     assert run_log.ppo_status(args, progress, 0.0, 0.0) == \
         "PPO 0.0 min, it 400, 3.58 M decisions (0/s)"
+    # run_minutes' estimate leaves 150 s: sooner than the budget's 16 min and the decisions' 7
+    args = Args(max_minutes=20, total_decisions=4_000_000)
+    assert run_log.ppo_status(args, progress, 240.0, 1000.0, 150.0).startswith(
+        "PPO 4.0 of 20 min (2.5 left),")
+    assert run_log.ppo_status(args, progress, 240.0, 1000.0, -30.0).startswith(
+        "PPO 4.0 of 20 min (0.0 left),")
 
 
 class _Side:
