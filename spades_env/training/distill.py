@@ -203,29 +203,40 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
     return hist
 
 
-def fit_row_seconds(net, threads: int = 1, precision: str = "fp32", rows: int = 6144) -> float:
-    """Seconds a distillation fit spends per row on this host, now: one pass of ``distill`` over
-    ``rows`` synthetic card rows (13 legal cards each, uniform targets; the step's cost does not
-    depend on the values) with a copy of ``net`` (the round's network, its widths as the round's),
-    ``threads`` torch threads and ``precision``. What ``run_minutes`` plans PPO's end with
-    (``distill_stage.stage_minutes``); about a second on the development host."""
+def fit_row_seconds(net, threads: int = 1, precision: str = "fp32", rows: int = 4096,
+                    repeats: int = 3) -> float:
+    """Seconds a distillation fit spends per row on this host, now: the median of ``repeats``
+    passes of ``distill`` over ``rows`` synthetic card rows (13 legal cards each, uniform targets;
+    the step's cost does not depend on the values) with a copy of ``net`` (the round's network,
+    its widths as the round's), ``threads`` torch threads and ``precision``, after an untimed
+    pass over ``rows // 2`` rows that makes the kernels of these shapes (the first pass of a new
+    shape in a process took 146 microseconds a row against 25 after it). What ``run_minutes``
+    plans PPO's end with (``distill_stage.stage_minutes``); about a second on the development
+    host."""
     import copy
 
     from spades_env import Rules
     from spades_env.agents.model import torch_threads
     from spades_env.compact import COMPACT_SIZE, rules_table
-    mask = np.zeros((rows, 68), bool)
-    mask[:, :13] = True
-    rep = np.full((rows, 52), 52, np.uint8)
-    rep[:, :13] = np.arange(13, dtype=np.uint8)
-    data = {"obs": np.zeros((rows, COMPACT_SIZE), np.uint8), "table": rules_table([Rules()]),
-            "mask": mask, "target": mask / np.float32(13), "card": np.ones(rows, bool),
-            "rep": rep, "values": np.where(mask[:, :52], np.float32(0), np.float32(np.nan))}
-    with torch_threads(threads):
+
+    def data(n: int) -> dict:
+        mask = np.zeros((n, 68), bool)
+        mask[:, :13] = True
+        rep = np.full((n, 52), 52, np.uint8)
+        rep[:, :13] = np.arange(13, dtype=np.uint8)
+        return {"obs": np.zeros((n, COMPACT_SIZE), np.uint8), "table": rules_table([Rules()]),
+                "mask": mask, "target": mask / np.float32(13), "card": np.ones(n, bool),
+                "rep": rep, "values": np.where(mask[:, :52], np.float32(0), np.float32(np.nan))}
+
+    def one_pass(n: int) -> float:
         t0 = time.time()
-        distill(copy.deepcopy(net), data, epochs=1, holdout=0.0, precision=precision,
-                log=lambda *_: None)
-        return (time.time() - t0) / rows
+        distill(net, data(n), epochs=1, holdout=0.0, precision=precision, log=lambda *_: None)
+        return (time.time() - t0) / n
+
+    net = copy.deepcopy(net)
+    with torch_threads(threads):
+        one_pass(max(1, rows // 2))
+        return float(np.median([one_pass(rows) for _ in range(max(1, repeats))]))
 
 
 def pass_plan(done: int, epochs: int, seconds: float, left: float) -> int:
