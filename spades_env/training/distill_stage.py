@@ -138,9 +138,8 @@ def stage_minutes(args: Args, hands: int, row_seconds: float,
     labelled beside PPO so far) in ``distill_epochs`` passes over their rows
     (``CARD_ROWS_PER_HAND`` + 4 bids a hand, and 4 per ``distill_bid_deals``, 95% of them trained
     on) at ``row_seconds`` a row (``distill.fit_row_seconds``) times ``FIT_ROW_FACTOR``, plus
-    ``ROUND_SECONDS``. What
-    ``run_minutes`` ends PPO with: PPO stops when the run's minutes plus this reach
-    ``run_minutes``; the fits' deadline catches an estimate that was short."""
+    ``ROUND_SECONDS``. What ``run_minutes`` ends PPO with: PPO stops when the run's minutes plus
+    this reach ``run_minutes``; the fits' deadline catches an estimate that was short."""
     fixed, per_hand, per_deal = ROUND_SECONDS
     own = args.distill_minutes * 60 * label_rate * args.distill_workers
     total = 0.0
