@@ -33,7 +33,7 @@ from setuptools.errors import CompileError, LinkError
 HERE = os.path.dirname(os.path.abspath(__file__))
 NATIVE = os.path.join("spades_env", "_native")
 KERNEL_SOURCES = [os.path.join(NATIVE, n) for n in
-                  ("vector_kernel.c", "playout.c", "rules.c", "module.c")]
+                  ("vector_kernel.c", "playout.c", "deals.c", "rules.c", "module.c")]
 AGENT = os.path.join("checkpoints", "shipped", "agent.pt")
 
 _PROBE = r"""

@@ -326,7 +326,8 @@ def kernel_path() -> str | None:
 
 
 _SYMBOLS = ("sp_step", "sp_render", "sp_sync_rows", "sp_start_hands", "sp_end_hands", "sp_check",
-            "sp_sample", "sp_step_render", "sp_openmp", "sp_playouts", "sp_solve", "sp_env_size",
+            "sp_sample", "sp_step_render", "sp_openmp", "sp_playouts", "sp_solve", "sp_sample_deals",
+            "sp_env_size",
             "sp_source_digest")
 
 
@@ -405,5 +406,8 @@ def load_kernel():
         lib.sp_solve.argtypes = [ctypes.POINTER(SpDeck), i64, vp, vp, vp, i64, i64, i64, i64, i64,
                                  i64, vp, vp, vp]
         lib.sp_solve.restype = ctypes.c_int64
+        lib.sp_sample_deals.argtypes = [ctypes.POINTER(SpDeck), vp, ctypes.c_uint64, i64, vp, vp,
+                                        vp, i64, ctypes.c_uint64, vp, vp]
+        lib.sp_sample_deals.restype = ctypes.c_int64
         _kernel = lib
         return lib

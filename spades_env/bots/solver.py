@@ -18,6 +18,8 @@ from array import array
 from itertools import chain
 from operator import index
 
+import numpy as np
+
 from ..cards import NEXT_SEAT, OPPONENTS, PARTNER, TEAM
 from ..native import NativeUnavailable, c_deck, load_kernel
 from ..rules import (
@@ -195,6 +197,46 @@ def native_playouts() -> bool:
         except NativeUnavailable:
             _kernel = False
     return _kernel is not False
+
+
+def playouts_array(hands: np.ndarray, bids, cards: np.ndarray, trick, leader: int, won,
+                   broken: bool, mover: int, flb: bool = False, fnc: bool = False,
+                   deck: Deck = STANDARD_DECK) -> np.ndarray:
+    """``playouts`` in C on arrays, for many rows of one position with one set of bids (the PIMC
+    label search's card decisions: no Python list per row).
+
+    Args:
+        hands: uint64 ``[R, 4]`` hand masks by seat (the mover's card still in its hand).
+        bids: 4 ints by seat (0 = Nil), shared by the rows.
+        cards: int8 ``[R]``: the mover's card of each row (-1: the position as it is).
+        trick, leader, won, broken, mover, flb, fnc, deck: as ``playouts``.
+    Returns:
+        int8 ``[R, 4]``: the final trick counts by seat, those of ``playouts``.
+    Raises:
+        RuntimeError: the kernel is not built (``native_playouts()`` is False).
+        ValueError: a bad position, or a row's card that is not in the mover's hand.
+    """
+    if not native_playouts():
+        raise RuntimeError("playouts_array needs the C kernel (pip install -e .)")
+    why = _position_problem(trick, leader, won, mover)
+    if why is not None:
+        raise ValueError(f"playouts: {why}")
+    hands = np.ascontiguousarray(hands, np.uint64)
+    cards = np.ascontiguousarray(cards, np.int8)
+    rows = len(cards)
+    if hands.shape != (rows, 4):
+        raise ValueError(f"playouts: hands must be [{rows}, 4], got {list(hands.shape)}")
+    b = np.tile(np.asarray(bids, np.int8), rows)
+    t = np.array(list(trick) or [0], np.int8)
+    w = np.asarray(won, np.int8)
+    out = np.empty((rows, 4), np.int8)
+    bad = _kernel.sp_playouts(c_deck(deck), rows, hands.ctypes.data, b.ctypes.data,
+                              cards.ctypes.data, t.ctypes.data, len(trick), leader, w.ctypes.data,
+                              int(bool(broken)), mover, int(bool(flb)), int(bool(fnc)),
+                              out.ctypes.data)
+    if bad:
+        _not_in_hand(hands.tolist(), cards.tolist(), mover, bad - 1)
+    return out
 
 
 def _position_problem(trick, leader: int, won, mover: int) -> str | None:

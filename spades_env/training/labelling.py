@@ -29,11 +29,13 @@ from .labels import (BIDS_PER_HAND, NUM_BIDS, TEACHERS, check_chunk, chunk_stats
 from .teacher_records import MOVES_PER_HAND
 
 
-def make_teacher(teacher: str, checkpoint: str, samples: int, bid_samples: int, seed: int):
+def make_teacher(teacher: str, checkpoint: str, samples: int, bid_samples: int, seed: int,
+                 native: bool = True):
     """The search that labels (``TEACHERS``), drawing ``samples`` deals per card decision and
     ``bid_samples`` per bid (at least 1).
 
-    ``"hard"`` is ``PIMCBot`` with uniform deals; ``"expert"`` is ``ExpertBot`` on the network
+    ``"hard"`` is ``PIMCBot`` with uniform deals (drawn in C where it can: ``native_deals``,
+    unless ``native`` is False); ``"expert"`` is ``ExpertBot`` on the network
     ``checkpoint`` (``insane``'s bid inference and bid search, deals weighted by that network's
     likelihood of the other seats' plays; its bid values include that network's bid prior,
     ``bid_prior * log p(bid)``, so a bid row's soft target ``softmax(values / temperature)`` is the
@@ -43,7 +45,8 @@ def make_teacher(teacher: str, checkpoint: str, samples: int, bid_samples: int, 
         ValueError: an unknown teacher, or a bad checkpoint (``ExpertBot``).
     """
     if teacher == "hard":
-        return PIMCBot(seed=seed, samples=samples, bid_samples=max(1, bid_samples))
+        return PIMCBot(seed=seed, samples=samples, bid_samples=max(1, bid_samples),
+                       native_deals=native)
     if teacher == "expert":
         from spades_env.bots.expert import ExpertBot
         return ExpertBot(seed=seed, checkpoint=checkpoint, samples=samples,
@@ -68,7 +71,8 @@ def check_label_work(checkpoint: str, teacher: str, samples: int, bid_samples: i
 
 
 def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int = 40,
-                random_start: float = 0.5, teacher: str = "hard", bid_samples: int = 0) -> dict:
+                random_start: float = 0.5, teacher: str = "hard", bid_samples: int = 0,
+                native: bool = True) -> dict:
     """Play ``hands`` single hands, the checkpoint's policy (greedy) against a search team, and
     label every card decision (and, with ``bid_samples``, every bid) with the search's values.
 
@@ -84,6 +88,11 @@ def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int
         bid_samples: deals the bid search draws per bid (0..``MAX_SAMPLES``); 0 labels no bid and
             every seat bids the policy's bid, else every bid is valued (``PIMCBot.bid_values``)
             and the search team bids its best.
+        native: the fast path (default): the policy's decisions in numpy
+            (``CheckpointBot(numpy_forward=True)``) and ``hard``'s deals drawn in C
+            (``PIMCBot(native_deals=True)``), about 2x the hands a second
+            (``benchmarks/bench_label_path.py``); False: torch and the Python sampler (the same
+            search and policy; other deals, as the C draw uses other random numbers).
     Returns:
         the label arrays of the module docstring (``seed``, ``scores``, ``bags``, ``moves``,
         ``agent_team``, ``values``, ``bid_values``, ``regret``).
@@ -94,9 +103,10 @@ def label_chunk(checkpoint: str, hands: int, seed: int, chunk: int, samples: int
     from spades_env.bots.checkpoint_bot import CheckpointBot
     _check_chunk_args(hands, seed, chunk, samples, random_start, teacher, bid_samples)
     rng = np.random.default_rng([seed, chunk])
-    policy = CheckpointBot(checkpoint, seed=int(rng.integers(2**31)))
+    policy = CheckpointBot(checkpoint, seed=int(rng.integers(2**31)),
+                           numpy_forward=bool(native))
     search = make_teacher(teacher, checkpoint, int(samples), int(bid_samples),
-                          int(rng.integers(2**31)))
+                          int(rng.integers(2**31)), bool(native))
     rules = Rules()
     out = _empty_labels(hands)
     for h in range(hands):
