@@ -2,9 +2,10 @@
 (``DealSampler.samples``, ``batched=False`` / ``True``), side by side in one process:
 
 1. ``samples(n, rnd)`` per call on the samplers of real label production (every ``DealSampler``
-   that ``label_chunk`` built for its card decisions, captured once, then drawn from again), for
+   that ``label_chunk(native=False)`` built for its card decisions, captured once, then drawn
+   from again; the default labels draw most deals in C: ``bench_label_path.py``), for
    several ``n``: where numpy's fixed cost per call pays (``sampler.BATCH_MIN``);
-2. ``label_chunk(checkpoint, hands, 1, 1)`` end to end (torch on one thread), the two draws
+2. ``label_chunk(checkpoint, hands, 1, 1, native=False)`` end to end (torch on one thread), the two draws
    alternating run by run (``sampler.BATCH_MIN`` raised past any ``n`` for the old draw).
 
     python benchmarks/bench_sampler.py         # default_20m/latest.pt if present, else shipped
@@ -40,7 +41,7 @@ def capture(checkpoint: str, hands: int) -> list:
 
     sampler.DealSampler.samples = rec
     try:
-        label_chunk(checkpoint, hands, 1, 1)
+        label_chunk(checkpoint, hands, 1, 1, native=False)
     finally:
         sampler.DealSampler.samples = orig
     return got
@@ -64,7 +65,7 @@ def chunk_seconds(checkpoint: str, hands: int, batched: bool) -> float:
     sampler.BATCH_MIN = keep if batched else 1 << 62
     try:
         t = time.perf_counter()
-        label_chunk(checkpoint, hands, 1, 1)
+        label_chunk(checkpoint, hands, 1, 1, native=False)
         return time.perf_counter() - t
     finally:
         sampler.BATCH_MIN = keep

@@ -47,8 +47,8 @@ from ..rules import legal_bids, passes_for_nil
 from .base import Bot, check_flag, check_probability, exchanged_seats, legal_bid_numbers
 from .sampler import DealSampler, as_random, check_deal, native_deals
 from ..rules import STANDARD_DECK
-from .solver import HandUtility, high_rank, low_rank, estimate_tricks, nil_risk, playouts, \
-    playouts_array, solve_many
+from .solver import HandUtility, high_rank, low_rank, estimate_tricks, native_playouts, \
+    nil_risk, playouts, playouts_array, solve_many
 from .work import check_work, search_work
 
 __all__ = ["PIMCBot", "HardBot", "InsaneBot", "best_candidate", "bid_likelihood", "bid_weight",
@@ -472,8 +472,8 @@ class PIMCBot(Bot):
         """``_card_values``' averages from deals drawn in C and played out on arrays (the
         ``native_deals`` option), or None where that path does not apply (a forced bid, a card
         known from an exchange, at most ``samples`` consistent deals: enumerated as before)."""
-        if type(self)._leaf_values is not PIMCBot._leaf_values:
-            return None  # a subclass that mixes in other leaf values (ExpertBot)
+        if type(self)._leaf_values is not PIMCBot._leaf_values or not native_playouts():
+            return None  # a subclass that mixes in other leaf values (ExpertBot), or no C
         rules = view.rules
         if any(b is not None and forced_bid(rules, b) for b in view.bids):
             return None

@@ -147,3 +147,21 @@ def test_numpy_forward_gives_torchs_probabilities():
     assert phases == {0, 2}
     with pytest.raises(ValueError, match="numpy_forward must be True or False"):
         CheckpointBot(str(SHIPPED_CHECKPOINT), numpy_forward=1)
+
+
+def test_with_the_python_play_outs_forced_the_bot_searches_as_without_it(monkeypatch):
+    """``solver._kernel = False`` (the Python play-outs, as ``benchmarks/bench_playout.py``
+    forces them): ``native_deals=True`` falls back to the Python sampler before drawing anything,
+    so it chooses exactly as ``native_deals=False`` (this raised ``RuntimeError`` in
+    ``playouts_array`` before)."""
+    from spades_env.bots import solver
+    monkeypatch.setattr(solver, "_kernel", False)
+    a = PIMCBot(seed=5, samples=8, native_deals=True)
+    b = PIMCBot(seed=5, samples=8)
+    n = 0
+    for v in _play_views(1, seed=4):
+        got, want = a.card_values(v), b.card_values(v)
+        if len(want[0]) > 1:
+            assert got == want
+            n += 1
+    assert n >= 20
