@@ -127,6 +127,7 @@ def test_card_values_are_the_mean_utility_of_the_deals_drawn(monkeypatch):
 def test_numpy_forward_gives_torchs_probabilities():
     """The same probabilities as the torch forward pass (float32 rounding), the same greedy
     action, 0 off the legal actions, at bids and cards."""
+    pytest.importorskip("torch")  # (the base install's lane runs these tests without it)
     from spades_env.agents import SHIPPED_CHECKPOINT
     from spades_env.bots.checkpoint_bot import CheckpointBot
     ref = CheckpointBot(str(SHIPPED_CHECKPOINT))
