@@ -113,9 +113,10 @@ CARD_ROWS_PER_HAND = 35.3
 40,950 hands of the default run on 2026-12-07, 35.3 in the runs before); its 4 bid rows come on
 top."""
 
-LABEL_HANDS_PER_SECOND = 45.0
-"""hands one label process labels a second with ``hard``'s search at 40 deals a card (about 50
-on the development host, 36 on a slow one): ``stage_minutes``' rate when none was measured."""
+LABEL_HANDS_PER_SECOND = 64.0
+"""hands one label process labels a second with ``hard``'s search at 40 deals a card (64 beside
+PPO on a slow host since the deals are drawn in C, 58,300 hands in 15.1 minutes; 30 to 50 before):
+``stage_minutes``' rate when none was measured."""
 
 ROUND_SECONDS = (35.0, 2.0e-3, 0.3e-3)
 """a round's seconds besides its passes, as ``(fixed, per labelled hand, per bid deal)``: reading
