@@ -109,7 +109,10 @@ static inline uint64_t next64(uint64_t *s) {
     return z ^ (z >> 31);
 }
 
-static inline double uniform01(uint64_t *s) { return (double)(next64(s) >> 11) * 0x1.0p-53; }
+/* A double in [0, 1): the top 53 bits times 2**-53 (no hex float literal: older MSVC). */
+static inline double uniform01(uint64_t *s) {
+    return (double)(next64(s) >> 11) * (1.0 / 9007199254740992.0);
+}
 
 /* An integer in [0, m), m >= 1. */
 static inline int below(uint64_t *s, int m) {
