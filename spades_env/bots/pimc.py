@@ -261,7 +261,8 @@ class PIMCBot(Bot):
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(samples={self.samples}, bid_samples={self.bid_samples}, "
-                f"endgame_tricks={self.endgame_tricks}, infer_bids={self.infer_bids})")
+                f"endgame_tricks={self.endgame_tricks}, infer_bids={self.infer_bids}"
+                + (", native_deals=True)" if self.native_deals else ")"))
 
     # ------------------------------------------------------------------ entry point
     def act(self, view) -> int:
@@ -431,8 +432,9 @@ class PIMCBot(Bot):
         leader = view.trick_leader if trick else me
         won = view.tricks_won
         broken = view.spades_broken
-        if self.native_deals and not exact and keep is None and not self.infer_bids:
-            got = self._native_card_values(view, cands, trick, leader, won, broken, util, sign)
+        if self.native_deals and not exact and not self.infer_bids:
+            got = self._native_card_values(view, cands, trick, leader, won, broken, util, sign,
+                                           keep)
             if got is not None:
                 return cands, got
         totals = [0.0] * len(cands)
@@ -467,11 +469,12 @@ class PIMCBot(Bot):
         weight = weight or 1.0
         return cands, [t / weight for t in totals]
 
-    def _native_card_values(self, view, cands, trick, leader, won, broken, util,
-                            sign) -> list | None:
+    def _native_card_values(self, view, cands, trick, leader, won, broken, util, sign,
+                            keep=None) -> list | None:
         """``_card_values``' averages from deals drawn in C and played out on arrays (the
         ``native_deals`` option), or None where that path does not apply (a forced bid, a card
-        known from an exchange, at most ``samples`` consistent deals: enumerated as before)."""
+        known from an exchange, at most ``samples`` consistent deals: enumerated as before).
+        ``keep`` (``card_outcomes``): filled with each deal's weight 1 and final trick counts."""
         if type(self)._leaf_values is not PIMCBot._leaf_values or not native_playouts():
             return None  # a subclass that mixes in other leaf values (ExpertBot), or no C
         rules = view.rules
@@ -488,6 +491,10 @@ class PIMCBot(Bot):
                               np.tile(np.array(cands, np.int8), len(hands)), trick, leader, won,
                               broken, view.seat, rules.forced_spade_lead_breaks,
                               rules.failed_nil_tricks_count, rules.deck)
+        if keep is not None:
+            rows = outs.tolist()
+            for i in range(nc):
+                keep[i].extend((1.0, tuple(r)) for r in rows[i::nc])
         # each outcome's utility from the hand's table by the 4 counts in base 14, filled from
         # HandUtility the first time an outcome is met; a team without a Nil scores its seats'
         # tricks only as their sum (scoring.score_hand), so its partner's count moves to it

@@ -431,12 +431,19 @@ def native_deals(view, n: int, seed: int):
         ``(hands, count)``: uint64 ``[n, 4]`` hand masks by seat (the observer's is its hand) and
         the number of consistent deals (a float: ``DealSampler.count`` to 1e-12, exactly for the
         small counts that decide between drawing and enumerating);
-        or None when the view is not such a case or the kernel is not built (use
-        ``DealSampler``).
+        or None when the view is not such a case (also during an exchange, where a hand holds
+        more than 13 cards) or the kernel is not built (use ``DealSampler``).
     Raises:
-        ValueError: no deal agrees with the view (as ``DealSampler``).
+        ValueError: ``n`` not an int >= 0, ``seed`` not an int in [0, 2**64), or no deal agrees
+            with the view (as ``DealSampler``).
     """
-    if not view.looked or any(view.known_cards):
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"n must be a non-negative int, got {n!r}")
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) \
+            or not 0 <= seed < 1 << 64:
+        raise ValueError(f"seed must be an int in [0, 2**64), got {seed!r}")
+    if not view.looked or any(view.known_cards) \
+            or not all(0 <= view.hand_sizes[s] <= 13 for s in range(4)):
         return None
     try:
         kernel = load_kernel()
@@ -451,12 +458,12 @@ def native_deals(view, n: int, seed: int):
     free = ((1 << 52) - 1) & ~played & ~view.hand
     need = np.array([view.hand_sizes[s] for s in seats], np.int8)
     seat_ids = np.array(seats, np.int8)  # (held here: the kernel reads them by address)
-    seat_voids = np.array([voids[s] for s in seats], np.int8)
-    out = np.empty((n, 4), np.uint64)
+    seat_voids = np.array([voids[s] & 15 for s in seats], np.int8)  # a bit per suit
+    out = np.empty((int(n), 4), np.uint64)
     count = ctypes.c_double()
     got = kernel.sp_sample_deals(
         c_deck(view.rules.deck), fixed.ctypes.data, free, 3, seat_ids.ctypes.data,
-        need.ctypes.data, seat_voids.ctypes.data, n, int(seed) & ((1 << 64) - 1),
+        need.ctypes.data, seat_voids.ctypes.data, int(n), int(seed),
         out.ctypes.data, ctypes.byref(count))
     if got == -1:
         raise ValueError("inconsistent view: no deal agrees with the known voids and hand sizes")

@@ -166,3 +166,48 @@ def test_with_the_python_play_outs_forced_the_bot_searches_as_without_it(monkeyp
             assert got == want
             n += 1
     assert n >= 20
+
+
+def test_an_exchange_view_returns_none_and_bad_arguments_are_refused():
+    """During a Blind Nil exchange a hand briefly holds more than 13 cards: not the C draw's case
+    (this raised RuntimeError before); ``n`` and ``seed`` are checked."""
+    g = SpadesGame(Rules(blind_nil=True), seed=0)
+    g.scores = [0, 200]  # team 0 trails by 200: seat 0 may bid Blind Nil
+    bots = [make_bot("easy", seed=i) for i in range(4)]
+    while True:
+        seat = g.current_player
+        v = g.view(seat)
+        if v.phase == 1 and max(v.hand_sizes) > 13:
+            break
+        g.apply(66 if 66 in v.legal_actions and seat == 0 else bots[seat].act(v))
+    w = g.view(1)  # an opponent, who knows no card of the exchange
+    assert not any(w.known_cards) and max(w.hand_sizes) > 13
+    assert native_deals(w, 2, 0) is None
+    v = next(iter(_play_views(1)))
+    for bad in (-1, True, 1.5):
+        with pytest.raises(ValueError, match="n must be a non-negative int"):
+            native_deals(v, bad, 0)
+    for bad in (-1, 2**64, 1.5, "7"):
+        with pytest.raises(ValueError, match=r"seed must be an int in \[0, 2\*\*64\)"):
+            native_deals(v, 1, bad)
+    assert native_deals(v, 1, 2**64 - 1)[0].shape == (1, 4)
+
+
+def test_card_outcomes_give_card_values_values_with_native_deals():
+    """``card_outcomes`` promises ``card_values``' cards and values from the same deals: with
+    ``native_deals`` too (it took the Python path before, and other values); each value is the
+    mean utility of its outcomes."""
+    checked = 0
+    for v in _play_views(2, seed=6):
+        a = PIMCBot(seed=1, samples=40, native_deals=True)
+        b = PIMCBot(seed=1, samples=40, native_deals=True)
+        cards, values = a.card_values(v)
+        c2, v2, outs = b.card_outcomes(v)
+        assert c2 == cards
+        np.testing.assert_array_equal(v2, values)  # (NaN where one candidate)
+        if len(cards) > 1 and 13 - v.trick_number > 3 and len(outs[0]) == 40:
+            util = HandUtility(v.bids, v.blind, v.bags, v.scores, v.rules, v.seat % 2)
+            for i, o in enumerate(outs):
+                assert values[i] == pytest.approx(np.mean([util(won) for _w, won in o]))
+            checked += 1
+    assert checked >= 20
