@@ -326,9 +326,8 @@ def kernel_path() -> str | None:
 
 
 _SYMBOLS = ("sp_step", "sp_render", "sp_sync_rows", "sp_start_hands", "sp_end_hands", "sp_check",
-            "sp_sample", "sp_step_render", "sp_openmp", "sp_playouts", "sp_solve", "sp_sample_deals",
-            "sp_env_size",
-            "sp_source_digest")
+            "sp_sample", "sp_step_render", "sp_openmp", "sp_playouts", "sp_solve",
+            "sp_sample_deals", "sp_env_size", "sp_source_digest")
 
 
 def _open(path: str):

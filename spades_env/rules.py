@@ -25,7 +25,8 @@ from .cards import MAX_BID, NEXT_SEAT, PARTNER, SEATS_FROM, SPADES_MASK, SUIT_NA
 from .deck import DECKS, JOKERS_DECK, STANDARD_DECK, Deck
 from .deck import deck_named as _deck_named  # noqa: F401 - decks pickled by earlier versions
 from .scoring import (  # noqa: F401 - HandTally: re-exported
-    HandResult, HandScorer, HandTally, TeamScore, game_outcome, moon_team, per_trick, score_hand,
+    HandResult, HandScorer, HandTally, TeamScore, game_outcome, moon_team, per_trick,
+    pooled_tricks, score_hand,
 )
 from .variants import PRESETS, RULES_INT_MAX, Rules  # noqa: F401 - RULES_INT_MAX: re-exported
 
@@ -440,4 +441,4 @@ __all__ = ["Rules", "PRESETS", "legal_bids", "illegal_bid_reason", "blind_nil_of
            "FAILED_TO_FOLLOW", "voids_revealed", "VOIDS_REVEALED", "spades_broken_after",
            "voids_of_plays", "legal_cards_batch", "LEGAL_CARDS_BY_SUITS", "TeamScore",
            "HandResult", "score_hand", "HandScorer", "game_outcome", "per_trick", "moon_team",
-           "SPADES_MASK"]
+           "pooled_tricks", "SPADES_MASK"]

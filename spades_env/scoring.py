@@ -16,7 +16,8 @@ import numpy as np
 from .cards import is_int
 from .variants import Rules
 
-__all__ = ["TeamScore", "HandResult", "HandTally", "score_hand", "HandScorer", "per_trick",
+__all__ = ["TeamScore", "HandResult", "HandTally", "score_hand", "HandScorer", "pooled_tricks",
+           "per_trick",
            "moon_team", "game_outcome"]
 
 
@@ -364,6 +365,27 @@ def _team_score(team: int, bids: list, tricks: list, blind: list, bags_before: i
         total=score_before + hand_points,
         bags_after=bags_after,
     )
+
+def pooled_tricks(bids, tricks) -> np.ndarray:
+    """Final trick counts as a hand's points read them (``_team_score``): a seat that bid Nil
+    counts on its own, while a team with no Nil bid is scored by its total only (its contract
+    against the tricks its seats took together), so that total moves to the team's first seat
+    and its partner's count becomes 0. Rows that pool alike score alike under any rules, so a
+    search can value each pooled outcome once (``bots.solver.HandUtility.values``).
+
+    Args:
+        bids: 4 ints by seat (0 = Nil).
+        tricks: ints ``[R, 4]`` by seat.
+    Returns:
+        int32 ``[R, 4]``, a new array.
+    """
+    out = np.array(tricks, np.int32)
+    for t in (0, 1):
+        if bids[t] and bids[t + 2]:
+            out[:, t] += out[:, t + 2]
+            out[:, t + 2] = 0
+    return out
+
 
 def per_trick(rules: Rules, contract: int) -> int:
     """Points per trick bid of a made team contract: 10, or 20 for a contract of at least

@@ -9,8 +9,8 @@
  * number of completions: the multinomial of the split times the count of the pools after it given
  * the room left), then which cards (a uniform shuffle of the pool). So every consistent deal has
  * the same probability, as in the Python sampler (tests/bots/test_native_deals.py compares the
- * counts and the frequencies). Counts are doubles: within 1e-12 of the exact count, and exact for the small counts that
- * decide between drawing and enumerating.
+ * counts and the frequencies). Counts are doubles: within 1e-12 of the exact count, and exact
+ * for the small counts that decide between drawing and enumerating.
  *
  * Built with the batched engine's kernel by setup.py and loaded with ctypes by
  * spades_env/native.py; called by spades_env/bots/sampler.py's native_deals. */

@@ -251,7 +251,6 @@ class PIMCBot(Bot):
         # the options' product, checked before any decision (docs/bots.md, Limits)
         self.work = check_work(self.name, self.work_estimate())
         self._utils: dict = {}  # the hand's HandUtility, reused by every card of the hand
-        self._util_tables: dict = {}  # native_deals: id(HandUtility) -> (it, values by outcome)
 
     def work_estimate(self, network: dict | None = None):
         """``work.search_work`` of this bot's options: the cost of its costliest decision
@@ -424,7 +423,6 @@ class PIMCBot(Bot):
         if util is None:
             if len(self._utils) >= 16:
                 self._utils.clear()
-                self._util_tables.clear()
             util = self._utils[key] = HandUtility(*key, 0)
         sign = 1.0 if team == 0 else -1.0
         exact = 13 - view.trick_number <= self.endgame_tricks
@@ -495,24 +493,7 @@ class PIMCBot(Bot):
             rows = outs.tolist()
             for i in range(nc):
                 keep[i].extend((1.0, tuple(r)) for r in rows[i::nc])
-        # each outcome's utility from the hand's table by the 4 counts in base 14, filled from
-        # HandUtility the first time an outcome is met; a team without a Nil scores its seats'
-        # tricks only as their sum (scoring.score_hand), so its partner's count moves to it
-        outs = outs.astype(np.int32)
-        for t in (0, 1):
-            if view.bids[t] and view.bids[t + 2]:
-                outs[:, t] += outs[:, t + 2]
-                outs[:, t + 2] = 0
-        codes = outs @ _BASE14
-        table = self._util_tables.get(id(util))
-        if table is None or table[0] is not util:
-            table = self._util_tables[id(util)] = (util, np.full(14 ** 4, np.nan))
-        u = table[1][codes]
-        new = np.isnan(u)
-        if new.any():
-            for c in np.unique(codes[new]).tolist():
-                table[1][c] = util((c % 14, c // 14 % 14, c // 196 % 14, c // 2744))
-            u = table[1][codes]
+        u = util.values(outs)  # each distinct outcome scored once a hand
         return (u.reshape(len(hands), nc).mean(0) * sign).tolist()
 
     def _leaf_values(self, view, cands, deals, playout_values) -> list:
@@ -713,9 +694,6 @@ class PIMCBot(Bot):
         if passes_for_nil(view.rules, view.seat, view.bids, view.blind, view.dealer):
             return high_rank(hand, deck)
         return low_rank(hand, deck)
-
-
-_BASE14 = np.array([1, 14, 196, 2744], np.int32)  # 4 trick counts (0..13) as one code
 
 
 class HardBot(PIMCBot):

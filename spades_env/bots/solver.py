@@ -23,7 +23,7 @@ import numpy as np
 from ..cards import NEXT_SEAT, OPPONENTS, PARTNER, TEAM
 from ..native import NativeUnavailable, c_deck, load_kernel
 from ..rules import (
-    STANDARD_DECK, Deck, HandScorer, Rules, legal_cards_mask, spades_broken_after,
+    STANDARD_DECK, Deck, HandScorer, Rules, legal_cards_mask, pooled_tricks, spades_broken_after,
     trick_winner_unchecked,
 )
 
@@ -875,7 +875,7 @@ class HandUtility:
     """
 
     __slots__ = ("bids", "blind", "bags", "scores", "rules", "team", "cache", "bag_value",
-                 "_score")
+                 "_score", "_table")
 
     def __init__(self, bids, blind, bags, scores, rules: Rules, team: int):
         self.bids = tuple(bids)
@@ -890,6 +890,7 @@ class HandUtility:
         self.bag_value = bv
         self.cache: dict = {}
         self._score = HandScorer(self.bids, self.bags, rules, self.blind, self.scores)
+        self._table = None  # ``values``: the value by pooled outcome code, NaN until met
 
     def value(self, won) -> float:
         """Score difference (float) for ``team`` given 4 final trick counts by seat."""
@@ -908,3 +909,22 @@ class HandUtility:
         return v
 
     __call__ = value
+
+    def values(self, won: np.ndarray) -> np.ndarray:
+        """``value`` of many outcomes at once: ints ``[R, 4]`` of final trick counts by seat ->
+        float64 ``[R]``. Each outcome is pooled as a hand's points read it
+        (``scoring.pooled_tricks``) and valued once per ``HandUtility``: a table by the pooled
+        counts (base 14), filled by ``value`` the first time one is met."""
+        codes = pooled_tricks(self.bids, won) @ _BASE14
+        if self._table is None:
+            self._table = np.full(14 ** 4, np.nan)
+        u = self._table[codes]
+        new = np.isnan(u)
+        if new.any():
+            for c in np.unique(codes[new]).tolist():
+                self._table[c] = self.value((c % 14, c // 14 % 14, c // 196 % 14, c // 2744))
+            u = self._table[codes]
+        return u
+
+
+_BASE14 = np.array([1, 14, 196, 2744], np.int32)  # 4 trick counts (0..13) as one code

@@ -354,3 +354,36 @@ def test_hand_scorer_refuses_bad_input():
         score((13, 0, 0))
     with pytest.raises(ValueError, match="must be ints"):
         score((True, 4, 4, 4))
+
+
+@pytest.mark.parametrize("rules", [Rules(), Rules(failed_nil_tricks_count=True),
+                                   Rules(bags_score_points=False, big_bid_double=7),
+                                   Rules(moon_wins=True)], ids=["standard", "fnc", "big", "moon"])
+def test_pooled_tricks_score_alike(rules):
+    """``pooled_tricks``: a team with no Nil bid keeps only its total (on its first seat), a Nil
+    bidder's count stays its own, and every row scores exactly as its pooled row, hand by hand."""
+    import numpy as np
+
+    from spades_env.scoring import pooled_tricks
+    rng = np.random.default_rng(3)
+    for bids in ([3, 4, 2, 3], [0, 4, 5, 3], [3, 0, 4, 0], [6, 1, 7, 0]):
+        cuts = np.sort(rng.integers(0, 14, (200, 3)), axis=1)
+        tricks = np.diff(np.concatenate([np.zeros((200, 1), int), cuts,
+                                         np.full((200, 1), 13)], 1), axis=1)
+        pooled = pooled_tricks(bids, tricks)
+        assert pooled.dtype == np.int32 and (pooled.sum(1) == 13).all()
+        for t in (0, 1):
+            if bids[t] and bids[t + 2]:
+                assert (pooled[:, t] == tricks[:, t] + tricks[:, t + 2]).all()
+                assert (pooled[:, t + 2] == 0).all()
+            else:
+                assert (pooled[:, [t, t + 2]] == tricks[:, [t, t + 2]]).all()
+        for a, b in zip(tricks.tolist(), pooled.tolist()):
+            assert _points(score_hand(bids, a, (3, 8), rules)) == \
+                _points(score_hand(bids, b, (3, 8), rules))
+
+
+def _points(teams):
+    """A hand's two ``TeamScore`` without the trick counts they record (all the rest)."""
+    import dataclasses
+    return [dataclasses.replace(t, tricks=None) for t in teams]
