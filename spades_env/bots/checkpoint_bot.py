@@ -103,7 +103,6 @@ class CheckpointBot(Bot):
                 f"anyway")
         self._rules_ok = rules
 
-    @torch.no_grad()
     def action_probs(self, view) -> np.ndarray:
         """The policy's probabilities of the 68 actions, float64 ``[68]`` (0 for illegal ones),
         computed from ``encode(view)`` and the view's legal actions only (the acting policy:
@@ -118,6 +117,10 @@ class CheckpointBot(Bot):
             raise ValueError(f"seat {view.seat} has no legal action (not its turn?)")
         if self._numpy is not None:
             return _numpy_probs(self._numpy, encode(view), legal)
+        return self._torch_probs(view, legal)
+
+    @torch.no_grad()
+    def _torch_probs(self, view, legal) -> np.ndarray:
         obs = torch.as_tensor(encode(view), device=self.device).unsqueeze(0)
         mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
         mask[0, list(legal)] = True
@@ -128,14 +131,7 @@ class CheckpointBot(Bot):
         return p / p.sum()
 
     def act(self, view) -> int:
-        if self._numpy is not None:  # (not through action_probs' torch.no_grad)
-            self.check_rules(view.rules)
-            legal = view.legal_actions
-            if not legal:
-                raise ValueError(f"seat {view.seat} has no legal action (not its turn?)")
-            p = _numpy_probs(self._numpy, encode(view), legal)
-        else:
-            p = self.action_probs(view)
+        p = self.action_probs(view)
         if self.greedy:
             return int(p.argmax())
         return int(self.rng.choice(len(p), p=p))
