@@ -156,7 +156,7 @@ def stage_minutes(args: Args, hands: int, row_seconds: float,
 def fit_probe(args: Args, agent: Agent, log=print) -> float:
     """Seconds per row of the stage's fit on this host, now (``distill.fit_row_seconds``): a copy
     of ``agent`` (the PPO network) widened as round 1 widens it, ``distill_threads`` threads,
-    ``distill_precision``; logged. The torch random numbers are left as they were."""
+    ``distill_precision``, ``distill_batch``; logged. The torch random numbers are left as they were."""
     import copy
 
     import torch
@@ -171,7 +171,7 @@ def fit_probe(args: Args, agent: Agent, log=print) -> float:
     with torch.random.fork_rng(devices=[]):  # the run's random numbers stay as without it
         if hidden != list(args.hidden) or head != args.head_hidden:
             net = widen(net, hidden, head)
-        row_s = fit_row_seconds(net, args.distill_threads, precision)
+        row_s = fit_row_seconds(net, args.distill_threads, precision, batch=args.distill_batch)
     log(f"run_minutes {args.run_minutes:g}: a row of the distillation fit takes "
         f"{row_s * 1e6:.1f} microseconds here ({args.distill_threads} thread(s), {precision}); "
         f"PPO stops when the stage's estimate fills the minutes left")
@@ -279,6 +279,7 @@ def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: 
                            chunk_hands=args.distill_chunk_hands,
                            samples=args.distill_samples, workers=args.distill_workers,
                            epochs=args.distill_epochs, bid_deals=args.distill_bid_deals,
+                           lr=args.distill_lr, batch=args.distill_batch,
                            hidden=(args.distill_hidden or None) if first else None,
                            head_hidden=(args.distill_head_hidden or None) if first
                            else None, log=log, teacher=args.distill_teacher,

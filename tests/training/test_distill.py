@@ -243,6 +243,47 @@ def test_distill_moves_card_play_to_the_search_and_keeps_the_bids():
     assert after["bid_agree"] == 1.0
 
 
+def test_adam_is_fused_where_torch_has_the_kernel_and_steps_as_plain_adam():
+    from spades_env.training.distill import adam
+    torch.manual_seed(3)
+    w1 = torch.nn.Parameter(torch.randn(40, 30))
+    w2 = torch.nn.Parameter(w1.detach().clone())
+    fused, plain = adam([w1], 1e-2), torch.optim.Adam([w2], lr=1e-2)
+    version = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+    if version >= (2, 4):  # torch's fused CPU Adam came with 2.4
+        assert fused.defaults["fused"] is True
+    for step in range(5):
+        g = torch.randn(40, 30) * (step + 1)
+        w1.grad, w2.grad = g.clone(), g.clone()
+        fused.step()
+        plain.step()
+    assert not torch.equal(w1, torch.zeros_like(w1))
+    assert torch.allclose(w1, w2, atol=1e-6)  # 5 steps of 1e-2 each moved w by ~5e-2
+
+
+def test_distill_makes_one_step_per_batch_of_rows(tiny, labels, monkeypatch):
+    # a pass over the trained rows makes ceil(rows / batch) steps: batch is the rows of one step
+    import copy
+
+    from spades_env.training import distill as d
+    net = build_agent(load_checkpoint(tiny), "cpu")
+    ds = build_dataset(labels, copy.deepcopy(net).eval(), temperature=3.0)
+    steps = []
+    real = d.adam
+
+    def counting(params, lr):
+        opt = real(params, lr)
+        opt.register_step_post_hook(lambda *_: steps.append(1))
+        return opt
+
+    monkeypatch.setattr(d, "adam", counting)
+    n = len(ds["obs"])
+    for batch in (7, 64):
+        steps.clear()
+        d.distill(net, ds, epochs=2, batch=batch, holdout=0.0, log=lambda *_: None)
+        assert len(steps) == 2 * -(-n // batch), batch
+
+
 def test_pass_plan_by_hand():
     from spades_env.training.distill import pass_plan
     # 1 pass in 30 s, 95 s left: 3 more fit (90 s), so 4 of 10
@@ -390,6 +431,7 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
     data = load_checkpoint(str(out))
     assert data["distill"]["hands"] == 2 and data["distill"]["samples"] == 2
     assert data["distill"]["precision"] == "fp32"  # the command's default
+    assert data["distill"]["batch"] == 512 and data["distill"]["lr"] == 1e-3  # the defaults
     assert len(data["distill"]["history"]) == 2
     bot = CheckpointBot(str(out))
     g = SpadesGame(Rules(), seed=4)
@@ -432,9 +474,10 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
               "--samples", "2", "--workers", "1", "--epochs", "1", "--bid-deals", "5",
               "--seed", "2"]
     assert main([*round2, "--also-labels", str(tmp_path / "d_labels"),
-                 "--precision", "bf16"]) == 0
+                 "--precision", "bf16", "--batch", "3", "--lr", "2e-3"]) == 0
     data = load_checkpoint(str(r2))
     assert data["distill"]["precision"] == "bf16"
+    assert data["distill"]["batch"] == 3 and data["distill"]["lr"] == 2e-3
     assert data["distill"]["hands"] == 3 + 2 and data["distill"]["own_hands"] == 3
     assert data["distill"]["also_labels"] == [str(tmp_path / "d_labels")]
     assert main([*round2, "--also-labels", str(tmp_path)]) == 2
@@ -456,6 +499,7 @@ def test_command_line_refuses_bad_input_before_any_work(tiny, labels, tmp_path, 
                                ("--temperature", "0", "--temperature must be"),
                                ("--prior", "2", "--prior must be"),
                                ("--lr", "nan", "--lr must be"),
+                               ("--batch", "0", "--batch must be"),
                                ("--epochs", "0", "--epochs must be"),
                                ("--bid-deals", "1000000000", "--bid-deals must be"),
                                ("--chunks", "0", "--chunks must be"),
@@ -570,7 +614,8 @@ def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_
     assert ppo["checkpoint"].endswith("latest.pt")
     stage = {"distill_minutes": 0.01, "distill_hidden": [48], "distill_head_hidden": 24,
              "distill_samples": 4, "distill_epochs": 1, "distill_workers": 1,
-             "distill_bid_deals": 20, "distill_precision": "bf16"}
+             "distill_bid_deals": 20, "distill_precision": "bf16", "distill_batch": 64,
+             "distill_lr": 2e-3}
     logs: list[str] = []
     out = train(cfg.from_dict(stage, base), resume=ppo["checkpoint"], log=logs.append)
     assert out["checkpoint"] == os.path.join(str(tmp_path / "ck" / "nano"), "distilled.pt")
@@ -583,6 +628,7 @@ def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_
     assert latest["progress"]["distill"]["hands"] == 50
     # the config's precision reaches the fit, which records it in both files
     assert d["distill"]["precision"] == latest["progress"]["distill"]["precision"] == "bf16"
+    assert d["distill"]["batch"] == 64 and d["distill"]["lr"] == 2e-3  # and the batch and lr
     assert latest["eval"][-1]["network"] == "distilled" and latest["eval"][-1]["final"]
     assert latest["model_shape"]["hidden"] == [32]  # latest.pt keeps the PPO network
     CheckpointBot(out["checkpoint"])  # plays
@@ -710,12 +756,12 @@ def test_fit_row_seconds_leaves_out_the_first_pass_and_takes_the_median(monkeypa
     rows = []
 
     def fake(net, data, **kw):
-        rows.append(len(data["obs"]))
+        rows.append((len(data["obs"]), kw["batch"]))
         time.sleep(next(seconds))
 
     monkeypatch.setattr(d, "distill", fake)
-    got = d.fit_row_seconds(Agent(hidden=[32], head_hidden=16), rows=1000)
-    assert rows == [500, 1000, 1000, 1000]
+    got = d.fit_row_seconds(Agent(hidden=[32], head_hidden=16), rows=1000, batch=256)
+    assert rows == [(500, 256), (1000, 256), (1000, 256), (1000, 256)]  # the round's batch
     assert got == pytest.approx(0.05 / 1000, rel=0.3)  # the median of 0.01, 0.2 and 0.05 s (their mean: 0.087)
 
 
