@@ -113,6 +113,11 @@ CARD_ROWS_PER_HAND = 35.3
 40,950 hands of the default run on 2026-12-07, 35.3 in the runs before); its 4 bid rows come on
 top."""
 
+FLAT_CARD_SHARE = 0.11
+"""the share of those card rows whose candidates the search valued all alike, which
+``distill_drop_flat`` leaves out (156,199 of 1,425,263 on the labels of 2026-12-07's default
+run)."""
+
 LABEL_HANDS_PER_SECOND = 64.0
 """hands one label process labels a second with ``hard``'s search at 40 deals a card (64 beside
 PPO on a slow host since the deals are drawn in C, 58,300 hands in 15.1 minutes; 30 to 50 before):
@@ -137,8 +142,8 @@ def stage_minutes(args: Args, hands: int, row_seconds: float,
     ``distill_rounds`` rounds labels for ``distill_minutes`` (``label_rate`` hands a second in
     each of ``distill_workers`` processes) and learns its hands (round 1's: also the ``hands``
     labelled beside PPO so far) in ``distill_epochs`` passes over their rows
-    (``CARD_ROWS_PER_HAND`` + 4 bids a hand, and 4 per ``distill_bid_deals``, 95% of them trained
-    on) at ``row_seconds`` a row (``distill.fit_row_seconds``) times ``FIT_ROW_FACTOR``, plus
+    (``CARD_ROWS_PER_HAND``, less ``FLAT_CARD_SHARE`` of them with ``distill_drop_flat``, + 4
+    bids a hand, and 4 per ``distill_bid_deals``, 95% of them trained on) at ``row_seconds`` a row (``distill.fit_row_seconds``) times ``FIT_ROW_FACTOR``, plus
     ``ROUND_SECONDS``. What ``run_minutes`` ends PPO with: PPO stops when the run's minutes plus
     this reach ``run_minutes``; the fits' deadline catches an estimate that was short."""
     fixed, per_hand, per_deal = ROUND_SECONDS
@@ -146,7 +151,8 @@ def stage_minutes(args: Args, hands: int, row_seconds: float,
     total = 0.0
     for k in range(args.distill_rounds):
         n = own + (hands if k == 0 else 0)
-        rows = n * (CARD_ROWS_PER_HAND + 4) + 4 * args.distill_bid_deals
+        card_rows = CARD_ROWS_PER_HAND * (1 - FLAT_CARD_SHARE * args.distill_drop_flat)
+        rows = n * (card_rows + 4) + 4 * args.distill_bid_deals
         fit = args.distill_epochs * 0.95 * rows * row_seconds * FIT_ROW_FACTOR
         total += args.distill_minutes + (fit + fixed + per_hand * n
                                          + per_deal * args.distill_bid_deals) / 60
@@ -280,6 +286,7 @@ def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: 
                            samples=args.distill_samples, workers=args.distill_workers,
                            epochs=args.distill_epochs, bid_deals=args.distill_bid_deals,
                            lr=args.distill_lr, batch=args.distill_batch,
+                           drop_flat=args.distill_drop_flat,
                            hidden=(args.distill_hidden or None) if first else None,
                            head_hidden=(args.distill_head_hidden or None) if first
                            else None, log=log, teacher=args.distill_teacher,

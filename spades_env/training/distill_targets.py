@@ -149,7 +149,7 @@ def _searched_bid_targets(target: np.ndarray, rec: dict, mask: np.ndarray, bid_r
 
 
 def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0,
-                  workers: int = 1) -> dict:
+                  workers: int = 1, drop_flat: bool = False) -> dict:
     """Rows to learn from: every bid, and every card decision with a real choice.
 
     Args:
@@ -166,6 +166,9 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0,
     Bid rows whose bids the search valued (``bid_values``, ``label_chunk``'s ``bid_samples``)
     take ``softmax(values / temperature)`` over the valued bids; the others the reference's bid.
     ``workers``: processes that replay the hands (``teacher_records.replay``; the same rows).
+    ``drop_flat``: leave out the card rows whose candidates the search valued all alike (their
+    target says no card is better than another: uniform over the classes with ``prior`` 0; 11%
+    of the card rows of the main job's labels).
 
     Returns:
         ``obs`` uint8 ``[D, COMPACT_SIZE]`` (``spades_env.compact``: ``expand(obs, table)``
@@ -192,6 +195,9 @@ def build_dataset(rec: dict, reference, temperature: float, prior: float = 0.0,
                          f"field 'values' holds a value on card {card_str(c)} (card {c}), which "
                          f"that seat cannot play there (a corrupt record)")
     card = valued.sum(1) > 1
+    if drop_flat:
+        lo = np.where(valued, values, np.inf).min(1)
+        card &= np.where(valued, values, -np.inf).max(1) > lo
     keep = is_bid | card
     obs, table = rows["obs"][keep], rows["table"]
     mask = rows["mask"][keep]

@@ -432,6 +432,7 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
     assert data["distill"]["hands"] == 2 and data["distill"]["samples"] == 2
     assert data["distill"]["precision"] == "fp32"  # the command's default
     assert data["distill"]["batch"] == 512 and data["distill"]["lr"] == 1e-3  # the defaults
+    assert data["distill"]["drop_flat"] is False
     assert len(data["distill"]["history"]) == 2
     bot = CheckpointBot(str(out))
     g = SpadesGame(Rules(), seed=4)
@@ -474,10 +475,11 @@ def test_command_line_labels_distils_and_writes_a_playable_checkpoint(tiny, tmp_
               "--samples", "2", "--workers", "1", "--epochs", "1", "--bid-deals", "5",
               "--seed", "2"]
     assert main([*round2, "--also-labels", str(tmp_path / "d_labels"),
-                 "--precision", "bf16", "--batch", "3", "--lr", "2e-3"]) == 0
+                 "--precision", "bf16", "--batch", "3", "--lr", "2e-3", "--drop-flat"]) == 0
     data = load_checkpoint(str(r2))
     assert data["distill"]["precision"] == "bf16"
     assert data["distill"]["batch"] == 3 and data["distill"]["lr"] == 2e-3
+    assert data["distill"]["drop_flat"] is True
     assert data["distill"]["hands"] == 3 + 2 and data["distill"]["own_hands"] == 3
     assert data["distill"]["also_labels"] == [str(tmp_path / "d_labels")]
     assert main([*round2, "--also-labels", str(tmp_path)]) == 2
@@ -685,6 +687,10 @@ def test_stage_minutes_and_beside_hands_by_hand(tmp_path):
     # 40,000 hands: 40,000 x (35.3 + 4) + 4 x 50,000 = 1,772,000 rows; 10 passes over 95% of
     # them at 20 us x 1.25: 420.85 s; besides them 35 + 40,000 x 2e-3 + 50,000 x 0.3e-3 = 130 s
     assert stage_minutes(args, 40000, 20e-6) == pytest.approx((420.85 + 130) / 60)
+    # without the flat card rows: 40,000 x (35.3 x 0.89 + 4) + 200,000 = 1,616,680 rows, 10
+    # passes over 95% of them at 25 us: 383.9615 s
+    flat = cfg.from_dict({"distill_drop_flat": True}, args)
+    assert stage_minutes(flat, 40000, 20e-6) == pytest.approx((383.9615 + 130) / 60)
     # two rounds of 1 label minute on 2 processes at 50 hands a second: 6,000 more hands each,
     # 6,000 x 39.3 = 235,800 rows more and 12 s more per round; round 1 also has the 40,000
     two = cfg.from_dict({"distill_rounds": 2, "distill_minutes": 1.0, "distill_workers": 2}, args)
@@ -986,6 +992,35 @@ def test_dataset_rows_are_compact_and_expand_to_the_exact_observations(tiny, lab
     f16 = replay(labels, where="labels")["obs"]
     assert f16.dtype == np.float16
     np.testing.assert_array_equal(f16, exact.astype(np.float16))
+
+
+def test_drop_flat_leaves_out_exactly_the_card_rows_valued_all_alike(tiny, labels):
+    # one card row made flat by hand (every candidate worth 2.5 points): it is in the full set,
+    # not in the other; every other row is in both, in the same order, with the same target
+    net = build_agent(load_checkpoint(tiny), "cpu")
+    rec = {k: v.copy() for k, v in labels.items()}
+    n = len(rec["seed"])
+    vals = rec["values"].reshape(n * 56, 52)
+    valued = ~np.isnan(vals)
+    choice = np.nonzero(valued.sum(1) > 1)[0]
+    spread = np.nanmax(vals[choice], 1) - np.nanmin(vals[choice], 1)
+    row = int(choice[np.argmax(spread)])  # the row with the largest spread, made flat
+    vals[row, valued[row]] = 2.5
+    flat = np.zeros(n * 56, bool)
+    flat[choice] = np.nanmax(vals[choice], 1) == np.nanmin(vals[choice], 1)
+    assert flat[row] and flat.sum() >= 1
+    full = build_dataset(rec, net, temperature=3.0)
+    thin = build_dataset(rec, net, temperature=3.0, drop_flat=True)
+    kept_full = np.nonzero((valued.sum(1) > 1) | (np.arange(n * 56) % 56 < 4))[0]
+    keep = ~flat[kept_full]
+    assert len(thin["obs"]) == len(full["obs"]) - flat.sum()
+    for key in ("obs", "mask", "target", "card", "rep"):
+        np.testing.assert_array_equal(thin[key], full[key][keep], err_msg=key)
+    i = int(np.searchsorted(kept_full, row))
+    t = full["target"][i, :52]
+    assert t[valued[row]] == pytest.approx(np.full(valued[row].sum(), 1 / valued[row].sum()))
+    assert t[~valued[row]].sum() == 0  # the flat row's target in the full set: uniform
+    assert (~thin["card"]).sum() == 4 * n  # the bids all stay
 
 
 def _rows(rules: Rules, rules_id: int, k: int) -> dict:
