@@ -145,43 +145,119 @@ def check_legal(rec: dict, where: str) -> None:
     whose played card has no valued class (``distill_targets.equivalence_classes``), or one that
     is not the best value minus that class's value.
 
+    The replay records each decision's legal actions as a bit mask; the values and regrets of
+    all the decisions are then checked at once on those masks (about 3x the speed of a check
+    per decision), and the first problem in replay order is the one reported.
+
     Raises:
         ValueError: ``WHERE: hand H, decision K (seat S): field 'NAME' ...`` naming the card or
             bid (the first one found).
     """
     rules = Rules()
-    values, bid_values = rec["values"], rec["bid_values"]
-    valued, bid_valued = ~np.isnan(values), ~np.isnan(bid_values)
-    regret = rec["regret"]
-    for h in range(len(rec["seed"])):
+    n = len(rec["seed"])
+    moves = rec["moves"]
+    masks = np.zeros((n, MOVES_PER_HAND), object)  # the legal actions' bits (68: Python ints)
+    seats = np.zeros((n, MOVES_PER_HAND), np.int8)
+    stop = n * MOVES_PER_HAND  # the first illegal move's decision (row-major), if any
+    for h in range(n):
         g = SpadesGame(rules, seed=int(rec["seed"][h]))
         g.scores = [int(x) for x in rec["scores"][h]]
         g.bags = [int(x) for x in rec["bags"][h]]
         for k in range(MOVES_PER_HAND):
-            p = g.current_player
-            legal = g.legal_actions()
-            at = f"{where}: hand {h}, decision {k} (seat {p})"
-            a = int(rec["moves"][h, k])
-            if a not in legal:
-                raise ValueError(f"{at}: field 'moves': {action_str(a)} (action {a}) is "
-                                 f"illegal there (legal: {_names(legal)})")
-            if k < BIDS_PER_HAND:
-                bad = [BID_OFFSET + int(b) for b in np.flatnonzero(bid_valued[h, k])
-                       if BID_OFFSET + int(b) not in legal]
-                if bad:
-                    raise ValueError(f"{at}: field 'bid_values' holds a value on "
-                                     f"{action_str(bad[0])}, which that seat cannot bid there "
-                                     f"(legal: {_names(legal)})")
-            else:
-                bad = [int(c) for c in np.flatnonzero(valued[h, k]) if int(c) not in legal]
-                if bad:
-                    raise ValueError(f"{at}: field 'values' holds a value on card "
-                                     f"{action_str(bad[0])} (card {bad[0]}), which that seat "
-                                     f"cannot play there (legal: {_names(legal)})")
-                if not np.isnan(regret[h, k]):
-                    _check_regret(values[h, k], valued[h, k], float(regret[h, k]), a,
-                                  TEAM[p] == int(rec["agent_team"][h]), at)
+            m = g.legal_mask()
+            masks[h, k], seats[h, k] = m, g.current_player
+            a = int(moves[h, k])
+            if not m >> a & 1:
+                stop = h * MOVES_PER_HAND + k
+                break
             g.apply(a)
+        if stop < n * MOVES_PER_HAND:
+            break
+    # the decisions the checks at once flag (a superset of those refused), then each of them in
+    # replay order by the checks of one decision, which word the error
+    for f in np.flatnonzero(_flagged(rec, masks, seats)[:stop]):
+        h, k = divmod(int(f), MOVES_PER_HAND)
+        _check_decision(rec, h, k, int(masks[h, k]), int(seats[h, k]), where)
+    if stop < n * MOVES_PER_HAND:
+        h, k = divmod(stop, MOVES_PER_HAND)
+        a, m = int(moves[h, k]), int(masks[h, k])
+        raise ValueError(f"{where}: hand {h}, decision {k} (seat {int(seats[h, k])}): field "
+                         f"'moves': {action_str(a)} (action {a}) is illegal there (legal: "
+                         f"{_names(_bits(m))})")
+
+
+def _bits(m: int) -> list[int]:
+    return [i for i in range(m.bit_length()) if m >> i & 1]
+
+
+def _check_decision(rec: dict, h: int, k: int, m: int, p: int, where: str) -> None:
+    """``check_legal``'s checks of one decision's values and regret (``m``: its legal actions'
+    bits, ``p``: the seat to act); raises the first problem's ValueError."""
+    at = f"{where}: hand {h}, decision {k} (seat {p})"
+    if k < BIDS_PER_HAND:
+        bad = [BID_OFFSET + int(b) for b in np.flatnonzero(~np.isnan(rec["bid_values"][h, k]))
+               if not m >> (BID_OFFSET + int(b)) & 1]
+        if bad:
+            raise ValueError(f"{at}: field 'bid_values' holds a value on {action_str(bad[0])}, "
+                             f"which that seat cannot bid there (legal: {_names(_bits(m))})")
+        return
+    v = rec["values"][h, k]
+    valued = ~np.isnan(v)
+    bad = [int(c) for c in np.flatnonzero(valued) if not m >> int(c) & 1]
+    if bad:
+        raise ValueError(f"{at}: field 'values' holds a value on card {action_str(bad[0])} "
+                         f"(card {bad[0]}), which that seat cannot play there (legal: "
+                         f"{_names(_bits(m))})")
+    r = rec["regret"][h, k]
+    if not np.isnan(r):
+        _check_regret(v, valued, float(r), int(rec["moves"][h, k]),
+                      TEAM[p] == int(rec["agent_team"][h]), at)
+
+
+_BITS = np.arange(64, dtype=np.uint64)
+
+
+def _flagged(rec: dict, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
+    """``check_legal``'s checks of the values and regrets on every replayed decision at once:
+    bool ``[H * 56]``, row-major, True where a value lies on an illegal card or bid, or a regret
+    is not the policy's or may not be the best value minus the played card's class value (a
+    looser tolerance than ``_check_regret``'s: every decision it refuses is flagged; decisions
+    after an illegal move have mask 0 and are not read)."""
+    n = len(masks)
+    flat = masks.reshape(-1)
+    lo = np.array([m & ((1 << 52) - 1) for m in flat], np.uint64)
+    hi = np.array([m >> BID_OFFSET for m in flat], np.uint64)
+    card_ok = ((lo[:, None] >> _BITS[:52]) & np.uint64(1)).astype(bool)
+    bid_ok = ((hi[:, None] >> _BITS[:NUM_BIDS]) & np.uint64(1)).astype(bool)
+    values = rec["values"].reshape(n * MOVES_PER_HAND, 52)
+    valued = ~np.isnan(values)
+    is_bid = np.zeros((n, MOVES_PER_HAND), bool)
+    is_bid[:, :BIDS_PER_HAND] = True
+    is_bid = is_bid.reshape(-1)
+    bad = ~is_bid & (valued & ~card_ok).any(1)
+    bid_valued = np.zeros((n, MOVES_PER_HAND, NUM_BIDS), bool)
+    bid_valued[:, :BIDS_PER_HAND] = ~np.isnan(rec["bid_values"])
+    bad |= is_bid & (bid_valued.reshape(-1, NUM_BIDS) & ~bid_ok).any(1)
+    regret = rec["regret"].reshape(-1).astype(np.float64)
+    known = ~is_bid & ~np.isnan(regret)
+    if known.any():
+        i = np.nonzero(known)[0]
+        team = np.repeat(rec["agent_team"].astype(np.int64), MOVES_PER_HAND)[i]
+        policy = np.asarray(TEAM)[seats.reshape(-1)[i]] == team
+        played = rec["moves"].reshape(-1)[i].astype(np.int64)
+        # the class of the played card: the nearest valued card at or below it in its suit
+        ids = np.where(valued[i], np.arange(52), -1).reshape(len(i), 4, 13)
+        cls = np.maximum.accumulate(ids, axis=2).reshape(len(i), 52)
+        cls = cls[np.arange(len(i)), np.minimum(played, 51)]
+        has = (played < 52) & (cls >= 0)
+        v32 = values[i].astype(np.float32)
+        best = np.where(valued[i], v32, -np.inf).max(1)
+        at_cls = v32[np.arange(len(i)), np.maximum(cls, 0)]
+        want = (best - at_cls).astype(np.float16).astype(np.float64)
+        r = regret[i]
+        off = np.abs(r - want) > 0.5 * (1e-3 * np.abs(want) + 0.01)  # looser than the check
+        bad[i] |= ~policy | ~has | off
+    return bad
 
 
 def _check_regret(v, valued, r: float, played: int, policy: bool, at: str) -> None:

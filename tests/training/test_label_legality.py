@@ -159,3 +159,84 @@ def test_teacher_records_replay_names_the_file_hand_decision_and_card(tmp_path):
                             f"{card_str(c)} (action {c}) is illegal there (legal: "
                             f"{', '.join(card_str(x) for x in legal)})")
     assert replay(back, limit=1)["action"].shape == (56,)  # the hand before it replays
+
+
+def _one_by_one(rec, where):
+    """The check decision by decision, as ``check_legal`` did before it checked the values and
+    regrets of all decisions at once: the oracle of the test below."""
+    from spades_env.cards import BID_OFFSET, action_str
+    from spades_env.training.labels import _check_regret
+
+    def names(xs):
+        return ", ".join(action_str(int(a)) for a in xs)
+
+    values, valued = rec["values"], ~np.isnan(rec["values"])
+    for h in range(len(rec["seed"])):
+        g = SpadesGame(Rules(), seed=int(rec["seed"][h]))
+        g.scores = [int(x) for x in rec["scores"][h]]
+        g.bags = [int(x) for x in rec["bags"][h]]
+        for k in range(56):
+            p, legal = g.current_player, g.legal_actions()
+            at = f"{where}: hand {h}, decision {k} (seat {p})"
+            a = int(rec["moves"][h, k])
+            if a not in legal:
+                raise ValueError(f"{at}: field 'moves': {action_str(a)} (action {a}) is illegal "
+                                 f"there (legal: {names(legal)})")
+            if k < 4:
+                bad = [BID_OFFSET + int(b) for b in np.flatnonzero(~np.isnan(
+                    rec["bid_values"][h, k])) if BID_OFFSET + int(b) not in legal]
+                if bad:
+                    raise ValueError(f"{at}: field 'bid_values' holds a value on "
+                                     f"{action_str(bad[0])}, which that seat cannot bid there "
+                                     f"(legal: {names(legal)})")
+            else:
+                bad = [int(c) for c in np.flatnonzero(valued[h, k]) if int(c) not in legal]
+                if bad:
+                    raise ValueError(f"{at}: field 'values' holds a value on card "
+                                     f"{action_str(bad[0])} (card {bad[0]}), which that seat "
+                                     f"cannot play there (legal: {names(legal)})")
+                if not np.isnan(rec["regret"][h, k]):
+                    _check_regret(values[h, k], valued[h, k], float(rec["regret"][h, k]), a,
+                                  TEAM[p] == int(rec["agent_team"][h]), at)
+            g.apply(a)
+
+
+def _error(check, rec):
+    try:
+        check(rec, "f")
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def test_the_checks_at_once_refuse_what_the_checks_one_by_one_refuse_with_the_same_words(rec):
+    # 300 random corruptions, one to four each (a move, a card or bid value, a regret), some in
+    # both hands: check_legal gives the first error the decision-by-decision check gives, or
+    # none where it gives none
+    from spades_env.training.labels import check_legal
+    from spades_env.training.labels import NUM_BIDS
+    rng = np.random.default_rng(7)
+    assert _error(check_legal, rec) is None and _error(_one_by_one, rec) is None
+    refused = 0
+    for trial in range(300):
+        bad = _copy(rec)
+        for _ in range(int(rng.integers(1, 5))):
+            h, k = int(rng.integers(2)), int(rng.integers(4, 56))
+            kind = int(rng.integers(5))
+            if kind == 0:
+                bad["moves"][h, k] = int(rng.integers(52))
+            elif kind == 1:
+                bad["values"][h, k, int(rng.integers(52))] = float(rng.normal(0, 20))
+            elif kind == 2:
+                bad["regret"][h, k] = float(rng.normal(0, 5))
+            elif kind == 3:
+                known = np.flatnonzero(~np.isnan(bad["regret"][h]))
+                if len(known):  # a small forgery of a known regret
+                    j = int(rng.choice(known))
+                    bad["regret"][h, j] = bad["regret"][h, j] + float(rng.choice([0.02, 0.3]))
+            else:
+                bad["bid_values"][h, int(rng.integers(4)), int(rng.integers(NUM_BIDS))] = 1.0
+        want = _error(_one_by_one, bad)
+        assert _error(check_legal, bad) == want, trial
+        refused += want is not None
+    assert refused > 200  # most corruptions are refused, so the words were compared
