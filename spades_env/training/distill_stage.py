@@ -143,7 +143,8 @@ def stage_minutes(args: Args, hands: int, row_seconds: float,
     each of ``distill_workers`` processes) and learns its hands (round 1's: also the ``hands``
     labelled beside PPO so far) in ``distill_epochs`` passes over their rows
     (``CARD_ROWS_PER_HAND``, less ``FLAT_CARD_SHARE`` of them with ``distill_drop_flat``, + 4
-    bids a hand, and 4 per ``distill_bid_deals``, 95% of them trained on) at ``row_seconds`` a row (``distill.fit_row_seconds``) times ``FIT_ROW_FACTOR``, plus
+    bids a hand, and 4 per ``distill_bid_deals``, 95% of them trained on) at ``row_seconds`` a
+    row (``distill.fit_row_seconds``) times ``FIT_ROW_FACTOR``, plus
     ``ROUND_SECONDS``. What ``run_minutes`` ends PPO with: PPO stops when the run's minutes plus
     this reach ``run_minutes``; the fits' deadline catches an estimate that was short."""
     fixed, per_hand, per_deal = ROUND_SECONDS
@@ -162,7 +163,8 @@ def stage_minutes(args: Args, hands: int, row_seconds: float,
 def fit_probe(args: Args, agent: Agent, log=print) -> float:
     """Seconds per row of the stage's fit on this host, now (``distill.fit_row_seconds``): a copy
     of ``agent`` (the PPO network) widened as round 1 widens it, ``distill_threads`` threads,
-    ``distill_precision``, ``distill_batch``; logged. The torch random numbers are left as they were."""
+    ``distill_precision``, ``distill_batch``; logged. The torch random numbers are left as they
+    were."""
     import copy
 
     import torch
