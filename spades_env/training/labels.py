@@ -245,15 +245,14 @@ def _flagged(rec: dict, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
         team = np.repeat(rec["agent_team"].astype(np.int64), MOVES_PER_HAND)[i]
         policy = np.asarray(TEAM)[seats.reshape(-1)[i]] == team
         played = rec["moves"].reshape(-1)[i].astype(np.int64)
-        # the class of the played card (52: none); the import here: distill_targets reads this
-        # module's constants
-        from .distill_targets import equivalence_classes
-        cls = equivalence_classes(np.ones((len(i), 52), bool), valued[i])
+        # the class of the played card: the nearest valued card at or below it in its suit
+        ids = np.where(valued[i], np.arange(52), -1).reshape(len(i), 4, 13)
+        cls = np.maximum.accumulate(ids, axis=2).reshape(len(i), 52)
         cls = cls[np.arange(len(i)), np.minimum(played, 51)]
-        has = (played < 52) & (cls < 52)
+        has = (played < 52) & (cls >= 0)
         v32 = values[i].astype(np.float32)
         best = np.where(valued[i], v32, -np.inf).max(1)
-        at_cls = v32[np.arange(len(i)), np.minimum(cls, 51)]
+        at_cls = v32[np.arange(len(i)), np.maximum(cls, 0)]
         want = (best - at_cls).astype(np.float16).astype(np.float64)
         r = regret[i]
         off = np.abs(r - want) > 0.5 * (1e-3 * np.abs(want) + 0.01)  # looser than the check
