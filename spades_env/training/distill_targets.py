@@ -18,7 +18,7 @@ from spades_env.compact import COMPACT_SIZE, RULES_ID, expand, pack, rules_table
 
 from .envs import randomize_start
 from .labels import BIDS_PER_HAND, NUM_BIDS
-from .teacher_records import MOVES_PER_HAND, replay
+from .teacher_records import MOVES_PER_HAND, mask_bits, replay
 
 
 # ============================================================================= targets
@@ -235,12 +235,13 @@ def bid_rows(reference, deals: int, seed: int, random_start: float = 0.5) -> dic
     import torch
 
     from spades_env.cards import NUM_ACTIONS
-    from spades_env.observation import OBS_SIZE, encode
+    from spades_env.observation import OBS_SIZE, IncrementalEncoder
     rng = np.random.default_rng([seed, 1 << 20])
     n = 4 * deals
     obs = np.zeros((n, COMPACT_SIZE), np.uint8)
     mask = np.zeros((n, NUM_ACTIONS), bool)
     target = np.zeros((n, NUM_ACTIONS), np.float32)
+    encoders = [IncrementalEncoder() for _ in range(min(BID_BLOCK, deals))]  # a deal's 4 rows
     for first in range(0, deals, BID_BLOCK):
         # a block of deals (drawn in order from ``rng``), then each of the 4 bids of every deal
         # of the block at once: one forward pass of the reference per bid position
@@ -249,21 +250,23 @@ def bid_rows(reference, deals: int, seed: int, random_start: float = 0.5) -> dic
             g = SpadesGame(Rules(), seed=int(rng.integers(2**63)))
             if random_start > 0 and rng.random() < random_start:
                 randomize_start(g, rng)
+            encoders[len(games)].new_hand(g)
             games.append(g)
         hand = np.zeros((len(games), BIDS_PER_HAND, OBS_SIZE), np.float32)  # exact, packed below
         rows = 4 * first + np.arange(len(games)) * BIDS_PER_HAND  # row of each deal's first bid
+        legal = np.zeros(len(games), object)
         for k in range(BIDS_PER_HAND):
             for j, g in enumerate(games):
-                view = g.view(g.current_player)
-                encode(view, hand[j, k])
-                mask[rows[j] + k, list(view.legal_actions)] = True
+                hand[j, k] = encoders[j].buf[g.current_player]
+                legal[j] = g.legal_mask()
+            mask[rows + k] = mask_bits(legal)
             with torch.no_grad():
                 lg = reference.masked(reference.policy_logits(torch.as_tensor(hand[:, k])),
                                       torch.as_tensor(mask[rows + k]))
             bids = lg.argmax(-1).tolist()
             target[rows + k, bids] = 1.0
-            for g, a in zip(games, bids):
-                g.apply(a)
+            for enc, g, a in zip(encoders, games, bids):
+                enc.apply(g, a)
         obs[4 * first:4 * first + BIDS_PER_HAND * len(games)] = pack(
             hand.reshape(-1, OBS_SIZE))
     return {"obs": obs, "table": rules_table(Rules()), "mask": mask, "target": target,

@@ -3,7 +3,7 @@
 ``hard`` and ``insane`` (PIMC, ``spades_env.bots.pimc``) play much better than ``medium`` but take
 10-40 ms per decision, too slow to produce imitation data inside a 30-minute training run. So the
 records are produced once (``spades teacher-records``), shipped, and the training run
-only replays them through the engine to rebuild each seat's observation (about 20 us a decision).
+only replays them through the engine to rebuild each seat's observation (about 10 us a decision).
 
 A record of one hand holds the deal's seed, the scores and bags before the hand and the 56 moves
 (four copies of the teacher at the table, standard rules); the format and its reader are the
@@ -31,7 +31,7 @@ from spades_env.bots import make_bot, quoted_name
 from spades_env.cards import NUM_ACTIONS, action_str, is_int
 from spades_env.compact import COMPACT_SIZE, pack, rules_table
 from spades_env.fileio import write_atomic
-from spades_env.observation import OBS_SIZE, encode
+from spades_env.observation import OBS_SIZE, IncrementalEncoder
 
 from .envs import randomize_start, seat_priv
 
@@ -105,7 +105,8 @@ def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
            priv: bool = True, workers: int = 1, first_hand: int = 0) -> dict:
     """Rebuild the imitation data set by replaying records through the engine.
 
-    Every decision becomes a row: the acting seat's observation (from ``game.view(seat)`` only),
+    Every decision becomes a row: the acting seat's observation (``encode(game.view(seat))``,
+    kept move by move by ``observation.IncrementalEncoder``),
     its legal mask, the teacher's action, and the hand's return for that seat's team: (team hand
     points - other team's) * ``reward_scale``, with bags at ``bag_cost`` each (``team_points``).
 
@@ -143,41 +144,57 @@ def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
     obs = np.zeros((D, COMPACT_SIZE) if compact else (D, OBS_SIZE),
                    np.uint8 if compact else np.float16)
     block = np.zeros((MOVES_PER_HAND, OBS_SIZE), np.float32)  # one hand's rows, exact
-    mask = np.zeros((D, NUM_ACTIONS), bool)
+    legal = np.zeros(D, object)  # each decision's legal actions as a 68-bit int (legal_mask)
     act = rec["moves"][:n].reshape(-1).astype(np.int64)
     ret = np.zeros(D, np.float32)
     privs = np.zeros((D, 3 * 52), bool) if priv else None
     seats = np.zeros(MOVES_PER_HAND, np.int64)
+    enc = IncrementalEncoder()  # every seat's row, updated move by move (= encode(game.view))
+    rows = enc.buf
     for h in range(n):
         g = SpadesGame(rules, seed=int(rec["seed"][h]))
         g.scores = [int(x) for x in rec["scores"][h]]
         g.bags = [int(x) for x in rec["bags"][h]]
-        block[:] = 0
+        enc.new_hand(g)
         for k in range(MOVES_PER_HAND):
             r = h * MOVES_PER_HAND + k
             p = g.current_player
-            v = g.view(p)
-            encode(v, block[k])
-            legal = list(v.legal_actions)
-            mask[r, legal] = True
+            block[k] = rows[p]
+            m = legal[r] = g.legal_mask()
             if priv:
                 privs[r] = seat_priv(g.hands, p)
             a = int(act[r])
-            if a not in v.legal_actions:
+            if not m >> a & 1:
+                names = ", ".join(map(action_str, np.flatnonzero(mask_bits([m])[0])))
                 raise ValueError(f"{where}: hand {first_hand + h}, decision {k} (seat {p}): "
-                                 f"field 'moves': "
-                                 f"{action_str(a)} (action {a}) is illegal there (legal: "
-                                 f"{', '.join(action_str(x) for x in legal)})")
+                                 f"field 'moves': {action_str(a)} (action {a}) is illegal there "
+                                 f"(legal: {names})")
             seats[k] = p
-            g.apply(a)
+            enc.apply(g, a)
         hr = g.hand_results[0]
         d = (team_points(hr.teams[0], bag_cost) - team_points(hr.teams[1], bag_cost)) * reward_scale
         hand = slice(h * MOVES_PER_HAND, (h + 1) * MOVES_PER_HAND)
         ret[hand] = np.where(seats % 2 == 0, d, -d)
         obs[hand] = pack(block) if compact else block
+    mask = mask_bits(legal)
     out = {"obs": obs, "mask": mask, "action": act, "ret": ret, "priv": privs}
     if compact:
         out["table"] = rules_table(rules)
+    return out
+
+
+_BITS = np.arange(64, dtype=np.uint64)
+
+
+def mask_bits(legal) -> np.ndarray:
+    """Bool ``[D, NUM_ACTIONS]`` action masks of ``D`` 68-bit int masks (``SpadesGame.legal_mask``:
+    bit ``a`` is action ``a``)."""
+    m = np.asarray(legal, object)
+    lo = (m & 0xFFFFFFFFFFFFFFFF).astype(np.uint64)
+    hi = (m >> 64).astype(np.uint64)
+    out = np.empty((len(m), NUM_ACTIONS), bool)
+    out[:, :64] = (lo[:, None] >> _BITS) & np.uint64(1)
+    out[:, 64:] = (hi[:, None] >> _BITS[:NUM_ACTIONS - 64]) & np.uint64(1)
     return out
 
 

@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+from spades_env.cards import action_str
 from spades_env.observation import OBS_SIZE
 from spades_env.training.teacher_records import (MOVES_PER_HAND, generate_chunk, load_records, replay,
                                       save_records, team_points)
@@ -44,6 +45,50 @@ def test_replay_rows_are_legal_and_returns_are_zero_sum_per_hand():
     # a team's return is minus the other's; partners share it
     r = d["ret"][:MOVES_PER_HAND]
     assert len(set(np.round(np.abs(r), 6))) == 1
+
+
+def test_replay_rows_are_the_view_of_the_seat_to_act_at_every_decision():
+    # the replay keeps every seat's row move by move (IncrementalEncoder) instead of encoding
+    # game.view at each decision: the oracle is the view, encoded afresh, decision by decision,
+    # on hands that start from scores and bags other than 0 (the records' random starts)
+    from spades_env import Rules, SpadesGame
+    from spades_env.compact import expand, pack
+    from spades_env.observation import encode
+    from spades_env.training.envs import seat_priv
+    rec = load_records(SHIPPED)
+    hands = [h for h in range(200) if rec["scores"][h].any() and rec["bags"][h].any()][:6] + [0]
+    part = {**{k: rec[k][hands] for k in ("seed", "scores", "bags", "moves")},
+            "rules": "standard"}
+    d = replay(part, priv=True)
+    c = replay(part, compact=True, priv=False)
+    row = np.zeros(OBS_SIZE, np.float32)
+    for i, h in enumerate(hands):
+        g = SpadesGame(Rules(), seed=int(rec["seed"][h]))
+        g.scores, g.bags = [int(x) for x in rec["scores"][h]], [int(x) for x in rec["bags"][h]]
+        for k in range(MOVES_PER_HAND):
+            r, p = i * MOVES_PER_HAND + k, g.current_player
+            v = g.view(p)
+            row[:] = 0
+            encode(v, row)
+            assert np.array_equal(d["obs"][r], row.astype(np.float16)), (h, k)
+            assert np.array_equal(c["obs"][r], pack(row[None])[0]), (h, k)
+            assert np.array_equal(expand(c["obs"][r:r + 1], c["table"])[0], row), (h, k)
+            assert np.flatnonzero(d["mask"][r]).tolist() == sorted(v.legal_actions), (h, k)
+            assert np.array_equal(d["priv"][r], seat_priv(g.hands, p)), (h, k)
+            g.apply(int(rec["moves"][h, k]))
+    # the error names the legal actions there: seat 0's 13 cards at the first lead it makes
+    bad = {**part, "moves": part["moves"].copy()}
+    g = SpadesGame(Rules(), seed=int(part["seed"][0]))
+    g.scores, g.bags = [int(x) for x in part["scores"][0]], [int(x) for x in part["bags"][0]]
+    for k in range(4):
+        g.apply(int(part["moves"][0, k]))
+    names = ", ".join(action_str(a) for a in sorted(g.legal_actions()))
+    bad["moves"][0, 4] = 64  # a bid where a card is led
+    with pytest.raises(ValueError) as e:
+        replay(bad, where="x.npz")
+    assert str(e.value) == (f"x.npz: hand 0, decision 4 (seat {g.current_player}): field "
+                            f"'moves': {action_str(64)} (action 64) is illegal there (legal: "
+                            f"{names})")
 
 
 class _TS:  # the fields of rules.TeamScore that team_points reads
