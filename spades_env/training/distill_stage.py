@@ -123,11 +123,11 @@ LABEL_HANDS_PER_SECOND = 64.0
 PPO on a slow host since the deals are drawn in C, 58,300 hands in 15.1 minutes; 30 to 50 before):
 ``stage_minutes``' rate when none was measured."""
 
-ROUND_SECONDS = (35.0, 2.0e-3, 0.3e-3)
+ROUND_SECONDS = (20.0, 1.0e-3, 0.25e-3)
 """a round's seconds besides its passes, as ``(fixed, per labelled hand, per bid deal)``: reading
 and checking the chunks and replaying their hands, ``bid_rows``, the evaluations and the save
-(1.85 min for 40,950 hands and 50,000 bid deals, 2.1 min for 37,250 hands, on the slower host of
-2026-12-07; over-counted on a quick one)."""
+(62.5 s for 40,400 hands and 50,000 bid deals on 2026-12-07 with the replay kept move by move,
+``teacher_records.replay``; 111 s before it, on a slower host; over-counted on a quick one)."""
 
 FIT_ROW_FACTOR = 1.25
 """a real pass's seconds per trained row over ``distill.fit_row_seconds``' (the probe's 4,096 rows

@@ -685,17 +685,17 @@ def test_stage_minutes_and_beside_hands_by_hand(tmp_path):
     args = cfg.from_dict({"distill_epochs": 10, "distill_bid_deals": 50000, "distill_rounds": 1,
                           "distill_minutes": 0.0, "distill_beside_ppo": 1})
     # 40,000 hands: 40,000 x (35.3 + 4) + 4 x 50,000 = 1,772,000 rows; 10 passes over 95% of
-    # them at 20 us x 1.25: 420.85 s; besides them 35 + 40,000 x 2e-3 + 50,000 x 0.3e-3 = 130 s
-    assert stage_minutes(args, 40000, 20e-6) == pytest.approx((420.85 + 130) / 60)
+    # them at 20 us x 1.25: 420.85 s; besides them 20 + 40,000 x 1e-3 + 50,000 x 0.25e-3 = 72.5 s
+    assert stage_minutes(args, 40000, 20e-6) == pytest.approx((420.85 + 72.5) / 60)
     # without the flat card rows: 40,000 x (35.3 x 0.89 + 4) + 200,000 = 1,616,680 rows, 10
     # passes over 95% of them at 25 us: 383.9615 s
     flat = cfg.from_dict({"distill_drop_flat": True}, args)
-    assert stage_minutes(flat, 40000, 20e-6) == pytest.approx((383.9615 + 130) / 60)
+    assert stage_minutes(flat, 40000, 20e-6) == pytest.approx((383.9615 + 72.5) / 60)
     # two rounds of 1 label minute on 2 processes at 50 hands a second: 6,000 more hands each,
-    # 6,000 x 39.3 = 235,800 rows more and 12 s more per round; round 1 also has the 40,000
+    # 6,000 x 39.3 = 235,800 rows more and 6 s more per round; round 1 also has the 40,000
     two = cfg.from_dict({"distill_rounds": 2, "distill_minutes": 1.0, "distill_workers": 2}, args)
-    r1 = 1 + (10 * 0.95 * (1772000 + 235800) * 25e-6 + 130 + 12) / 60
-    r2 = 1 + (10 * 0.95 * (200000 + 235800) * 25e-6 + 35 + 12 + 15) / 60
+    r1 = 1 + (10 * 0.95 * (1772000 + 235800) * 25e-6 + 72.5 + 6) / 60
+    r2 = 1 + (10 * 0.95 * (200000 + 235800) * 25e-6 + 20 + 6 + 12.5) / 60
     assert stage_minutes(two, 40000, 20e-6, label_rate=50.0) == pytest.approx(r1 + r2)
     # two networks' folders beside PPO, 3 and 2 chunks (and a file that is not one)
     for folder, n in (("labels_beside_it0", 3), ("labels_beside_it200", 2)):
@@ -713,21 +713,21 @@ def test_stage_minutes_and_beside_hands_by_hand(tmp_path):
 
 @pytest.mark.slow
 def test_run_minutes_end_ppo_when_the_stage_estimate_fills_the_time_left(tmp_path):
-    # no labels beside PPO: the stage's estimate is its 0.01 label minutes and 35 s of round
-    # (ROUND_SECONDS), 0.593 min; with run_minutes 0.65 PPO stops after about 3 s, long before its
+    # no labels beside PPO: the stage's estimate is its 0.01 label minutes and 20 s of round
+    # (ROUND_SECONDS), 0.343 min; with run_minutes 0.4 PPO stops after about 3 s, long before its
     # total_decisions
     from spades_env.training.ppo_selfplay import train
     logs: list[str] = []
     run = _nano_run(tmp_path, "planned", total_decisions=10**7, distill_minutes=0.01,
                     distill_hidden=[48], distill_samples=4, distill_epochs=2,
-                    distill_workers=1, distill_bid_deals=20, run_minutes=0.65)
+                    distill_workers=1, distill_bid_deals=20, run_minutes=0.4)
     out = train(run, log=logs.append)
     assert out["stop_reason"] == "run_minutes"
     assert 1 <= out["iterations"] and out["decisions"] < 10**6
-    assert any(m.startswith("run_minutes 0.65: a row of the distillation fit takes ")
+    assert any(m.startswith("run_minutes 0.4: a row of the distillation fit takes ")
                for m in logs)
     stop = [m for m in logs if m.startswith("run_minutes: ")]
-    assert len(stop) == 1 and "estimate 0.6 min (0 hands labelled beside PPO) reach 0.65" in stop[0]
+    assert len(stop) == 1 and "estimate 0.3 min (0 hands labelled beside PPO) reach 0.4" in stop[0]
     assert load_checkpoint(out["checkpoint"])["distill"]["passes"] == 2  # the fit keeps both
 
 
