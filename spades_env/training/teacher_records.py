@@ -183,18 +183,15 @@ def replay(rec: dict, reward_scale: float = 0.01, bag_cost: float = 0.0,
     return out
 
 
-_BITS = np.arange(64, dtype=np.uint64)
-
-
 def mask_bits(legal) -> np.ndarray:
     """Bool ``[D, NUM_ACTIONS]`` action masks of ``D`` 68-bit int masks (``SpadesGame.legal_mask``:
-    bit ``a`` is action ``a``)."""
-    m = np.asarray(legal, object)
-    lo = (m & 0xFFFFFFFFFFFFFFFF).astype(np.uint64)
-    hi = (m >> 64).astype(np.uint64)
+    bit ``a`` is action ``a``); one byte a bit of work memory."""
+    m = np.asarray(legal, object).reshape(-1)
+    lo = (m & 0xFFFFFFFFFFFFFFFF).astype("<u8")  # actions 0..63, little-endian bytes
+    hi = (m >> 64).astype(np.uint8)  # actions 64..67
     out = np.empty((len(m), NUM_ACTIONS), bool)
-    out[:, :64] = (lo[:, None] >> _BITS) & np.uint64(1)
-    out[:, 64:] = (hi[:, None] >> _BITS[:NUM_ACTIONS - 64]) & np.uint64(1)
+    out[:, :64] = np.unpackbits(lo.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+    out[:, 64:] = np.unpackbits(hi[:, None], axis=1, bitorder="little")[:, :NUM_ACTIONS - 64]
     return out
 
 

@@ -91,6 +91,21 @@ def test_replay_rows_are_the_view_of_the_seat_to_act_at_every_decision():
                             f"{names})")
 
 
+def test_mask_bits_reads_bit_a_as_action_a():
+    from spades_env.training.teacher_records import mask_bits
+    # by hand: nothing; the 2 of clubs (action 0); the last action (67, bit 67); every action;
+    # the last card bit of the low word (63) and the first of the high word (64)
+    got = mask_bits([0, 1, 1 << 67, (1 << 68) - 1, 1 << 63, 1 << 64])
+    assert got.shape == (6, 68) and got.dtype == bool
+    assert [np.flatnonzero(r).tolist() for r in got] == [[], [0], [67], list(range(68)), [63],
+                                                         [64]]
+    rng = np.random.default_rng(3)
+    ms = [int(x) << 36 | int(y) for x, y in zip(rng.integers(0, 1 << 32, 500),
+                                               rng.integers(0, 1 << 36, 500))]
+    assert np.array_equal(mask_bits(ms), [[m >> a & 1 for a in range(68)] for m in ms])
+    assert mask_bits([]).shape == (0, 68)
+
+
 class _TS:  # the fields of rules.TeamScore that team_points reads
     def __init__(self, hand_points, bag_penalty, bags):
         self.hand_points, self.bag_penalty, self.bags = hand_points, bag_penalty, bags
