@@ -134,10 +134,11 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
             ``torch.autocast`` in bfloat16 on the rows' device (weights, optimiser and loss stay
             float32; about 3x a step on a CPU with AVX512-BF16 or AMX, slower on one without:
             ``fit_precision``).
-        deadline: a ``time.time()`` by which the fit should end, or None: after each pass the
-            passes still to come are cut to those that fit before it at the mean pass time so
-            far (``pass_plan``; at least one pass in all), and the step size then falls
-            linearly from where it is to 0 over the steps left, so the last pass ends at 0.
+        deadline: a ``time.time()`` by which the fit should end, or None: after each pass but
+            the last planned, the passes are planned again to those that fit before it at the
+            mean pass time so far (``pass_plan``; at least one pass in all, at most ``epochs``:
+            a plan cut after a slow pass grows back), and the step size then falls linearly
+            from where it is to 0 over the steps left, so the last pass ends at 0.
     Returns:
         one dict per evaluation (``epoch``: 0 before training, then 1..the passes made; ``loss``;
         and ``evaluate_rows``' fields on the held-out rows).
@@ -205,8 +206,10 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
                      **evaluate_rows(net, data, val)})
         log(f"pass {ep}: {hist[-1]} ({time.time() - t0:.0f} s)")
         if deadline is not None and ep < epochs:
-            n = pass_plan(ep, epochs, time.time() - t_fit, deadline - time.time())
-            if n < epochs:
+            # up to the passes asked: a plan cut after a slow first pass grows back when the
+            # later ones are quicker (the step size then falls from where it is over more steps)
+            n = pass_plan(ep, asked, time.time() - t_fit, deadline - time.time())
+            if n != epochs:
                 done = ep * per_pass
                 plan.update(s0=done, f0=factor(done), end=n * per_pass)
                 log(f"the fit makes {n} of its {asked} passes: its time ends in "

@@ -335,6 +335,26 @@ def test_a_fit_with_a_deadline_cuts_its_passes_and_ends_its_step_size_at_0(tiny,
     for j in (1, per_pass, left):
         assert lrs[per_pass - 1 + j] == pytest.approx(1e-3 * f0 * (1 - j / left), abs=1e-12)
     assert lrs[-1] == 0.0
+    # cut from 6 to 3 after pass 1, grown back to 4 after pass 2 (quicker passes): pass 2 falls
+    # from 5/6 toward 0 at the end of pass 3 and ends at 5/12; then from 5/12 to exactly 0 at the
+    # end of pass 4. The plan asks pass_plan for up to the 6 passes asked, not the 3 of the cut
+    lrs.clear()
+    plans, asked = iter([3, 4, 4]), []
+    monkeypatch.setattr(dm, "pass_plan",
+                        lambda done, epochs, sec, left: asked.append(epochs) or next(plans))
+    logs = []
+    hist = distill(net, ds, epochs=6, lr=1e-3, batch=batch, holdout=0.0, log=logs.append,
+                   deadline=time.time() + 3600)
+    assert [h["epoch"] for h in hist] == [0, 1, 2, 3, 4] and asked == [6, 6, 6]
+    assert [m[:33] for m in logs if m.startswith("the fit makes")] == [
+        "the fit makes 3 of its 6 passes: ", "the fit makes 4 of its 6 passes: "]
+    del lrs[0]
+    assert len(lrs) == 4 * per_pass
+    assert lrs[2 * per_pass - 1] == pytest.approx(1e-3 * 5 / 12)
+    for j in (1, per_pass, 2 * per_pass):
+        assert lrs[2 * per_pass - 1 + j] == pytest.approx(1e-3 * 5 / 12 * (1 - j / (2 * per_pass)),
+                                                          abs=1e-12)
+    assert lrs[-1] == 0.0
 
 
 @pytest.mark.slow
