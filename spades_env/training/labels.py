@@ -31,7 +31,7 @@ from spades_env.fileio import write_atomic
 from spades_env.readers import npz_rows, read_npz
 from spades_env.records import check_hand_values
 
-from .teacher_records import MOVES_PER_HAND
+from .teacher_records import MOVES_PER_HAND, mask_bits
 
 FORMAT = "spades_env.pimc_labels"
 VERSION = 2
@@ -187,7 +187,7 @@ def check_legal(rec: dict, where: str) -> None:
 
 
 def _bits(m: int) -> list[int]:
-    return [i for i in range(m.bit_length()) if m >> i & 1]
+    return np.flatnonzero(mask_bits([m])[0]).tolist()
 
 
 def _check_decision(rec: dict, h: int, k: int, m: int, p: int, where: str) -> None:
@@ -214,9 +214,6 @@ def _check_decision(rec: dict, h: int, k: int, m: int, p: int, where: str) -> No
                       TEAM[p] == int(rec["agent_team"][h]), at)
 
 
-_BITS = np.arange(64, dtype=np.uint64)
-
-
 def _flagged(rec: dict, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
     """``check_legal``'s checks of the values and regrets on every replayed decision at once:
     bool ``[H * 56]``, row-major, True where a value lies on an illegal card or bid, or a regret
@@ -225,10 +222,8 @@ def _flagged(rec: dict, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
     after an illegal move have mask 0 and are not read)."""
     n = len(masks)
     flat = masks.reshape(-1)
-    lo = np.array([m & ((1 << 52) - 1) for m in flat], np.uint64)
-    hi = np.array([m >> BID_OFFSET for m in flat], np.uint64)
-    card_ok = ((lo[:, None] >> _BITS[:52]) & np.uint64(1)).astype(bool)
-    bid_ok = ((hi[:, None] >> _BITS[:NUM_BIDS]) & np.uint64(1)).astype(bool)
+    legal = mask_bits(flat)
+    card_ok, bid_ok = legal[:, :52], legal[:, BID_OFFSET:BID_OFFSET + NUM_BIDS]
     values = rec["values"].reshape(n * MOVES_PER_HAND, 52)
     valued = ~np.isnan(values)
     is_bid = np.zeros((n, MOVES_PER_HAND), bool)
