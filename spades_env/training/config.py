@@ -290,6 +290,10 @@ class Args:
     distill_drop_flat: bool = checked(False, flag(resume="free"))
     """leave out of the fit the card rows whose candidates the search valued all alike (a pass
     10% shorter on the main job's labels, and a lower held-out regret in the same passes)."""
+    distill_regret_weight: float = checked(0.0, floats(0, 1000, resume="free"))
+    """weight of the expected regret beside the cross-entropy of each card row of the fit
+    (``training.distill.distill``'s ``regret_weight``: the network's expected loss in points by
+    the search's values; 0: the cross-entropy alone)."""
     distill_workers: int = checked(2, ints(1, 64, resume="free"))
     """labelling processes."""
     distill_bid_deals: int = checked(50000, ints(0, 1_000_000, resume="free"))

@@ -112,13 +112,16 @@ def evaluate_rows(net, data: dict, index: np.ndarray) -> dict:
 
 def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512,
             holdout: float = 0.05, seed: int = 0, augment: bool = True, bid_weight: float = 4.0,
-            precision: str = "fp32", log=print, deadline: float | None = None) -> list[dict]:
+            precision: str = "fp32", log=print, deadline: float | None = None,
+            regret_weight: float = 0.0) -> list[dict]:
     """Train ``net`` (in place) on ``build_dataset`` rows (compact observations, expanded a
     minibatch at a time).
 
     Loss per row: on a card row, the cross-entropy of the soft target against the network's
-    probability of each class of equivalent cards (``equivalence_classes``); on a bid row, the
-    cross-entropy against the reference's greedy bid, weighted ``bid_weight``. Adam, the step size
+    probability of each class of equivalent cards (``equivalence_classes``), plus
+    ``regret_weight`` times the network's expected regret by the search's values,
+    ``sum_c p(c) * (max value - value(c))`` in points; on a bid row, the cross-entropy against
+    the reference's greedy bid, weighted ``bid_weight``. Adam, the step size
     falling linearly from ``lr`` to 0 (``adam``: fused where torch has the kernel), gradient norm
     clipped at 0.5.
 
@@ -130,6 +133,10 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
         augment: each step relabels its rows' side suits by one of the six orders, drawn at
             random (``suit_permutation``; the game is unchanged, so each labelled position counts
             six ways).
+        regret_weight: weight of the expected-regret term of a card row (0: the cross-entropy
+            alone). The cross-entropy weighs a 2-point and a 20-point mistake alike once the
+            target is near one-hot; this term weighs them by what they cost, the objective the
+            greedy player is judged by (a policy-gradient step with every action's value known).
         precision: ``"fp32"``, or ``"bf16"``: the network's forward pass of each step under
             ``torch.autocast`` in bfloat16 on the rows' device (weights, optimiser and loss stay
             float32; about 3x a step on a CPU with AVX512-BF16 or AMX, slower on one without:
@@ -155,6 +162,7 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
     obs, mask = torch.as_tensor(data["obs"]), torch.as_tensor(data["mask"])
     table = torch.as_tensor(data["table"])
     target, rep = torch.as_tensor(data["target"]), torch.as_tensor(data["rep"])
+    values = torch.as_tensor(data["values"]) if regret_weight > 0 else None
     card = torch.as_tensor(data["card"])
     opt = adam(net.parameters(), lr)
     per_pass = -(-len(train) // batch)
@@ -181,16 +189,23 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
         for k in range(0, len(train), batch):
             ix = torch.as_tensor(train[k:k + batch])
             o, m, t, r = expand(obs[ix], table), mask[ix], target[ix], rep[ix].long()
+            v = None if values is None else values[ix]
             if augment:
                 oi, ai, cm = perms[int(rng.integers(len(perms)))]
                 o, m, t = o[:, oi], m[:, ai], t[:, ai]
                 r = cm[r][:, ai[:52]]
+                v = None if v is None else v[:, ai[:52]]
             with torch.autocast(o.device.type, torch.bfloat16, enabled=precision == "bf16"):
                 logits = net.policy_logits(o)
             probs = torch.softmax(net.masked(logits.float(), m), -1)
             c = card[ix]
             pc = _class_probs(probs[c], r[c])
             loss_card = -(t[c, :52] * pc.clamp_min(1e-8).log()).sum()
+            if v is not None:  # the class values sit on the class representatives, as pc
+                vc = v[c]
+                best = torch.nan_to_num(vc, nan=-torch.inf).max(1, keepdim=True).values
+                loss_card = loss_card + regret_weight * (
+                    pc * torch.nan_to_num(best - vc, nan=0.0)).sum()
             loss_bid = -(t[~c] * probs[~c].clamp_min(1e-8).log()).sum()
             loss = (loss_card + bid_weight * loss_bid) / len(ix)
             if not torch.isfinite(loss):
@@ -271,7 +286,7 @@ _LIMITS = (  # name, kind, low, high
     ("samples", int, 1, MAX_SAMPLES), ("workers", int, 1, 64), ("seed", int, 0, 2**62),
     ("temperature", float, 1e-3, 1e4), ("prior", float, 0.0, 1.0), ("bid_deals", int, 0, 1_000_000),
     ("epochs", int, 1, 1_000), ("lr", float, 1e-7, 1.0), ("bid_samples", int, 0, MAX_SAMPLES),
-    ("batch", int, 1, 65_536))
+    ("batch", int, 1, 65_536), ("regret_weight", float, 0.0, 1e3))
 
 
 def check_args(a) -> None:
@@ -319,7 +334,8 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                        log_every: float = 0.0, label_source: str | None = None,
                        threads: int = 1, label_seed: int | None = None,
                        precision: str = "fp32", fit_deadline: float | None = None,
-                       batch: int = 512, drop_flat: bool = False) -> dict:
+                       batch: int = 512, drop_flat: bool = False,
+                       regret_weight: float = 0.0) -> dict:
     """The whole round: label hands played by ``src`` (``produce_labels``, resumable: the chunks
     kept in ``labels``), distil into ``src``'s network (or one widened to ``hidden`` /
     ``head_hidden``, ``spades_env.agents.model.widen``), and write the stripped checkpoint ``out``
@@ -346,7 +362,7 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     ``precision``); ``fit_deadline``: a ``time.time()`` by which the fit should end (``distill``'s
     ``deadline``: fewer passes than ``epochs`` when they would not fit; None: ``epochs``);
     ``batch``: rows a step of the fit; ``drop_flat``: leave out the card rows whose candidates
-    the search valued alike (``build_dataset``). With
+    the search valued alike (``build_dataset``); ``regret_weight``: ``distill``'s. With
     ``threads`` > 1 the replay starts processes (``spawn``): a script that calls this must guard
     its entry point with ``if __name__ == "__main__":``.
     Returns:
@@ -381,6 +397,7 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
                                seed=seed if label_seed is None else label_seed,
                                temperature=temperature, prior=prior, bid_deals=bid_deals,
                                epochs=epochs, lr=lr, batch=batch, drop_flat=bool(drop_flat),
+                               regret_weight=regret_weight,
                                labels=labels, teacher=teacher,
                                bid_samples=bid_samples, ray=ray_address, log_every=log_every)
         folder = labels or os.path.splitext(out)[0] + "_labels"
@@ -412,7 +429,8 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
             f"{precision}")
         with torch_threads(threads):
             hist = distill(net, ds, epochs=epochs, lr=lr, batch=batch, seed=seed,
-                           precision=precision, log=log, deadline=fit_deadline)
+                           precision=precision, log=log, deadline=fit_deadline,
+                           regret_weight=float(regret_weight))
         res = _distilled_checkpoint(data, net, shape, src)
         own_stats = chunk_stats(own)
         rate = stats["made_labels"] / stats["wall_seconds"] if stats.get("made_labels") \
@@ -539,7 +557,7 @@ def _distill_record(a, rec: dict, own: dict, own_stats: dict, also_labels, rate:
             "samples": a.samples,
             "temperature": a.temperature, "prior": a.prior, "bid_deals": a.bid_deals,
             "epochs": a.epochs, "passes": len(hist) - 1, "lr": a.lr, "batch": a.batch,
-            "drop_flat": a.drop_flat,
+            "drop_flat": a.drop_flat, "regret_weight": a.regret_weight,
             "seed": seed,
             "label_seed": a.seed,
             "precision": precision,
@@ -583,6 +601,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "as 512, with --lr 2e-3 as good a pass)")
     p.add_argument("--drop-flat", action="store_true",
                    help="leave out the card rows whose candidates the search valued alike")
+    p.add_argument("--regret-weight", type=float, default=0.0,
+                   help="weight of the expected regret (points) beside the cross-entropy of "
+                        "each card row (0: the cross-entropy alone)")
     p.add_argument("--hidden", default=None,
                    help="wider trunk, e.g. 512,256 (spades_env.agents.model.widen; default: the "
                         "source's widths)")
@@ -621,7 +642,8 @@ def main(argv=None) -> int:
                                a.epochs, a.lr, hidden, a.head_hidden, a.also_labels,
                                log=lambda m: print(m, flush=True), teacher=a.teacher,
                                bid_samples=a.bid_samples, ray_address=a.ray, threads=a.threads,
-                               precision=a.precision, batch=a.batch, drop_flat=a.drop_flat)
+                               precision=a.precision, batch=a.batch, drop_flat=a.drop_flat,
+                               regret_weight=a.regret_weight)
     except (ValueError, FileNotFoundError, OSError) as e:  # bad input, bad file, full disk
         print(f"error: {e}", file=sys.stderr)
         return 2

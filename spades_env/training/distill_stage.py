@@ -289,6 +289,7 @@ def _distill_round(distill_checkpoint, args: Args, src: str, path: str, labels: 
                            epochs=args.distill_epochs, bid_deals=args.distill_bid_deals,
                            lr=args.distill_lr, batch=args.distill_batch,
                            drop_flat=args.distill_drop_flat,
+                           regret_weight=args.distill_regret_weight,
                            hidden=(args.distill_hidden or None) if first else None,
                            head_hidden=(args.distill_head_hidden or None) if first
                            else None, log=log, teacher=args.distill_teacher,

@@ -284,6 +284,51 @@ def test_distill_makes_one_step_per_batch_of_rows(tiny, labels, monkeypatch):
         assert len(steps) == 2 * -(-n // batch), batch
 
 
+def _pass_loss(net, ds, **kw) -> float:
+    """The mean loss of one pass over every row at step size 0 (the network does not move)."""
+    return distill(net, ds, epochs=1, lr=0.0, holdout=0.0, log=lambda *_: None, **kw)[1]["loss"]
+
+
+def test_regret_weight_adds_each_card_row_s_expected_regret(tiny, labels, monkeypatch):
+    import copy
+    net = build_agent(load_checkpoint(tiny), "cpu")
+    ds = build_dataset(labels, copy.deepcopy(net).eval(), temperature=3.0)
+    card = ds["card"]
+    n = len(ds["obs"])
+    # by hand, for a policy uniform over the legal actions: a class's probability is its legal
+    # cards over the legal cards, its regret the best value minus its value
+    by_hand = 0.0
+    for i in np.flatnonzero(card):
+        legal = np.flatnonzero(ds["mask"][i, :52])
+        v = ds["values"][i]
+        best = np.nanmax(v)
+        for c in legal:
+            by_hand += (best - v[ds["rep"][i, c]]) / len(legal)
+    assert by_hand > 0
+    monkeypatch.setattr(net, "policy_logits",
+                        lambda x: torch.zeros(len(x), 68, requires_grad=True))
+    plain = _pass_loss(net, ds, augment=False)
+    for augment in (False, True):  # the side suits relabelled: the same regrets, relabelled
+        torch.manual_seed(0)
+        got = _pass_loss(net, ds, augment=augment, regret_weight=0.5)
+        assert got == pytest.approx(plain + 0.5 * by_hand / n, rel=1e-5), augment
+    # the network's own policy: sum over classes of its class probability times the regret
+    monkeypatch.undo()
+    with torch.no_grad():
+        x = torch.as_tensor(expand(ds["obs"], ds["table"]))
+        p = torch.softmax(net.masked(net.policy_logits(x), torch.as_tensor(ds["mask"])),
+                          -1).numpy().astype(np.float64)
+    ci = np.flatnonzero(card)
+    pc = np.zeros((len(ci), 53))
+    np.add.at(pc, (np.arange(len(ci))[:, None], ds["rep"][ci]), p[ci, :52])
+    v = ds["values"][ci].astype(np.float64)
+    reg = np.nan_to_num(np.nanmax(v, 1, keepdims=True) - v, nan=0.0)
+    expected = (pc[:, :52] * reg).sum() / n
+    got = _pass_loss(net, ds, augment=False, regret_weight=2.0) - _pass_loss(net, ds,
+                                                                            augment=False)
+    assert got == pytest.approx(2.0 * expected, rel=1e-4)
+
+
 def test_pass_plan_by_hand():
     from spades_env.training.distill import pass_plan
     # 1 pass in 30 s, 95 s left: 3 more fit (90 s), so 4 of 10
