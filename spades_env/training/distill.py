@@ -19,8 +19,10 @@ plays), so that the teacher grows with the student from round to round:
 2. **Distil** (``distill``): the policy's card head learns the soft target
    ``softmax(values / temperature)`` over the candidates (Hinton et al. 2015), by cross-entropy on
    the probability of each class of equivalent cards (``equivalence_classes``: cards the search
-   treats as one). Bids the search valued learn ``softmax(bid values / temperature)``; the
-   others are held where they were (the starting network's own greedy bid).
+   treats as one), plus, with ``regret_weight``, that weight times the network's expected regret
+   by the values (a mistake weighs by what it costs). Bids the search valued learn
+   ``softmax(bid values / temperature)``; the others are held where they were (the starting
+   network's own greedy bid).
 
 Why: duplicate matches against ``hard`` showed the policy's bids are sound (its bids played by
 ``hard``'s card play beat ``hard``) and its card play is where it loses (``checkpoints/README.md``,

@@ -17,36 +17,11 @@ from spades_env.cards import BID_OFFSET, action_str, card_str, is_int
 from spades_env.compact import COMPACT_SIZE, RULES_ID, expand, pack, rules_table
 
 from .envs import randomize_start
-from .labels import BIDS_PER_HAND, NUM_BIDS
+from .labels import BIDS_PER_HAND, NUM_BIDS, equivalence_classes  # noqa: F401 (re-exported)
 from .teacher_records import MOVES_PER_HAND, mask_bits, replay
 
 
 # ============================================================================= targets
-def equivalence_classes(mask: np.ndarray, valued: np.ndarray) -> np.ndarray:
-    """The class of every legal card: the candidate that stands for it in the search.
-
-    The search values only the lowest card of each run of equivalent cards
-    (``PIMCBot._candidates``: same suit, nothing outstanding between them), so a legal card that
-    has no value belongs to the nearest valued card below it in its suit.
-
-    Args:
-        mask: bool ``[N, >=52]``, the legal actions (only the 52 cards are read).
-        valued: bool ``[N, 52]``, the candidates (cards with a value).
-    Returns:
-        int64 ``[N, 52]``: a card id 0..51 for every legal card, 52 for the others.
-    """
-    mask, valued = np.asarray(mask, bool), np.asarray(valued, bool)
-    if mask.ndim != 2 or mask.shape[1] < 52 or valued.shape != (len(mask), 52):
-        raise ValueError(f"mask must be [N, >=52] and valued [N, 52], got {list(mask.shape)} and "
-                         f"{list(valued.shape)}")
-    # the latest valued card at or below each card of its suit block of 13: a running maximum of
-    # the valued cards' ids, restarted at every suit
-    ids = np.where(valued, np.arange(52, dtype=np.int8), np.int8(-1)).reshape(len(mask), 4, 13)
-    cur = np.maximum.accumulate(ids, axis=2).reshape(len(mask), 52)
-    cur[~mask[:, :52] | (cur < 0)] = 52
-    return cur.astype(np.int64)
-
-
 def _check_temperature(t) -> None:
     if isinstance(t, bool) or not isinstance(t, (int, float, np.floating, np.integer)) \
             or not np.isfinite(t) or t <= 0:

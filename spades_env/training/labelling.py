@@ -22,10 +22,9 @@ from spades_env.cards import BID_OFFSET, TEAM, is_int
 from spades_env.engine import Phase
 from spades_env.locks import check_locked, locked_identity
 
-from .distill_targets import equivalence_classes
 from .envs import randomize_start
-from .labels import (BIDS_PER_HAND, NUM_BIDS, TEACHERS, check_chunk, chunk_stats, file_sha256,
-                     save_labels)
+from .labels import (BIDS_PER_HAND, NUM_BIDS, TEACHERS, check_chunk, chunk_stats,
+                     equivalence_classes, file_sha256, save_labels)
 from .teacher_records import MOVES_PER_HAND
 
 

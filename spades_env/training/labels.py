@@ -214,6 +214,31 @@ def _check_decision(rec: dict, h: int, k: int, m: int, p: int, where: str) -> No
                       TEAM[p] == int(rec["agent_team"][h]), at)
 
 
+def equivalence_classes(mask: np.ndarray, valued: np.ndarray) -> np.ndarray:
+    """The class of every legal card: the candidate that stands for it in the search.
+
+    The search values only the lowest card of each run of equivalent cards
+    (``PIMCBot._candidates``: same suit, nothing outstanding between them), so a legal card that
+    has no value belongs to the nearest valued card below it in its suit.
+
+    Args:
+        mask: bool ``[N, >=52]``, the legal actions (only the 52 cards are read).
+        valued: bool ``[N, 52]``, the candidates (cards with a value).
+    Returns:
+        int64 ``[N, 52]``: a card id 0..51 for every legal card, 52 for the others.
+    """
+    mask, valued = np.asarray(mask, bool), np.asarray(valued, bool)
+    if mask.ndim != 2 or mask.shape[1] < 52 or valued.shape != (len(mask), 52):
+        raise ValueError(f"mask must be [N, >=52] and valued [N, 52], got {list(mask.shape)} and "
+                         f"{list(valued.shape)}")
+    # the latest valued card at or below each card of its suit block of 13: a running maximum of
+    # the valued cards' ids, restarted at every suit
+    ids = np.where(valued, np.arange(52, dtype=np.int8), np.int8(-1)).reshape(len(mask), 4, 13)
+    cur = np.maximum.accumulate(ids, axis=2).reshape(len(mask), 52)
+    cur[~mask[:, :52] | (cur < 0)] = 52
+    return cur.astype(np.int64)
+
+
 def _flagged(rec: dict, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
     """``check_legal``'s checks of the values and regrets on every replayed decision at once:
     bool ``[H * 56]``, row-major, True where a value lies on an illegal card or bid, or a regret
@@ -240,14 +265,14 @@ def _flagged(rec: dict, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
         team = np.repeat(rec["agent_team"].astype(np.int64), MOVES_PER_HAND)[i]
         policy = np.asarray(TEAM)[seats.reshape(-1)[i]] == team
         played = rec["moves"].reshape(-1)[i].astype(np.int64)
-        # the class of the played card: the nearest valued card at or below it in its suit
-        ids = np.where(valued[i], np.arange(52), -1).reshape(len(i), 4, 13)
-        cls = np.maximum.accumulate(ids, axis=2).reshape(len(i), 52)
-        cls = cls[np.arange(len(i)), np.minimum(played, 51)]
-        has = (played < 52) & (cls >= 0)
+        card = played < 52
+        one = np.zeros((len(i), 52), bool)  # the played card alone: its class
+        one[np.nonzero(card)[0], played[card]] = True
+        cls = equivalence_classes(one, valued[i])[np.arange(len(i)), np.minimum(played, 51)]
+        has = card & (cls < 52)
         v32 = values[i].astype(np.float32)
         best = np.where(valued[i], v32, -np.inf).max(1)
-        at_cls = v32[np.arange(len(i)), np.maximum(cls, 0)]
+        at_cls = v32[np.arange(len(i)), np.minimum(cls, 51)]
         want = (best - at_cls).astype(np.float16).astype(np.float64)
         r = regret[i]
         off = np.abs(r - want) > 0.5 * (1e-3 * np.abs(want) + 0.01)  # looser than the check

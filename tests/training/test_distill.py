@@ -567,6 +567,7 @@ def test_command_line_refuses_bad_input_before_any_work(tiny, labels, tmp_path, 
                                ("--prior", "2", "--prior must be"),
                                ("--lr", "nan", "--lr must be"),
                                ("--batch", "0", "--batch must be"),
+                               ("--regret-weight", "-1", "--regret-weight must be"),
                                ("--epochs", "0", "--epochs must be"),
                                ("--bid-deals", "1000000000", "--bid-deals must be"),
                                ("--chunks", "0", "--chunks must be"),
@@ -682,7 +683,7 @@ def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_
     stage = {"distill_minutes": 0.01, "distill_hidden": [48], "distill_head_hidden": 24,
              "distill_samples": 4, "distill_epochs": 1, "distill_workers": 1,
              "distill_bid_deals": 20, "distill_precision": "bf16", "distill_batch": 64,
-             "distill_lr": 2e-3}
+             "distill_lr": 2e-3, "distill_regret_weight": 0.5}
     logs: list[str] = []
     out = train(cfg.from_dict(stage, base), resume=ppo["checkpoint"], log=logs.append)
     assert out["checkpoint"] == os.path.join(str(tmp_path / "ck" / "nano"), "distilled.pt")
@@ -696,6 +697,7 @@ def test_distillation_stage_of_a_training_run_and_of_a_resumed_finished_run(tmp_
     # the config's precision reaches the fit, which records it in both files
     assert d["distill"]["precision"] == latest["progress"]["distill"]["precision"] == "bf16"
     assert d["distill"]["batch"] == 64 and d["distill"]["lr"] == 2e-3  # and the batch and lr
+    assert d["distill"]["regret_weight"] == 0.5  # and the regret term's weight
     assert latest["eval"][-1]["network"] == "distilled" and latest["eval"][-1]["final"]
     assert latest["model_shape"]["hidden"] == [32]  # latest.pt keeps the PPO network
     CheckpointBot(out["checkpoint"])  # plays
