@@ -152,11 +152,13 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
         one dict per evaluation (``epoch``: 0 before training, then 1..the passes made; ``loss``;
         and ``evaluate_rows``' fields on the held-out rows).
     Raises:
-        ValueError: a loss that is not finite (diverged; ``net`` is then unusable).
+        ValueError: a ``precision`` or ``regret_weight`` it does not take (a finite number >= 0;
+            before any step), or a loss that is not finite (diverged; ``net`` is then unusable).
     """
     import torch
     if precision not in PRECISIONS[1:]:
         raise ValueError(f"precision must be one of {PRECISIONS[1:]}, got {precision!r}")
+    regret_weight = _regret_weight(regret_weight, "regret_weight", float("inf"))
     rng = np.random.default_rng(seed)
     idx = rng.permutation(len(data["obs"]))
     nval = int(len(idx) * holdout)
@@ -234,6 +236,16 @@ def distill(net, data: dict, epochs: int = 3, lr: float = 3e-4, batch: int = 512
                     f"{(time.time() - t_fit) / ep:.0f} s a pass")
                 epochs = n
     return hist
+
+
+def _regret_weight(w, name: str, high: float) -> float:
+    """``w`` as a float in ``[0, high]`` (``-0.0`` read as 0); ``ValueError`` naming ``name``
+    for anything else (a bool, a string, None, nan, inf or out of range)."""
+    if isinstance(w, (bool, np.bool_)) or not isinstance(w, (int, float, np.integer, np.floating)) \
+            or not 0.0 <= float(w) <= high or not np.isfinite(float(w)):
+        rng = "a finite number >= 0" if high == float("inf") else f"a number in [0, {high:g}]"
+        raise ValueError(f"{name} must be {rng}, got {w!r}")
+    return float(w) + 0.0
 
 
 def fit_row_seconds(net, threads: int = 1, precision: str = "fp32", rows: int = 4096,
@@ -385,6 +397,7 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
     """
     if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256:
         raise ValueError(f"--threads must be an integer in [1, 256], got {threads!r}")
+    regret_weight = _regret_weight(regret_weight, "--regret-weight", 1e3)
     precision = fit_precision(precision)
     import copy
 
@@ -604,8 +617,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--drop-flat", action="store_true",
                    help="leave out the card rows whose candidates the search valued alike")
     p.add_argument("--regret-weight", type=float, default=0.0,
-                   help="weight of the expected regret (points) beside the cross-entropy of "
-                        "each card row (0: the cross-entropy alone)")
+                   help="weight (0 to 1000) of the expected regret (points) beside the "
+                        "cross-entropy of each card row (0: the cross-entropy alone)")
     p.add_argument("--hidden", default=None,
                    help="wider trunk, e.g. 512,256 (spades_env.agents.model.widen; default: the "
                         "source's widths)")

@@ -1119,3 +1119,22 @@ def test_concat_rows_merges_the_rules_tables():
     merged = concat_rows(both, third)
     assert merged["table"].shape == (2, 32)
     assert merged["obs"][5:, RULES_ID].tolist() == [0, 1]
+
+
+def test_a_bad_regret_weight_is_refused_before_any_step(tiny, labels, tmp_path):
+    import copy
+    net = build_agent(load_checkpoint(tiny), "cpu")
+    ds = build_dataset(labels, copy.deepcopy(net).eval(), temperature=3.0)
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    for w in (-1.0, float("nan"), float("inf"), "0.5", None, True):
+        with pytest.raises(ValueError, match="regret_weight must be a finite number >= 0"):
+            distill(net, ds, epochs=1, holdout=0.0, log=lambda *_: None, regret_weight=w)
+    assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())
+    from spades_env.training.distill import distill_checkpoint
+    out = str(tmp_path / "d.pt")
+    for w in (-1.0, 1001.0, float("nan"), "0.5", None, True):
+        with pytest.raises(ValueError, match=r"--regret-weight must be a number in \[0, 1000\]"):
+            distill_checkpoint(tiny, out, labels=str(tmp_path / "l"), minutes=0.01,
+                               chunks=1, chunk_hands=2, samples=4, workers=1, epochs=1,
+                               bid_deals=2, regret_weight=w, log=lambda *_: None)
+    assert not os.path.exists(out) and not os.path.exists(tmp_path / "l")
