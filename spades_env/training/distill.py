@@ -445,7 +445,7 @@ def distill_checkpoint(src: str, out: str, labels: str | None = None, minutes: f
         with torch_threads(threads):
             hist = distill(net, ds, epochs=epochs, lr=lr, batch=batch, seed=seed,
                            precision=precision, log=log, deadline=fit_deadline,
-                           regret_weight=float(regret_weight))
+                           regret_weight=regret_weight)
         res = _distilled_checkpoint(data, net, shape, src)
         own_stats = chunk_stats(own)
         rate = stats["made_labels"] / stats["wall_seconds"] if stats.get("made_labels") \
